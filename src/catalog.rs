@@ -1,0 +1,331 @@
+//! The tools the model can address: MCP tools and resources of every server, under the names
+//! the model sees (`toolPrefix`), with lookup from a name the model typed back to the server and
+//! the original MCP name.
+
+use serde_json::Value;
+
+/// `settings.toolPrefix`: how a server's name is put in front of its tools' names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ToolPrefix {
+    #[default]
+    Server,
+    Short,
+    None,
+}
+
+/// One callable entry of the catalog: an MCP tool, or a resource exposed as a `get_<name>` tool.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolInfo {
+    pub server: String,
+    /// The name the model sees and calls.
+    pub name: String,
+    /// The MCP tool name sent to the server (for a resource tool: its `get_<name>` base name).
+    pub original: String,
+    pub description: String,
+    pub input_schema: Option<Value>,
+    /// Set for resource tools: calling them reads this URI.
+    pub resource_uri: Option<String>,
+}
+
+impl ToolInfo {
+    pub fn is_resource(&self) -> bool {
+        self.resource_uri.is_some()
+    }
+}
+
+/// The prefix a server's tools get, or `None` for `toolPrefix: "none"`.
+pub fn server_prefix(server: &str, prefix: ToolPrefix) -> Option<String> {
+    let base = match prefix {
+        ToolPrefix::None => return None,
+        ToolPrefix::Server => server,
+        ToolPrefix::Short => {
+            let trimmed = server
+                .strip_suffix("-mcp")
+                .or_else(|| server.strip_suffix("_mcp"))
+                .or_else(|| server.strip_suffix("mcp"))
+                .unwrap_or(server);
+            if trimmed.is_empty() {
+                "mcp"
+            } else {
+                trimmed
+            }
+        }
+    };
+    Some(sanitize_prefix(base))
+}
+
+/// Keeps `[A-Za-z0-9_-]`; any other character becomes `_<hex code point>_` so that distinct
+/// server names never collapse into one prefix.
+fn sanitize_prefix(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+        } else {
+            out.push_str(&format!("_{:x}_", c as u32));
+        }
+    }
+    out
+}
+
+/// The name the model sees for `tool` of `server`. Dots become `_`; a tool whose name already
+/// starts with the prefix is not prefixed twice.
+pub fn format_tool_name(tool: &str, server: &str, prefix: ToolPrefix) -> String {
+    let tool = tool.replace('.', "_");
+    match server_prefix(server, prefix) {
+        None => tool,
+        Some(p) => {
+            if tool.starts_with(&format!("{p}_")) {
+                tool
+            } else {
+                format!("{p}_{tool}")
+            }
+        }
+    }
+}
+
+/// `get_<name>` for a resource called `name`: non-alphanumerics become `_` (collapsed and
+/// trimmed), lowercase, and a `resource_` stem when nothing usable is left or it starts with a digit.
+pub fn resource_tool_name(resource_name: &str) -> String {
+    let mut stem = String::with_capacity(resource_name.len());
+    for c in resource_name.chars() {
+        if c.is_alphanumeric() {
+            stem.extend(c.to_lowercase());
+        } else if !stem.ends_with('_') {
+            stem.push('_');
+        }
+    }
+    let stem = stem.trim_matches('_');
+    if stem.is_empty() {
+        "get_resource".to_string()
+    } else if stem.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("get_resource_{stem}")
+    } else {
+        format!("get_{stem}")
+    }
+}
+
+/// The catalog entries of one server from its raw MCP `tools` and `resources` lists (as listed
+/// or cached). Entries without a usable name (or resources without a URI) are skipped, never fatal.
+pub fn build_server_tools(
+    server: &str,
+    prefix: ToolPrefix,
+    tools: &[Value],
+    resources: &[Value],
+    expose_resources: bool,
+) -> Vec<ToolInfo> {
+    let mut out = Vec::with_capacity(tools.len() + resources.len());
+    for tool in tools {
+        let Some(name) = tool
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+        else {
+            continue;
+        };
+        out.push(ToolInfo {
+            server: server.to_string(),
+            name: format_tool_name(name, server, prefix),
+            original: name.to_string(),
+            description: text_field(tool, "description"),
+            input_schema: tool.get("inputSchema").filter(|s| s.is_object()).cloned(),
+            resource_uri: None,
+        });
+    }
+    if expose_resources {
+        for resource in resources {
+            let uri = resource
+                .get("uri")
+                .and_then(Value::as_str)
+                .filter(|u| !u.is_empty());
+            let name = resource
+                .get("name")
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty());
+            let (Some(uri), Some(name)) = (uri, name) else {
+                continue;
+            };
+            let base = resource_tool_name(name);
+            let description = match text_field(resource, "description") {
+                d if d.is_empty() => format!("Read resource: {uri}"),
+                d => d,
+            };
+            out.push(ToolInfo {
+                server: server.to_string(),
+                name: format_tool_name(&base, server, prefix),
+                original: base,
+                description,
+                input_schema: None,
+                resource_uri: Some(uri.to_string()),
+            });
+        }
+    }
+    out
+}
+
+fn text_field(value: &Value, key: &str) -> String {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// What a name typed by the model resolves to.
+#[derive(Debug)]
+pub enum Lookup<'a> {
+    Found(&'a ToolInfo),
+    /// The name fits tools of several servers; the model must say which (`server`).
+    Ambiguous(Vec<&'a ToolInfo>),
+    NotFound,
+}
+
+/// Resolves `name` among `tools`: the displayed name, then the original MCP name, then the same
+/// with `-` and `_` treated alike and case ignored, then `read_<r>` as an alias of `get_<r>`.
+/// `server` restricts the search to one server.
+pub fn lookup<'a>(tools: &'a [ToolInfo], name: &str, server: Option<&str>) -> Lookup<'a> {
+    let scoped: Vec<&ToolInfo> = tools
+        .iter()
+        .filter(|t| server.is_none_or(|s| t.server == s))
+        .collect();
+    let passes: [&dyn Fn(&ToolInfo, &str) -> bool; 3] =
+        [&|t, n| t.name == n, &|t, n| t.original == n, &|t, n| {
+            loose(&t.name) == loose(n) || loose(&t.original) == loose(n)
+        }];
+    let aliases = read_alias(name);
+    for pass in passes {
+        for candidate in std::iter::once(name).chain(aliases.as_deref()) {
+            let hits: Vec<&ToolInfo> = scoped
+                .iter()
+                .copied()
+                .filter(|t| pass(t, candidate))
+                .collect();
+            match hits.len() {
+                0 => continue,
+                1 => return Lookup::Found(hits[0]),
+                _ => return Lookup::Ambiguous(hits),
+            }
+        }
+    }
+    Lookup::NotFound
+}
+
+/// `read_x` (the TypeScript adapter's later resource-tool name) stands for `get_x`, also after a prefix.
+fn read_alias(name: &str) -> Option<String> {
+    if let Some(rest) = name.strip_prefix("read_") {
+        return Some(format!("get_{rest}"));
+    }
+    name.find("_read_")
+        .map(|i| format!("{}_get_{}", &name[..i], &name[i + "_read_".len()..]))
+}
+
+fn loose(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c == '-' {
+                '_'
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn prefixes() {
+        assert_eq!(
+            format_tool_name("echo", "everything", ToolPrefix::Server),
+            "everything_echo"
+        );
+        assert_eq!(
+            format_tool_name("echo", "chrome-mcp", ToolPrefix::Short),
+            "chrome_echo"
+        );
+        assert_eq!(
+            format_tool_name("echo", "mcp", ToolPrefix::Short),
+            "mcp_echo"
+        );
+        assert_eq!(format_tool_name("echo", "x", ToolPrefix::None), "echo");
+        assert_eq!(format_tool_name("a.b", "s", ToolPrefix::Server), "s_a_b");
+        assert_eq!(
+            format_tool_name("github_search", "github", ToolPrefix::Server),
+            "github_search"
+        );
+        assert_eq!(
+            format_tool_name("t", "my server", ToolPrefix::Server),
+            "my_20_server_t"
+        );
+    }
+
+    #[test]
+    fn resource_names() {
+        assert_eq!(
+            resource_tool_name("Architecture Doc.md"),
+            "get_architecture_doc_md"
+        );
+        assert_eq!(resource_tool_name("--"), "get_resource");
+        assert_eq!(
+            resource_tool_name("2024 report"),
+            "get_resource_2024_report"
+        );
+    }
+
+    #[test]
+    fn builds_and_skips_malformed() {
+        let tools = [
+            json!({"name": "echo", "description": "Echo", "inputSchema": {"type": "object"}}),
+            json!({"description": "no name"}),
+        ];
+        let resources = [
+            json!({"uri": "demo://a", "name": "A doc"}),
+            json!({"name": "no uri"}),
+        ];
+        let built = build_server_tools("ev", ToolPrefix::Server, &tools, &resources, true);
+        let names: Vec<_> = built.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["ev_echo", "ev_get_a_doc"]);
+        assert_eq!(built[1].description, "Read resource: demo://a");
+        assert!(
+            build_server_tools("ev", ToolPrefix::Server, &tools, &resources, false)
+                .iter()
+                .all(|t| !t.is_resource())
+        );
+    }
+
+    #[test]
+    fn lookups() {
+        let mut tools = build_server_tools(
+            "ev",
+            ToolPrefix::Server,
+            &[json!({"name": "get-sum"}), json!({"name": "echo"})],
+            &[json!({"uri": "u://d", "name": "doc"})],
+            true,
+        );
+        tools.extend(build_server_tools(
+            "mem",
+            ToolPrefix::Server,
+            &[json!({"name": "echo"})],
+            &[],
+            true,
+        ));
+        assert!(
+            matches!(lookup(&tools, "ev_get-sum", None), Lookup::Found(t) if t.original == "get-sum")
+        );
+        assert!(
+            matches!(lookup(&tools, "ev_get_sum", None), Lookup::Found(t) if t.original == "get-sum")
+        );
+        assert!(matches!(lookup(&tools, "get-sum", None), Lookup::Found(_)));
+        assert!(matches!(lookup(&tools, "echo", None), Lookup::Ambiguous(v) if v.len() == 2));
+        assert!(
+            matches!(lookup(&tools, "echo", Some("mem")), Lookup::Found(t) if t.server == "mem")
+        );
+        assert!(
+            matches!(lookup(&tools, "ev_read_doc", None), Lookup::Found(t) if t.resource_uri.as_deref() == Some("u://d"))
+        );
+        assert!(matches!(lookup(&tools, "nope", None), Lookup::NotFound));
+    }
+}

@@ -1,0 +1,394 @@
+//! One live MCP server: its process, its rmcp peer, and the requests we send it.
+
+use super::handler::{Handler, Notice, ProgressRoutes, ProgressSink};
+use super::process::{self, ExitWatch, StdioSpec};
+use super::stderr::{self, StderrTail};
+use super::RequestError;
+use parking_lot::Mutex;
+use rmcp::model::{
+    CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest, ServerResult,
+};
+use rmcp::service::{PeerRequestOptions, RoleClient};
+use rmcp::{Peer, ServiceError, ServiceExt};
+use serde_json::{json, Value};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+/// How long a server gets to exit by itself once its stdin is closed (and again after SIGTERM).
+const STOP_GRACE: Duration = Duration::from_millis(1500);
+/// Guards against servers that never stop paginating.
+const MAX_PAGES: usize = 1000;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConnectSpec {
+    pub server: String,
+    pub stdio: StdioSpec,
+    /// Bounds spawn + `initialize`.
+    pub timeout: Duration,
+    /// Echo the server's stderr to ours.
+    pub debug: bool,
+}
+
+/// The tools and resources a server listed. Malformed entries are dropped, and counted.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Listing {
+    pub tools: Vec<Value>,
+    pub resources: Vec<Value>,
+    pub dropped: usize,
+}
+
+pub struct Connection {
+    pub server: String,
+    pub pid: u32,
+    pub instructions: Option<String>,
+    peer: Peer<RoleClient>,
+    has_resources: bool,
+    stop: CancellationToken,
+    /// Cancelled once the session has ended and the process group has been told to stop.
+    ended: CancellationToken,
+    exit: ExitWatch,
+    stderr: Arc<StderrTail>,
+    progress: ProgressRoutes,
+    in_flight: AtomicUsize,
+    last_used: Mutex<Instant>,
+}
+
+/// Per-request options.
+pub struct RequestOptions {
+    pub timeout: Duration,
+    pub cancel: CancellationToken,
+    pub on_progress: Option<ProgressSink>,
+}
+
+impl Connection {
+    /// Spawns the server and runs the `initialize` handshake, all within `spec.timeout`.
+    pub async fn open(
+        spec: &ConnectSpec,
+        notices: UnboundedSender<Notice>,
+    ) -> Result<Arc<Self>, String> {
+        let spawned = process::spawn(&spec.stdio).map_err(|e| spawn_error(&spec.stdio, e))?;
+        let (pid, mut exit) = (spawned.pid, spawned.exit);
+        let tail = Arc::new(StderrTail::default());
+        {
+            let (tail, echo) = (tail.clone(), spec.debug.then(|| spec.server.clone()));
+            tokio::spawn(
+                async move { stderr::drain(spawned.stderr, &tail, echo.as_deref()).await },
+            );
+        }
+        let progress = ProgressRoutes::default();
+        let handler = Handler {
+            server: spec.server.clone(),
+            progress: progress.clone(),
+            notices: notices.clone(),
+        };
+        let stop = CancellationToken::new();
+        let init = handler.serve_with_ct((spawned.stdout, spawned.stdin), stop.clone());
+        let service = match tokio::time::timeout(spec.timeout, init).await {
+            Ok(Ok(service)) => service,
+            Ok(Err(e)) => {
+                exit.wait(Duration::from_millis(300)).await;
+                let why = match exit.get() {
+                    Some(status) => format!("{status} before answering `initialize`"),
+                    None => format!("failed during `initialize`: {e}"),
+                };
+                return Err(abandon(&stop, pid, exit, why, &tail).await);
+            }
+            Err(_) => {
+                let why = format!(
+                    "did not answer `initialize` within {} s",
+                    spec.timeout.as_secs_f32()
+                );
+                return Err(abandon(&stop, pid, exit, why, &tail).await);
+            }
+        };
+        let info = service.peer().peer_info();
+        let conn = Arc::new(Connection {
+            server: spec.server.clone(),
+            pid,
+            instructions: info
+                .as_ref()
+                .and_then(|i| i.instructions.clone())
+                .filter(|s| !s.trim().is_empty()),
+            has_resources: info
+                .as_ref()
+                .is_some_and(|i| i.capabilities.resources.is_some()),
+            peer: service.peer().clone(),
+            stop,
+            ended: CancellationToken::new(),
+            exit,
+            stderr: tail,
+            progress,
+            in_flight: AtomicUsize::new(0),
+            last_used: Mutex::new(Instant::now()),
+        });
+        let supervised = conn.clone();
+        tokio::spawn(async move {
+            let _ = service.waiting().await;
+            let asked = supervised.stop.is_cancelled();
+            process::stop_group(supervised.pid, supervised.exit.clone(), STOP_GRACE).await;
+            if !asked {
+                let why = supervised.death_note().await;
+                let _ = notices.send(Notice::Lost {
+                    server: supervised.server.clone(),
+                    why,
+                });
+            }
+            supervised.ended.cancel();
+        });
+        Ok(conn)
+    }
+
+    pub fn is_alive(&self) -> bool {
+        !self.stop.is_cancelled() && !self.peer.is_transport_closed()
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
+    }
+
+    pub fn idle_for(&self) -> Duration {
+        self.last_used.lock().elapsed()
+    }
+
+    /// Ends the session (closing the server's stdin) and waits until its process group is gone.
+    pub async fn close(&self) {
+        self.stop.cancel();
+        self.ended.cancelled().await;
+    }
+
+    /// Lists tools (and resources when the server has them), page by page.
+    pub async fn list(&self, timeout: Duration) -> Result<Listing, RequestError> {
+        let mut listing = Listing::default();
+        let (tools, dropped) = self
+            .list_all("tools/list", "tools", timeout, valid_tool)
+            .await?;
+        listing.tools = tools;
+        listing.dropped += dropped;
+        if self.has_resources {
+            let (resources, dropped) = self
+                .list_all("resources/list", "resources", timeout, valid_resource)
+                .await?;
+            listing.resources = resources;
+            listing.dropped += dropped;
+        }
+        Ok(listing)
+    }
+
+    async fn list_all(
+        &self,
+        method: &str,
+        key: &str,
+        timeout: Duration,
+        valid: fn(&Value) -> Option<&str>,
+    ) -> Result<(Vec<Value>, usize), RequestError> {
+        let (mut items, mut dropped, mut names) = (Vec::new(), 0, HashSet::new());
+        let mut seen_cursors = HashSet::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let params = cursor
+                .as_ref()
+                .map_or_else(|| json!({}), |c| json!({ "cursor": c }));
+            let page = self.request(method, params, self.plain(timeout)).await?;
+            for item in page
+                .get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                match valid(item) {
+                    Some(name) if names.insert(name.to_string()) => items.push(item.clone()),
+                    _ => dropped += 1,
+                }
+            }
+            cursor = page
+                .get("nextCursor")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            match &cursor {
+                Some(c) if seen_cursors.insert(c.clone()) => continue,
+                _ => break,
+            }
+        }
+        Ok((items, dropped))
+    }
+
+    fn plain(&self, timeout: Duration) -> RequestOptions {
+        RequestOptions {
+            timeout,
+            cancel: CancellationToken::new(),
+            on_progress: None,
+        }
+    }
+
+    /// Sends one request and returns its raw result. Counts as use of the server (in-flight
+    /// while it runs). Cancelling `opts.cancel` sends `notifications/cancelled`.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        opts: RequestOptions,
+    ) -> Result<Value, RequestError> {
+        let _busy = InFlight::start(self);
+        let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
+        let options = PeerRequestOptions::with_timeout(opts.timeout)
+            .reset_timeout_on_progress()
+            .with_max_total_timeout(opts.timeout.saturating_mul(10));
+        let handle = match self.peer.send_request_with_option(request, options).await {
+            Ok(handle) => handle,
+            Err(e) => return Err(self.failure(e).await),
+        };
+        let _route = opts
+            .on_progress
+            .map(|sink| ProgressRoute::add(&self.progress, handle.progress_token.clone(), sink));
+        let (id, peer) = (handle.id.clone(), handle.peer.clone());
+        tokio::select! {
+            result = handle.await_response() => match result {
+                Ok(result) => Ok(result_json(result)),
+                Err(e) => Err(self.failure(e).await),
+            },
+            _ = opts.cancel.cancelled() => {
+                let notice = CancelledNotification::new(CancelledNotificationParam::new(
+                    Some(id),
+                    Some("cancelled by the user".into()),
+                ));
+                let _ = tokio::time::timeout(Duration::from_secs(1), peer.send_notification(notice.into())).await;
+                Err(RequestError::Aborted)
+            }
+        }
+    }
+
+    async fn failure(&self, error: ServiceError) -> RequestError {
+        match error {
+            ServiceError::Timeout { timeout } => RequestError::Timeout(timeout),
+            ServiceError::McpError(e) => RequestError::Mcp {
+                code: e.code.0,
+                message: e.message.to_string(),
+            },
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                RequestError::Closed(self.death_note().await)
+            }
+            other => RequestError::Protocol(other.to_string()),
+        }
+    }
+
+    /// Why the connection is gone, for the model: exit status and the end of stderr.
+    async fn death_note(&self) -> String {
+        let mut exit = self.exit.clone();
+        exit.wait(Duration::from_millis(500)).await;
+        let what = match exit.get() {
+            Some(status) => format!("the server {status}"),
+            None if self.stop.is_cancelled() => "the connection was closed".to_string(),
+            None => "the server closed its output".to_string(),
+        };
+        with_stderr(what, &self.stderr)
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+fn result_json(result: ServerResult) -> Value {
+    match result {
+        ServerResult::CustomResult(custom) => custom.0,
+        other => serde_json::to_value(other).unwrap_or(Value::Null),
+    }
+}
+
+fn valid_tool(tool: &Value) -> Option<&str> {
+    let name = tool.get("name")?.as_str().filter(|n| !n.is_empty())?;
+    tool.get("inputSchema")
+        .is_none_or(Value::is_object)
+        .then_some(name)
+}
+
+fn valid_resource(resource: &Value) -> Option<&str> {
+    resource.get("name")?.as_str()?;
+    resource.get("uri")?.as_str().filter(|u| !u.is_empty())
+}
+
+/// Stops a server whose handshake failed; returns the message for the failure.
+async fn abandon(
+    stop: &CancellationToken,
+    pid: u32,
+    exit: ExitWatch,
+    why: String,
+    tail: &StderrTail,
+) -> String {
+    stop.cancel();
+    process::stop_group(pid, exit, Duration::ZERO).await;
+    with_stderr(why, tail)
+}
+
+fn spawn_error(spec: &StdioSpec, e: std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound if !spec.cwd.is_dir() => {
+            format!(
+                "cannot start: working directory {} does not exist",
+                spec.cwd.display()
+            )
+        }
+        std::io::ErrorKind::NotFound => format!(
+            "cannot start `{}`: command not found (check `command` and PATH)",
+            spec.command
+        ),
+        std::io::ErrorKind::PermissionDenied => {
+            format!(
+                "cannot start `{}`: permission denied (is it executable?)",
+                spec.command
+            )
+        }
+        _ => format!("cannot start `{}`: {e}", spec.command),
+    }
+}
+
+fn with_stderr(what: String, tail: &StderrTail) -> String {
+    match tail.last_lines() {
+        Some(lines) => format!("{what}. Its stderr ends with:\n{lines}"),
+        None => what,
+    }
+}
+
+struct InFlight<'a>(&'a Connection);
+
+impl<'a> InFlight<'a> {
+    fn start(conn: &'a Connection) -> Self {
+        conn.in_flight.fetch_add(1, Ordering::SeqCst);
+        *conn.last_used.lock() = Instant::now();
+        InFlight(conn)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        *self.0.last_used.lock() = Instant::now();
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+struct ProgressRoute {
+    routes: ProgressRoutes,
+    token: rmcp::model::ProgressToken,
+}
+
+impl ProgressRoute {
+    fn add(routes: &ProgressRoutes, token: rmcp::model::ProgressToken, sink: ProgressSink) -> Self {
+        routes.lock().insert(token.clone(), sink);
+        ProgressRoute {
+            routes: routes.clone(),
+            token,
+        }
+    }
+}
+
+impl Drop for ProgressRoute {
+    fn drop(&mut self) {
+        self.routes.lock().remove(&self.token);
+    }
+}

@@ -1,0 +1,148 @@
+//! The connection table: at most one live connection per server, concurrent connects to one
+//! server share a single attempt.
+
+mod connection;
+mod handler;
+pub mod process;
+mod stderr;
+
+pub use connection::{ConnectSpec, Connection, Listing, RequestOptions};
+pub use handler::{Notice, Progress, ProgressSink};
+pub use process::StdioSpec;
+
+use futures::future::{BoxFuture, FutureExt, Shared};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+
+/// Why a request to a connected server failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RequestError {
+    Timeout(Duration),
+    Aborted,
+    /// The connection is gone; the text says why (exit status, end of stderr).
+    Closed(String),
+    /// The server answered with a JSON-RPC error.
+    Mcp {
+        code: i32,
+        message: String,
+    },
+    /// The answer did not make sense.
+    Protocol(String),
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestError::Timeout(d) => write!(
+                f,
+                "no answer within {} s (request timed out)",
+                d.as_secs_f32()
+            ),
+            RequestError::Aborted => f.write_str("aborted"),
+            RequestError::Closed(why) => write!(f, "connection lost: {why}"),
+            RequestError::Mcp { code, message } => write!(f, "MCP error {code}: {message}"),
+            RequestError::Protocol(why) => write!(f, "protocol error: {why}"),
+        }
+    }
+}
+
+type Attempt = Shared<BoxFuture<'static, Result<Arc<Connection>, String>>>;
+
+enum Slot {
+    Connecting(Attempt),
+    Ready(Arc<Connection>),
+}
+
+pub struct Pool {
+    slots: Mutex<HashMap<String, Slot>>,
+    notices: UnboundedSender<Notice>,
+}
+
+impl Pool {
+    /// The pool and the receiving end of what its connections report.
+    pub fn new() -> (Arc<Pool>, UnboundedReceiver<Notice>) {
+        let (notices, rx) = mpsc::unbounded_channel();
+        (
+            Arc::new(Pool {
+                slots: Mutex::new(HashMap::new()),
+                notices,
+            }),
+            rx,
+        )
+    }
+
+    /// The live connection to `server`, if there is one.
+    pub fn get(&self, server: &str) -> Option<Arc<Connection>> {
+        match self.slots.lock().get(server) {
+            Some(Slot::Ready(conn)) if conn.is_alive() => Some(conn.clone()),
+            _ => None,
+        }
+    }
+
+    pub fn is_connecting(&self, server: &str) -> bool {
+        matches!(self.slots.lock().get(server), Some(Slot::Connecting(_)))
+    }
+
+    /// Returns the live connection, or connects; callers racing for the same server share one
+    /// attempt (one process).
+    pub async fn connect(self: &Arc<Self>, spec: ConnectSpec) -> Result<Arc<Connection>, String> {
+        let attempt = {
+            let mut slots = self.slots.lock();
+            match slots.get(&spec.server) {
+                Some(Slot::Ready(conn)) if conn.is_alive() => return Ok(conn.clone()),
+                Some(Slot::Connecting(attempt)) => attempt.clone(),
+                _ => {
+                    let attempt = self.clone().attempt(spec.clone());
+                    slots.insert(spec.server.clone(), Slot::Connecting(attempt.clone()));
+                    attempt
+                }
+            }
+        };
+        attempt.await
+    }
+
+    fn attempt(self: Arc<Self>, spec: ConnectSpec) -> Attempt {
+        async move {
+            let opened = Connection::open(&spec, self.notices.clone()).await;
+            let mut slots = self.slots.lock();
+            match &opened {
+                Ok(conn) => slots.insert(spec.server.clone(), Slot::Ready(conn.clone())),
+                Err(_) => slots.remove(&spec.server),
+            };
+            opened
+        }
+        .boxed()
+        .shared()
+    }
+
+    /// Closes the connection to `server` (waiting until its processes are gone).
+    pub async fn close(&self, server: &str) {
+        let slot = self.slots.lock().remove(server);
+        match slot {
+            Some(Slot::Ready(conn)) => conn.close().await,
+            Some(Slot::Connecting(attempt)) => {
+                if let Ok(conn) = attempt.await {
+                    conn.close().await;
+                }
+            }
+            None => {}
+        }
+    }
+
+    pub fn servers(&self) -> Vec<String> {
+        self.slots.lock().keys().cloned().collect()
+    }
+
+    /// Closes every connection at once.
+    pub async fn close_all(&self) {
+        let servers = self.servers();
+        futures::future::join_all(servers.iter().map(|s| self.close(s))).await;
+    }
+}
+
+#[cfg(test)]
+mod tests;

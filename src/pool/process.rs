@@ -1,0 +1,218 @@
+//! Spawning a stdio server in its own process group and taking the whole group down again:
+//! wrapper launchers (`npx`, `sh -c`) leave grandchildren that a signal to the direct child misses.
+
+use std::io;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::sync::watch;
+
+/// Environment variables a server gets when `inheritEnv` is false.
+const MINIMAL_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct StdioSpec {
+    pub command: String,
+    pub args: Vec<String>,
+    /// Overlay on top of the inherited (or minimal) environment.
+    pub env: Vec<(String, String)>,
+    pub inherit_env: bool,
+    pub cwd: PathBuf,
+}
+
+pub struct Spawned {
+    pub stdin: ChildStdin,
+    pub stdout: ChildStdout,
+    pub stderr: ChildStderr,
+    pub pid: u32,
+    pub exit: ExitWatch,
+}
+
+/// The server's exit status once it has exited (filled by a task that waits on the child).
+#[derive(Clone)]
+pub struct ExitWatch(watch::Receiver<Option<String>>);
+
+impl ExitWatch {
+    pub fn get(&self) -> Option<String> {
+        self.0.borrow().clone()
+    }
+
+    /// Waits up to `limit` for the exit; true if it exited.
+    pub async fn wait(&mut self, limit: Duration) -> bool {
+        tokio::time::timeout(limit, self.0.wait_for(Option::is_some))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+}
+
+pub fn spawn(spec: &StdioSpec) -> io::Result<Spawned> {
+    let mut cmd = Command::new(&spec.command);
+    cmd.args(&spec.args)
+        .current_dir(&spec.cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(false);
+    if !spec.inherit_env {
+        cmd.env_clear();
+        for key in MINIMAL_ENV {
+            if let Ok(value) = std::env::var(key) {
+                cmd.env(key, value);
+            }
+        }
+    }
+    cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+    #[cfg(unix)]
+    cmd.process_group(0);
+    #[cfg(windows)]
+    cmd.creation_flags(0x0800_0000); // CREATE_NO_WINDOW
+
+    let mut child = cmd.spawn()?;
+    let pid = child.id().unwrap_or_default();
+    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    let (Some(stdin), Some(stdout), Some(stderr)) = (stdin, stdout, stderr) else {
+        return Err(io::Error::other(
+            "the server's stdio pipes could not be opened",
+        ));
+    };
+    Ok(Spawned {
+        stdin,
+        stdout,
+        stderr,
+        pid,
+        exit: watch_exit(child),
+    })
+}
+
+fn watch_exit(mut child: Child) -> ExitWatch {
+    let (tx, rx) = watch::channel(None);
+    tokio::spawn(async move {
+        let status = child.wait().await;
+        let _ = tx.send(Some(match status {
+            Ok(status) => describe_exit(status),
+            Err(e) => format!("could not be waited for ({e})"),
+        }));
+    });
+    ExitWatch(rx)
+}
+
+fn describe_exit(status: ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("killed by signal {signal}");
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exited with code {code}"),
+        None => "exited".to_string(),
+    }
+}
+
+/// Brings a server down after its stdin was closed: waits `grace` for it to exit by itself, then
+/// SIGTERMs its process group, and SIGKILLs whatever of the group is left after another `grace`.
+/// The group is signalled even when the leader exited by itself, for orphaned grandchildren.
+pub async fn stop_group(pid: u32, mut exit: ExitWatch, grace: Duration) {
+    let exited = exit.wait(grace).await;
+    signal_group(pid, Signal::Term);
+    if !exited {
+        exit.wait(grace).await;
+    }
+    // A std thread, so the final SIGKILL happens even if the runtime is shutting down.
+    std::thread::spawn(move || {
+        std::thread::sleep(grace);
+        signal_group(pid, Signal::Kill);
+    });
+}
+
+#[derive(Clone, Copy)]
+pub enum Signal {
+    Term,
+    Kill,
+}
+
+#[cfg(unix)]
+pub fn signal_group(pid: u32, signal: Signal) {
+    let Ok(pgid) = i32::try_from(pid) else { return };
+    if pgid <= 1 {
+        return;
+    }
+    let sig = match signal {
+        Signal::Term => libc::SIGTERM,
+        Signal::Kill => libc::SIGKILL,
+    };
+    // SAFETY: kill(2) with a negative pid signals the process group we created at spawn;
+    // it has no memory-safety preconditions.
+    unsafe {
+        libc::kill(-pgid, sig);
+    }
+}
+
+#[cfg(not(unix))]
+pub fn signal_group(_pid: u32, _signal: Signal) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Running and not a zombie (an orphan may wait a while to be reaped by init).
+    fn alive(pid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            !stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    }
+
+    #[tokio::test]
+    async fn stop_group_kills_grandchildren() {
+        let spec = StdioSpec {
+            command: "sh".into(),
+            args: vec!["-c".into(), "sleep 300 & echo $!; wait".into()],
+            env: vec![],
+            inherit_env: true,
+            cwd: std::env::temp_dir(),
+        };
+        let spawned = spawn(&spec).unwrap();
+        let mut out = tokio::io::BufReader::new(spawned.stdout);
+        let mut line = String::new();
+        tokio::io::AsyncBufReadExt::read_line(&mut out, &mut line)
+            .await
+            .unwrap();
+        let grandchild: i32 = line.trim().parse().unwrap();
+        assert!(alive(grandchild));
+        drop(spawned.stdin);
+        stop_group(
+            spawned.pid,
+            spawned.exit.clone(),
+            Duration::from_millis(200),
+        )
+        .await;
+        let mut exit = spawned.exit;
+        assert!(exit.wait(Duration::from_secs(2)).await);
+        for _ in 0..50 {
+            if !alive(grandchild) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("grandchild {grandchild} survived");
+    }
+
+    #[tokio::test]
+    async fn reports_missing_command() {
+        let spec = StdioSpec {
+            command: "definitely-not-a-command-xyz".into(),
+            args: vec![],
+            env: vec![],
+            inherit_env: true,
+            cwd: std::env::temp_dir(),
+        };
+        assert_eq!(spawn(&spec).err().unwrap().kind(), io::ErrorKind::NotFound);
+    }
+}

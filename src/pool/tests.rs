@@ -1,0 +1,174 @@
+//! The pool against the real server-everything (installed by `npm install`).
+
+use super::*;
+use serde_json::json;
+use std::path::PathBuf;
+use tokio_util::sync::CancellationToken;
+
+fn everything() -> ConnectSpec {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let script = root.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        script.exists(),
+        "run `npm install` first: {} is missing",
+        script.display()
+    );
+    ConnectSpec {
+        server: "everything".into(),
+        stdio: StdioSpec {
+            command: "node".into(),
+            args: vec![script.display().to_string(), "stdio".into()],
+            env: vec![],
+            inherit_env: true,
+            cwd: root,
+        },
+        timeout: Duration::from_secs(30),
+        debug: false,
+    }
+}
+
+fn opts(timeout: Duration) -> RequestOptions {
+    RequestOptions {
+        timeout,
+        cancel: CancellationToken::new(),
+        on_progress: None,
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_calls_and_closes() {
+    let (pool, _notices) = Pool::new();
+    let (a, b) = tokio::join!(pool.connect(everything()), pool.connect(everything()));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a.pid, b.pid, "concurrent connects must share one process");
+    assert!(a.instructions.is_some());
+
+    let listing = a.list(Duration::from_secs(10)).await.unwrap();
+    assert!(
+        listing.tools.iter().any(|t| t["name"] == "echo"),
+        "{listing:?}"
+    );
+    assert_eq!(listing.resources.len(), 7);
+
+    let result = a
+        .request(
+            "tools/call",
+            json!({"name": "echo", "arguments": {"message": "hi"}}),
+            opts(Duration::from_secs(10)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result["content"][0]["text"], "Echo: hi");
+
+    let progress = Arc::new(Mutex::new(Vec::new()));
+    let seen = progress.clone();
+    let mut with_progress = opts(Duration::from_secs(10));
+    with_progress.on_progress = Some(Arc::new(move |p: Progress| seen.lock().push(p.progress)));
+    a.request(
+        "tools/call",
+        json!({"name": "trigger-long-running-operation", "arguments": {"duration": 1, "steps": 4}}),
+        with_progress,
+    )
+    .await
+    .unwrap();
+    assert!(
+        !progress.lock().is_empty(),
+        "progress notifications must reach the sink"
+    );
+
+    let pid = a.pid;
+    pool.close("everything").await;
+    assert!(!alive(pid), "server process survived close");
+    assert!(pool.get("everything").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_timeout_and_crash() {
+    let (pool, mut notices) = Pool::new();
+    let conn = pool.connect(everything()).await.unwrap();
+    let long = json!({"name": "trigger-long-running-operation", "arguments": {"duration": 30, "steps": 1}});
+
+    let cancel = CancellationToken::new();
+    let mut o = opts(Duration::from_secs(30));
+    o.cancel = cancel.clone();
+    let started = std::time::Instant::now();
+    let (result, _) = tokio::join!(conn.request("tools/call", long.clone(), o), async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        cancel.cancel();
+    });
+    assert_eq!(result, Err(RequestError::Aborted));
+    assert!(started.elapsed() < Duration::from_secs(2));
+
+    let result = conn
+        .request("tools/call", long.clone(), opts(Duration::from_millis(300)))
+        .await;
+    assert!(
+        matches!(result, Err(RequestError::Timeout(_))),
+        "{result:?}"
+    );
+
+    let pid = conn.pid;
+    let started = std::time::Instant::now();
+    let (result, _) = tokio::join!(
+        conn.request("tools/call", long, opts(Duration::from_secs(30))),
+        async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            process::signal_group(pid, process::Signal::Kill);
+        }
+    );
+    match result {
+        Err(RequestError::Closed(why)) => assert!(why.contains("signal 9"), "{why}"),
+        other => panic!("expected a lost connection, got {other:?}"),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "a crash must fail the call at once"
+    );
+    let notice = tokio::time::timeout(Duration::from_secs(5), notices.recv())
+        .await
+        .unwrap();
+    assert!(matches!(
+        notice,
+        Some(Notice::Lost { .. }) | Some(Notice::ListChanged { .. })
+    ));
+    assert!(pool.get("everything").is_none());
+}
+
+#[tokio::test]
+async fn startup_failures_are_explained() {
+    let (pool, _) = Pool::new();
+    let mut missing = everything();
+    missing.stdio.command = "no-such-mcp-server-binary".into();
+    let err = pool.connect(missing).await.err().unwrap();
+    assert!(err.contains("command not found"), "{err}");
+
+    let mut exits = everything();
+    exits.stdio.command = "sh".into();
+    exits.stdio.args = vec![
+        "-c".into(),
+        "echo 'fatal: config missing' >&2; exit 3".into(),
+    ];
+    let err = pool.connect(exits).await.err().unwrap();
+    assert!(
+        err.contains("exited with code 3") && err.contains("fatal: config missing"),
+        "{err}"
+    );
+
+    let mut silent = everything();
+    silent.stdio.command = "sleep".into();
+    silent.stdio.args = vec!["30".into()];
+    silent.timeout = Duration::from_millis(300);
+    let err = pool.connect(silent).await.err().unwrap();
+    assert!(err.contains("did not answer `initialize`"), "{err}");
+}

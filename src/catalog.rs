@@ -11,6 +11,8 @@ pub enum ToolPrefix {
     Server,
     Short,
     None,
+    /// `mcp__<server>_<tool>` (pi-mcp-adapter's `"mcp"`).
+    Mcp,
 }
 
 /// One callable entry of the catalog: an MCP tool, or a resource exposed as a `get_<name>` tool.
@@ -37,6 +39,7 @@ impl ToolInfo {
 pub fn server_prefix(server: &str, prefix: ToolPrefix) -> Option<String> {
     let base = match prefix {
         ToolPrefix::None => return None,
+        ToolPrefix::Mcp => return Some(format!("mcp__{}", sanitize_prefix(server))),
         ToolPrefix::Server => server,
         ToolPrefix::Short => {
             let trimmed = server
@@ -180,6 +183,8 @@ pub enum Lookup<'a> {
     NotFound,
 }
 
+type Matcher = fn(&ToolInfo, &str) -> bool;
+
 /// Resolves `name` among `tools`: the displayed name, then the original MCP name, then the same
 /// with `-` and `_` treated alike and case ignored, then `read_<r>` as an alias of `get_<r>`.
 /// `server` restricts the search to one server.
@@ -188,10 +193,11 @@ pub fn lookup<'a>(tools: &'a [ToolInfo], name: &str, server: Option<&str>) -> Lo
         .iter()
         .filter(|t| server.is_none_or(|s| t.server == s))
         .collect();
-    let passes: [&dyn Fn(&ToolInfo, &str) -> bool; 3] =
-        [&|t, n| t.name == n, &|t, n| t.original == n, &|t, n| {
-            loose(&t.name) == loose(n) || loose(&t.original) == loose(n)
-        }];
+    let passes: [Matcher; 3] = [
+        |t, n| t.name == n,
+        |t, n| t.original == n,
+        |t, n| loose(&t.name) == loose(n) || loose(&t.original) == loose(n),
+    ];
     let aliases = read_alias(name);
     for pass in passes {
         for candidate in std::iter::once(name).chain(aliases.as_deref()) {
@@ -251,6 +257,10 @@ mod tests {
             "mcp_echo"
         );
         assert_eq!(format_tool_name("echo", "x", ToolPrefix::None), "echo");
+        assert_eq!(
+            format_tool_name("echo", "x", ToolPrefix::Mcp),
+            "mcp__x_echo"
+        );
         assert_eq!(format_tool_name("a.b", "s", ToolPrefix::Server), "s_a_b");
         assert_eq!(
             format_tool_name("github_search", "github", ToolPrefix::Server),

@@ -1,4 +1,13 @@
 //! pi-mcp-native: the MCP gateway core for the Pi coding agent.
 
+pub mod adapter;
+pub mod cache;
 pub mod catalog;
+pub mod config;
+pub mod events;
 pub mod pool;
+pub mod render;
+pub mod search;
+
+#[cfg(not(test))]
+mod binding;

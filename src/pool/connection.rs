@@ -33,11 +33,12 @@ pub struct ConnectSpec {
     pub debug: bool,
 }
 
-/// The tools and resources a server listed. Malformed entries are dropped, and counted.
+/// The tools, resources and prompts a server listed. Malformed entries are dropped, and counted.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Listing {
     pub tools: Vec<Value>,
     pub resources: Vec<Value>,
+    pub prompts: Vec<Value>,
     pub dropped: usize,
 }
 
@@ -45,8 +46,11 @@ pub struct Connection {
     pub server: String,
     pub pid: u32,
     pub instructions: Option<String>,
+    /// The latest listing of the server's tools and resources (taken at connect, renewed by `relist`).
+    listing: Mutex<Arc<Listing>>,
     peer: Peer<RoleClient>,
     has_resources: bool,
+    has_prompts: bool,
     stop: CancellationToken,
     /// Cancelled once the session has ended and the process group has been told to stop.
     ended: CancellationToken,
@@ -116,6 +120,9 @@ impl Connection {
             has_resources: info
                 .as_ref()
                 .is_some_and(|i| i.capabilities.resources.is_some()),
+            has_prompts: info
+                .as_ref()
+                .is_some_and(|i| i.capabilities.prompts.is_some()),
             peer: service.peer().clone(),
             stop,
             ended: CancellationToken::new(),
@@ -124,6 +131,7 @@ impl Connection {
             progress,
             in_flight: AtomicUsize::new(0),
             last_used: Mutex::new(Instant::now()),
+            listing: Mutex::default(),
         });
         let supervised = conn.clone();
         tokio::spawn(async move {
@@ -139,7 +147,31 @@ impl Connection {
             }
             supervised.ended.cancel();
         });
+        if let Err(e) = conn.relist(spec.timeout).await {
+            conn.close().await;
+            return Err(format!("connected, but listing its tools failed: {e}"));
+        }
         Ok(conn)
+    }
+
+    pub fn has_prompts(&self) -> bool {
+        self.has_prompts
+    }
+
+    pub fn listing(&self) -> Arc<Listing> {
+        self.listing.lock().clone()
+    }
+
+    /// Lists the server again and keeps the result as [`Connection::listing`].
+    pub async fn relist(&self, timeout: Duration) -> Result<Arc<Listing>, RequestError> {
+        let listing = Arc::new(self.list(timeout).await?);
+        *self.listing.lock() = listing.clone();
+        Ok(listing)
+    }
+
+    /// Stops the server without waiting (for teardown paths that cannot await).
+    pub fn abort(&self) {
+        self.stop.cancel();
     }
 
     pub fn is_alive(&self) -> bool {
@@ -160,8 +192,8 @@ impl Connection {
         self.ended.cancelled().await;
     }
 
-    /// Lists tools (and resources when the server has them), page by page.
-    pub async fn list(&self, timeout: Duration) -> Result<Listing, RequestError> {
+    /// Lists tools (and resources and prompts when the server has them), page by page.
+    async fn list(&self, timeout: Duration) -> Result<Listing, RequestError> {
         let mut listing = Listing::default();
         let (tools, dropped) = self
             .list_all("tools/list", "tools", timeout, valid_tool)
@@ -173,6 +205,13 @@ impl Connection {
                 .list_all("resources/list", "resources", timeout, valid_resource)
                 .await?;
             listing.resources = resources;
+            listing.dropped += dropped;
+        }
+        if self.has_prompts {
+            let (prompts, dropped) = self
+                .list_all("prompts/list", "prompts", timeout, valid_prompt)
+                .await?;
+            listing.prompts = prompts;
             listing.dropped += dropped;
         }
         Ok(listing)
@@ -306,6 +345,10 @@ fn valid_tool(tool: &Value) -> Option<&str> {
     tool.get("inputSchema")
         .is_none_or(Value::is_object)
         .then_some(name)
+}
+
+fn valid_prompt(prompt: &Value) -> Option<&str> {
+    prompt.get("name")?.as_str().filter(|n| !n.is_empty())
 }
 
 fn valid_resource(resource: &Value) -> Option<&str> {

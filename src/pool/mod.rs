@@ -137,6 +137,15 @@ impl Pool {
         self.slots.lock().keys().cloned().collect()
     }
 
+    /// Tells every live server to stop, without waiting (for `Drop`).
+    pub fn abort_all(&self) {
+        for slot in self.slots.lock().values() {
+            if let Slot::Ready(conn) = slot {
+                conn.abort();
+            }
+        }
+    }
+
     /// Closes every connection at once.
     pub async fn close_all(&self) {
         let servers = self.servers();

@@ -8,16 +8,12 @@ use std::time::Duration;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
-/// Environment variables a server gets when `inheritEnv` is false.
-const MINIMAL_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
-
 #[derive(Clone, Debug, PartialEq)]
 pub struct StdioSpec {
     pub command: String,
     pub args: Vec<String>,
-    /// Overlay on top of the inherited (or minimal) environment.
+    /// The server's whole environment (nothing else is inherited).
     pub env: Vec<(String, String)>,
-    pub inherit_env: bool,
     pub cwd: PathBuf,
 }
 
@@ -54,15 +50,7 @@ pub fn spawn(spec: &StdioSpec) -> io::Result<Spawned> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(false);
-    if !spec.inherit_env {
-        cmd.env_clear();
-        for key in MINIMAL_ENV {
-            if let Ok(value) = std::env::var(key) {
-                cmd.env(key, value);
-            }
-        }
-    }
-    cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+    cmd.env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
     #[cfg(unix)]
     cmd.process_group(0);
     #[cfg(windows)]
@@ -174,8 +162,7 @@ mod tests {
         let spec = StdioSpec {
             command: "sh".into(),
             args: vec!["-c".into(), "sleep 300 & echo $!; wait".into()],
-            env: vec![],
-            inherit_env: true,
+            env: std::env::vars().collect(),
             cwd: std::env::temp_dir(),
         };
         let spawned = spawn(&spec).unwrap();
@@ -209,8 +196,7 @@ mod tests {
         let spec = StdioSpec {
             command: "definitely-not-a-command-xyz".into(),
             args: vec![],
-            env: vec![],
-            inherit_env: true,
+            env: std::env::vars().collect(),
             cwd: std::env::temp_dir(),
         };
         assert_eq!(spawn(&spec).err().unwrap().kind(), io::ErrorKind::NotFound);

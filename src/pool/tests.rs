@@ -18,8 +18,7 @@ fn everything() -> ConnectSpec {
         stdio: StdioSpec {
             command: "node".into(),
             args: vec![script.display().to_string(), "stdio".into()],
-            env: vec![],
-            inherit_env: true,
+            env: std::env::vars().collect(),
             cwd: root,
         },
         timeout: Duration::from_secs(30),
@@ -54,7 +53,8 @@ async fn lists_calls_and_closes() {
     assert_eq!(a.pid, b.pid, "concurrent connects must share one process");
     assert!(a.instructions.is_some());
 
-    let listing = a.list(Duration::from_secs(10)).await.unwrap();
+    let listing = a.relist(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(listing, a.listing());
     assert!(
         listing.tools.iter().any(|t| t["name"] == "echo"),
         "{listing:?}"

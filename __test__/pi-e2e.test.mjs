@@ -1,0 +1,84 @@
+// The extension inside the real Pi (headless, scripted fake LLM): the model's view of every mode,
+// the /mcp command over RPC, the legacy Pi package, and no server left running afterwards.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PI_LEGACY, runPi, runPiRpc } from "./helpers/pi.mjs";
+import { everything, memory, processesIn, root, waitFor } from "./helpers/servers.mjs";
+
+const OPTS = { timeout: 120_000 };
+const mcp = (args) => ({ tool_calls: [{ name: "mcp", arguments: args }] });
+let serverCwd;
+let config;
+
+before(() => {
+  serverCwd = mkdtempSync(join(tmpdir(), "pi-mcp-native-e2e-"));
+  config = {
+    mcpServers: {
+      everything: everything({ cwd: serverCwd }),
+      memory: memory(join(serverCwd, "memory.jsonl"), { cwd: serverCwd }),
+    },
+  };
+});
+after(() => rmSync(serverCwd, { recursive: true, force: true }));
+
+function assertRan(r) {
+  const why = `code=${r.code} signal=${r.signal} timedOut=${r.timedOut}\nstderr:\n${r.stderr}`;
+  assert.equal(r.timedOut, false, `Pi timed out: ${why}`);
+  assert.equal(r.code, 0, `Pi failed: ${why}`);
+}
+
+test("Pi 0.87.1: the model uses every mode through the mcp tool", OPTS, async () => {
+  const steps = [
+    mcp({}),
+    mcp({ search: "echo" }),
+    mcp({ describe: "everything_echo" }),
+    mcp({ tool: "everything_echo", args: { message: "hi" } }),
+    mcp({ tool: "everything_echo", args: '{"message":"hi again"}' }),
+    mcp({ server: "memory" }),
+    mcp({ tool: "everything_no_such_tool" }),
+    { text: "done" },
+  ];
+  const r = await runPi({ extensionDir: root, mcpConfig: config, script: { steps } });
+  assertRan(r);
+  const [status, search, describe, call, again, list, missing] = r.toolResults;
+  assert.equal(r.toolResults.length, 7, JSON.stringify(r.toolResults, null, 2));
+  assert.match(status.text, /everything/);
+  assert.match(status.text, /memory/);
+  assert.match(search.text, /^everything_echo/m);
+  assert.match(describe.text, /message/);
+  assert.equal(call.text, "Echo: hi");
+  assert.equal(call.isError, false);
+  assert.equal(again.text, "Echo: hi again");
+  assert.match(list.text, /memory_create_entities/);
+  assert.equal(missing.isError, true, "failed calls are flagged as errors");
+  assert.equal(missing.details.error, "tool_not_found");
+
+  const tools = r.requests[0].body.tools;
+  assert.deepEqual(tools.map((t) => t.function.name), ["mcp"]);
+  console.log(`# mcp tool definition as sent by Pi: ${JSON.stringify(tools[0]).length} bytes`);
+  console.log(`# spawn → first LLM request: ${r.timing.firstRequestMs} ms`);
+  await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
+test("Pi 0.73.1 (@mariozechner) loads the extension and calls a tool", OPTS, async () => {
+  const steps = [mcp({ tool: "everything_echo", args: { message: "legacy" } }), { text: "done" }];
+  const r = await runPi({ piPackage: PI_LEGACY, extensionDir: root, mcpConfig: config, script: { steps } });
+  assertRan(r);
+  assert.equal(r.toolResults[0]?.text, "Echo: legacy", r.stderr);
+  await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
+test("/mcp status, tools and reconnect are visible over RPC", OPTS, async () => {
+  const r = await runPiRpc({ extensionDir: root, mcpConfig: config, commands: ["/mcp reconnect everything", "/mcp status", "/mcp tools"] });
+  assertRan(r);
+  const [reconnect, status, tools] = r.perCommand;
+  assert.match(reconnect.notifications.map((n) => n.message).join("\n"), /everything_echo/);
+  // No cache yet: the session start connects both servers in the background to fill it.
+  assert.match(status.notifications.map((n) => n.message).join("\n"), /[012]\/2 servers connected[^]*✓ everything: connected/);
+  assert.match(tools.notifications.map((n) => n.message).join("\n"), /everything_get-sum/);
+  assert.ok(r.statuses.some((s) => s.key === "mcp" && /MCP/.test(s.text ?? "")), "footer status is set");
+  await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
+});

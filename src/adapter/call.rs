@@ -1,0 +1,260 @@
+//! Calling a tool (or reading a resource tool), and `execute`: the `mcp` tool's parameters
+//! mapped onto the modes.
+
+use super::modes::unavailable;
+use super::{Adapter, Outcome};
+use crate::pool::{ProgressSink, RequestError, RequestOptions};
+use crate::render;
+use crate::search::SearchOptions;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Fields of the `mcp` tool that pick a mode; finding one inside `args` means the model nested them.
+const GATEWAY_FIELDS: [&str; 6] = [
+    "tool",
+    "connect",
+    "describe",
+    "instructions",
+    "search",
+    "server",
+];
+/// Search results per page unless `limit` says otherwise.
+pub const DEFAULT_LIMIT: usize = 12;
+
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    pub server: Option<String>,
+    /// Lets `cancel(call_id)` abort the call.
+    pub call_id: Option<String>,
+    pub timeout_ms: Option<u64>,
+    pub on_progress: Option<ProgressSink>,
+}
+
+impl Adapter {
+    pub async fn call(
+        self: &Arc<Self>,
+        name: &str,
+        args: Map<String, Value>,
+        opts: CallOptions,
+    ) -> Outcome {
+        let tool = match self.resolve("call", name, opts.server.as_deref()).await {
+            Ok(tool) => tool,
+            Err(outcome) => return outcome,
+        };
+        let conn = match self.connected(&tool.server).await {
+            Ok(conn) => conn,
+            Err(why) => return unavailable("call", &tool.server, &why),
+        };
+        // Connecting may have refreshed the catalog: call what the server lists now.
+        let tool = match self.resolve("call", &tool.name, Some(&tool.server)).await {
+            Ok(tool) => tool,
+            Err(outcome) => return outcome,
+        };
+        let server = self
+            .server(&tool.server)
+            .expect("resolved tools belong to configured servers");
+        let timeout = opts
+            .timeout_ms
+            .map(Duration::from_millis)
+            .unwrap_or_else(|| self.request_timeout(server));
+        let (method, params) = match &tool.resource_uri {
+            Some(uri) => ("resources/read", json!({ "uri": uri })),
+            None => (
+                "tools/call",
+                json!({ "name": tool.original, "arguments": args }),
+            ),
+        };
+        let cancel = self.closing.child_token();
+        let _registered = opts
+            .call_id
+            .as_ref()
+            .map(|id| CallRegistration::new(self, id, &cancel));
+        let on_progress = opts
+            .on_progress
+            .or_else(|| self.progress_events(opts.call_id.clone()?, &tool.server, &tool.name));
+        let request = RequestOptions {
+            timeout,
+            cancel,
+            on_progress,
+        };
+        let details = |outcome: Outcome| {
+            outcome
+                .with("server", tool.server.clone())
+                .with("tool", tool.name.clone())
+        };
+        match conn.request(method, params, request).await {
+            Ok(raw) => {
+                let rendered = match tool.resource_uri {
+                    Some(_) => render::resource_result(&raw),
+                    None => render::call_result(&raw),
+                };
+                let mut outcome = Outcome::text("call", "");
+                outcome.content = rendered.content;
+                outcome.is_error = rendered.is_error;
+                if rendered.is_error {
+                    outcome.set("error", "tool_error");
+                }
+                details(outcome)
+            }
+            Err(RequestError::Aborted) => details(Outcome::error(
+                "call",
+                "aborted",
+                format!(
+                    "Call to {} was aborted; the server was told to stop.",
+                    tool.name
+                ),
+            )),
+            Err(e) => {
+                let code = match e {
+                    RequestError::Timeout(_) => "timeout",
+                    RequestError::Closed(_) => "connection_lost",
+                    _ => "call_failed",
+                };
+                let mut text = format!("Failed to call {}: {e}", tool.name);
+                if let Some(schema) = &tool.input_schema {
+                    text.push_str(&format!(
+                        "\n\nExpected parameters:\n{}",
+                        render::parameters(schema)
+                    ));
+                }
+                details(Outcome::error("call", code, text))
+            }
+        }
+    }
+
+    /// Runs the `mcp` tool: picks the mode from `params` (tool > connect > describe >
+    /// instructions > search > server > status).
+    pub async fn execute(self: &Arc<Self>, params: &Value, call_id: Option<String>) -> Outcome {
+        let text = |key: &str| {
+            params
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+        };
+        let flag = |key: &str| params.get(key).and_then(Value::as_bool);
+        let count = |key: &str| {
+            params
+                .get(key)
+                .and_then(Value::as_f64)
+                .filter(|n| *n >= 0.0)
+                .map(|n| n as usize)
+        };
+        let server = text("server");
+        let args = match parse_args(params.get("args")) {
+            Ok(args) => args,
+            Err(outcome) => return outcome,
+        };
+        if let Some(tool) = text("tool") {
+            let opts = CallOptions {
+                server: server.map(str::to_string),
+                call_id,
+                ..CallOptions::default()
+            };
+            return self.call(tool, args, opts).await;
+        }
+        if GATEWAY_FIELDS.iter().any(|f| args.contains_key(*f)) {
+            return Outcome::error(
+                "call",
+                "nested_params",
+                "Gateway fields were nested inside `args`; pass them at the top level, e.g. mcp({ search: \"...\" }) or mcp({ tool: \"name\", args: {...} }).",
+            );
+        }
+        if let Some(name) = text("connect") {
+            self.connect(name).await
+        } else if let Some(name) = text("describe") {
+            self.describe(name, server).await
+        } else if let Some(name) = text("instructions") {
+            self.instructions(name).await
+        } else if let Some(query) = params.get("search").and_then(Value::as_str) {
+            let opts = SearchOptions {
+                regex: flag("regex").unwrap_or(false),
+                server: server.map(str::to_string),
+                limit: count("limit").filter(|n| *n > 0).unwrap_or(DEFAULT_LIMIT),
+                offset: count("offset").unwrap_or(0),
+            };
+            self.search(query.trim(), opts, flag("includeSchemas").unwrap_or(true))
+                .await
+        } else if let Some(name) = server {
+            self.list(name).await
+        } else {
+            self.status()
+        }
+    }
+}
+
+impl Adapter {
+    /// Progress of call `call_id` reported as `progress` events.
+    fn progress_events(
+        self: &Arc<Self>,
+        call_id: String,
+        server: &str,
+        tool: &str,
+    ) -> Option<ProgressSink> {
+        let (this, server, tool) = (Arc::downgrade(self), server.to_string(), tool.to_string());
+        Some(Arc::new(move |p| {
+            if let Some(this) = this.upgrade() {
+                let text = render::progress(&tool, p.progress, p.total, p.message.as_deref());
+                let fields = json!({ "callId": call_id, "server": server, "tool": tool, "progress": p.progress, "total": p.total, "message": p.message, "text": text });
+                this.events.emit("progress", fields);
+            }
+        }))
+    }
+}
+
+/// `args` as an object: given as one, or as a JSON string encoding one.
+fn parse_args(args: Option<&Value>) -> Result<Map<String, Value>, Outcome> {
+    let invalid = |why: String| Outcome::error("call", "invalid_args", why);
+    match args {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(map)) => Ok(map.clone()),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(Map::new()),
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(other) => Err(invalid(format!(
+                "`args` must be a JSON object, got {}.",
+                kind(&other)
+            ))),
+            Err(e) => Err(invalid(format!("`args` is not valid JSON: {e}."))),
+        },
+        Some(other) => Err(invalid(format!(
+            "`args` must be an object, got {}.",
+            kind(other)
+        ))),
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Keeps a call's cancel token findable by its id while the call runs.
+struct CallRegistration<'a> {
+    adapter: &'a Adapter,
+    id: String,
+}
+
+impl<'a> CallRegistration<'a> {
+    fn new(adapter: &'a Adapter, id: &str, token: &CancellationToken) -> Self {
+        adapter.calls.lock().insert(id.to_string(), token.clone());
+        CallRegistration {
+            adapter,
+            id: id.to_string(),
+        }
+    }
+}
+
+impl Drop for CallRegistration<'_> {
+    fn drop(&mut self) {
+        self.adapter.calls.lock().remove(&self.id);
+    }
+}

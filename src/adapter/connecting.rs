@@ -1,0 +1,210 @@
+//! Getting a live connection to a server, and keeping its metadata (catalog and cache) in step
+//! with what the server lists.
+
+use super::{now_ms, Adapter, Failure, ServerMeta, FAILURE_BACKOFF};
+use crate::cache::{self, CacheEntry};
+use crate::config::{self, ServerConfig, Transport};
+use crate::pool::{ConnectSpec, Connection, Listing, Notice, StdioSpec};
+use serde_json::json;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+/// Coalesces bursts of `list_changed` notifications into one re-listing.
+const LIST_CHANGED_DEBOUNCE: Duration = Duration::from_millis(250);
+
+impl Adapter {
+    /// The live connection to `name`; connects when there is none, unless the server failed
+    /// recently (then the error says since when and why).
+    pub(super) async fn connected(self: &Arc<Self>, name: &str) -> Result<Arc<Connection>, String> {
+        if let Some(conn) = self.pool.get(name) {
+            return Ok(conn);
+        }
+        if let Some(why) = self.backoff(name) {
+            return Err(why);
+        }
+        self.connect_now(name).await
+    }
+
+    /// Connects `name` regardless of backoff (explicit `connect`).
+    pub(super) async fn connect_now(
+        self: &Arc<Self>,
+        name: &str,
+    ) -> Result<Arc<Connection>, String> {
+        let server = self
+            .server(name)
+            .ok_or_else(|| format!("server \"{name}\" is not configured"))?;
+        let spec = self.connect_spec(server)?;
+        match self.pool.connect(spec).await {
+            Ok(conn) => {
+                self.failures.lock().remove(name);
+                if self.adopt(server, &conn, &conn.listing(), false) {
+                    self.write_cache(server).await;
+                    let tools = self.catalog.read().server_tools(name).len();
+                    self.events
+                        .emit("connected", json!({ "server": name, "tools": tools }));
+                }
+                Ok(conn)
+            }
+            Err(message) => {
+                self.failures.lock().insert(
+                    name.to_string(),
+                    Failure {
+                        at: Instant::now(),
+                        message: message.clone(),
+                    },
+                );
+                self.events
+                    .emit("failed", json!({ "server": name, "error": message }));
+                Err(message)
+            }
+        }
+    }
+
+    /// Why `name` is skipped for now, if it failed less than a minute ago.
+    pub(super) fn backoff(&self, name: &str) -> Option<String> {
+        let failures = self.failures.lock();
+        let failure = failures
+            .get(name)
+            .filter(|f| f.at.elapsed() < FAILURE_BACKOFF)?;
+        Some(format!(
+            "not available (failed {} s ago; retried automatically after {} s, or now with mcp({{ connect: \"{name}\" }})): {}",
+            failure.at.elapsed().as_secs(),
+            FAILURE_BACKOFF.as_secs(),
+            failure.message
+        ))
+    }
+
+    pub(super) fn failure_of(&self, name: &str) -> Option<(u64, String)> {
+        self.failures
+            .lock()
+            .get(name)
+            .map(|f| (f.at.elapsed().as_secs(), f.message.clone()))
+    }
+
+    pub(super) fn clear_failure(&self, name: &str) {
+        self.failures.lock().remove(name);
+    }
+
+    fn connect_spec(&self, server: &ServerConfig) -> Result<ConnectSpec, String> {
+        match &server.transport {
+            Transport::Stdio { command, args, env, cwd } => Ok(ConnectSpec {
+                server: server.name.clone(),
+                stdio: StdioSpec {
+                    command: command.clone(),
+                    args: args.clone(),
+                    env: config::server_env(&self.env, server.inherit_env, env),
+                    cwd: cwd.clone().unwrap_or_else(|| self.cwd.clone()),
+                },
+                timeout: self.request_timeout(server),
+                debug: server.debug,
+            }),
+            Transport::Http { .. } => Err(format!(
+                "server \"{}\" uses `url` (HTTP); this version connects stdio servers (`command`) only",
+                server.name
+            )),
+        }
+    }
+
+    /// Takes `listing` from `conn` as the server's metadata. Unless `force`, only when the
+    /// metadata did not already come from this connection; returns whether it was taken.
+    fn adopt(
+        &self,
+        server: &ServerConfig,
+        conn: &Connection,
+        listing: &Listing,
+        force: bool,
+    ) -> bool {
+        let mut catalog = self.catalog.write();
+        if !force
+            && catalog
+                .meta(&server.name)
+                .is_some_and(|m| m.live_pid == Some(conn.pid))
+        {
+            return false;
+        }
+        let meta = ServerMeta {
+            tools: listing.tools.clone(),
+            resources: listing.resources.clone(),
+            prompts: conn.has_prompts().then(|| listing.prompts.clone()),
+            instructions: conn.instructions.clone(),
+            live_pid: Some(conn.pid),
+        };
+        catalog.set(
+            &server.name,
+            meta,
+            &self.config.servers,
+            self.config.settings.tool_prefix,
+        );
+        true
+    }
+
+    /// Persists the server's current metadata (read-merge-write under the cache lock).
+    async fn write_cache(&self, server: &ServerConfig) {
+        let Some(meta) = self.catalog.read().meta(&server.name).cloned() else {
+            return;
+        };
+        let entry = CacheEntry {
+            config_hash: cache::config_hash(&server.entry, &self.env),
+            tools: meta.tools,
+            resources: meta.resources,
+            prompts: meta.prompts,
+            instructions: meta.instructions,
+            cached_at: now_ms(),
+            ttl_ms: None,
+        };
+        let (path, name) = (self.cache_path.clone(), server.name.clone());
+        let written =
+            tokio::task::spawn_blocking(move || cache::write_entries(&path, &[(name, entry)]))
+                .await;
+        if let Ok(Err(e)) = written {
+            eprintln!(
+                "pi-mcp-native: could not write {}: {e}",
+                self.cache_path.display()
+            );
+        }
+    }
+
+    /// Re-lists a connected server and updates catalog and cache.
+    pub(super) async fn relist(self: &Arc<Self>, name: &str) {
+        let (Some(conn), Some(server)) = (self.pool.get(name), self.server(name)) else {
+            return;
+        };
+        if let Ok(listing) = conn.relist(self.request_timeout(server)).await {
+            self.adopt(server, &conn, &listing, true);
+            self.write_cache(server).await;
+            let tools = self.catalog.read().server_tools(name).len();
+            self.events
+                .emit("catalog-changed", json!({ "server": name, "tools": tools }));
+        }
+    }
+
+    /// Reacts to what connections report until shutdown.
+    pub(super) async fn watch_notices(self: Arc<Self>, mut notices: UnboundedReceiver<Notice>) {
+        let pending = Arc::new(parking_lot::Mutex::new(HashSet::new()));
+        loop {
+            let notice = tokio::select! {
+                notice = notices.recv() => notice,
+                _ = self.closing.cancelled() => None,
+            };
+            match notice {
+                None => return,
+                Some(Notice::ListChanged { server }) => {
+                    if pending.lock().insert(server.clone()) {
+                        let (this, pending) = (self.clone(), pending.clone());
+                        tokio::spawn(async move {
+                            tokio::time::sleep(LIST_CHANGED_DEBOUNCE).await;
+                            pending.lock().remove(&server);
+                            this.relist(&server).await;
+                        });
+                    }
+                }
+                Some(Notice::Lost { server, why }) => {
+                    self.events
+                        .emit("disconnected", json!({ "server": server, "reason": why }));
+                }
+            }
+        }
+    }
+}

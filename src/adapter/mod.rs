@@ -1,0 +1,232 @@
+//! The gateway: configuration, cached metadata, the connection pool and the modes the `mcp`
+//! tool offers, behind one object that the napi binding (and tests) drive.
+
+mod call;
+mod catalog_state;
+mod connecting;
+mod modes;
+mod outcome;
+
+pub use call::{CallOptions, DEFAULT_LIMIT};
+pub use catalog_state::{glob_match, ServerMeta};
+pub use outcome::Outcome;
+
+use crate::cache::{self, Loaded};
+use crate::config::{self, Config, Env, LoadOptions, ServerConfig};
+use crate::events::{EventSink, Events};
+use crate::pool::Pool;
+use catalog_state::CatalogState;
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio_util::sync::CancellationToken;
+
+/// How long a server that failed to connect is left alone before the next automatic attempt.
+const FAILURE_BACKOFF: Duration = Duration::from_secs(60);
+/// Default per-request timeout (`requestTimeoutMs` overrides it).
+const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// Servers connected at once by start-up work.
+const STARTUP_PARALLELISM: usize = 10;
+
+#[derive(Clone, Debug, Default)]
+pub struct OpenOptions {
+    pub cwd: PathBuf,
+    pub agent_dir: Option<PathBuf>,
+    /// Replaces the Pi global config file (`--mcp-config`).
+    pub config_path: Option<PathBuf>,
+    /// The environment servers inherit and `${VAR}` reads; the process environment when `None`.
+    pub env: Option<Env>,
+}
+
+struct Failure {
+    at: Instant,
+    message: String,
+}
+
+pub struct Adapter {
+    cwd: PathBuf,
+    env: Env,
+    config: Config,
+    cache_path: PathBuf,
+    cache_warning: Option<String>,
+    catalog: RwLock<CatalogState>,
+    pool: Arc<Pool>,
+    notices: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<crate::pool::Notice>>>,
+    failures: Mutex<HashMap<String, Failure>>,
+    calls: Mutex<HashMap<String, CancellationToken>>,
+    events: Events,
+    /// Cancelled by `shutdown`: stops background work.
+    closing: CancellationToken,
+}
+
+impl Adapter {
+    /// Reads config and cache (no server I/O): fast enough for Pi's extension loading.
+    pub fn open(opts: OpenOptions) -> Arc<Adapter> {
+        let env = opts.env.unwrap_or_else(|| std::env::vars().collect());
+        let agent_dir = opts.agent_dir.unwrap_or_else(|| config::agent_dir(&env));
+        let config = config::load(&LoadOptions {
+            cwd: opts.cwd.clone(),
+            agent_dir: agent_dir.clone(),
+            config_path: opts.config_path,
+            env: env.clone(),
+        });
+        let cache_path = cache::cache_path(&agent_dir);
+        let (cached, cache_warning) = match cache::load(&cache_path) {
+            Loaded::Missing => (None, None),
+            Loaded::Ok(cache) => (Some(cache), None),
+            Loaded::Unusable { warning } => (None, Some(warning)),
+        };
+        let now = now_ms();
+        let metas = config.servers.iter().filter_map(|server| {
+            let entry = cached.as_ref()?.servers.get(&server.name)?;
+            entry
+                .is_valid(&cache::config_hash(&server.entry, &env), now)
+                .then(|| {
+                    let meta = ServerMeta {
+                        tools: entry.tools.clone(),
+                        resources: entry.resources.clone(),
+                        prompts: entry.prompts.clone(),
+                        instructions: entry.instructions.clone(),
+                        live_pid: None,
+                    };
+                    (server.name.clone(), meta)
+                })
+        });
+        let catalog = CatalogState::new(
+            metas.collect(),
+            &config.servers,
+            config.settings.tool_prefix,
+        );
+        let (pool, notices) = Pool::new();
+        Arc::new(Adapter {
+            cwd: opts.cwd,
+            env,
+            config,
+            cache_path,
+            cache_warning,
+            catalog: RwLock::new(catalog),
+            pool,
+            notices: Mutex::new(Some(notices)),
+            failures: Mutex::new(HashMap::new()),
+            calls: Mutex::new(HashMap::new()),
+            events: Events::default(),
+            closing: CancellationToken::new(),
+        })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The `mcp` tool as registered with Pi; byte-stable for a given config.
+    pub fn tool_definition(&self) -> serde_json::Value {
+        serde_json::json!({
+            "name": "mcp",
+            "label": "MCP",
+            "description": crate::render::tool_description(&self.server_names()),
+            "promptSnippet": "MCP gateway: status, search, describe and call tools of MCP servers",
+            "parameters": crate::render::tool_parameters(),
+        })
+    }
+
+    /// Config problems and cache warnings, one line each.
+    pub fn diagnostics(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .config
+            .diagnostics
+            .iter()
+            .map(|d| d.to_string())
+            .collect();
+        lines.extend(self.cache_warning.clone());
+        lines
+    }
+
+    pub fn on_event(&self, sink: EventSink) {
+        self.events.set(sink);
+    }
+
+    /// Names of the enabled servers, in config order.
+    pub fn server_names(&self) -> Vec<&str> {
+        self.config
+            .servers
+            .iter()
+            .filter(|s| !s.disabled)
+            .map(|s| s.name.as_str())
+            .collect()
+    }
+
+    fn server(&self, name: &str) -> Option<&ServerConfig> {
+        self.config.servers.iter().find(|s| s.name == name)
+    }
+
+    fn request_timeout(&self, server: &ServerConfig) -> Duration {
+        server
+            .request_timeout_ms
+            .or(self.config.settings.request_timeout_ms)
+            .map(Duration::from_millis)
+            .unwrap_or(DEFAULT_REQUEST_TIMEOUT)
+    }
+
+    /// Background start-up, never awaited by Pi: connects `eager` and `keep-alive` servers, and
+    /// every server without cached metadata (all of them on the very first run) to fill the cache.
+    pub fn start(self: &Arc<Self>) {
+        if let Some(notices) = self.notices.lock().take() {
+            tokio::spawn(self.clone().watch_notices(notices));
+        }
+        let servers: Vec<String> = {
+            let catalog = self.catalog.read();
+            self.config
+                .servers
+                .iter()
+                .filter(|s| {
+                    !s.disabled
+                        && (s.lifecycle.connects_at_start() || catalog.meta(&s.name).is_none())
+                })
+                .map(|s| s.name.clone())
+                .collect()
+        };
+        let this = self.clone();
+        tokio::spawn(async move {
+            use futures::StreamExt;
+            futures::stream::iter(servers)
+                .for_each_concurrent(STARTUP_PARALLELISM, |name: String| {
+                    let this = this.clone();
+                    async move {
+                        let _ = this.connected(&name).await;
+                    }
+                })
+                .await;
+        });
+    }
+
+    /// Cancels running calls and closes every server (bounded in time).
+    pub async fn shutdown(&self) {
+        self.closing.cancel();
+        for token in self.calls.lock().values() {
+            token.cancel();
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(8), self.pool.close_all()).await;
+    }
+
+    /// Cancels the call started with `call_id` (Pi's abort signal).
+    pub fn cancel(&self, call_id: &str) {
+        if let Some(token) = self.calls.lock().get(call_id) {
+            token.cancel();
+        }
+    }
+}
+
+impl Drop for Adapter {
+    fn drop(&mut self) {
+        self.closing.cancel();
+        self.pool.abort_all();
+    }
+}
+
+fn now_ms() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_millis() as f64)
+}

@@ -1,0 +1,320 @@
+//! The read-only modes: status, list, search, describe, instructions; and connect.
+
+use super::{Adapter, Outcome};
+use crate::catalog::{lookup, Lookup, ToolInfo};
+use crate::config::ServerConfig;
+use crate::render::{self, ServerState, ServerStatus};
+use crate::search::{self, SearchOptions};
+use serde_json::json;
+use std::sync::Arc;
+
+impl Adapter {
+    pub fn status(&self) -> Outcome {
+        let servers = self.server_statuses();
+        let details: Vec<_> = servers
+            .iter()
+            .map(
+                |s| json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count }),
+            )
+            .collect();
+        let total: usize = servers
+            .iter()
+            .filter(|s| s.state != ServerState::Disabled)
+            .map(|s| s.tool_count)
+            .sum();
+        Outcome::text("status", render::status(&servers, &self.diagnostics()))
+            .with("servers", details)
+            .with("totalTools", total)
+    }
+
+    /// The line for Pi's status bar; `None` without enabled servers.
+    pub fn footer(&self) -> Option<String> {
+        render::footer(&self.server_statuses())
+    }
+
+    /// Every server's tools (`/mcp tools`), from what is known now.
+    pub fn tools_overview(&self) -> Outcome {
+        let catalog = self.catalog.read();
+        let groups: Vec<(String, Vec<&ToolInfo>)> = self
+            .server_names()
+            .into_iter()
+            .map(|name| (name.to_string(), catalog.server_tools(name)))
+            .collect();
+        Outcome::text("tools", render::tools_overview(&groups))
+            .with("totalTools", catalog.tools().len())
+    }
+
+    fn server_statuses(&self) -> Vec<ServerStatus> {
+        let catalog = self.catalog.read();
+        self.config
+            .servers
+            .iter()
+            .map(|s| ServerStatus {
+                name: s.name.clone(),
+                state: self.state_of(s, catalog.meta(&s.name).is_some()),
+                tool_count: catalog.server_tools(&s.name).len(),
+            })
+            .collect()
+    }
+
+    fn state_of(&self, server: &ServerConfig, has_metadata: bool) -> ServerState {
+        let name = &server.name;
+        if server.disabled {
+            ServerState::Disabled
+        } else if self.pool.get(name).is_some() {
+            ServerState::Connected
+        } else if self.pool.is_connecting(name) {
+            ServerState::Connecting
+        } else if let Some((ago_secs, reason)) = self.failure_of(name) {
+            ServerState::Failed { ago_secs, reason }
+        } else if has_metadata {
+            ServerState::Cached
+        } else {
+            ServerState::NotConnected
+        }
+    }
+
+    pub async fn list(self: &Arc<Self>, name: &str) -> Outcome {
+        let server = match self.enabled_server("list", name) {
+            Ok(server) => server,
+            Err(outcome) => return outcome,
+        };
+        if self.catalog.read().meta(name).is_none() {
+            if let Err(why) = self.connected(name).await {
+                return unavailable("list", name, &why);
+            }
+        }
+        let catalog = self.catalog.read();
+        let state = self.state_of(server, true);
+        let instructions = catalog.meta(name).and_then(|m| m.instructions.as_deref());
+        let tools = catalog.server_tools(name);
+        Outcome::text("list", render::list(name, &state, &tools, instructions))
+            .with("server", name)
+            .with("tools", tools.len())
+    }
+
+    pub async fn search(
+        self: &Arc<Self>,
+        query: &str,
+        opts: SearchOptions,
+        include_schemas: bool,
+    ) -> Outcome {
+        if let Some(name) = opts.server.as_deref() {
+            if let Err(outcome) = self.enabled_server("search", name) {
+                return outcome;
+            }
+        }
+        let missing = self.without_metadata(opts.server.as_deref(), None);
+        let unavailable = self.fetch_metadata(&missing).await;
+        let catalog = self.catalog.read();
+        let page = match search::search(catalog.tools(), query, &opts) {
+            Ok(page) => page,
+            Err(why) => return Outcome::error("search", "invalid_query", why),
+        };
+        let mut text = render::search(query, opts.server.as_deref(), &page, include_schemas);
+        append_unavailable(&mut text, &unavailable);
+        let matches: Vec<_> = page
+            .hits
+            .iter()
+            .map(|t| json!({ "server": t.server, "tool": t.name }))
+            .collect();
+        Outcome::text("search", text)
+            .with("query", query)
+            .with("matches", matches)
+            .with("total", page.total)
+            .with("offset", page.offset)
+    }
+
+    pub async fn describe(self: &Arc<Self>, name: &str, server: Option<&str>) -> Outcome {
+        match self.resolve("describe", name, server).await {
+            Ok(tool) => Outcome::text("describe", render::describe(&tool))
+                .with("server", tool.server.clone())
+                .with("tool", tool.name.clone()),
+            Err(outcome) => outcome,
+        }
+    }
+
+    pub async fn instructions(self: &Arc<Self>, name: &str) -> Outcome {
+        if let Err(outcome) = self.enabled_server("instructions", name) {
+            return outcome;
+        }
+        if self.catalog.read().meta(name).is_none() {
+            if let Err(why) = self.connected(name).await {
+                return unavailable("instructions", name, &why);
+            }
+        }
+        let catalog = self.catalog.read();
+        let text = catalog.meta(name).and_then(|m| m.instructions.as_deref());
+        Outcome::text("instructions", render::instructions(name, text)).with("server", name)
+    }
+
+    /// (Re)connects `name` now, ignoring backoff, refreshing its metadata and cache.
+    pub async fn connect(self: &Arc<Self>, name: &str) -> Outcome {
+        if let Err(outcome) = self.enabled_server("connect", name) {
+            return outcome;
+        }
+        self.clear_failure(name);
+        self.pool.close(name).await;
+        match self.connect_now(name).await {
+            Ok(_) => {
+                let mut listed = self.list(name).await;
+                listed.set("mode", "connect");
+                listed
+            }
+            Err(why) => Outcome::error(
+                "connect",
+                "connect_failed",
+                format!("Failed to connect to \"{name}\": {why}"),
+            )
+            .with("server", name),
+        }
+    }
+
+    /// Resolves a tool name for `describe` / `call`; fetches metadata it lacks before giving up.
+    pub(super) async fn resolve(
+        self: &Arc<Self>,
+        mode: &str,
+        name: &str,
+        server: Option<&str>,
+    ) -> Result<ToolInfo, Outcome> {
+        if let Some(s) = server {
+            self.enabled_server(mode, s)?;
+        }
+        if let Some(found) = self.lookup(mode, name, server)? {
+            return Ok(found);
+        }
+        let missing = self.without_metadata(server, Some(name));
+        if !missing.is_empty() {
+            self.fetch_metadata(&missing).await;
+            if let Some(found) = self.lookup(mode, name, server)? {
+                return Ok(found);
+            }
+        }
+        let catalog = self.catalog.read();
+        let scoped: Vec<ToolInfo> = catalog
+            .tools()
+            .iter()
+            .filter(|t| server.is_none_or(|s| t.server == s))
+            .cloned()
+            .collect();
+        let suggestions = search::suggest(&scoped, name, 5);
+        Err(Outcome::error(
+            mode,
+            "tool_not_found",
+            render::not_found(name, server, &suggestions),
+        )
+        .with("tool", name))
+    }
+
+    fn lookup(
+        &self,
+        mode: &str,
+        name: &str,
+        server: Option<&str>,
+    ) -> Result<Option<ToolInfo>, Outcome> {
+        let catalog = self.catalog.read();
+        match lookup(catalog.tools(), name, server) {
+            Lookup::Found(tool) => Ok(Some(tool.clone())),
+            Lookup::Ambiguous(candidates) => {
+                Err(
+                    Outcome::error(mode, "ambiguous_tool", render::ambiguous(name, &candidates))
+                        .with("tool", name),
+                )
+            }
+            Lookup::NotFound => Ok(None),
+        }
+    }
+
+    /// Enabled servers (or just `server`) that have no metadata yet; for a tool name, the
+    /// servers whose prefix it starts with go first and alone when there are any.
+    fn without_metadata(&self, server: Option<&str>, tool: Option<&str>) -> Vec<String> {
+        let catalog = self.catalog.read();
+        let missing: Vec<&ServerConfig> = self
+            .config
+            .servers
+            .iter()
+            .filter(|s| {
+                !s.disabled && server.is_none_or(|n| s.name == n) && catalog.meta(&s.name).is_none()
+            })
+            .collect();
+        let prefixed: Vec<&ServerConfig> = match tool {
+            Some(tool) => missing
+                .iter()
+                .copied()
+                .filter(|s| tool.starts_with(&format!("{}_", s.name)))
+                .collect(),
+            None => vec![],
+        };
+        let chosen = if prefixed.is_empty() {
+            missing
+        } else {
+            prefixed
+        };
+        chosen.into_iter().map(|s| s.name.clone()).collect()
+    }
+
+    /// Connects the given servers in parallel (honouring backoff); returns the ones that failed.
+    async fn fetch_metadata(self: &Arc<Self>, servers: &[String]) -> Vec<(String, String)> {
+        let attempts = servers
+            .iter()
+            .map(|name| async move { (name.clone(), self.connected(name).await.err()) });
+        futures::future::join_all(attempts)
+            .await
+            .into_iter()
+            .filter_map(|(name, err)| err.map(|e| (name, e)))
+            .collect()
+    }
+
+    pub(super) fn enabled_server(&self, mode: &str, name: &str) -> Result<&ServerConfig, Outcome> {
+        match self.server(name) {
+            Some(server) if server.disabled => Err(Outcome::error(
+                mode,
+                "server_disabled",
+                format!(
+                    "Server \"{name}\" is disabled in {}.",
+                    server.source.display()
+                ),
+            )
+            .with("server", name)),
+            Some(server) => Ok(server),
+            None => Err(Outcome::error(
+                mode,
+                "server_not_found",
+                format!(
+                    "Server \"{name}\" not found. Configured servers: {}.",
+                    self.server_names().join(", ")
+                ),
+            )
+            .with("server", name)),
+        }
+    }
+}
+
+pub(super) fn unavailable(mode: &str, name: &str, why: &str) -> Outcome {
+    Outcome::error(
+        mode,
+        "server_unavailable",
+        format!("Server \"{name}\" {why}"),
+    )
+    .with("server", name)
+}
+
+fn append_unavailable(text: &mut String, unavailable: &[(String, String)]) {
+    for (name, why) in unavailable {
+        let first_line = why.lines().next().unwrap_or_default();
+        text.push_str(&format!(
+            "\n(Server \"{name}\" was not searched: {first_line})"
+        ));
+    }
+}
+
+fn state_name(state: &ServerState) -> &'static str {
+    match state {
+        ServerState::Connected => "connected",
+        ServerState::Connecting => "connecting",
+        ServerState::Cached => "cached",
+        ServerState::NotConnected => "not-connected",
+        ServerState::Failed { .. } => "failed",
+        ServerState::Disabled => "disabled",
+    }
+}

@@ -1,0 +1,58 @@
+//! What every mode returns: content blocks for Pi, details for programs, and the error flag.
+
+use serde_json::{json, Map, Value};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// `{type:"text",text}` and `{type:"image",data,mimeType}` blocks.
+    pub content: Vec<Value>,
+    /// Always has `mode`; failures add `error` (a stable code) and usually `server`.
+    pub details: Value,
+    pub is_error: bool,
+}
+
+impl Outcome {
+    pub fn text(mode: &str, text: impl Into<String>) -> Self {
+        Outcome {
+            content: vec![json!({"type": "text", "text": text.into()})],
+            details: json!({ "mode": mode }),
+            is_error: false,
+        }
+    }
+
+    /// A failure the model can act on: `code` goes to `details.error`.
+    pub fn error(mode: &str, code: &str, text: impl Into<String>) -> Self {
+        let mut outcome = Outcome::text(mode, text);
+        outcome.is_error = true;
+        outcome.set("error", code);
+        outcome
+    }
+
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.set(key, value);
+        self
+    }
+
+    pub fn set(&mut self, key: &str, value: impl Into<Value>) {
+        if let Value::Object(map) = &mut self.details {
+            map.insert(key.to_string(), value.into());
+        }
+    }
+
+    /// All text blocks joined; what a person or a test reads.
+    pub fn joined_text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("content".into(), Value::Array(self.content.clone()));
+        map.insert("details".into(), self.details.clone());
+        map.insert("isError".into(), Value::Bool(self.is_error));
+        Value::Object(map)
+    }
+}

@@ -1,0 +1,219 @@
+//! The napi surface: converts between JS and the core's types, nothing else.
+
+use crate::adapter::{self, Adapter, CallOptions};
+use crate::search::SearchOptions;
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
+use napi_derive::napi;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[napi(object)]
+pub struct OpenOptions {
+    /// The session's working directory (project config, default server cwd); `process.cwd()` if absent.
+    pub cwd: Option<String>,
+    /// Pi's agent dir; `PI_CODING_AGENT_DIR` or `~/.pi/agent` if absent.
+    pub agent_dir: Option<String>,
+    /// A config file that replaces `<agentDir>/mcp.json` (`--mcp-config`).
+    pub config_path: Option<String>,
+    /// The environment for `${VAR}` and for servers; `process.env` if absent.
+    pub env: Option<HashMap<String, String>>,
+}
+
+#[napi(object)]
+pub struct SearchOpts {
+    pub regex: Option<bool>,
+    pub server: Option<String>,
+    pub include_schemas: Option<bool>,
+    pub limit: Option<u32>,
+    pub offset: Option<u32>,
+}
+
+#[napi(object)]
+pub struct CallOpts {
+    pub server: Option<String>,
+    /// An id for `cancel(callId)`; progress events carry it.
+    pub call_id: Option<String>,
+    pub timeout_ms: Option<u32>,
+}
+
+#[napi]
+pub struct McpAdapter {
+    inner: Arc<Adapter>,
+}
+
+#[napi]
+impl McpAdapter {
+    /// Reads config and metadata cache synchronously; starts nothing.
+    #[napi(factory)]
+    pub fn open(opts: Option<OpenOptions>) -> Result<McpAdapter> {
+        let opts = opts.unwrap_or(OpenOptions {
+            cwd: None,
+            agent_dir: None,
+            config_path: None,
+            env: None,
+        });
+        let cwd = match opts.cwd {
+            Some(cwd) => PathBuf::from(cwd),
+            None => std::env::current_dir()
+                .map_err(|e| Error::from_reason(format!("no working directory: {e}")))?,
+        };
+        let inner = Adapter::open(adapter::OpenOptions {
+            cwd,
+            agent_dir: opts.agent_dir.map(PathBuf::from),
+            config_path: opts.config_path.map(PathBuf::from),
+            env: opts.env,
+        });
+        Ok(McpAdapter { inner })
+    }
+
+    /// The `mcp` tool as Pi registers it: `{ name, label, description, promptSnippet, parameters }`.
+    #[napi(ts_return_type = "ToolDefinition")]
+    pub fn tool_definition(&self) -> Value {
+        self.inner.tool_definition()
+    }
+
+    /// Config problems and cache warnings, one line each.
+    #[napi]
+    pub fn diagnostics(&self) -> Vec<String> {
+        self.inner.diagnostics()
+    }
+
+    /// Names of the enabled servers, in config order.
+    #[napi]
+    pub fn servers(&self) -> Vec<String> {
+        self.inner
+            .server_names()
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The footer line for Pi's status bar (`undefined` without enabled servers).
+    #[napi]
+    pub fn footer(&self) -> Option<String> {
+        self.inner.footer()
+    }
+
+    /// Every server's tools as known now (`/mcp tools`).
+    #[napi(ts_return_type = "Promise<Outcome>")]
+    pub async fn tools(&self) -> Value {
+        self.inner.tools_overview().to_json()
+    }
+
+    /// Starts background work (first-run cache fill, eager servers) and returns at once.
+    #[napi]
+    pub async fn start(&self) {
+        self.inner.start();
+    }
+
+    #[napi(ts_return_type = "Promise<Outcome>")]
+    pub async fn status(&self) -> Value {
+        self.inner.status().to_json()
+    }
+
+    #[napi(ts_return_type = "Promise<Outcome>")]
+    pub async fn list(&self, server: String) -> Value {
+        self.inner.list(&server).await.to_json()
+    }
+
+    #[napi(ts_return_type = "Promise<Outcome>")]
+    pub async fn search(&self, query: String, opts: Option<SearchOpts>) -> Value {
+        let opts = opts.unwrap_or(SearchOpts {
+            regex: None,
+            server: None,
+            include_schemas: None,
+            limit: None,
+            offset: None,
+        });
+        let search = SearchOptions {
+            regex: opts.regex.unwrap_or(false),
+            server: opts.server,
+            limit: opts
+                .limit
+                .filter(|n| *n > 0)
+                .map_or(adapter::DEFAULT_LIMIT, |n| n as usize),
+            offset: opts.offset.unwrap_or(0) as usize,
+        };
+        self.inner
+            .search(&query, search, opts.include_schemas.unwrap_or(true))
+            .await
+            .to_json()
+    }
+
+    #[napi(ts_return_type = "Promise<Outcome>")]
+    pub async fn describe(&self, tool: String, server: Option<String>) -> Value {
+        self.inner
+            .describe(&tool, server.as_deref())
+            .await
+            .to_json()
+    }
+
+    #[napi(ts_return_type = "Promise<Outcome>")]
+    pub async fn instructions(&self, server: String) -> Value {
+        self.inner.instructions(&server).await.to_json()
+    }
+
+    #[napi(ts_return_type = "Promise<Outcome>")]
+    pub async fn connect(&self, server: String) -> Value {
+        self.inner.connect(&server).await.to_json()
+    }
+
+    #[napi(
+        ts_args_type = "tool: string, args?: Record<string, unknown>, opts?: CallOpts",
+        ts_return_type = "Promise<Outcome>"
+    )]
+    pub async fn call(
+        &self,
+        tool: String,
+        args: Option<Map<String, Value>>,
+        opts: Option<CallOpts>,
+    ) -> Value {
+        let opts = opts.map_or_else(CallOptions::default, |o| CallOptions {
+            server: o.server,
+            call_id: o.call_id,
+            timeout_ms: o.timeout_ms.map(u64::from),
+            on_progress: None,
+        });
+        self.inner
+            .call(&tool, args.unwrap_or_default(), opts)
+            .await
+            .to_json()
+    }
+
+    /// Runs the `mcp` tool with the parameters the model gave.
+    #[napi(
+        ts_args_type = "params: McpParams, callId?: string",
+        ts_return_type = "Promise<Outcome>"
+    )]
+    pub async fn execute(&self, params: Value, call_id: Option<String>) -> Value {
+        self.inner.execute(&params, call_id).await.to_json()
+    }
+
+    /// Aborts the running call started with `callId`; the server gets `notifications/cancelled`.
+    #[napi]
+    pub fn cancel(&self, call_id: String) {
+        self.inner.cancel(&call_id);
+    }
+
+    /// Receives lifecycle events; the callback never keeps Node alive.
+    #[napi(ts_args_type = "callback: (event: LifecycleEvent) => void")]
+    pub fn on_event(&self, callback: Function<Value, ()>) -> Result<()> {
+        let tsfn = callback
+            .build_threadsafe_function::<Value>()
+            .weak::<true>()
+            .build()?;
+        self.inner.on_event(Arc::new(move |event| {
+            tsfn.call(event, ThreadsafeFunctionCallMode::NonBlocking);
+        }));
+        Ok(())
+    }
+
+    /// Cancels running calls and stops every server (bounded in time).
+    #[napi]
+    pub async fn shutdown(&self) {
+        self.inner.shutdown().await;
+    }
+}

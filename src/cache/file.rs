@@ -1,0 +1,91 @@
+//! Updating the cache file when several Pi processes may write it at once: an advisory lock
+//! around read-merge-write, and a rename so readers never see half a file.
+
+use super::{CacheEntry, VERSION};
+use serde_json::{json, Map, Value};
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Stores `entries` (by server name) in the cache file, keeping every other server and every
+/// field this version does not know.
+pub fn write_entries(path: &Path, entries: &[(String, CacheEntry)]) -> io::Result<()> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(sibling(path, ".lock"))?;
+    lock.lock()?; // released when `lock` is dropped
+    let mut root = current_root(path);
+    let servers = root.entry("servers").or_insert_with(|| json!({}));
+    if !servers.is_object() {
+        *servers = json!({});
+    }
+    if let Value::Object(servers) = servers {
+        for (name, entry) in entries {
+            let slot = servers.entry(name.clone()).or_insert_with(|| json!({}));
+            if !slot.is_object() {
+                *slot = json!({});
+            }
+            if let Value::Object(slot) = slot {
+                entry.write_into(slot);
+            }
+        }
+    }
+    root.insert("version".into(), json!(VERSION));
+    write_atomically(path, &serde_json::to_vec(&Value::Object(root))?)
+}
+
+/// The file's root object to merge into. A corrupt file starts over; a file of another
+/// version is first kept as `<file>.bak-<epoch ms>`.
+fn current_root(path: &Path) -> Map<String, Value> {
+    let Ok(bytes) = fs::read(path) else {
+        return Map::new();
+    };
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(root)) if root.get("version").and_then(Value::as_u64) == Some(VERSION) => {
+            root
+        }
+        Ok(Value::Object(root)) if root.contains_key("version") => {
+            let millis = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis());
+            let _ = fs::copy(path, sibling(path, &format!(".bak-{millis}")));
+            Map::new()
+        }
+        _ => Map::new(),
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let tmp = sibling(
+        path,
+        &format!(
+            ".{}.{}.tmp",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ),
+    );
+    let written = (|| {
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
+}
+
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    path.with_file_name(name)
+}

@@ -1,0 +1,151 @@
+//! The metadata cache `<agentDir>/mcp-cache.json`, shared with pi-mcp-adapter: the tools,
+//! resources, prompts and instructions of each server, so that search, list and describe work
+//! without starting servers.
+
+mod file;
+mod hash;
+
+pub use file::write_entries;
+pub use hash::config_hash;
+
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+pub const VERSION: u64 = 1;
+/// Entries older than this are stale.
+const MAX_AGE_MS: f64 = 7.0 * 24.0 * 3600.0 * 1000.0;
+
+pub fn cache_path(agent_dir: &Path) -> PathBuf {
+    agent_dir.join("mcp-cache.json")
+}
+
+/// One server's cached metadata. MCP names, never prefixed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CacheEntry {
+    pub config_hash: String,
+    pub tools: Vec<Value>,
+    pub resources: Vec<Value>,
+    pub prompts: Option<Vec<Value>>,
+    pub instructions: Option<String>,
+    /// Epoch milliseconds; `NaN` when the file had no usable value.
+    pub cached_at: f64,
+    pub ttl_ms: Option<f64>,
+}
+
+impl CacheEntry {
+    /// Usable for a server whose config hashes to `hash`, at time `now_ms`.
+    pub fn is_valid(&self, hash: &str, now_ms: f64) -> bool {
+        let max_age = self.ttl_ms.map_or(MAX_AGE_MS, |ttl| ttl.min(MAX_AGE_MS));
+        self.config_hash == hash && self.cached_at.is_finite() && now_ms - self.cached_at < max_age
+    }
+
+    fn from_json(value: &Value) -> CacheEntry {
+        let list = |key: &str| value.get(key).and_then(Value::as_array).cloned();
+        CacheEntry {
+            config_hash: value
+                .get("configHash")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            tools: list("tools").unwrap_or_default(),
+            resources: list("resources").unwrap_or_default(),
+            prompts: list("prompts"),
+            instructions: value
+                .get("instructions")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            cached_at: value
+                .get("cachedAt")
+                .and_then(Value::as_f64)
+                .unwrap_or(f64::NAN),
+            ttl_ms: value.get("ttlMs").and_then(Value::as_f64),
+        }
+    }
+
+    /// Writes this entry's fields over `target`, keeping fields other tools put there.
+    fn write_into(&self, target: &mut Map<String, Value>) {
+        target.insert("configHash".into(), json!(self.config_hash));
+        target.insert("tools".into(), json!(self.tools));
+        target.insert("resources".into(), json!(self.resources));
+        target.insert("cachedAt".into(), json!(self.cached_at as u64));
+        let optional = [
+            ("prompts", self.prompts.as_ref().map(|p| json!(p))),
+            ("instructions", self.instructions.as_ref().map(|i| json!(i))),
+            ("ttlMs", self.ttl_ms.map(|t| json!(t))),
+        ];
+        for (key, value) in optional {
+            match value {
+                Some(v) => target.insert(key.into(), v),
+                None => target.remove(key),
+            };
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Cache {
+    pub servers: HashMap<String, CacheEntry>,
+}
+
+#[derive(Debug, PartialEq)]
+pub enum Loaded {
+    Missing,
+    Ok(Cache),
+    /// The file exists but cannot be used; it is replaced at the next write.
+    Unusable {
+        warning: String,
+    },
+}
+
+/// Reads the cache file (fast: one read and one parse).
+pub fn load(path: &Path) -> Loaded {
+    let text = match std::fs::read(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Loaded::Missing,
+        Err(e) => return unusable(path, &format!("cannot be read ({e})")),
+    };
+    let root: Value = match serde_json::from_slice(&text) {
+        Ok(root) => root,
+        Err(e) => return unusable(path, &format!("is not valid JSON ({e})")),
+    };
+    match parse(&root) {
+        Ok(cache) => Loaded::Ok(cache),
+        Err(why) => unusable(path, &why),
+    }
+}
+
+fn unusable(path: &Path, why: &str) -> Loaded {
+    Loaded::Unusable {
+        warning: format!(
+            "metadata cache {} {why}; it is ignored and will be rewritten",
+            path.display()
+        ),
+    }
+}
+
+fn parse(root: &Value) -> Result<Cache, String> {
+    match root.get("version") {
+        Some(v) if v.as_u64() == Some(VERSION) => {}
+        Some(v) => {
+            return Err(format!(
+                "has version {v}, this version reads version {VERSION}"
+            ))
+        }
+        None => return Err("has no `version`".into()),
+    }
+    let servers = root
+        .get("servers")
+        .and_then(Value::as_object)
+        .ok_or("has no `servers` object")?;
+    Ok(Cache {
+        servers: servers
+            .iter()
+            .filter(|(_, entry)| entry.is_object())
+            .map(|(name, entry)| (name.clone(), CacheEntry::from_json(entry)))
+            .collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,389 @@
+//! One merged server entry checked and turned into a [`ServerConfig`]. Every problem becomes a
+//! diagnostic naming the server and the field; only a server that cannot run at all is dropped.
+
+use super::interpolate::{expand_path, interpolate, interpolate_reporting};
+use super::{Diagnostic, Env, Level, Lifecycle, ServerConfig, Transport};
+use crate::catalog::ToolPrefix;
+use serde_json::{Map, Value};
+use std::path::Path;
+
+/// Checks the fields of one entry, collecting diagnostics as it goes.
+struct Fields<'a> {
+    name: &'a str,
+    entry: &'a Map<String, Value>,
+    file: &'a Path,
+    env: &'a Env,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl<'a> Fields<'a> {
+    fn report(&mut self, level: Level, field: &str, message: String) {
+        self.diagnostics.push(Diagnostic {
+            level,
+            file: Some(self.file.to_path_buf()),
+            line: None,
+            server: Some(self.name.to_string()),
+            field: Some(field.to_string()),
+            message,
+        });
+    }
+
+    fn get(&self, field: &str) -> Option<&'a Value> {
+        self.entry.get(field).filter(|v| !v.is_null())
+    }
+
+    fn string(&mut self, field: &str) -> Option<String> {
+        match self.get(field)? {
+            Value::String(s) => Some(s.clone()),
+            other => {
+                let got = describe(other);
+                self.report(Level::Error, field, format!("must be a string, got {got}"));
+                None
+            }
+        }
+    }
+
+    fn flag(&mut self, field: &str, default: bool) -> bool {
+        match self.get(field) {
+            None => default,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => {
+                let got = describe(other);
+                self.report(
+                    Level::Warning,
+                    field,
+                    format!("must be true or false, got {got}; using {default}"),
+                );
+                default
+            }
+        }
+    }
+
+    fn strings(&mut self, field: &str) -> Option<Vec<String>> {
+        let value = self.get(field)?;
+        let items = value
+            .as_array()
+            .and_then(|items| items.iter().map(scalar_string).collect::<Option<Vec<_>>>());
+        if items.is_none() {
+            let got = describe(value);
+            self.report(
+                Level::Error,
+                field,
+                format!("must be an array of strings, got {got}"),
+            );
+        }
+        items
+    }
+
+    /// An object of string values (numbers and booleans are taken as their text).
+    fn string_map(&mut self, field: &str) -> Vec<(String, String)> {
+        let Some(value) = self.get(field) else {
+            return vec![];
+        };
+        let Some(map) = value.as_object() else {
+            let got = describe(value);
+            self.report(
+                Level::Error,
+                field,
+                format!("must be an object of strings, got {got}"),
+            );
+            return vec![];
+        };
+        let mut out = Vec::with_capacity(map.len());
+        for (key, v) in map {
+            match scalar_string(v) {
+                Some(s) => out.push((key.clone(), interpolate(&s, self.env))),
+                None => {
+                    let got = describe(v);
+                    self.report(
+                        Level::Error,
+                        &format!("{field}.{key}"),
+                        format!("must be a string, got {got}; the variable is not set"),
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    fn positive_millis(&mut self, field: &str) -> Option<u64> {
+        match self.get(field)? {
+            Value::Number(n) if n.as_f64().is_some_and(|ms| ms >= 1.0) => {
+                n.as_f64().map(|ms| ms as u64)
+            }
+            Value::Number(_) => None, // ≤ 0 means "the default", as in pi-mcp-adapter
+            other => {
+                let got = describe(other);
+                self.report(
+                    Level::Warning,
+                    field,
+                    format!("must be a number of milliseconds, got {got}; using the default"),
+                );
+                None
+            }
+        }
+    }
+}
+
+/// Parses `entry` (already merged across files). `None` when the server cannot be used.
+pub fn parse(
+    name: &str,
+    value: &Value,
+    file: &Path,
+    env: &Env,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<ServerConfig> {
+    let Some(entry) = value.as_object() else {
+        diagnostics.push(Diagnostic {
+            level: Level::Error,
+            file: Some(file.to_path_buf()),
+            line: None,
+            server: Some(name.to_string()),
+            field: None,
+            message: format!(
+                "must be an object like {{\"command\": \"npx\", \"args\": [...]}}, got {}",
+                describe(value)
+            ),
+        });
+        return None;
+    };
+    let mut f = Fields {
+        name,
+        entry,
+        file,
+        env,
+        diagnostics: Vec::new(),
+    };
+    let disabled = matches!(f.get("disabled"), Some(Value::Bool(true)));
+    let transport = transport(&mut f);
+    let server = transport.map(|transport| ServerConfig {
+        name: name.to_string(),
+        source: file.to_path_buf(),
+        entry: value.clone(),
+        transport,
+        lifecycle: lifecycle(&mut f),
+        request_timeout_ms: f.positive_millis("requestTimeoutMs"),
+        disabled,
+        debug: f.flag("debug", false),
+        inherit_env: f.flag("inheritEnv", true),
+        expose_resources: f.flag("exposeResources", true),
+        include_tools: f.strings("includeTools"),
+        exclude_tools: f.strings("excludeTools"),
+        tool_prefix: f
+            .string("toolPrefix")
+            .and_then(|p| tool_prefix(&p, &mut |m| f.report(Level::Warning, "toolPrefix", m))),
+    });
+    // A disabled server is never started: its problems do not matter until it is enabled.
+    if !disabled {
+        diagnostics.append(&mut f.diagnostics);
+    }
+    server
+}
+
+fn transport(f: &mut Fields) -> Option<Transport> {
+    let (command, url) = (f.string("command"), f.string("url"));
+    match (command, url) {
+        (Some(_), Some(_)) => {
+            f.report(
+                Level::Error,
+                "command",
+                "has both `command` and `url`; keep `command` for a local (stdio) server or `url` for a remote one".into(),
+            );
+            None
+        }
+        (Some(command), None) if command.trim().is_empty() => {
+            f.report(
+                Level::Error,
+                "command",
+                "is empty; set the program to run, e.g. \"npx\"".into(),
+            );
+            None
+        }
+        (Some(command), None) => {
+            let args = f
+                .strings("args")
+                .unwrap_or_default()
+                .iter()
+                .map(|a| interpolate(a, f.env))
+                .collect();
+            let env = f.string_map("env");
+            let cwd = f.string("cwd").map(|c| expand_path(&c, f.env));
+            Some(Transport::Stdio {
+                command: interpolate(&command, f.env),
+                args,
+                env,
+                cwd,
+            })
+        }
+        (None, Some(url)) => {
+            let (url, missing) = interpolate_reporting(&url, f.env);
+            if !missing.is_empty() {
+                f.report(
+                    Level::Error,
+                    "url",
+                    format!("uses unset environment variable(s) {}", missing.join(", ")),
+                );
+                return None;
+            }
+            let headers = f.string_map("headers");
+            Some(Transport::Http { url, headers })
+        }
+        (None, None) => {
+            if f.get("socket").is_some() {
+                f.report(
+                    Level::Error,
+                    "socket",
+                    "Unix-socket servers are not supported; use `command` or `url`".into(),
+                );
+            } else if f.get("command").is_none() && f.get("url").is_none() {
+                f.report(
+                    Level::Error,
+                    "command",
+                    "is missing: set `command` (and `args`) for a local server, or `url` for a remote one".into(),
+                );
+            }
+            None
+        }
+    }
+}
+
+fn lifecycle(f: &mut Fields) -> Lifecycle {
+    match f.string("lifecycle").as_deref() {
+        None | Some("lazy") => Lifecycle::Lazy,
+        Some("eager") => Lifecycle::Eager,
+        Some("keep-alive") => Lifecycle::KeepAlive,
+        Some("lazy-keep-alive") => Lifecycle::LazyKeepAlive,
+        Some(other) => {
+            f.report(
+                Level::Warning,
+                "lifecycle",
+                format!("unknown value \"{other}\" (expected \"lazy\", \"eager\" or \"keep-alive\"); using \"lazy\""),
+            );
+            Lifecycle::Lazy
+        }
+    }
+}
+
+/// `settings.toolPrefix` or a server's `toolPrefix`; an unknown value is reported and ignored.
+pub fn tool_prefix(value: &str, warn: &mut dyn FnMut(String)) -> Option<ToolPrefix> {
+    match value {
+        "server" => Some(ToolPrefix::Server),
+        "short" => Some(ToolPrefix::Short),
+        "none" => Some(ToolPrefix::None),
+        "mcp" => Some(ToolPrefix::Mcp),
+        other => {
+            warn(format!(
+                "unknown value \"{other}\" (expected \"server\", \"short\" or \"none\"); using the default"
+            ));
+            None
+        }
+    }
+}
+
+fn scalar_string(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+pub fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => format!("the string {s:?}"),
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse_one(value: Value) -> (Option<ServerConfig>, Vec<String>) {
+        let env: Env = [("HOME", "/h"), ("KEY", "k")]
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        let mut diagnostics = vec![];
+        let server = parse(
+            "s",
+            &value,
+            Path::new("/cfg/mcp.json"),
+            &env,
+            &mut diagnostics,
+        );
+        (server, diagnostics.iter().map(|d| d.to_string()).collect())
+    }
+
+    #[test]
+    fn stdio_entry() {
+        let (server, diags) = parse_one(json!({
+            "command": "npx", "args": ["-y", "pkg", "--key=${KEY}"], "env": {"A": "${KEY}", "N": 1},
+            "cwd": "~/work", "lifecycle": "eager", "requestTimeoutMs": 5000, "includeTools": ["a*"]
+        }));
+        assert!(diags.is_empty(), "{diags:?}");
+        let server = server.unwrap();
+        assert_eq!(
+            server.transport,
+            Transport::Stdio {
+                command: "npx".into(),
+                args: vec!["-y".into(), "pkg".into(), "--key=k".into()],
+                env: vec![("A".into(), "k".into()), ("N".into(), "1".into())],
+                cwd: Some("/h/work".into()),
+            }
+        );
+        assert_eq!(server.lifecycle, Lifecycle::Eager);
+        assert_eq!(server.request_timeout_ms, Some(5000));
+        assert_eq!(server.include_tools, Some(vec!["a*".to_string()]));
+        assert!(server.inherit_env && server.expose_resources && !server.disabled);
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let (server, diags) = parse_one(json!({"args": ["x"]}));
+        assert!(server.is_none());
+        assert_eq!(
+            diags,
+            ["error: /cfg/mcp.json: server \"s\", field `command`: is missing: set `command` (and `args`) for a local server, or `url` for a remote one"]
+        );
+        let (server, diags) = parse_one(json!({"command": 5}));
+        assert!(server.is_none());
+        assert!(
+            diags[0].contains("field `command`: must be a string, got 5"),
+            "{diags:?}"
+        );
+        let (_, diags) = parse_one(json!(["npx"]));
+        assert!(diags[0].contains("must be an object"), "{diags:?}");
+        let (server, diags) = parse_one(json!({"url": "https://x/${NOPE}"}));
+        assert!(server.is_none());
+        assert!(
+            diags[0].contains("unset environment variable(s) NOPE"),
+            "{diags:?}"
+        );
+    }
+
+    #[test]
+    fn unknown_values_warn_and_default() {
+        let (server, diags) =
+            parse_one(json!({"command": "x", "lifecycle": "sometimes", "debug": "yes"}));
+        let server = server.unwrap();
+        assert_eq!(server.lifecycle, Lifecycle::Lazy);
+        assert!(!server.debug);
+        assert_eq!(diags.len(), 2);
+        assert!(diags.iter().all(|d| d.starts_with("warning:")), "{diags:?}");
+    }
+
+    #[test]
+    fn disabled_servers_are_quiet() {
+        let (server, diags) =
+            parse_one(json!({"command": "x", "disabled": true, "lifecycle": "?"}));
+        assert!(server.unwrap().disabled);
+        assert!(diags.is_empty());
+    }
+}

@@ -1,0 +1,218 @@
+//! MCP results turned into what Pi shows the model: text and image blocks. Images pass through;
+//! embedded resources, links and audio become short text; `structuredContent` is added once.
+
+use serde_json::{json, Value};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rendered {
+    /// `{type:"text",text}` and `{type:"image",data,mimeType}` blocks.
+    pub content: Vec<Value>,
+    pub is_error: bool,
+}
+
+/// A `tools/call` result.
+pub fn call_result(raw: &Value) -> Rendered {
+    let mut content: Vec<Value> = raw
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(block)
+        .collect();
+    // Servers are asked to repeat structured results as JSON text; add them only when they did not.
+    if let Some(structured) = raw.get("structuredContent").filter(|s| !s.is_null()) {
+        if !content.iter().any(is_json_text) {
+            let json = structured.to_string();
+            let text = if content.is_empty() {
+                json
+            } else {
+                format!("Structured content: {json}")
+            };
+            content.push(text_block(text));
+        }
+    }
+    let is_error = raw.get("isError").and_then(Value::as_bool).unwrap_or(false);
+    if content.is_empty() {
+        content.push(text_block(if is_error {
+            "The tool failed without saying why."
+        } else {
+            "(empty result)"
+        }));
+    }
+    Rendered { content, is_error }
+}
+
+/// A `resources/read` result.
+pub fn resource_result(raw: &Value) -> Rendered {
+    let mut content: Vec<Value> = raw
+        .get("contents")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|c| match c.get("text").and_then(Value::as_str) {
+            Some(text) => text_block(text),
+            None => text_block(binary_note(c)),
+        })
+        .collect();
+    if content.is_empty() {
+        content.push(text_block("(empty resource)"));
+    }
+    Rendered {
+        content,
+        is_error: false,
+    }
+}
+
+fn block(item: &Value) -> Option<Value> {
+    let field = |key: &str| item.get(key).and_then(Value::as_str);
+    Some(match field("type")? {
+        "text" => text_block(field("text").unwrap_or_default()),
+        "image" => json!({
+            "type": "image",
+            "data": field("data").unwrap_or_default(),
+            "mimeType": field("mimeType").unwrap_or("image/png"),
+        }),
+        "audio" => text_block(format!(
+            "[Audio: {}, {} bytes, not shown]",
+            field("mimeType").unwrap_or("unknown type"),
+            base64_len(field("data").unwrap_or_default())
+        )),
+        "resource" => {
+            let resource = item.get("resource")?;
+            let uri = resource.get("uri").and_then(Value::as_str).unwrap_or("?");
+            match resource.get("text").and_then(Value::as_str) {
+                Some(text) => text_block(format!("[Resource: {uri}]\n{text}")),
+                None => text_block(binary_note(resource)),
+            }
+        }
+        "resource_link" => {
+            let mut text = format!(
+                "[Resource link: {}]\nURI: {}",
+                field("name").unwrap_or("unnamed"),
+                field("uri").unwrap_or("?")
+            );
+            if let Some(description) = field("description").filter(|d| !d.is_empty()) {
+                text.push('\n');
+                text.push_str(description);
+            }
+            text_block(text)
+        }
+        _ => text_block(item.to_string()),
+    })
+}
+
+fn binary_note(resource: &Value) -> String {
+    let field = |key: &str| resource.get(key).and_then(Value::as_str);
+    format!(
+        "[Resource: {} ({}), {} bytes of binary content, not shown]",
+        field("uri").unwrap_or("?"),
+        field("mimeType").unwrap_or("unknown type"),
+        base64_len(field("blob").unwrap_or_default())
+    )
+}
+
+/// Decoded size of base64 text.
+fn base64_len(data: &str) -> usize {
+    let padding = data.bytes().rev().take_while(|b| *b == b'=').count();
+    (data.len() / 4 * 3).saturating_sub(padding)
+}
+
+fn text_block(text: impl Into<String>) -> Value {
+    json!({ "type": "text", "text": text.into() })
+}
+
+fn is_json_text(block: &Value) -> bool {
+    block
+        .get("text")
+        .and_then(Value::as_str)
+        .map(str::trim_start)
+        .is_some_and(|t| {
+            (t.starts_with('{') || t.starts_with('[')) && serde_json::from_str::<Value>(t).is_ok()
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(r: &Rendered) -> Vec<&str> {
+        r.content
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect()
+    }
+
+    #[test]
+    fn every_block_type() {
+        let raw = json!({"content": [
+            {"type": "text", "text": "hello"},
+            {"type": "image", "data": "aGk=", "mimeType": "image/jpeg"},
+            {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
+            {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "body"}},
+            {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAECAw==", "mimeType": "application/octet-stream"}},
+            {"type": "resource_link", "uri": "file:///c", "name": "c", "description": "the c file"},
+            {"type": "mystery", "x": 1}
+        ]});
+        let r = call_result(&raw);
+        assert!(!r.is_error);
+        assert_eq!(
+            r.content[1],
+            json!({"type": "image", "data": "aGk=", "mimeType": "image/jpeg"})
+        );
+        assert_eq!(
+            texts(&r),
+            [
+                "hello",
+                "[Audio: audio/wav, 3 bytes, not shown]",
+                "[Resource: file:///a.txt]\nbody",
+                "[Resource: file:///b.bin (application/octet-stream), 4 bytes of binary content, not shown]",
+                "[Resource link: c]\nURI: file:///c\nthe c file",
+                r#"{"type":"mystery","x":1}"#,
+            ]
+        );
+    }
+
+    #[test]
+    fn structured_content_once() {
+        let duplicated = json!({"content": [{"type": "text", "text": "{\"sum\": 5}"}], "structuredContent": {"sum": 5}});
+        assert_eq!(texts(&call_result(&duplicated)), ["{\"sum\": 5}"]);
+        let wrapped = json!({"content": [{"type": "text", "text": "[1, 2]"}], "structuredContent": {"items": [1, 2]}});
+        assert_eq!(texts(&call_result(&wrapped)), ["[1, 2]"]);
+        let extra =
+            json!({"content": [{"type": "text", "text": "5"}], "structuredContent": {"sum": 5}});
+        assert_eq!(
+            texts(&call_result(&extra)),
+            ["5", "Structured content: {\"sum\":5}"]
+        );
+        let alone = json!({"content": [], "structuredContent": {"sum": 5}});
+        assert_eq!(texts(&call_result(&alone)), ["{\"sum\":5}"]);
+    }
+
+    #[test]
+    fn errors_and_empty_results() {
+        let r = call_result(
+            &json!({"content": [{"type": "text", "text": "bad input"}], "isError": true}),
+        );
+        assert!(r.is_error);
+        assert_eq!(texts(&r), ["bad input"]);
+        assert_eq!(
+            texts(&call_result(&json!({"content": []}))),
+            ["(empty result)"]
+        );
+        assert_eq!(
+            texts(&call_result(&json!({"isError": true}))),
+            ["The tool failed without saying why."]
+        );
+        let read = resource_result(
+            &json!({"contents": [{"uri": "u", "text": "doc"}, {"uri": "v", "blob": "AA=="}]}),
+        );
+        assert_eq!(
+            texts(&read),
+            [
+                "doc",
+                "[Resource: v (unknown type), 1 bytes of binary content, not shown]"
+            ]
+        );
+        assert_eq!(texts(&resource_result(&json!({}))), ["(empty resource)"]);
+    }
+}

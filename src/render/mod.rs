@@ -1,0 +1,377 @@
+//! Every text the model, a person or a test reads: the `mcp` tool's definition, and the output of
+//! each mode. Compact, and always with the next step spelled out.
+
+mod content;
+mod schema;
+
+pub use content::{call_result, resource_result, Rendered};
+pub use schema::{parameters, shape};
+
+use crate::catalog::ToolInfo;
+use crate::search::Page;
+use serde_json::{json, Value};
+
+/// Search hits that get their parameter shape.
+const SHAPED_HITS: usize = 3;
+/// Descriptions in lists are cut near this many characters.
+const LIST_DESCRIPTION: usize = 90;
+/// Instructions quoted in a list before pointing at `instructions`.
+const INSTRUCTIONS_PREVIEW: usize = 240;
+
+/// The `mcp` tool's description: the modes and the configured servers; byte-stable for a config.
+pub fn tool_description(servers: &[&str]) -> String {
+    let servers = if servers.is_empty() {
+        "none configured".to_string()
+    } else {
+        servers.join(", ")
+    };
+    format!(
+        "Use tools of MCP servers ({servers}). Give one of: tool (+args) to call a tool; search to find tools \
+         (words OR'd); describe for a tool's parameters; server to list its tools; instructions for a server's \
+         notes; connect to reconnect a server; nothing for status."
+    )
+}
+
+/// The `mcp` tool's parameters (JSON Schema); every field optional.
+pub fn tool_parameters() -> Value {
+    let text = |description: &str| json!({ "type": "string", "description": description });
+    json!({
+        "type": "object",
+        "properties": {
+            "tool": text("Tool to call, e.g. server_tool"),
+            "args": {
+                "description": "Arguments for tool: an object (or its JSON text)",
+                "anyOf": [{ "type": "object" }, { "type": "string" }]
+            },
+            "search": text("Words to find tools by"),
+            "regex": { "type": "boolean", "description": "search is a regex" },
+            "includeSchemas": { "type": "boolean", "description": "Show parameters in search results (default true)" },
+            "describe": text("Tool to describe"),
+            "server": text("Server: list its tools, or scope tool/search/describe"),
+            "instructions": text("Server whose instructions to show"),
+            "connect": text("Server to (re)connect"),
+            "limit": { "type": "number", "description": "Search results per page (default 12)" },
+            "offset": { "type": "number", "description": "Search results to skip" }
+        }
+    })
+}
+
+/// What we know of a server's connection.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ServerState {
+    Connected,
+    Connecting,
+    /// Not running; its tools are known from the cache.
+    Cached,
+    NotConnected,
+    Failed {
+        ago_secs: u64,
+        reason: String,
+    },
+    Disabled,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerStatus {
+    pub name: String,
+    pub state: ServerState,
+    pub tool_count: usize,
+}
+
+pub fn status(servers: &[ServerStatus], notes: &[String]) -> String {
+    let enabled = servers
+        .iter()
+        .filter(|s| s.state != ServerState::Disabled)
+        .count();
+    let connected = servers
+        .iter()
+        .filter(|s| s.state == ServerState::Connected)
+        .count();
+    let tools: usize = servers
+        .iter()
+        .filter(|s| s.state != ServerState::Disabled)
+        .map(|s| s.tool_count)
+        .sum();
+    let mut out = format!("MCP: {connected}/{enabled} servers connected, {tools} tools");
+    if servers.is_empty() {
+        out.push_str("\nNo MCP servers are configured. Add them under \"mcpServers\" in ~/.pi/agent/mcp.json or .pi/mcp.json.");
+    }
+    for s in servers {
+        out.push('\n');
+        out.push_str(&status_line(s));
+    }
+    if !servers.is_empty() {
+        out.push_str("\n\nmcp({ server: \"name\" }) lists a server's tools; mcp({ search: \"words\" }) finds tools.");
+    }
+    if !notes.is_empty() {
+        out.push_str("\n\nConfiguration problems:");
+        for note in notes {
+            out.push_str("\n- ");
+            out.push_str(note);
+        }
+    }
+    out
+}
+
+fn status_line(s: &ServerStatus) -> String {
+    let tools = plural(s.tool_count, "tool");
+    match &s.state {
+        ServerState::Connected => format!("✓ {}: connected, {tools}", s.name),
+        ServerState::Connecting => format!("… {}: connecting", s.name),
+        ServerState::Cached => format!("○ {}: {tools} (cached; starts on first use)", s.name),
+        ServerState::NotConnected => {
+            format!("○ {}: not connected yet; starts on first use", s.name)
+        }
+        ServerState::Failed { ago_secs, reason } => {
+            format!(
+                "✗ {}: failed {ago_secs} s ago: {}",
+                s.name,
+                first_line(reason)
+            )
+        }
+        ServerState::Disabled => format!("⊘ {}: disabled", s.name),
+    }
+}
+
+/// One-line footer for Pi's status bar.
+pub fn footer(servers: &[ServerStatus]) -> Option<String> {
+    let enabled: Vec<&ServerStatus> = servers
+        .iter()
+        .filter(|s| s.state != ServerState::Disabled)
+        .collect();
+    if enabled.is_empty() {
+        return None;
+    }
+    let connected = enabled
+        .iter()
+        .filter(|s| s.state == ServerState::Connected)
+        .count();
+    let failed = enabled
+        .iter()
+        .filter(|s| matches!(s.state, ServerState::Failed { .. }))
+        .count();
+    let connecting = enabled
+        .iter()
+        .filter(|s| s.state == ServerState::Connecting)
+        .count();
+    let mut out = format!("MCP {connected}/{} connected", enabled.len());
+    if connecting > 0 {
+        out.push_str(&format!(", {connecting} connecting"));
+    }
+    if failed > 0 {
+        out.push_str(&format!(", {failed} failed"));
+    }
+    Some(out)
+}
+
+pub fn list(
+    server: &str,
+    state: &ServerState,
+    tools: &[&ToolInfo],
+    instructions: Option<&str>,
+) -> String {
+    let how = match state {
+        ServerState::Connected => "connected",
+        _ => "from cache, not running",
+    };
+    if tools.is_empty() {
+        return format!("Server \"{server}\" has no tools ({how}).");
+    }
+    let mut out = format!("{server}: {} ({how})", plural(tools.len(), "tool"));
+    for tool in tools {
+        out.push_str(&format!("\n- {}", tool.name));
+        let description = summary(tool);
+        if !description.is_empty() {
+            out.push_str(": ");
+            out.push_str(&clip(&description, LIST_DESCRIPTION));
+        }
+    }
+    if let Some(text) = instructions.map(str::trim).filter(|t| !t.is_empty()) {
+        out.push_str(&format!(
+            "\n\nInstructions: {}",
+            clip(&one_line(text), INSTRUCTIONS_PREVIEW)
+        ));
+        if text.chars().count() > INSTRUCTIONS_PREVIEW {
+            out.push_str(&format!(
+                " (all of it: mcp({{ instructions: \"{server}\" }}))"
+            ));
+        }
+    }
+    out
+}
+
+/// `/mcp tools`: every server's tools.
+pub fn tools_overview(groups: &[(String, Vec<&ToolInfo>)]) -> String {
+    let total: usize = groups.iter().map(|(_, tools)| tools.len()).sum();
+    let mut out = format!("MCP tools: {total}");
+    for (server, tools) in groups {
+        out.push_str(&format!("\n\n{server} ({})", plural(tools.len(), "tool")));
+        if tools.is_empty() {
+            out.push_str(": none known yet (connect it with /mcp reconnect ");
+            out.push_str(server);
+            out.push(')');
+        }
+        for tool in tools {
+            out.push_str(&format!("\n- {}", tool.name));
+        }
+    }
+    out
+}
+
+pub fn search(query: &str, server: Option<&str>, page: &Page, include_schemas: bool) -> String {
+    let scope = server
+        .map(|s| format!(" on server \"{s}\""))
+        .unwrap_or_default();
+    if page.total == 0 {
+        return format!("No tools match \"{query}\"{scope}. Try other or fewer words, or mcp({{}}) to see the servers.");
+    }
+    if page.hits.is_empty() {
+        return format!(
+            "{} match \"{query}\"{scope}, none after offset {}.",
+            plural(page.total, "tool"),
+            page.offset
+        );
+    }
+    let mut out = if query.is_empty() {
+        format!("{}{scope}:", plural(page.total, "tool"))
+    } else {
+        format!(
+            "{} match \"{query}\"{scope}, best first:",
+            plural(page.total, "tool")
+        )
+    };
+    for (i, tool) in page.hits.iter().enumerate() {
+        out.push_str(&format!("\n{}", tool.name));
+        let description = summary(tool);
+        if !description.is_empty() {
+            out.push_str(&format!(": {}", clip(&description, 160)));
+        }
+        if include_schemas && i < SHAPED_HITS {
+            match (
+                &tool.resource_uri,
+                tool.input_schema.as_ref().and_then(shape),
+            ) {
+                (Some(uri), _) => out.push_str(&format!("\n  reads resource {uri}; no parameters")),
+                (None, Some(shape)) => out.push_str(&format!("\n  {shape}")),
+                (None, None) => out.push_str("\n  no parameters"),
+            }
+        }
+    }
+    let shown_to = page.offset + page.hits.len();
+    if shown_to < page.total {
+        out.push_str(&format!(
+            "\n\n{} of {} shown; offset: {shown_to} for more.",
+            shown_to - page.offset,
+            page.total
+        ));
+    }
+    if include_schemas && page.hits.len() > SHAPED_HITS {
+        out.push_str("\nmcp({ describe: \"name\" }) shows any tool's parameters.");
+    }
+    out
+}
+
+pub fn describe(tool: &ToolInfo) -> String {
+    let mut out = format!("{} (server \"{}\"", tool.name, tool.server);
+    if tool.original != tool.name {
+        out.push_str(&format!(", MCP name \"{}\"", tool.original));
+    }
+    out.push(')');
+    if !tool.description.trim().is_empty() {
+        out.push('\n');
+        out.push_str(tool.description.trim());
+    }
+    out.push_str("\n\n");
+    match (&tool.resource_uri, &tool.input_schema) {
+        (Some(uri), _) => out.push_str(&format!("Reads the resource {uri}; takes no parameters.")),
+        (None, Some(schema)) => {
+            let params = parameters(schema);
+            if params.starts_with("- ") {
+                out.push_str("Parameters:\n");
+            }
+            out.push_str(&params);
+        }
+        (None, None) => out.push_str("No parameters."),
+    }
+    out
+}
+
+pub fn instructions(server: &str, text: Option<&str>) -> String {
+    match text.map(str::trim).filter(|t| !t.is_empty()) {
+        Some(text) => format!("Instructions of \"{server}\":\n\n{text}"),
+        None => format!("Server \"{server}\" gives no instructions."),
+    }
+}
+
+pub fn not_found(name: &str, server: Option<&str>, suggestions: &[String]) -> String {
+    let mut out = match server {
+        Some(s) => format!("Tool \"{name}\" not found on server \"{s}\"."),
+        None => format!("Tool \"{name}\" not found."),
+    };
+    if suggestions.is_empty() {
+        out.push_str(" Find tools with mcp({ search: \"words\" }).");
+    } else {
+        out.push_str(&format!(" Did you mean: {}?", suggestions.join(", ")));
+    }
+    out
+}
+
+pub fn ambiguous(name: &str, candidates: &[&ToolInfo]) -> String {
+    let options: Vec<String> = candidates
+        .iter()
+        .map(|t| format!("{} (server \"{}\")", t.name, t.server))
+        .collect();
+    format!(
+        "Tool \"{name}\" exists on several servers: {}. Use the full name, or add server.",
+        options.join(", ")
+    )
+}
+
+/// A running call's progress, as a partial result: `server_tool: 2/5 (copying)`.
+pub fn progress(tool: &str, progress: f64, total: Option<f64>, message: Option<&str>) -> String {
+    let mut out = match total {
+        Some(total) => format!("{tool}: {progress}/{total}"),
+        None => format!("{tool}: {progress}"),
+    };
+    if let Some(message) = message.map(str::trim).filter(|m| !m.is_empty()) {
+        out.push_str(&format!(" ({message})"));
+    }
+    out
+}
+
+/// The first sentence or line of a tool's description.
+fn summary(tool: &ToolInfo) -> String {
+    one_line(tool.description.trim().lines().next().unwrap_or_default())
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Cuts `text` at a word boundary near `max` characters, marking the cut with `…`.
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max).collect();
+    let at_word = match cut.rfind(' ') {
+        Some(i) if i > max / 2 => &cut[..i],
+        _ => cut.as_str(),
+    };
+    format!("{}…", at_word.trim_end_matches([',', ';', ':', '.', ' ']))
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
+}
+
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+#[cfg(test)]
+mod tests;

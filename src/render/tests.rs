@@ -1,0 +1,185 @@
+use super::*;
+use crate::catalog::{build_server_tools, ToolPrefix};
+use crate::search::{self, SearchOptions};
+
+fn tools() -> Vec<ToolInfo> {
+    build_server_tools(
+        "everything",
+        ToolPrefix::Server,
+        &[
+            json!({"name": "echo", "description": "Echoes back the input.\nSecond line.",
+                   "inputSchema": {"type": "object", "properties": {"message": {"type": "string", "description": "Message to echo"}}, "required": ["message"]}}),
+            json!({"name": "get-sum", "description": "Returns the sum of two numbers",
+                   "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}}),
+            json!({"name": "noop"}),
+        ],
+        &[json!({"uri": "demo://doc", "name": "Doc", "description": "A document"})],
+        true,
+    )
+}
+
+#[test]
+fn status_text() {
+    let servers = [
+        ServerStatus {
+            name: "everything".into(),
+            state: ServerState::Connected,
+            tool_count: 4,
+        },
+        ServerStatus {
+            name: "memory".into(),
+            state: ServerState::Cached,
+            tool_count: 1,
+        },
+        ServerStatus {
+            name: "broken".into(),
+            state: ServerState::Failed {
+                ago_secs: 12,
+                reason: "cannot start `x`: command not found\nstderr…".into(),
+            },
+            tool_count: 0,
+        },
+        ServerStatus {
+            name: "old".into(),
+            state: ServerState::Disabled,
+            tool_count: 7,
+        },
+    ];
+    assert_eq!(
+        status(&servers, &["warning: x".into()]),
+        "MCP: 1/3 servers connected, 5 tools\n\
+         ✓ everything: connected, 4 tools\n\
+         ○ memory: 1 tool (cached; starts on first use)\n\
+         ✗ broken: failed 12 s ago: cannot start `x`: command not found\n\
+         ⊘ old: disabled\n\n\
+         mcp({ server: \"name\" }) lists a server's tools; mcp({ search: \"words\" }) finds tools.\n\n\
+         Configuration problems:\n\
+         - warning: x"
+    );
+    assert_eq!(footer(&servers).unwrap(), "MCP 1/3 connected, 1 failed");
+    assert!(status(&[], &[]).contains("No MCP servers are configured"));
+    assert_eq!(footer(&[]), None);
+}
+
+#[test]
+fn list_text() {
+    let tools = tools();
+    let refs: Vec<&ToolInfo> = tools.iter().collect();
+    let long = "Use echo for testing. ".repeat(20);
+    let text = list("everything", &ServerState::Connected, &refs, Some(&long));
+    assert!(
+        text.starts_with(
+            "everything: 4 tools (connected)\n\
+         - everything_echo: Echoes back the input.\n\
+         - everything_get-sum: Returns the sum of two numbers\n\
+         - everything_noop\n\
+         - everything_get_doc: A document\n\nInstructions: Use echo"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("… (all of it: mcp({ instructions: \"everything\" }))"),
+        "{text}"
+    );
+    assert_eq!(
+        list("x", &ServerState::Cached, &[], None),
+        "Server \"x\" has no tools (from cache, not running)."
+    );
+}
+
+#[test]
+fn search_text() {
+    let tools = tools();
+    let opts = SearchOptions {
+        limit: 2,
+        server: Some("everything".into()),
+        ..Default::default()
+    };
+    let page = search::search(&tools, "", &opts).unwrap();
+    assert_eq!(
+        search("", Some("everything"), &page, true),
+        "4 tools on server \"everything\":\n\
+         everything_echo: Echoes back the input.\n  { message: string }\n\
+         everything_get-sum: Returns the sum of two numbers\n  { a: number; b: number }\n\n\
+         2 of 4 shown; offset: 2 for more."
+    );
+    let page = search::search(
+        &tools,
+        "doc noop",
+        &SearchOptions {
+            limit: 12,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let text = search("doc noop", None, &page, true);
+    assert!(
+        text.contains("everything_get_doc: A document\n  reads resource demo://doc; no parameters"),
+        "{text}"
+    );
+    assert!(text.contains("everything_noop\n  no parameters"), "{text}");
+    assert_eq!(
+        search("doc noop", None, &page, false),
+        "2 tools match \"doc noop\", best first:\neverything_noop\neverything_get_doc: A document"
+    );
+    let none = search::search(&tools, "zzz", &opts).unwrap();
+    assert!(search("zzz", Some("everything"), &none, true)
+        .starts_with("No tools match \"zzz\" on server \"everything\"."));
+}
+
+#[test]
+fn describe_text() {
+    let tools = tools();
+    assert_eq!(
+        describe(&tools[0]),
+        "everything_echo (server \"everything\", MCP name \"echo\")\nEchoes back the input.\nSecond line.\n\n\
+         Parameters:\n- message (string, required): Message to echo"
+    );
+    assert_eq!(
+        describe(&tools[2]),
+        "everything_noop (server \"everything\", MCP name \"noop\")\n\nNo parameters."
+    );
+    assert!(describe(&tools[3]).ends_with("Reads the resource demo://doc; takes no parameters."));
+}
+
+#[test]
+fn errors_point_to_the_next_step() {
+    assert_eq!(
+        not_found("ecko", Some("everything"), &["everything_echo".into()]),
+        "Tool \"ecko\" not found on server \"everything\". Did you mean: everything_echo?"
+    );
+    assert!(not_found("x", None, &[]).contains("mcp({ search: \"words\" })"));
+    let tools = tools();
+    let text = ambiguous("echo", &[&tools[0], &tools[1]]);
+    assert!(
+        text.contains("everything_echo (server \"everything\")") && text.ends_with("add server.")
+    );
+}
+
+#[test]
+fn tool_definition_is_small_and_stable() {
+    let description = tool_description(&["everything", "memory"]);
+    assert_eq!(description, tool_description(&["everything", "memory"]));
+    assert!(description.contains("(everything, memory)"));
+    let bytes = description.len() + tool_parameters().to_string().len();
+    assert!(
+        bytes < 1400,
+        "the mcp tool definition grew to {bytes} bytes"
+    );
+}
+
+#[test]
+fn clipping() {
+    assert_eq!(clip("short", 10), "short");
+    assert_eq!(clip("one two three four five", 12), "one two…");
+    assert_eq!(clip("abcdefghijklmnop", 5), "abcde…");
+}
+
+#[test]
+fn progress_lines() {
+    assert_eq!(
+        progress("s_t", 2.0, Some(5.0), Some(" copying ")),
+        "s_t: 2/5 (copying)"
+    );
+    assert_eq!(progress("s_t", 0.5, None, None), "s_t: 0.5");
+}

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { everything, memory, processesIn, tempAgent, waitFor } from "./helpers/servers.mjs";
+import { everything, faulty, memory, processesIn, tempAgent, waitFor } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 const text = (outcome) => outcome.content.map((c) => c.text ?? "").join("\n");
@@ -43,6 +43,8 @@ describe("McpAdapter with server-everything and server-memory", () => {
     const listed = await adapter.list("everything");
     assert.equal(listed.isError, false, text(listed));
     assert.match(text(listed), /everything_echo/);
+    // The cache is written in the background, off the call's path.
+    await waitFor(() => existsSync(agent.cachePath), 5000, "the cache file");
     const cache = JSON.parse(readFileSync(agent.cachePath, "utf8"));
     assert.equal(cache.version, 1);
     assert.ok(cache.servers.everything.tools.some((t) => t.name === "echo"));
@@ -76,6 +78,21 @@ describe("McpAdapter with server-everything and server-memory", () => {
     assert.equal(created.isError, false, text(created));
     const graph = await adapter.call("memory_read_graph", {});
     assert.match(text(graph), /uses MCP/);
+  });
+
+  test("instructions and connect", async () => {
+    const instructions = await adapter.execute({ instructions: "everything" });
+    assert.equal(instructions.isError, false, text(instructions));
+    assert.match(text(instructions), /^Instructions of "everything":/);
+    const before = processesIn(agent.cwd);
+    const connected = await adapter.execute({ connect: "everything" });
+    assert.equal(connected.details.mode, "connect");
+    assert.match(text(connected), /^everything: \d+ tools \(connected\)/);
+    await waitFor(() => processesIn(agent.cwd).length === before.length, 5000, "the old server process to be replaced");
+    assert.notDeepEqual(processesIn(agent.cwd), before, "connect restarts the server");
+    const unknown = await adapter.execute({ connect: "nope" });
+    assert.equal(unknown.details.error, "server_not_found");
+    assert.match(text(unknown), /Configured servers: everything, memory/);
   });
 
   test("unknown tools get suggestions", async () => {
@@ -140,6 +157,38 @@ describe("first run", () => {
       assert.ok(adapter.diagnostics().some((d) => d.includes("nocommand")), adapter.diagnostics().join("\n"));
       const called = await adapter.call("everything_echo", { message: "still works" });
       assert.equal(text(called), "Echo: still works");
+    } finally {
+      await adapter.shutdown();
+      agent.cleanup();
+    }
+  });
+});
+
+describe("servers that misbehave while listing", () => {
+  test("a malformed entry, a duplicate and a repeating cursor lose nothing else", async () => {
+    const agent = tempAgent(({ cwd }) => ({ mcpServers: { faulty: faulty(["bad-listing"], { cwd }) } }));
+    const adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
+    try {
+      const listed = await adapter.list("faulty");
+      assert.equal(listed.isError, false, text(listed));
+      const names = [...text(listed).matchAll(/^- (\S+?)(?::|$)/gm)].map((m) => m[1]);
+      assert.deepEqual(names, ["faulty_first", "faulty_second", "faulty_echo", "faulty_crash", "faulty_hang", "faulty_big"]);
+      const called = await adapter.call("faulty_echo", { text: "ok" });
+      assert.equal(text(called), "echo: ok");
+    } finally {
+      await adapter.shutdown();
+      agent.cleanup();
+    }
+  });
+
+  test("pages are followed to the end", async () => {
+    const agent = tempAgent(({ cwd }) => ({ mcpServers: { many: faulty(["many-tools=250"], { cwd }) } }));
+    const adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
+    try {
+      const listed = await adapter.list("many");
+      assert.match(text(listed), /^many: 250 tools/);
+      const found = await adapter.search("tool_249");
+      assert.match(text(found), /^many_tool_249/m);
     } finally {
       await adapter.shutdown();
       agent.cleanup();

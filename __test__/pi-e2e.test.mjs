@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { encode } from "gpt-tokenizer/encoding/o200k_base";
 import { PI_LEGACY, runPi, runPiRpc } from "./helpers/pi.mjs";
 import { everything, memory, processesIn, root, waitFor } from "./helpers/servers.mjs";
 
@@ -58,7 +59,10 @@ test("Pi 0.87.1: the model uses every mode through the mcp tool", OPTS, async ()
 
   const tools = r.requests[0].body.tools;
   assert.deepEqual(tools.map((t) => t.function.name), ["mcp"]);
-  console.log(`# mcp tool definition as sent by Pi: ${JSON.stringify(tools[0]).length} bytes`);
+  const surface = JSON.stringify(tools);
+  const tokens = encode(surface).length;
+  console.log(`# tool surface as sent by Pi: ${Buffer.byteLength(surface)} bytes, ${tokens} o200k tokens`);
+  assert.ok(tokens <= 300, `the tool surface grew to ${tokens} tokens`);
   console.log(`# spawn → first LLM request: ${r.timing.firstRequestMs} ms`);
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });

@@ -16,6 +16,13 @@ export const memory = (file, extra = {}) => ({ command: process.execPath, args: 
 /** server-filesystem serving `dir`. */
 export const filesystem = (dir, extra = {}) => ({ command: process.execPath, args: [serverScript("server-filesystem"), dir], ...extra });
 
+/** The purpose-built misbehaving server (see fixtures/fault-server.mjs) with the given scenarios. */
+export const faulty = (scenarios = [], extra = {}) => ({
+  command: process.execPath,
+  args: [join(root, "__test__", "fixtures", "fault-server.mjs"), ...scenarios],
+  ...extra,
+});
+
 /** A private HOME with a Pi agent dir holding `config` (or `config({ home, cwd })`) as mcp.json. */
 export function tempAgent(config, { cache } = {}) {
   const home = mkdtempSync(join(tmpdir(), "pi-mcp-native-test-"));

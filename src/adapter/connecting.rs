@@ -40,7 +40,7 @@ impl Adapter {
             Ok(conn) => {
                 self.failures.lock().remove(name);
                 if self.adopt(server, &conn, &conn.listing(), false) {
-                    self.write_cache(server).await;
+                    self.save_metadata(name);
                     let tools = self.catalog.read().server_tools(name).len();
                     self.events
                         .emit("connected", json!({ "server": name, "tools": tools }));
@@ -138,6 +138,17 @@ impl Adapter {
             self.config.settings.tool_prefix,
         );
         true
+    }
+
+    /// Persists the server's metadata in the background (off the call's path); `shutdown`
+    /// waits for it.
+    fn save_metadata(self: &Arc<Self>, name: &str) {
+        let (this, name) = (self.clone(), name.to_string());
+        self.background.spawn(async move {
+            if let Some(server) = this.server(&name) {
+                this.write_cache(server).await;
+            }
+        });
     }
 
     /// Persists the server's current metadata (read-merge-write under the cache lock).

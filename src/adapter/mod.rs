@@ -22,6 +22,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 /// How long a server that failed to connect is left alone before the next automatic attempt.
 const FAILURE_BACKOFF: Duration = Duration::from_secs(60);
@@ -59,6 +60,8 @@ pub struct Adapter {
     events: Events,
     /// Cancelled by `shutdown`: stops background work.
     closing: CancellationToken,
+    /// Cache writes in flight, waited for by `shutdown`.
+    background: TaskTracker,
 }
 
 impl Adapter {
@@ -113,6 +116,7 @@ impl Adapter {
             calls: Mutex::new(HashMap::new()),
             events: Events::default(),
             closing: CancellationToken::new(),
+            background: TaskTracker::new(),
         })
     }
 
@@ -207,7 +211,9 @@ impl Adapter {
         for token in self.calls.lock().values() {
             token.cancel();
         }
-        let _ = tokio::time::timeout(Duration::from_secs(8), self.pool.close_all()).await;
+        self.background.close();
+        let stopped = futures::future::join(self.pool.close_all(), self.background.wait());
+        let _ = tokio::time::timeout(Duration::from_secs(8), stopped).await;
     }
 
     /// Cancels the call started with `call_id` (Pi's abort signal).

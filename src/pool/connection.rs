@@ -192,29 +192,35 @@ impl Connection {
         self.ended.cancelled().await;
     }
 
-    /// Lists tools (and resources and prompts when the server has them), page by page.
+    /// Lists tools, and resources and prompts when the server has them, all at once. Only a
+    /// failed tool listing fails: the other lists are then just empty.
     async fn list(&self, timeout: Duration) -> Result<Listing, RequestError> {
-        let mut listing = Listing::default();
-        let (tools, dropped) = self
-            .list_all("tools/list", "tools", timeout, valid_tool)
-            .await?;
-        listing.tools = tools;
-        listing.dropped += dropped;
-        if self.has_resources {
-            let (resources, dropped) = self
-                .list_all("resources/list", "resources", timeout, valid_resource)
-                .await?;
-            listing.resources = resources;
-            listing.dropped += dropped;
-        }
-        if self.has_prompts {
-            let (prompts, dropped) = self
-                .list_all("prompts/list", "prompts", timeout, valid_prompt)
-                .await?;
-            listing.prompts = prompts;
-            listing.dropped += dropped;
-        }
-        Ok(listing)
+        let optional = |wanted: bool, method: &'static str, key: &'static str, valid| async move {
+            match wanted {
+                true => self
+                    .list_all(method, key, timeout, valid)
+                    .await
+                    .unwrap_or_default(),
+                false => (vec![], 0),
+            }
+        };
+        let (tools, resources, prompts) = tokio::join!(
+            self.list_all("tools/list", "tools", timeout, valid_tool),
+            optional(
+                self.has_resources,
+                "resources/list",
+                "resources",
+                valid_resource
+            ),
+            optional(self.has_prompts, "prompts/list", "prompts", valid_prompt),
+        );
+        let (tools, dropped) = tools?;
+        Ok(Listing {
+            tools,
+            resources: resources.0,
+            prompts: prompts.0,
+            dropped: dropped + resources.1 + prompts.1,
+        })
     }
 
     async fn list_all(

@@ -26,32 +26,30 @@ pub fn tool_description(servers: &[&str]) -> String {
         servers.join(", ")
     };
     format!(
-        "Use tools of MCP servers ({servers}). Give one of: tool (+args) to call a tool; search to find tools \
-         (words OR'd); describe for a tool's parameters; server to list its tools; instructions for a server's \
-         notes; connect to reconnect a server; nothing for status."
+        "Tools of MCP servers ({servers}). Pass one of: tool+args to call one; search (words OR'd) to \
+         find tools; describe a tool's parameters; server to list its tools; instructions of a server; \
+         connect a server; nothing for status."
     )
 }
 
 /// The `mcp` tool's parameters (JSON Schema); every field optional.
 pub fn tool_parameters() -> Value {
     let text = |description: &str| json!({ "type": "string", "description": description });
+    let number = |description: &str| json!({ "type": "number", "description": description });
     json!({
         "type": "object",
         "properties": {
-            "tool": text("Tool to call, e.g. server_tool"),
-            "args": {
-                "description": "Arguments for tool: an object (or its JSON text)",
-                "anyOf": [{ "type": "object" }, { "type": "string" }]
-            },
+            "tool": text("Tool to call"),
+            "args": { "description": "Its arguments", "anyOf": [{ "type": "object" }, { "type": "string" }] },
             "search": text("Words to find tools by"),
             "regex": { "type": "boolean", "description": "search is a regex" },
-            "includeSchemas": { "type": "boolean", "description": "Show parameters in search results (default true)" },
-            "describe": text("Tool to describe"),
-            "server": text("Server: list its tools, or scope tool/search/describe"),
-            "instructions": text("Server whose instructions to show"),
-            "connect": text("Server to (re)connect"),
-            "limit": { "type": "number", "description": "Search results per page (default 12)" },
-            "offset": { "type": "number", "description": "Search results to skip" }
+            "includeSchemas": { "type": "boolean", "description": "Show parameters (default true)" },
+            "describe": text("Tool name"),
+            "server": text("List its tools, or scope tool/search/describe"),
+            "instructions": text("Server name"),
+            "connect": text("Server name"),
+            "limit": number("Max results (default 12)"),
+            "offset": number("Results to skip")
         }
     })
 }

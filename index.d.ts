@@ -37,6 +37,8 @@ export interface ToolDefinition {
 
 export type LifecycleEvent =
   | { type: "connected"; server: string; tools: number }
+  | { type: "reconnected"; server: string; tools: number }
+  | { type: "idle-shutdown"; server: string; idleMinutes: number }
   | { type: "failed"; server: string; error: string }
   | { type: "disconnected"; server: string; reason: string }
   | { type: "catalog-changed"; server: string; tools: number }
@@ -99,6 +101,10 @@ export interface OpenOptions {
   configPath?: string
   /** The environment for `${VAR}` and for servers; `process.env` if absent. */
   env?: Record<string, string>
+  /** How often keep-alive servers are checked and idle ones stopped (default 30000). */
+  healthIntervalMs?: number
+  /** How long a server that failed to connect is left alone (default 60000). */
+  failureBackoffMs?: number
 }
 
 export interface SearchOpts {

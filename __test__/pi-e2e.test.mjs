@@ -40,12 +40,13 @@ test("Pi 0.87.1: the model uses every mode through the mcp tool", OPTS, async ()
     mcp({ tool: "everything_echo", args: '{"message":"hi again"}' }),
     mcp({ server: "memory" }),
     mcp({ tool: "everything_no_such_tool" }),
+    mcp({ tool: "everything_trigger-long-running-operation", args: { duration: 1, steps: 3 } }),
     { text: "done" },
   ];
   const r = await runPi({ extensionDir: root, mcpConfig: config, script: { steps } });
   assertRan(r);
-  const [status, search, describe, call, again, list, missing] = r.toolResults;
-  assert.equal(r.toolResults.length, 7, JSON.stringify(r.toolResults, null, 2));
+  const [status, search, describe, call, again, list, missing, long] = r.toolResults;
+  assert.equal(r.toolResults.length, 8, JSON.stringify(r.toolResults, null, 2));
   assert.match(status.text, /everything/);
   assert.match(status.text, /memory/);
   assert.match(search.text, /^everything_echo/m);
@@ -56,6 +57,11 @@ test("Pi 0.87.1: the model uses every mode through the mcp tool", OPTS, async ()
   assert.match(list.text, /memory_create_entities/);
   assert.equal(missing.isError, true, "failed calls are flagged as errors");
   assert.equal(missing.details.error, "tool_not_found");
+  assert.equal(long.isError, false, long.text);
+  // Progress notifications of the running call reach Pi as partial results.
+  const updates = r.events.filter((e) => e.type === "tool_execution_update" && e.toolCallId === long.toolCallId);
+  const partial = updates.map((e) => (e.partialResult?.content ?? []).map((c) => c.text).join("")).join("\n");
+  assert.match(partial, /everything_trigger-long-running-operation: \d\/3/, JSON.stringify(updates));
 
   const tools = r.requests[0].body.tools;
   assert.deepEqual(tools.map((t) => t.function.name), ["mcp"]);

@@ -1,6 +1,6 @@
 //! The napi surface: converts between JS and the core's types, nothing else.
 
-use crate::adapter::{self, Adapter, CallOptions};
+use crate::adapter::{self, Adapter, CallOptions, Timing};
 use crate::search::SearchOptions;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
@@ -9,8 +9,10 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 #[napi(object)]
+#[derive(Default)]
 pub struct OpenOptions {
     /// The session's working directory (project config, default server cwd); `process.cwd()` if absent.
     pub cwd: Option<String>,
@@ -20,6 +22,10 @@ pub struct OpenOptions {
     pub config_path: Option<String>,
     /// The environment for `${VAR}` and for servers; `process.env` if absent.
     pub env: Option<HashMap<String, String>>,
+    /// How often keep-alive servers are checked and idle ones stopped (default 30000).
+    pub health_interval_ms: Option<u32>,
+    /// How long a server that failed to connect is left alone (default 60000).
+    pub failure_backoff_ms: Option<u32>,
 }
 
 #[napi(object)]
@@ -39,6 +45,15 @@ pub struct CallOpts {
     pub timeout_ms: Option<u32>,
 }
 
+fn timing(health_interval_ms: Option<u32>, failure_backoff_ms: Option<u32>) -> Timing {
+    let ms = |v: Option<u32>| v.map(|ms| Duration::from_millis(u64::from(ms)));
+    let default = Timing::default();
+    Timing {
+        health_interval: ms(health_interval_ms).unwrap_or(default.health_interval),
+        failure_backoff: ms(failure_backoff_ms).unwrap_or(default.failure_backoff),
+    }
+}
+
 #[napi]
 pub struct McpAdapter {
     inner: Arc<Adapter>,
@@ -49,12 +64,7 @@ impl McpAdapter {
     /// Reads config and metadata cache synchronously; starts nothing.
     #[napi(factory)]
     pub fn open(opts: Option<OpenOptions>) -> Result<McpAdapter> {
-        let opts = opts.unwrap_or(OpenOptions {
-            cwd: None,
-            agent_dir: None,
-            config_path: None,
-            env: None,
-        });
+        let opts = opts.unwrap_or_default();
         let cwd = match opts.cwd {
             Some(cwd) => PathBuf::from(cwd),
             None => std::env::current_dir()
@@ -65,6 +75,7 @@ impl McpAdapter {
             agent_dir: opts.agent_dir.map(PathBuf::from),
             config_path: opts.config_path.map(PathBuf::from),
             env: opts.env,
+            timing: timing(opts.health_interval_ms, opts.failure_backoff_ms),
         });
         Ok(McpAdapter { inner })
     }

@@ -1,6 +1,7 @@
 //! pi-mcp-native: the MCP gateway core for the Pi coding agent.
 
 pub mod adapter;
+mod atomic_file;
 pub mod cache;
 pub mod catalog;
 pub mod config;

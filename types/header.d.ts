@@ -37,6 +37,8 @@ export interface ToolDefinition {
 
 export type LifecycleEvent =
   | { type: "connected"; server: string; tools: number }
+  | { type: "reconnected"; server: string; tools: number }
+  | { type: "idle-shutdown"; server: string; idleMinutes: number }
   | { type: "failed"; server: string; error: string }
   | { type: "disconnected"; server: string; reason: string }
   | { type: "catalog-changed"; server: string; tools: number }

@@ -23,9 +23,10 @@ export const faulty = (scenarios = [], extra = {}) => ({
   ...extra,
 });
 
-/** A private HOME with a Pi agent dir holding `config` (or `config({ home, cwd })`) as mcp.json. */
-export function tempAgent(config, { cache } = {}) {
-  const home = mkdtempSync(join(tmpdir(), "pi-mcp-native-test-"));
+/** A private HOME (under `base`) with a Pi agent dir holding `config` (or `config({ home, cwd })`) as mcp.json. */
+export function tempAgent(config, { cache, base = tmpdir() } = {}) {
+  mkdirSync(base, { recursive: true });
+  const home = mkdtempSync(join(base, "pi-mcp-native-test-"));
   const agentDir = join(home, ".pi", "agent");
   const cwd = join(home, "project");
   mkdirSync(agentDir, { recursive: true });

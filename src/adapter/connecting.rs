@@ -1,12 +1,13 @@
 //! Getting a live connection to a server, and keeping its metadata (catalog and cache) in step
 //! with what the server lists.
 
-use super::{now_ms, Adapter, Failure, ServerMeta, FAILURE_BACKOFF};
+use super::{now_ms, Adapter, Failure, ServerMeta};
 use crate::cache::{self, CacheEntry};
 use crate::config::{self, ServerConfig, Transport};
-use crate::pool::{ConnectSpec, Connection, Listing, Notice, StdioSpec};
+use crate::pool::{launch, ConnectSpec, Connection, Listing, Notice, StdioSpec};
 use serde_json::json;
 use std::collections::HashSet;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -24,13 +25,15 @@ impl Adapter {
         if let Some(why) = self.backoff(name) {
             return Err(why);
         }
-        self.connect_now(name).await
+        self.connect_now(name, "connected").await
     }
 
-    /// Connects `name` regardless of backoff (explicit `connect`).
+    /// Connects `name` regardless of backoff; `event` (`connected` or `reconnected`) tells JS
+    /// when the connection brought new metadata.
     pub(super) async fn connect_now(
         self: &Arc<Self>,
         name: &str,
+        event: &str,
     ) -> Result<Arc<Connection>, String> {
         let server = self
             .server(name)
@@ -39,11 +42,12 @@ impl Adapter {
         match self.pool.connect(spec).await {
             Ok(conn) => {
                 self.failures.lock().remove(name);
+                self.used.lock().insert(name.to_string());
                 if self.adopt(server, &conn, &conn.listing(), false) {
                     self.save_metadata(name);
                     let tools = self.catalog.read().server_tools(name).len();
                     self.events
-                        .emit("connected", json!({ "server": name, "tools": tools }));
+                        .emit(event, json!({ "server": name, "tools": tools }));
                 }
                 Ok(conn)
             }
@@ -67,11 +71,11 @@ impl Adapter {
         let failures = self.failures.lock();
         let failure = failures
             .get(name)
-            .filter(|f| f.at.elapsed() < FAILURE_BACKOFF)?;
+            .filter(|f| f.at.elapsed() < self.timing.failure_backoff)?;
         Some(format!(
             "not available (failed {} s ago; retried automatically after {} s, or now with mcp({{ connect: \"{name}\" }})): {}",
             failure.at.elapsed().as_secs(),
-            FAILURE_BACKOFF.as_secs(),
+            self.timing.failure_backoff.as_secs(),
             failure.message
         ))
     }
@@ -91,12 +95,7 @@ impl Adapter {
         match &server.transport {
             Transport::Stdio { command, args, env, cwd } => Ok(ConnectSpec {
                 server: server.name.clone(),
-                stdio: StdioSpec {
-                    command: command.clone(),
-                    args: args.clone(),
-                    env: config::server_env(&self.env, server.inherit_env, env),
-                    cwd: cwd.clone().unwrap_or_else(|| self.cwd.clone()),
-                },
+                stdio: self.stdio_spec(server, command, args, env, cwd.as_ref()),
                 timeout: self.request_timeout(server),
                 debug: server.debug,
             }),
@@ -104,6 +103,34 @@ impl Adapter {
                 "server \"{}\" uses `url` (HTTP); this version connects stdio servers (`command`) only",
                 server.name
             )),
+        }
+    }
+
+    /// How to start a stdio server: Pi's environment plus the server's, the session's cwd unless
+    /// it has its own, and `npx`/`uvx` replaced by the binary they would run when it is known.
+    fn stdio_spec(
+        &self,
+        server: &ServerConfig,
+        command: &str,
+        args: &[String],
+        env: &[(String, String)],
+        cwd: Option<&PathBuf>,
+    ) -> StdioSpec {
+        let cwd = cwd.cloned().unwrap_or_else(|| self.cwd.clone());
+        let env = config::server_env(&self.env, server.inherit_env, env);
+        let lookup = launch::Lookup {
+            cwd: &cwd,
+            env: &env,
+        };
+        let (command, args) = match launch::resolve(command, args, &lookup, &self.launch_memo) {
+            Some(direct) => (direct.command, direct.args),
+            None => (command.to_string(), args.to_vec()),
+        };
+        StdioSpec {
+            command,
+            args,
+            env,
+            cwd,
         }
     }
 
@@ -179,7 +206,7 @@ impl Adapter {
 
     /// Re-lists a connected server and updates catalog and cache.
     pub(super) async fn relist(self: &Arc<Self>, name: &str) {
-        let (Some(conn), Some(server)) = (self.pool.get(name), self.server(name)) else {
+        let (Some(conn), Some(server)) = (self.pool.peek(name), self.server(name)) else {
             return;
         };
         if let Ok(listing) = conn.relist(self.request_timeout(server)).await {

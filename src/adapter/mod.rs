@@ -4,11 +4,13 @@
 mod call;
 mod catalog_state;
 mod connecting;
+mod lifecycle;
 mod modes;
 mod outcome;
 
 pub use call::{CallOptions, DEFAULT_LIMIT};
 pub use catalog_state::{glob_match, ServerMeta};
+pub use lifecycle::Timing;
 pub use outcome::Outcome;
 
 use crate::cache::{self, Loaded};
@@ -17,19 +19,15 @@ use crate::events::{EventSink, Events};
 use crate::pool::Pool;
 use catalog_state::CatalogState;
 use parking_lot::{Mutex, RwLock};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-/// How long a server that failed to connect is left alone before the next automatic attempt.
-const FAILURE_BACKOFF: Duration = Duration::from_secs(60);
 /// Default per-request timeout (`requestTimeoutMs` overrides it).
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
-/// Servers connected at once by start-up work.
-const STARTUP_PARALLELISM: usize = 10;
 
 #[derive(Clone, Debug, Default)]
 pub struct OpenOptions {
@@ -39,6 +37,7 @@ pub struct OpenOptions {
     pub config_path: Option<PathBuf>,
     /// The environment servers inherit and `${VAR}` reads; the process environment when `None`.
     pub env: Option<Env>,
+    pub timing: Timing,
 }
 
 struct Failure {
@@ -51,11 +50,16 @@ pub struct Adapter {
     env: Env,
     config: Config,
     cache_path: PathBuf,
+    /// Remembered `npx`/`uvx` resolutions (`<agentDir>/mcp-npx-cache.json`).
+    launch_memo: PathBuf,
     cache_warning: Option<String>,
     catalog: RwLock<CatalogState>,
     pool: Arc<Pool>,
     notices: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<crate::pool::Notice>>>,
     failures: Mutex<HashMap<String, Failure>>,
+    /// Servers connected at least once this session (lazy-keep-alive ones stay up after that).
+    used: Mutex<HashSet<String>>,
+    timing: Timing,
     calls: Mutex<HashMap<String, CancellationToken>>,
     events: Events,
     /// Cancelled by `shutdown`: stops background work.
@@ -108,11 +112,14 @@ impl Adapter {
             env,
             config,
             cache_path,
+            launch_memo: agent_dir.join("mcp-npx-cache.json"),
             cache_warning,
             catalog: RwLock::new(catalog),
             pool,
             notices: Mutex::new(Some(notices)),
             failures: Mutex::new(HashMap::new()),
+            used: Mutex::new(HashSet::new()),
+            timing: opts.timing,
             calls: Mutex::new(HashMap::new()),
             events: Events::default(),
             closing: CancellationToken::new(),
@@ -174,11 +181,13 @@ impl Adapter {
     }
 
     /// Background start-up, never awaited by Pi: connects `eager` and `keep-alive` servers, and
-    /// every server without cached metadata (all of them on the very first run) to fill the cache.
+    /// every server without cached metadata (all of them on the very first run) to fill the
+    /// cache; then runs the health loop. Calling it again does nothing.
     pub fn start(self: &Arc<Self>) {
-        if let Some(notices) = self.notices.lock().take() {
-            tokio::spawn(self.clone().watch_notices(notices));
-        }
+        let Some(notices) = self.notices.lock().take() else {
+            return;
+        };
+        tokio::spawn(self.clone().watch_notices(notices));
         let servers: Vec<String> = {
             let catalog = self.catalog.read();
             self.config
@@ -195,7 +204,7 @@ impl Adapter {
         tokio::spawn(async move {
             use futures::StreamExt;
             futures::stream::iter(servers)
-                .for_each_concurrent(STARTUP_PARALLELISM, |name: String| {
+                .for_each_concurrent(lifecycle::PARALLEL_CONNECTS, |name: String| {
                     let this = this.clone();
                     async move {
                         let _ = this.connected(&name).await;
@@ -203,6 +212,7 @@ impl Adapter {
                 })
                 .await;
         });
+        tokio::spawn(self.clone().health_loop());
     }
 
     /// Cancels running calls and closes every server (bounded in time).

@@ -61,7 +61,7 @@ impl Adapter {
         let name = &server.name;
         if server.disabled {
             ServerState::Disabled
-        } else if self.pool.get(name).is_some() {
+        } else if self.pool.is_live(name) {
             ServerState::Connected
         } else if self.pool.is_connecting(name) {
             ServerState::Connecting
@@ -155,7 +155,7 @@ impl Adapter {
         }
         self.clear_failure(name);
         self.pool.close(name).await;
-        match self.connect_now(name).await {
+        match self.connect_now(name, "connected").await {
             Ok(_) => {
                 let mut listed = self.list(name).await;
                 listed.set("mode", "connect");
@@ -185,9 +185,13 @@ impl Adapter {
         }
         let missing = self.without_metadata(server, Some(name));
         if !missing.is_empty() {
-            self.fetch_metadata(&missing).await;
+            let failed = self.fetch_metadata(&missing).await;
             if let Some(found) = self.lookup(mode, name, server)? {
                 return Ok(found);
+            }
+            // The only server the tool could be on cannot be reached: that is the answer.
+            if let ([only], [(_, why)]) = (missing.as_slice(), failed.as_slice()) {
+                return Err(unavailable(mode, only, why));
             }
         }
         let catalog = self.catalog.read();

@@ -2,11 +2,11 @@
 //! around read-merge-write, and a rename so readers never see half a file.
 
 use super::{CacheEntry, VERSION};
+use crate::atomic_file::{self, sibling};
 use serde_json::{json, Map, Value};
 use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::io;
+use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Stores `entries` (by server name) in the cache file, keeping every other server and every
@@ -38,7 +38,7 @@ pub fn write_entries(path: &Path, entries: &[(String, CacheEntry)]) -> io::Resul
         }
     }
     root.insert("version".into(), json!(VERSION));
-    write_atomically(path, &serde_json::to_vec(&Value::Object(root))?)
+    atomic_file::write(path, &serde_json::to_vec(&Value::Object(root))?)
 }
 
 /// The file's root object to merge into. A corrupt file starts over; a file of another
@@ -60,32 +60,4 @@ fn current_root(path: &Path) -> Map<String, Value> {
         }
         _ => Map::new(),
     }
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let tmp = sibling(
-        path,
-        &format!(
-            ".{}.{}.tmp",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ),
-    );
-    let written = (|| {
-        let mut file = fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written
-}
-
-fn sibling(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(suffix);
-    path.with_file_name(name)
 }

@@ -41,6 +41,8 @@ pub struct Config {
 pub struct Settings {
     pub tool_prefix: ToolPrefix,
     pub request_timeout_ms: Option<u64>,
+    /// Minutes a lazy server may sit unused before it is stopped (`0`: never).
+    pub idle_timeout_min: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -53,6 +55,8 @@ pub struct ServerConfig {
     pub transport: Transport,
     pub lifecycle: Lifecycle,
     pub request_timeout_ms: Option<u64>,
+    /// Overrides `settings.idleTimeout` (minutes; `0`: never).
+    pub idle_timeout_min: Option<f64>,
     pub disabled: bool,
     /// Echo the server's stderr.
     pub debug: bool,
@@ -380,9 +384,16 @@ fn settings(raw: &Map<String, Value>, diagnostics: &mut Vec<Diagnostic>) -> Sett
             None
         }
     };
+    let idle_timeout_min = match raw.get("idleTimeout") {
+        None | Some(Value::Null) => None,
+        Some(value) => server::minutes(value)
+            .map_err(|message| warn("idleTimeout", message))
+            .ok(),
+    };
     Settings {
         tool_prefix: tool_prefix.unwrap_or_default(),
         request_timeout_ms,
+        idle_timeout_min,
     }
 }
 

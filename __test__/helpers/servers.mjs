@@ -16,6 +16,13 @@ export const memory = (file, extra = {}) => ({ command: process.execPath, args: 
 /** server-filesystem serving `dir`. */
 export const filesystem = (dir, extra = {}) => ({ command: process.execPath, args: [serverScript("server-filesystem"), dir], ...extra });
 
+/** The Python environment `npm test` creates (the `mcp` SDK, uv). */
+export const pyBin = join(root, "__test__", "py", ".venv", "bin");
+export const uvCache = join(root, "__test__", "py", "uv-cache");
+
+/** The small server on the official Python SDK (fixtures/py_server.py) over stdio. */
+export const python = (extra = {}) => ({ command: join(pyBin, "python"), args: [join(root, "__test__", "fixtures", "py_server.py")], ...extra });
+
 /** The purpose-built misbehaving server (see fixtures/fault-server.mjs) with the given scenarios. */
 export const faulty = (scenarios = [], extra = {}) => ({
   command: process.execPath,

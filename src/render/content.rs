@@ -19,9 +19,8 @@ pub fn call_result(raw: &Value) -> Rendered {
         .flatten()
         .filter_map(block)
         .collect();
-    // Servers are asked to repeat structured results as JSON text; add them only when they did not.
     if let Some(structured) = raw.get("structuredContent").filter(|s| !s.is_null()) {
-        if !content.iter().any(is_json_text) {
+        if !already_shown(&content, structured) {
             let json = structured.to_string();
             let text = if content.is_empty() {
                 json
@@ -121,14 +120,28 @@ fn text_block(text: impl Into<String>) -> Value {
     json!({ "type": "text", "text": text.into() })
 }
 
-fn is_json_text(block: &Value) -> bool {
-    block
-        .get("text")
-        .and_then(Value::as_str)
-        .map(str::trim_start)
-        .is_some_and(|t| {
-            (t.starts_with('{') || t.starts_with('[')) && serde_json::from_str::<Value>(t).is_ok()
+/// Whether the text blocks already carry `structured`: servers are asked to repeat structured
+/// results as JSON text, and SDKs wrap a plain return value as `{"result": value}`.
+fn already_shown(content: &[Value], structured: &Value) -> bool {
+    let texts: Vec<&str> = content
+        .iter()
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .map(str::trim)
+        .collect();
+    let shown = |value: &Value| {
+        texts.iter().any(|text| match value {
+            Value::String(s) => s.trim() == *text,
+            other => serde_json::from_str::<Value>(text).is_ok_and(|parsed| parsed == *other),
         })
+    };
+    let json_text = texts.iter().any(|t| {
+        (t.starts_with('{') || t.starts_with('[')) && serde_json::from_str::<Value>(t).is_ok()
+    });
+    let wrapped = structured
+        .as_object()
+        .filter(|fields| fields.len() == 1)
+        .and_then(|fields| fields.values().next());
+    json_text || shown(structured) || wrapped.is_some_and(shown)
 }
 
 #[cfg(test)]
@@ -178,12 +191,18 @@ mod tests {
         assert_eq!(texts(&call_result(&duplicated)), ["{\"sum\": 5}"]);
         let wrapped = json!({"content": [{"type": "text", "text": "[1, 2]"}], "structuredContent": {"items": [1, 2]}});
         assert_eq!(texts(&call_result(&wrapped)), ["[1, 2]"]);
-        let extra =
-            json!({"content": [{"type": "text", "text": "5"}], "structuredContent": {"sum": 5}});
+        let extra = json!({"content": [{"type": "text", "text": "The sum is 5"}], "structuredContent": {"sum": 5, "terms": 2}});
         assert_eq!(
             texts(&call_result(&extra)),
-            ["5", "Structured content: {\"sum\":5}"]
+            [
+                "The sum is 5",
+                "Structured content: {\"sum\":5,\"terms\":2}"
+            ]
         );
+        let result = json!({"content": [{"type": "text", "text": "py echo: hi"}], "structuredContent": {"result": "py echo: hi"}});
+        assert_eq!(texts(&call_result(&result)), ["py echo: hi"]);
+        let number = json!({"content": [{"type": "text", "text": "42"}], "structuredContent": {"result": 42}});
+        assert_eq!(texts(&call_result(&number)), ["42"]);
         let alone = json!({"content": [], "structuredContent": {"sum": 5}});
         assert_eq!(texts(&call_result(&alone)), ["{\"sum\":5}"]);
     }

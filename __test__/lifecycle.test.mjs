@@ -91,6 +91,18 @@ describe("lifecycle", () => {
     });
   });
 
+  test("a lazy-keep-alive server idles like a lazy one until used, then is kept up", async () => {
+    await withAdapter(({ cwd }) => ({ lk: faulty([], { cwd, lifecycle: "lazy-keep-alive", idleTimeout: IDLE }) }), async ({ adapter, agent, events, has }) => {
+      adapter.start(); // no cache yet: connected once to fill it, then idle like a lazy server
+      await waitFor(() => has("idle-shutdown", "lk"), 5000, "idle-shutdown before any use");
+      assert.equal(text(await adapter.call("lk_echo", { text: "1" })), "echo: 1");
+      await sleep(600);
+      assert.equal(events.filter((e) => e.type === "idle-shutdown").length, 1, "not idled out once used");
+      process.kill(processesIn(agent.cwd)[0], "SIGKILL");
+      await waitFor(() => has("reconnected", "lk"), 5000, "reconnected event");
+    });
+  });
+
   test("a server that failed is left alone for the backoff, and connect retries at once", async () => {
     const attempts = (home) => readFileSync(join(home, "attempts"), "utf8").trim().split("\n").length;
     const servers = ({ home }) => ({ flaky: { command: "sh", args: ["-c", `echo x >> ${join(home, "attempts")}; echo "no license" >&2; exit 1`] } });

@@ -47,6 +47,7 @@ impl Adapter {
             Ok(conn) => conn,
             Err(why) => return unavailable("call", &tool.server, &why),
         };
+        self.used.lock().insert(tool.server.clone());
         // Connecting may have refreshed the catalog: call what the server lists now.
         let tool = match self.resolve("call", &tool.name, Some(&tool.server)).await {
             Ok(tool) => tool,

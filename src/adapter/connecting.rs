@@ -42,7 +42,6 @@ impl Adapter {
         match self.pool.connect(spec).await {
             Ok(conn) => {
                 self.failures.lock().remove(name);
-                self.used.lock().insert(name.to_string());
                 if self.adopt(server, &conn, &conn.listing(), false) {
                     self.save_metadata(name);
                     let tools = self.catalog.read().server_tools(name).len();

@@ -32,14 +32,15 @@ impl Default for Timing {
 }
 
 impl Adapter {
-    /// How long `server` may sit unused before it is stopped; `None`: never. Lazy servers use
-    /// their own `idleTimeout`, else `settings.idleTimeout`, else 10 minutes; eager ones only
-    /// their own; keep-alive ones never stop.
+    /// How long `server` may sit unused before it is stopped; `None`: never. Lazy servers (and
+    /// lazy-keep-alive ones not used yet) use their own `idleTimeout`, else `settings.idleTimeout`,
+    /// else 10 minutes; eager ones only their own; keep-alive ones never stop.
     pub(super) fn idle_limit(&self, server: &ServerConfig) -> Option<Duration> {
         let minutes = match server.lifecycle {
-            Lifecycle::KeepAlive | Lifecycle::LazyKeepAlive => return None,
+            Lifecycle::KeepAlive => return None,
+            Lifecycle::LazyKeepAlive if self.used.lock().contains(&server.name) => return None,
             Lifecycle::Eager => server.idle_timeout_min?,
-            Lifecycle::Lazy => server
+            Lifecycle::Lazy | Lifecycle::LazyKeepAlive => server
                 .idle_timeout_min
                 .or(self.config.settings.idle_timeout_min)
                 .unwrap_or(DEFAULT_IDLE_MINUTES),

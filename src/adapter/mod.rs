@@ -57,7 +57,7 @@ pub struct Adapter {
     pool: Arc<Pool>,
     notices: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<crate::pool::Notice>>>,
     failures: Mutex<HashMap<String, Failure>>,
-    /// Servers connected at least once this session (lazy-keep-alive ones stay up after that).
+    /// Servers the model has called this session (lazy-keep-alive ones stay up after that).
     used: Mutex<HashSet<String>>,
     timing: Timing,
     calls: Mutex<HashMap<String, CancellationToken>>,

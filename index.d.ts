@@ -92,6 +92,12 @@ export interface CallOpts {
   timeoutMs?: number
 }
 
+/**
+ * pi-mcp-adapter's `configHash` of a server entry (as written in mcp.json); `${VAR}`
+ * references resolve from `env`, else from the process environment.
+ */
+export declare function configHash(entry: Record<string, unknown>, env?: Record<string, string>): string
+
 export interface OpenOptions {
   /** The session's working directory (project config, default server cwd); `process.cwd()` if absent. */
   cwd?: string

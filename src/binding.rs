@@ -54,6 +54,14 @@ fn timing(health_interval_ms: Option<u32>, failure_backoff_ms: Option<u32>) -> T
     }
 }
 
+/// pi-mcp-adapter's `configHash` of a server entry (as written in mcp.json); `${VAR}`
+/// references resolve from `env`, else from the process environment.
+#[napi(ts_args_type = "entry: Record<string, unknown>, env?: Record<string, string>")]
+pub fn config_hash(entry: Value, env: Option<HashMap<String, String>>) -> String {
+    let env = env.unwrap_or_else(|| std::env::vars().collect());
+    crate::cache::config_hash(&entry, &env)
+}
+
 #[napi]
 pub struct McpAdapter {
     inner: Arc<Adapter>,

@@ -3,6 +3,7 @@
 
 use crate::catalog::{build_server_tools, ToolInfo, ToolPrefix};
 use crate::config::ServerConfig;
+use crate::search::SearchIndex;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -20,6 +21,8 @@ pub struct ServerMeta {
 pub struct CatalogState {
     meta: HashMap<String, ServerMeta>,
     tools: Vec<ToolInfo>,
+    /// The search index of `tools`, rebuilt with them.
+    index: SearchIndex,
 }
 
 impl CatalogState {
@@ -30,7 +33,7 @@ impl CatalogState {
     ) -> Self {
         let mut state = CatalogState {
             meta,
-            tools: vec![],
+            ..CatalogState::default()
         };
         state.rebuild(servers, prefix);
         state
@@ -42,6 +45,10 @@ impl CatalogState {
 
     pub fn tools(&self) -> &[ToolInfo] {
         &self.tools
+    }
+
+    pub fn index(&self) -> &SearchIndex {
+        &self.index
     }
 
     pub fn server_tools(&self, server: &str) -> Vec<&ToolInfo> {
@@ -72,6 +79,7 @@ impl CatalogState {
                     .filter(|t| selected(s, t))
             })
             .collect();
+        self.index = SearchIndex::build(&self.tools);
     }
 }
 

@@ -107,7 +107,7 @@ impl Adapter {
         let missing = self.without_metadata(opts.server.as_deref(), None);
         let unavailable = self.fetch_metadata(&missing).await;
         let catalog = self.catalog.read();
-        let page = match search::search(catalog.tools(), query, &opts) {
+        let page = match search::search(catalog.tools(), catalog.index(), query, &opts) {
             Ok(page) => page,
             Err(why) => return Outcome::error("search", "invalid_query", why),
         };

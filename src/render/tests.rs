@@ -95,7 +95,7 @@ fn search_text() {
         server: Some("everything".into()),
         ..Default::default()
     };
-    let page = search::search(&tools, "", &opts).unwrap();
+    let page = search::search(&tools, &search::SearchIndex::build(&tools), "", &opts).unwrap();
     assert_eq!(
         search("", Some("everything"), &page, true),
         "4 tools on server \"everything\":\n\
@@ -105,6 +105,7 @@ fn search_text() {
     );
     let page = search::search(
         &tools,
+        &search::SearchIndex::build(&tools),
         "doc noop",
         &SearchOptions {
             limit: 12,
@@ -120,9 +121,9 @@ fn search_text() {
     assert!(text.contains("everything_noop\n  no parameters"), "{text}");
     assert_eq!(
         search("doc noop", None, &page, false),
-        "2 tools match \"doc noop\", best first:\neverything_noop\neverything_get_doc: A document"
+        "2 tools match \"doc noop\", best first:\neverything_get_doc: A document\neverything_noop"
     );
-    let none = search::search(&tools, "zzz", &opts).unwrap();
+    let none = search::search(&tools, &search::SearchIndex::build(&tools), "zzz", &opts).unwrap();
     assert!(search("zzz", Some("everything"), &none, true)
         .starts_with("No tools match \"zzz\" on server \"everything\"."));
 }

@@ -2,10 +2,15 @@
 //! over name, server, description and parameter names), linear-time regex search, and
 //! "did you mean" suggestions for a name that does not exist.
 
+mod index;
+mod words;
+
+pub use index::SearchIndex;
+
 use crate::catalog::ToolInfo;
+use index::{loose, parameter_names};
 use regex::RegexBuilder;
-use serde_json::Value;
-use std::collections::HashMap;
+use words::words;
 
 /// Longest regex accepted (the engine is linear-time; this bounds compile cost and memory).
 pub const MAX_REGEX_LEN: usize = 256;
@@ -27,27 +32,31 @@ pub struct Page<'a> {
     pub offset: usize,
 }
 
+/// Searches `tools` (indexed by `index`, built from the same slice).
 pub fn search<'a>(
     tools: &'a [ToolInfo],
+    index: &SearchIndex,
     query: &str,
     opts: &SearchOptions,
 ) -> Result<Page<'a>, String> {
-    let scoped: Vec<&ToolInfo> = tools
-        .iter()
-        .filter(|t| opts.server.as_deref().is_none_or(|s| t.server == s))
-        .collect();
+    let in_scope = |t: &&ToolInfo| opts.server.as_deref().is_none_or(|s| t.server == s);
     let query = query.trim();
-    let ranked = if query.is_empty() {
+    let ranked: Vec<&ToolInfo> = if query.is_empty() {
         if opts.server.is_none() {
             return Err("The search query is empty: give words to look for, e.g. mcp({ search: \"read file\" }), or a `server` to list its tools.".into());
         }
-        let mut all = scoped;
+        let mut all: Vec<&ToolInfo> = tools.iter().filter(in_scope).collect();
         all.sort_by(|a, b| a.name.cmp(&b.name));
         all
     } else if opts.regex {
-        regex_matches(&scoped, query)?
+        regex_matches(tools.iter().filter(in_scope), query)?
     } else {
-        ranked(&scoped, query)
+        index
+            .rank(query)
+            .into_iter()
+            .map(|i| &tools[i])
+            .filter(in_scope)
+            .collect()
     };
     let total = ranked.len();
     let hits = ranked
@@ -62,7 +71,10 @@ pub fn search<'a>(
     })
 }
 
-fn regex_matches<'a>(tools: &[&'a ToolInfo], pattern: &str) -> Result<Vec<&'a ToolInfo>, String> {
+fn regex_matches<'a>(
+    tools: impl Iterator<Item = &'a ToolInfo>,
+    pattern: &str,
+) -> Result<Vec<&'a ToolInfo>, String> {
     let chars = pattern.chars().count();
     if chars > MAX_REGEX_LEN {
         return Err(format!(
@@ -84,7 +96,7 @@ fn regex_matches<'a>(tools: &[&'a ToolInfo], pattern: &str) -> Result<Vec<&'a To
             )
         })?;
     let (mut by_name, mut by_text): (Vec<&ToolInfo>, Vec<&ToolInfo>) = (vec![], vec![]);
-    for &tool in tools {
+    for tool in tools {
         if re.is_match(&tool.name) || re.is_match(&tool.original) {
             by_name.push(tool);
         } else if re.is_match(&tool.description) || parameter_names(tool).any(|p| re.is_match(p)) {
@@ -95,156 +107,6 @@ fn regex_matches<'a>(tools: &[&'a ToolInfo], pattern: &str) -> Result<Vec<&'a To
     by_text.sort_by(|a, b| a.name.cmp(&b.name));
     by_name.extend(by_text);
     Ok(by_name)
-}
-
-/// Field weights: a word in a tool's name counts most.
-const NAME_WEIGHT: f64 = 3.0;
-const PARAM_WEIGHT: f64 = 1.5;
-const TEXT_WEIGHT: f64 = 1.0;
-/// BM25 parameters.
-const K1: f64 = 1.2;
-const B: f64 = 0.75;
-/// Bonuses that put exact and prefix name matches above any relevance score.
-const EXACT_NAME: f64 = 1000.0;
-const NAME_PREFIX: f64 = 500.0;
-
-/// A tool as a bag of weighted words.
-struct Doc<'a> {
-    tool: &'a ToolInfo,
-    weights: HashMap<String, f64>,
-    len: f64,
-}
-
-impl<'a> Doc<'a> {
-    fn new(tool: &'a ToolInfo) -> Self {
-        let mut weights: HashMap<String, f64> = HashMap::new();
-        let mut add = |text: &str, weight: f64| {
-            for word in words(text) {
-                *weights.entry(word).or_default() += weight;
-            }
-        };
-        add(&tool.name, NAME_WEIGHT);
-        if tool.original != tool.name {
-            add(&tool.original, NAME_WEIGHT / 2.0);
-        }
-        add(&tool.server, TEXT_WEIGHT);
-        add(&tool.description, TEXT_WEIGHT);
-        for param in parameter_names(tool) {
-            add(param, PARAM_WEIGHT);
-        }
-        let len = weights.values().sum();
-        Doc { tool, weights, len }
-    }
-
-    /// How strongly the document holds `term`: whole words, or words it starts (≥ 3 letters).
-    fn frequency(&self, term: &str) -> f64 {
-        self.weights
-            .iter()
-            .map(|(word, weight)| {
-                if word == term {
-                    *weight
-                } else if term.len() >= 3 && word.starts_with(term) {
-                    weight * 0.5
-                } else {
-                    0.0
-                }
-            })
-            .sum()
-    }
-}
-
-fn ranked<'a>(tools: &[&'a ToolInfo], query: &str) -> Vec<&'a ToolInfo> {
-    let terms: Vec<String> = {
-        let mut terms = words(query);
-        terms.dedup();
-        terms
-    };
-    let whole = loose(query);
-    let docs: Vec<Doc> = tools.iter().map(|t| Doc::new(t)).collect();
-    let n = docs.len() as f64;
-    let avg_len = (docs.iter().map(|d| d.len).sum::<f64>() / n.max(1.0)).max(1.0);
-    let idf: Vec<f64> = terms
-        .iter()
-        .map(|term| {
-            let df = docs.iter().filter(|d| d.frequency(term) > 0.0).count() as f64;
-            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
-        })
-        .collect();
-    let mut scored: Vec<(f64, &ToolInfo)> = docs
-        .iter()
-        .filter_map(|doc| {
-            let relevance: f64 = terms
-                .iter()
-                .zip(&idf)
-                .map(|(term, idf)| {
-                    let tf = doc.frequency(term);
-                    idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * doc.len / avg_len))
-                })
-                .sum();
-            let names = [loose(&doc.tool.name), loose(&doc.tool.original)];
-            let bonus = if names.contains(&whole) {
-                EXACT_NAME
-            } else if names
-                .iter()
-                .any(|n| n.starts_with(&whole) || n.ends_with(&whole))
-            {
-                NAME_PREFIX
-            } else {
-                0.0
-            };
-            (relevance + bonus > 0.0).then_some((relevance + bonus, doc.tool))
-        })
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
-    scored.into_iter().map(|(_, tool)| tool).collect()
-}
-
-/// Names of a tool's top-level parameters.
-pub fn parameter_names(tool: &ToolInfo) -> impl Iterator<Item = &str> {
-    tool.input_schema
-        .as_ref()
-        .and_then(|s| s.get("properties"))
-        .and_then(Value::as_object)
-        .into_iter()
-        .flat_map(|props| props.keys().map(String::as_str))
-}
-
-/// Lowercase words: split at non-alphanumerics and at camelCase humps (`getHTTPStatus` → get, http, status).
-pub fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let chars: Vec<char> = text.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        if !c.is_alphanumeric() {
-            flush(&mut current, &mut out);
-            continue;
-        }
-        let prev = i.checked_sub(1).map(|j| chars[j]);
-        let next = chars.get(i + 1);
-        let hump = c.is_uppercase()
-            && prev.is_some_and(|p| {
-                p.is_lowercase()
-                    || p.is_ascii_digit()
-                    || (p.is_uppercase() && next.is_some_and(|n| n.is_lowercase()))
-            });
-        if hump {
-            flush(&mut current, &mut out);
-        }
-        current.extend(c.to_lowercase());
-    }
-    flush(&mut current, &mut out);
-    out
-}
-
-fn flush(current: &mut String, out: &mut Vec<String>) {
-    if !current.is_empty() {
-        out.push(std::mem::take(current));
-    }
-}
-
-/// Lowercase with `-` and `_` alike.
-fn loose(name: &str) -> String {
-    name.trim().to_lowercase().replace('-', "_")
 }
 
 /// Up to `n` tool names close to `name`, closest first: by spelling, then by shared words. A
@@ -341,6 +203,14 @@ mod tests {
         tools
     }
 
+    fn find<'a>(
+        tools: &'a [ToolInfo],
+        query: &str,
+        opts: &SearchOptions,
+    ) -> Result<Page<'a>, String> {
+        search(tools, &SearchIndex::build(tools), query, opts)
+    }
+
     fn names(page: &Page) -> Vec<String> {
         page.hits.iter().map(|t| t.name.clone()).collect()
     }
@@ -353,21 +223,11 @@ mod tests {
     }
 
     #[test]
-    fn words_split_like_identifiers() {
-        assert_eq!(
-            words("getHTTPStatus_v2-now"),
-            ["get", "http", "status", "v2", "now"]
-        );
-        assert_eq!(words("everything_get-sum"), ["everything", "get", "sum"]);
-        assert_eq!(words("  "), Vec::<String>::new());
-    }
-
-    #[test]
     fn exact_and_prefix_names_come_first() {
         let tools = catalog();
-        let page = search(&tools, "echo", &opts()).unwrap();
+        let page = find(&tools, "echo", &opts()).unwrap();
         assert_eq!(names(&page), ["everything_echo", "everything_printEnv"]);
-        let page = search(&tools, "everything_get", &opts()).unwrap();
+        let page = find(&tools, "everything_get", &opts()).unwrap();
         let mut first_two = names(&page)[..2].to_vec();
         first_two.sort();
         assert_eq!(first_two, ["everything_get-sum", "everything_getTinyImage"]);
@@ -376,20 +236,20 @@ mod tests {
     #[test]
     fn words_are_ored_and_ranked() {
         let tools = catalog();
-        let page = search(&tools, "file write", &opts()).unwrap();
+        let page = find(&tools, "file write", &opts()).unwrap();
         assert_eq!(names(&page)[0], "fs_write_file");
         assert_eq!(page.total, 2);
-        let page = search(&tools, "path", &opts()).unwrap();
+        let page = find(&tools, "path", &opts()).unwrap();
         assert_eq!(page.total, 2, "parameter names are searched");
-        let page = search(&tools, "image", &opts()).unwrap();
+        let page = find(&tools, "image", &opts()).unwrap();
         assert_eq!(names(&page), ["everything_getTinyImage"]);
-        assert_eq!(search(&tools, "zzz", &opts()).unwrap().total, 0);
+        assert_eq!(find(&tools, "zzz", &opts()).unwrap().total, 0);
     }
 
     #[test]
     fn server_filter_paging_and_empty_queries() {
         let tools = catalog();
-        let page = search(
+        let page = find(
             &tools,
             "",
             &SearchOptions {
@@ -404,8 +264,8 @@ mod tests {
             (names(&page), page.total, page.offset),
             (vec!["fs_write_file".to_string()], 2, 1)
         );
-        assert!(search(&tools, " ", &opts()).unwrap_err().contains("empty"));
-        let page = search(
+        assert!(find(&tools, " ", &opts()).unwrap_err().contains("empty"));
+        let page = find(
             &tools,
             "file",
             &SearchOptions {
@@ -424,23 +284,23 @@ mod tests {
             regex: true,
             ..opts()
         };
-        let page = search(&tools, "^fs_.*_file$", &re).unwrap();
+        let page = find(&tools, "^fs_.*_file$", &re).unwrap();
         assert_eq!(names(&page), ["fs_read_file", "fs_write_file"]);
-        let page = search(&tools, "ECHO", &re).unwrap();
+        let page = find(&tools, "ECHO", &re).unwrap();
         assert_eq!(
             names(&page),
             ["everything_echo", "everything_printEnv"],
             "name matches before text matches"
         );
-        assert!(search(&tools, "(unclosed", &re)
+        assert!(find(&tools, "(unclosed", &re)
             .unwrap_err()
             .starts_with("Invalid regex"));
-        assert!(search(&tools, &"a".repeat(300), &re)
+        assert!(find(&tools, &"a".repeat(300), &re)
             .unwrap_err()
             .contains("too long"));
         // Patterns that backtrack exponentially elsewhere are linear here.
         let evil = format!("^(a+)+{}$", "");
-        assert!(search(&tools, &evil, &re).is_ok());
+        assert!(find(&tools, &evil, &re).is_ok());
     }
 
     #[test]

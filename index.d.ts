@@ -35,6 +35,18 @@ export interface ToolDefinition {
   parameters: Record<string, unknown>
 }
 
+/** A direct tool: a Pi tool definition plus the MCP server and tool it calls. */
+export interface DirectToolDefinition extends ToolDefinition {
+  server: string
+  tool: string
+}
+
+/** `directTools()`: what to register, and why selected tools were left out. */
+export interface DirectTools {
+  tools: DirectToolDefinition[]
+  warnings: string[]
+}
+
 export type LifecycleEvent =
   | { type: "connected"; server: string; tools: number }
   | { type: "reconnected"; server: string; tools: number }
@@ -58,6 +70,11 @@ export declare class McpAdapter {
   static open(opts?: OpenOptions | undefined | null): McpAdapter
   /** The `mcp` tool as Pi registers it: `{ name, label, description, promptSnippet, parameters }`. */
   toolDefinition(): ToolDefinition
+  /**
+   * Tools to register as Pi tools of their own (`directTools`, `MCP_DIRECT_TOOLS`), from the
+   * catalog known now; `warnings` say why selected tools were left out.
+   */
+  directTools(): DirectTools
   /** Config problems and cache warnings, one line each. */
   diagnostics(): Array<string>
   /** Names of the enabled servers, in config order. */

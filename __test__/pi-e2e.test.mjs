@@ -2,12 +2,15 @@
 // the /mcp command over RPC, the legacy Pi package, and no server left running afterwards.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
 import { PI_LEGACY, runPi, runPiRpc } from "./helpers/pi.mjs";
-import { everything, memory, processesIn, root, waitFor } from "./helpers/servers.mjs";
+import { everything, faulty, filesystem, memory, processesIn, root, tempAgent, waitFor } from "./helpers/servers.mjs";
+
+const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 
 const OPTS = { timeout: 120_000 };
 const mcp = (args) => ({ tool_calls: [{ name: "mcp", arguments: args }] });
@@ -90,5 +93,53 @@ test("/mcp status, tools and reconnect are visible over RPC", OPTS, async () => 
   assert.match(status.notifications.map((n) => n.message).join("\n"), /[012]\/2 servers connected[^]*✓ everything: connected/);
   assert.match(tools.notifications.map((n) => n.message).join("\n"), /everything_get-sum/);
   assert.ok(r.statuses.some((s) => s.key === "mcp" && /MCP/.test(s.text ?? "")), "footer status is set");
+  await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
+test("five configured servers: the tool surface Pi sends stays ≤ 300 o200k tokens", OPTS, async () => {
+  const five = {
+    mcpServers: {
+      ...config.mcpServers,
+      filesystem: filesystem(serverCwd, { cwd: serverCwd }),
+      git: faulty([], { cwd: serverCwd }),
+      playwright: faulty(["x"], { cwd: serverCwd }),
+    },
+  };
+  const r = await runPi({ extensionDir: root, mcpConfig: five, script: { steps: [{ text: "done" }] } });
+  assertRan(r);
+  const tools = r.requests[0].body.tools;
+  assert.deepEqual(tools.map((t) => t.function.name), ["mcp"]);
+  const surface = JSON.stringify(tools);
+  const tokens = encode(surface).length;
+  console.log(`# tool surface with 5 servers: ${Buffer.byteLength(surface)} bytes, ${tokens} o200k tokens`);
+  assert.ok(tokens <= 300, `the tool surface grew to ${tokens} tokens`);
+  await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
+test("direct tools are registered from the cache and called like any Pi tool", OPTS, async () => {
+  const direct = { mcpServers: { everything: everything({ cwd: serverCwd, directTools: ["echo", "get-sum"] }) } };
+  // Fill a metadata cache with the native API, then give it to Pi.
+  const agent = tempAgent(direct);
+  const filler = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
+  await filler.list("everything");
+  await filler.shutdown();
+  const cacheJson = readFileSync(agent.cachePath, "utf8");
+  agent.cleanup();
+
+  const steps = [
+    { tool_calls: [{ name: "everything_echo", arguments: { message: "direct" } }] },
+    { tool_calls: [{ name: "everything_get-sum", arguments: { a: 2, b: 3 } }] },
+    { text: "done" },
+  ];
+  const r = await runPi({ extensionDir: root, mcpConfig: direct, cacheJson, script: { steps } });
+  assertRan(r);
+  const names = r.requests[0].body.tools.map((t) => t.function.name).sort();
+  assert.deepEqual(names, ["everything_echo", "everything_get-sum", "mcp"]);
+  const sum = r.requests[0].body.tools.find((t) => t.function.name === "everything_get-sum");
+  assert.deepEqual(Object.keys(sum.function.parameters.properties).sort(), ["a", "b"]);
+  const [echo, added] = r.toolResults;
+  assert.equal(echo.text, "Echo: direct", JSON.stringify(r.toolResults));
+  assert.equal(echo.isError, false);
+  assert.match(added.text, /5/);
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });

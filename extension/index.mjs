@@ -30,32 +30,82 @@ export default function piMcpNative(pi) {
     if (event.type === "progress") {
       progressSinks.get(event.callId)?.({ content: [{ type: "text", text: event.text }], details: event });
     } else {
+      if (["connected", "reconnected", "catalog-changed"].includes(event.type)) syncDirectTools();
       showFooter();
     }
   };
 
   pi.registerFlag?.("mcp-config", { description: "MCP config file to use instead of ~/.pi/agent/mcp.json", type: "string" });
 
+  /** Runs `params` as an `mcp` call, wiring Pi's abort signal and progress updates. */
+  async function run(params, toolCallId, signal, onUpdate) {
+    const callId = String(toolCallId ?? `${Date.now()}-${Math.random()}`);
+    const abort = () => adapter.cancel(callId);
+    if (onUpdate) progressSinks.set(callId, onUpdate);
+    signal?.addEventListener("abort", abort, { once: true });
+    try {
+      if (signal?.aborted) abort();
+      return await adapter.execute(params ?? {}, callId);
+    } finally {
+      progressSinks.delete(callId);
+      signal?.removeEventListener("abort", abort);
+    }
+  }
+
   pi.registerTool({
     ...adapter.toolDefinition(),
-    async execute(toolCallId, params, signal, onUpdate) {
-      const callId = String(toolCallId ?? `${Date.now()}-${Math.random()}`);
-      const abort = () => adapter.cancel(callId);
-      if (onUpdate) progressSinks.set(callId, onUpdate);
-      signal?.addEventListener("abort", abort, { once: true });
-      try {
-        if (signal?.aborted) abort();
-        return await adapter.execute(params ?? {}, callId);
-      } finally {
-        progressSinks.delete(callId);
-        signal?.removeEventListener("abort", abort);
-      }
-    },
+    execute: (toolCallId, params, signal, onUpdate) => run(params, toolCallId, signal, onUpdate),
   });
+
+  // Direct tools: registered again only when their definition changed (each registration
+  // rebuilds Pi's system prompt); ones that disappeared are deactivated.
+  const direct = new Map();
+  const warned = new Set();
+  const warn = (text) => {
+    if (warned.has(text)) return;
+    warned.add(text);
+    if (footerCtx?.hasUI) footerCtx.ui.notify(text, "warning");
+    else console.warn(text);
+  };
+  const syncDirectTools = () => {
+    const { tools, warnings } = adapter.directTools();
+    warnings.forEach(warn);
+    let others;
+    try {
+      others = new Set(pi.getAllTools().map((t) => t.name));
+    } catch {
+      // Not callable while extensions load; collisions with built-ins are checked in the core.
+    }
+    for (const def of tools) {
+      const fingerprint = JSON.stringify(def);
+      if (direct.get(def.name) === fingerprint) continue;
+      if (!direct.has(def.name) && others?.has(def.name)) {
+        warn(`MCP: direct tool "${def.name}" of server "${def.server}" is skipped: another extension has a tool of that name.`);
+        continue;
+      }
+      direct.set(def.name, fingerprint);
+      const { server, tool: _mcpName, ...definition } = def;
+      pi.registerTool({
+        ...definition,
+        execute: (toolCallId, args, signal, onUpdate) => run({ tool: def.name, server, args }, toolCallId, signal, onUpdate),
+      });
+    }
+    const gone = [...direct.keys()].filter((name) => !tools.some((t) => t.name === name));
+    if (gone.length) {
+      gone.forEach((name) => direct.delete(name));
+      try {
+        pi.setActiveTools(pi.getActiveTools().filter((name) => !gone.includes(name)));
+      } catch {
+        // Before a session starts there is nothing active to change.
+      }
+    }
+  };
+  syncDirectTools();
 
   // Pi up to 0.86 ignores `isError` on a returned result; flag failed MCP calls here too.
   pi.on("tool_result", (event) => {
-    if (event.toolName === "mcp" && event.details?.error && !event.isError) return { isError: true };
+    const ours = event.toolName === "mcp" || direct.has(event.toolName);
+    if (ours && event.details?.error && !event.isError) return { isError: true };
   });
 
   pi.registerCommand("mcp", {
@@ -97,6 +147,7 @@ export default function piMcpNative(pi) {
       stale = false;
     }
     footerCtx = ctx;
+    syncDirectTools();
     adapter.onEvent(onEvent);
     adapter.start();
     showFooter();

@@ -94,6 +94,14 @@ impl McpAdapter {
         self.inner.tool_definition()
     }
 
+    /// Tools to register as Pi tools of their own (`directTools`, `MCP_DIRECT_TOOLS`), from the
+    /// catalog known now; `warnings` say why selected tools were left out.
+    #[napi(ts_return_type = "DirectTools")]
+    pub fn direct_tools(&self) -> Value {
+        let set = self.inner.direct_tools();
+        serde_json::json!({ "tools": set.tools, "warnings": set.warnings })
+    }
+
     /// Config problems and cache warnings, one line each.
     #[napi]
     pub fn diagnostics(&self) -> Vec<String> {

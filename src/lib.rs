@@ -6,9 +6,11 @@ pub mod cache;
 pub mod catalog;
 pub mod config;
 pub mod events;
+pub mod output_guard;
 pub mod pool;
 pub mod render;
 pub mod search;
+pub mod validate;
 
 #[cfg(not(test))]
 mod binding;

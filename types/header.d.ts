@@ -35,6 +35,18 @@ export interface ToolDefinition {
   parameters: Record<string, unknown>
 }
 
+/** A direct tool: a Pi tool definition plus the MCP server and tool it calls. */
+export interface DirectToolDefinition extends ToolDefinition {
+  server: string
+  tool: string
+}
+
+/** `directTools()`: what to register, and why selected tools were left out. */
+export interface DirectTools {
+  tools: DirectToolDefinition[]
+  warnings: string[]
+}
+
 export type LifecycleEvent =
   | { type: "connected"; server: string; tools: number }
   | { type: "reconnected"; server: string; tools: number }

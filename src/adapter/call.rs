@@ -3,9 +3,12 @@
 
 use super::modes::unavailable;
 use super::{Adapter, Outcome};
+use crate::catalog::ToolInfo;
+use crate::output_guard::{guard, spill, DEFAULT_LIMITS};
 use crate::pool::{ProgressSink, RequestError, RequestOptions};
 use crate::render;
 use crate::search::SearchOptions;
+use crate::validate::check_arguments;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,6 +46,10 @@ impl Adapter {
             Ok(tool) => tool,
             Err(outcome) => return outcome,
         };
+        // Checked against the known schema before any server starts: a wrong call costs nothing.
+        if let Some(outcome) = argument_problems(&tool, &args) {
+            return outcome;
+        }
         let conn = match self.connected(&tool.server).await {
             Ok(conn) => conn,
             Err(why) => return unavailable("call", &tool.server, &why),
@@ -92,7 +99,15 @@ impl Adapter {
                     None => render::call_result(&raw),
                 };
                 let mut outcome = Outcome::text("call", "");
-                outcome.content = rendered.content;
+                let mut spilled = None;
+                outcome.content = guard(rendered.content, DEFAULT_LIMITS, |full| {
+                    let path = spill(&tool.name, full)?;
+                    spilled = Some(path.display().to_string());
+                    Ok(path)
+                });
+                if let Some(path) = spilled {
+                    outcome.set("fullOutputPath", path);
+                }
                 outcome.is_error = rendered.is_error;
                 if rendered.is_error {
                     outcome.set("error", "tool_error");
@@ -203,6 +218,25 @@ impl Adapter {
             }
         }))
     }
+}
+
+/// The refusal to send `args` that do not fit the tool's input schema.
+fn argument_problems(tool: &ToolInfo, args: &Map<String, Value>) -> Option<Outcome> {
+    let schema = tool.input_schema.as_ref().filter(|_| !tool.is_resource())?;
+    let problems: Vec<String> = check_arguments(schema, args)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    if problems.is_empty() {
+        return None;
+    }
+    let text = render::invalid_arguments(&tool.name, &problems, schema);
+    Some(
+        Outcome::error("call", "invalid_args", text)
+            .with("server", tool.server.clone())
+            .with("tool", tool.name.clone())
+            .with("problems", problems),
+    )
 }
 
 /// `args` as an object: given as one, or as a JSON string encoding one.

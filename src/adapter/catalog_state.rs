@@ -6,6 +6,7 @@ use crate::config::ServerConfig;
 use crate::search::SearchIndex;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerMeta {
@@ -21,8 +22,8 @@ pub struct ServerMeta {
 pub struct CatalogState {
     meta: HashMap<String, ServerMeta>,
     tools: Vec<ToolInfo>,
-    /// The search index of `tools`, rebuilt with them.
-    index: SearchIndex,
+    /// The search index of `tools`, built at the first search after they change (not at load).
+    index: OnceLock<SearchIndex>,
 }
 
 impl CatalogState {
@@ -48,7 +49,7 @@ impl CatalogState {
     }
 
     pub fn index(&self) -> &SearchIndex {
-        &self.index
+        self.index.get_or_init(|| SearchIndex::build(&self.tools))
     }
 
     pub fn server_tools(&self, server: &str) -> Vec<&ToolInfo> {
@@ -79,7 +80,7 @@ impl CatalogState {
                     .filter(|t| selected(s, t))
             })
             .collect();
-        self.index = SearchIndex::build(&self.tools);
+        self.index = OnceLock::new();
     }
 }
 

@@ -4,12 +4,14 @@
 mod call;
 mod catalog_state;
 mod connecting;
+mod direct;
 mod lifecycle;
 mod modes;
 mod outcome;
 
 pub use call::{CallOptions, DEFAULT_LIMIT};
 pub use catalog_state::{glob_match, ServerMeta};
+pub use direct::DirectToolSet;
 pub use lifecycle::Timing;
 pub use outcome::Outcome;
 

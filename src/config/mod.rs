@@ -43,6 +43,8 @@ pub struct Settings {
     pub request_timeout_ms: Option<u64>,
     /// Minutes a lazy server may sit unused before it is stopped (`0`: never).
     pub idle_timeout_min: Option<f64>,
+    /// Default of each server's `directTools`.
+    pub direct_tools: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -68,6 +70,17 @@ pub struct ServerConfig {
     pub exclude_tools: Option<Vec<String>>,
     /// Overrides `settings.toolPrefix` for this server.
     pub tool_prefix: Option<ToolPrefix>,
+    /// Tools registered as Pi tools of their own; `None`: `settings.directTools` decides.
+    pub direct_tools: Option<DirectTools>,
+}
+
+/// Which of a server's tools Pi gets as first-class tools (besides the `mcp` gateway).
+#[derive(Clone, Debug, PartialEq)]
+pub enum DirectTools {
+    None,
+    All,
+    /// MCP tool names (or resource tool names such as `get_readme`).
+    Only(Vec<String>),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -390,10 +403,25 @@ fn settings(raw: &Map<String, Value>, diagnostics: &mut Vec<Diagnostic>) -> Sett
             .map_err(|message| warn("idleTimeout", message))
             .ok(),
     };
+    let direct_tools = match raw.get("directTools") {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+        Some(Value::Bool(true)) => true,
+        Some(other) => {
+            warn(
+                "directTools",
+                format!(
+                    "must be true or false here (lists belong in a server entry), got {}; using false",
+                    server::describe(other)
+                ),
+            );
+            false
+        }
+    };
     Settings {
         tool_prefix: tool_prefix.unwrap_or_default(),
         request_timeout_ms,
         idle_timeout_min,
+        direct_tools,
     }
 }
 

@@ -2,7 +2,7 @@
 //! diagnostic naming the server and the field; only a server that cannot run at all is dropped.
 
 use super::interpolate::{expand_path, interpolate, interpolate_reporting};
-use super::{Diagnostic, Env, Level, Lifecycle, ServerConfig, Transport};
+use super::{Diagnostic, DirectTools, Env, Level, Lifecycle, ServerConfig, Transport};
 use crate::catalog::ToolPrefix;
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -180,6 +180,7 @@ pub fn parse(
         tool_prefix: f
             .string("toolPrefix")
             .and_then(|p| tool_prefix(&p, &mut |m| f.report(Level::Warning, "toolPrefix", m))),
+        direct_tools: direct_tools(&mut f),
     });
     // A disabled server is never started: its problems do not matter until it is enabled.
     if !disabled {
@@ -269,6 +270,33 @@ fn lifecycle(f: &mut Fields) -> Lifecycle {
             );
             Lifecycle::Lazy
         }
+    }
+}
+
+/// `directTools`: `true`, `false` or a list of tool names. pi-mcp-adapter's `"search"` mode is
+/// not offered: those tools stay behind the `mcp` tool.
+fn direct_tools(f: &mut Fields) -> Option<DirectTools> {
+    let warn = |f: &mut Fields, got: String| {
+        let message =
+            format!("must be true, false or a list of tool names, got {got}; using false");
+        f.report(Level::Warning, "directTools", message);
+        Some(DirectTools::None)
+    };
+    match f.get("directTools")? {
+        Value::Bool(true) => Some(DirectTools::All),
+        Value::Bool(false) => Some(DirectTools::None),
+        Value::Array(items) => match items.iter().map(Value::as_str).collect::<Option<Vec<_>>>() {
+            Some(names) => Some(DirectTools::Only(
+                names.into_iter().map(String::from).collect(),
+            )),
+            None => warn(f, "a list with a non-string item".into()),
+        },
+        Value::String(s) if s == "search" => {
+            let message = "\"search\" (tools activated by search) is not supported; the tools stay behind the mcp tool".into();
+            f.report(Level::Warning, "directTools", message);
+            Some(DirectTools::None)
+        }
+        other => warn(f, describe(other)),
     }
 }
 
@@ -408,5 +436,31 @@ mod tests {
             parse_one(json!({"command": "x", "disabled": true, "lifecycle": "?"}));
         assert!(server.unwrap().disabled);
         assert!(diags.is_empty());
+    }
+
+    #[test]
+    fn direct_tools_values() {
+        let direct = |value: Value| {
+            let (server, diags) = parse_one(json!({"command": "x", "directTools": value}));
+            (server.unwrap().direct_tools, diags)
+        };
+        assert_eq!(direct(json!(true)), (Some(DirectTools::All), vec![]));
+        assert_eq!(direct(Value::Null), (None, vec![]));
+        assert_eq!(
+            direct(json!(["a", "b"])),
+            (
+                Some(DirectTools::Only(vec!["a".into(), "b".into()])),
+                vec![]
+            )
+        );
+        let (none, diags) = direct(json!("search"));
+        assert_eq!(none, Some(DirectTools::None));
+        assert!(
+            diags[0].contains("field `directTools`: \"search\""),
+            "{diags:?}"
+        );
+        let (none, diags) = direct(json!([1]));
+        assert_eq!(none, Some(DirectTools::None));
+        assert!(diags[0].contains("must be true, false or a list of tool names, got a list with a non-string item; using false"), "{diags:?}");
     }
 }

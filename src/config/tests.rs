@@ -108,6 +108,7 @@ fn project_overrides_global_field_by_field() {
             tool_prefix: ToolPrefix::Short,
             request_timeout_ms: Some(2000),
             idle_timeout_min: Some(2.0),
+            direct_tools: false,
         }
     );
     assert_eq!(config.files.len(), 3);

@@ -258,7 +258,7 @@ pub fn search(query: &str, server: Option<&str>, page: &Page, include_schemas: b
     let shown_to = page.offset + page.hits.len();
     if shown_to < page.total {
         out.push_str(&format!(
-            "\n\n{} of {} shown; offset: {shown_to} for more.",
+            "\n\n{} of {} — offset {shown_to} for more.",
             shown_to - page.offset,
             page.total
         ));
@@ -311,6 +311,16 @@ pub fn not_found(name: &str, server: Option<&str>, suggestions: &[String]) -> St
     } else {
         out.push_str(&format!(" Did you mean: {}?", suggestions.join(", ")));
     }
+    out
+}
+
+/// Arguments that do not fit the tool's schema: each problem, then what the tool takes.
+pub fn invalid_arguments(tool: &str, problems: &[String], schema: &Value) -> String {
+    let mut out = format!("Arguments for {tool} do not fit its schema; nothing was sent:\n");
+    for problem in problems {
+        out.push_str(&format!("- {problem}\n"));
+    }
+    out.push_str(&format!("\nExpected parameters:\n{}", parameters(schema)));
     out
 }
 

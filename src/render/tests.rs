@@ -101,7 +101,7 @@ fn search_text() {
         "4 tools on server \"everything\":\n\
          everything_echo: Echoes back the input.\n  { message: string }\n\
          everything_get-sum: Returns the sum of two numbers\n  { a: number; b: number }\n\n\
-         2 of 4 shown; offset: 2 for more."
+         2 of 4 — offset 2 for more."
     );
     let page = search::search(
         &tools,

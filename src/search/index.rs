@@ -19,6 +19,9 @@ const SYNONYM_FACTOR: f64 = 0.4;
 /// BM25 parameters.
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
+/// How much more a tool counts when its name starts with the query's action (a verb of the
+/// query or a synonym): "save text to a file" wants `write_file` over `read_text_file`.
+const VERB_FACTOR: f64 = 1.3;
 /// Bonuses that put exact and prefix name matches above any relevance score.
 const EXACT_NAME: f64 = 1000.0;
 const NAME_PREFIX: f64 = 500.0;
@@ -33,6 +36,11 @@ pub struct SearchIndex {
     average_length: f64,
     /// Display and MCP names, lowercase with `-` as `_`.
     names: Vec<[String; 2]>,
+    /// Per tool, the stemmed first word of its MCP name (usually its action), `api` skipped.
+    verbs: Vec<String>,
+    /// Per tool, the fields a regex searches, lowercase, one per line: display name, MCP name,
+    /// description, parameter names.
+    haystacks: Vec<String>,
 }
 
 impl SearchIndex {
@@ -67,17 +75,33 @@ impl SearchIndex {
             .iter()
             .map(|t| [loose(&t.name), loose(&t.original)])
             .collect();
+        let haystacks = tools.iter().map(haystack).collect();
+        let verbs = tools.iter().map(|t| verb(&t.original)).collect();
         SearchIndex {
             postings,
             vocabulary,
             lengths,
             average_length,
             names,
+            verbs,
+            haystacks,
         }
     }
 
-    /// Indexes of the tools that match `query`, best first.
-    pub fn rank(&self, query: &str) -> Vec<usize> {
+    /// The text a regex is matched against for tool `i` (one field per line).
+    pub fn haystack(&self, i: usize) -> &str {
+        &self.haystacks[i]
+    }
+
+    /// The `want` best tools (indexes, best first) among those that match `query` and pass
+    /// `keep`, and how many match in all. Only the best are sorted: a query over 10,000 tools
+    /// costs its postings, not a full sort.
+    pub fn rank(
+        &self,
+        query: &str,
+        keep: impl Fn(usize) -> bool,
+        want: usize,
+    ) -> (Vec<usize>, usize) {
         let n = self.lengths.len();
         let mut scores = vec![0.0f64; n];
         let mut terms: Vec<String> = words(query).iter().map(|w| stem(w)).collect();
@@ -98,6 +122,15 @@ impl SearchIndex {
                 }
             }
         }
+        let actions: Vec<String> = terms
+            .iter()
+            .flat_map(|t| synonyms(t).into_iter().chain([t.clone()]))
+            .collect();
+        for (score, verb) in scores.iter_mut().zip(&self.verbs) {
+            if *score > 0.0 && actions.contains(verb) {
+                *score *= VERB_FACTOR;
+            }
+        }
         let whole = loose(query);
         for (doc, names) in self.names.iter().enumerate() {
             if names.contains(&whole) {
@@ -113,10 +146,17 @@ impl SearchIndex {
         let mut hits: Vec<(usize, f64)> = scores
             .into_iter()
             .enumerate()
-            .filter(|(_, s)| *s > 0.0)
+            .filter(|(doc, s)| *s > 0.0 && keep(*doc))
             .collect();
-        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        hits.into_iter().map(|(doc, _)| doc).collect()
+        let total = hits.len();
+        let best_first =
+            |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if want < hits.len() {
+            hits.select_nth_unstable_by(want, best_first);
+            hits.truncate(want);
+        }
+        hits.sort_by(best_first);
+        (hits.into_iter().map(|(doc, _)| doc).collect(), total)
     }
 
     /// The indexed words a query word stands for, with how much each counts: itself, the words
@@ -139,7 +179,7 @@ impl SearchIndex {
 }
 
 /// Names of a tool's top-level parameters.
-pub fn parameter_names(tool: &ToolInfo) -> impl Iterator<Item = &str> {
+fn parameter_names(tool: &ToolInfo) -> impl Iterator<Item = &str> {
     tool.input_schema
         .as_ref()
         .and_then(|s| s.get("properties"))
@@ -151,4 +191,22 @@ pub fn parameter_names(tool: &ToolInfo) -> impl Iterator<Item = &str> {
 /// Lowercase with `-` and `_` alike.
 pub fn loose(name: &str) -> String {
     name.trim().to_lowercase().replace('-', "_")
+}
+
+fn haystack(tool: &ToolInfo) -> String {
+    let mut lines = vec![
+        tool.name.clone(),
+        tool.original.clone(),
+        tool.description.replace(['\n', '\r'], " "),
+    ];
+    lines.extend(parameter_names(tool).map(str::to_string));
+    lines.join("\n").to_lowercase()
+}
+
+fn verb(name: &str) -> String {
+    words(name)
+        .into_iter()
+        .find(|w| w != "api")
+        .map(|w| stem(&w))
+        .unwrap_or_default()
 }

@@ -8,7 +8,7 @@ mod words;
 pub use index::SearchIndex;
 
 use crate::catalog::ToolInfo;
-use index::{loose, parameter_names};
+use index::loose;
 use regex::RegexBuilder;
 use words::words;
 
@@ -41,24 +41,24 @@ pub fn search<'a>(
 ) -> Result<Page<'a>, String> {
     let in_scope = |t: &&ToolInfo| opts.server.as_deref().is_none_or(|s| t.server == s);
     let query = query.trim();
-    let ranked: Vec<&ToolInfo> = if query.is_empty() {
+    let want = opts.offset + opts.limit.max(1);
+    let (ranked, total): (Vec<&ToolInfo>, usize) = if query.is_empty() {
         if opts.server.is_none() {
             return Err("The search query is empty: give words to look for, e.g. mcp({ search: \"read file\" }), or a `server` to list its tools.".into());
         }
         let mut all: Vec<&ToolInfo> = tools.iter().filter(in_scope).collect();
         all.sort_by(|a, b| a.name.cmp(&b.name));
-        all
+        let total = all.len();
+        (all, total)
     } else if opts.regex {
-        regex_matches(tools.iter().filter(in_scope), query)?
+        let scoped = tools.iter().enumerate().filter(|(_, t)| in_scope(t));
+        let all = regex_matches(scoped, index, query)?;
+        let total = all.len();
+        (all, total)
     } else {
-        index
-            .rank(query)
-            .into_iter()
-            .map(|i| &tools[i])
-            .filter(in_scope)
-            .collect()
+        let (best, total) = index.rank(query, |i| in_scope(&&tools[i]), want);
+        (best.into_iter().map(|i| &tools[i]).collect(), total)
     };
-    let total = ranked.len();
     let hits = ranked
         .into_iter()
         .skip(opts.offset)
@@ -71,8 +71,12 @@ pub fn search<'a>(
     })
 }
 
+/// Tools whose name, description or a parameter name matches `pattern` (`^`/`$` per field):
+/// name matches first; case-insensitive. Matching lowercase text, a pattern without capitals
+/// needs no case folding, which lets the engine use its fast literal search.
 fn regex_matches<'a>(
-    tools: impl Iterator<Item = &'a ToolInfo>,
+    tools: impl Iterator<Item = (usize, &'a ToolInfo)>,
+    index: &SearchIndex,
     pattern: &str,
 ) -> Result<Vec<&'a ToolInfo>, String> {
     let chars = pattern.chars().count();
@@ -82,7 +86,8 @@ fn regex_matches<'a>(
         ));
     }
     let re = RegexBuilder::new(pattern)
-        .case_insensitive(true)
+        .case_insensitive(pattern.chars().any(char::is_uppercase))
+        .multi_line(true)
         .size_limit(1 << 20)
         .build()
         .map_err(|e| {
@@ -96,10 +101,14 @@ fn regex_matches<'a>(
             )
         })?;
     let (mut by_name, mut by_text): (Vec<&ToolInfo>, Vec<&ToolInfo>) = (vec![], vec![]);
-    for tool in tools {
-        if re.is_match(&tool.name) || re.is_match(&tool.original) {
+    for (i, tool) in tools {
+        let text = index.haystack(i);
+        if !re.is_match(text) {
+            continue;
+        }
+        if text.splitn(3, '\n').take(2).any(|name| re.is_match(name)) {
             by_name.push(tool);
-        } else if re.is_match(&tool.description) || parameter_names(tool).any(|p| re.is_match(p)) {
+        } else {
             by_text.push(tool);
         }
     }
@@ -150,7 +159,7 @@ pub fn suggest(tools: &[ToolInfo], name: &str, n: usize) -> Vec<String> {
 }
 
 /// 1 for equal strings, falling towards 0 with the edit distance.
-fn similarity(a: &str, b: &str) -> f64 {
+pub(crate) fn similarity(a: &str, b: &str) -> f64 {
     let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
     let longest = a.len().max(b.len());
     if longest == 0 {

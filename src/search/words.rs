@@ -76,8 +76,11 @@ fn undouble(base: &str) -> String {
 
 /// Groups of words that name the same action or thing in tool names, descriptions and requests.
 const SYNONYMS: &[&[&str]] = &[
-    &["delete", "remove", "erase", "rm", "drop", "destroy"],
-    &["create", "make", "new", "add", "insert"],
+    &[
+        "delete", "remove", "erase", "rm", "drop", "destroy", "forget",
+    ],
+    &["create", "make", "new", "add", "insert", "post"],
+    &["reset", "unstage", "revert"],
     &["list", "enumerate", "ls", "show", "all"],
     &[
         "read", "get", "fetch", "open", "view", "cat", "load", "retrieve",

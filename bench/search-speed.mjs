@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+// Search speed over a synthetic 10,000-tool catalog (100 servers × 100 tools, realistic names,
+// descriptions and parameters), through the native API as the model's `mcp({ search })` runs it:
+// ranking, paging and the rendered answer. Prints p50/p99 per query for word searches, server-
+// scoped searches and regex searches. Build with `npm run build` first for release figures.
+// Usage: node bench/search-speed.mjs [--tools N] [--rounds R]
+import { createRequire } from "node:module";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const { McpAdapter, configHash } = createRequire(import.meta.url)(join(root, "index.js"));
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const TOOLS = arg("--tools", 10_000);
+const ROUNDS = arg("--rounds", 5);
+const PER_SERVER = 100;
+
+const VERBS = ["get", "list", "create", "update", "delete", "search", "read", "write", "run", "send", "fetch", "sync", "move", "copy", "start", "stop"];
+const NOUNS = ["file", "issue", "user", "page", "record", "event", "message", "branch", "commit", "table", "row", "image", "note", "task", "ticket", "invoice", "deployment", "secret", "metric", "alert"];
+const QUALIFIERS = ["", "_by_id", "_batch", "_details", "_history", "_status", "_summary", "_v2"];
+
+/** A deterministic pseudo-random catalog: tool i of server s. */
+function catalog() {
+  let seed = 42;
+  const pick = (list) => list[(seed = (seed * 1103515245 + 12345) % 2 ** 31) % list.length];
+  const servers = {};
+  for (let s = 0; s * PER_SERVER < TOOLS; s++) {
+    const tools = [];
+    for (let t = 0; t < PER_SERVER && s * PER_SERVER + t < TOOLS; t++) {
+      const [verb, noun, other] = [pick(VERBS), pick(NOUNS), pick(NOUNS)];
+      tools.push({
+        name: `${verb}_${noun}${pick(QUALIFIERS)}_${t}`,
+        description: `${verb[0].toUpperCase()}${verb.slice(1)} a ${noun} in the service, optionally linked to a ${other}. Returns the ${noun} as JSON with its id, owner and timestamps.`,
+        inputSchema: {
+          type: "object",
+          properties: { [`${noun}Id`]: { type: "string" }, [`${other}Filter`]: { type: "string" }, limit: { type: "number" } },
+          required: [`${noun}Id`],
+        },
+      });
+    }
+    servers[`service${String(s).padStart(3, "0")}`] = tools;
+  }
+  return servers;
+}
+
+function openAdapter(home) {
+  const agentDir = join(home, "agent");
+  mkdirSync(agentDir, { recursive: true });
+  const mcpServers = {};
+  const servers = {};
+  for (const [name, tools] of Object.entries(catalog())) {
+    mcpServers[name] = { command: `never-started-${name}` };
+    servers[name] = { configHash: configHash(mcpServers[name], {}), tools, resources: [], cachedAt: Date.now() };
+  }
+  writeFileSync(join(agentDir, "mcp.json"), JSON.stringify({ mcpServers }));
+  writeFileSync(join(agentDir, "mcp-cache.json"), JSON.stringify({ version: 1, servers }));
+  return McpAdapter.open({ cwd: home, agentDir, env: {} });
+}
+
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+async function measure(adapter, label, queries) {
+  const times = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [query, opts] of queries) {
+      const t0 = process.hrtime.bigint();
+      await adapter.search(query, opts);
+      times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+  }
+  times.sort((a, b) => a - b);
+  console.log(`${label.padEnd(26)} n=${String(times.length).padStart(5)}  p50 ${percentile(times, 50).toFixed(3)} ms  p99 ${percentile(times, 99).toFixed(3)} ms  max ${times.at(-1).toFixed(3)} ms`);
+}
+
+const home = mkdtempSync(join(tmpdir(), "pi-mcp-search-speed-"));
+try {
+  const opened = process.hrtime.bigint();
+  const adapter = openAdapter(home);
+  const total = (await adapter.status()).details.totalTools;
+  console.log(`catalog: ${total} tools on ${Object.keys(catalog()).length} servers; open + index ${(Number(process.hrtime.bigint() - opened) / 1e6).toFixed(1)} ms`);
+  const words = [];
+  for (const verb of VERBS) for (const noun of NOUNS.slice(0, 8)) words.push([`${verb} ${noun}`, {}]);
+  words.push(["create a ticket for the failing deployment", {}], ["invoice history by id", {}], ["nothing matches zzzz", {}]);
+  await measure(adapter, "words (2–7 per query)", words.slice(0, 20)); // warm-up, also reported
+  await measure(adapter, "words (2–7 per query)", words);
+  await measure(adapter, "words, one server", words.map(([q]) => [q, { server: "service042" }]));
+  await measure(adapter, "words, no schemas", words.map(([q]) => [q, { includeSchemas: false }]));
+  await measure(adapter, "regex", NOUNS.map((n) => [`^(get|list)_${n}`, { regex: true }]));
+  await adapter.shutdown();
+} finally {
+  rmSync(home, { recursive: true, force: true });
+}

@@ -1,0 +1,171 @@
+//! Direct tools: MCP tools Pi registers as tools of their own (`directTools` in a server entry,
+//! or `MCP_DIRECT_TOOLS=server,server/tool` from a parent agent), built from the known catalog
+//! so no server has to start. They are called through the same path as `mcp({ tool })`.
+
+use super::Adapter;
+use crate::catalog::ToolInfo;
+use crate::config::DirectTools;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+
+/// Names a direct tool may not take: Pi's built-in tools and our gateway.
+const RESERVED_NAMES: [&str; 8] = ["read", "bash", "edit", "write", "grep", "find", "ls", "mcp"];
+/// `MCP_DIRECT_TOOLS` value meaning "no direct tools at all".
+const NONE_SELECTED: &str = "__none__";
+
+/// The tools to register, and why any selected tool was left out.
+#[derive(Debug, Default, PartialEq)]
+pub struct DirectToolSet {
+    /// Pi tool definitions: `name, label, description, promptSnippet, parameters, server, tool`.
+    pub tools: Vec<Value>,
+    pub warnings: Vec<String>,
+}
+
+impl Adapter {
+    pub fn direct_tools(&self) -> DirectToolSet {
+        let selection = self.direct_selection();
+        let catalog = self.catalog.read();
+        let mut set = DirectToolSet::default();
+        let mut chosen: Vec<&ToolInfo> = Vec::new();
+        for (server, wanted) in &selection {
+            let tools = catalog.server_tools(server);
+            if let DirectTools::Only(names) = wanted {
+                if !tools.is_empty() {
+                    for name in names
+                        .iter()
+                        .filter(|n| !tools.iter().any(|t| names_tool(n, t)))
+                    {
+                        set.warnings.push(format!(
+                            "MCP: direct tool \"{name}\" is not a tool of server \"{server}\"; check `directTools`."
+                        ));
+                    }
+                }
+            }
+            chosen.extend(tools.into_iter().filter(|t| match wanted {
+                DirectTools::All => true,
+                DirectTools::Only(names) => names.iter().any(|n| names_tool(n, t)),
+                DirectTools::None => false,
+            }));
+        }
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for tool in &chosen {
+            *seen.entry(tool.name.as_str()).or_default() += 1;
+        }
+        for tool in chosen {
+            if RESERVED_NAMES.contains(&tool.name.as_str()) {
+                set.warnings.push(format!(
+                    "MCP: direct tool \"{}\" of server \"{}\" is skipped: it collides with Pi's built-in tool; call it with mcp({{ tool: \"{}\", server: \"{}\" }}).",
+                    tool.name, tool.server, tool.name, tool.server
+                ));
+            } else if seen[tool.name.as_str()] > 1 {
+                set.warnings.push(format!(
+                    "MCP: direct tool \"{}\" of server \"{}\" is skipped: another server has a tool of that name; set a toolPrefix.",
+                    tool.name, tool.server
+                ));
+            } else {
+                set.tools.push(definition(tool));
+            }
+        }
+        set
+    }
+
+    /// Per enabled server, which tools go direct: `MCP_DIRECT_TOOLS` when set, else the config.
+    fn direct_selection(&self) -> Vec<(String, DirectTools)> {
+        let enabled = self.config.servers.iter().filter(|s| !s.disabled);
+        match self.env.get("MCP_DIRECT_TOOLS") {
+            Some(spec) => {
+                let selectors: Vec<(&str, Option<&str>)> = spec
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty() && *s != NONE_SELECTED)
+                    .map(|s| match s.split_once('/') {
+                        Some((server, tool)) => (server, Some(tool)),
+                        None => (s, None),
+                    })
+                    .collect();
+                enabled
+                    .filter_map(|server| {
+                        let mine = selectors.iter().filter(|(s, _)| *s == server.name);
+                        let mut names = Vec::new();
+                        for (_, tool) in mine {
+                            match tool {
+                                None => return Some((server.name.clone(), DirectTools::All)),
+                                Some(tool) => names.push(tool.to_string()),
+                            }
+                        }
+                        (!names.is_empty()).then(|| (server.name.clone(), DirectTools::Only(names)))
+                    })
+                    .collect()
+            }
+            None => enabled
+                .map(|server| {
+                    let wanted = server.direct_tools.clone().unwrap_or(
+                        match self.config.settings.direct_tools {
+                            true => DirectTools::All,
+                            false => DirectTools::None,
+                        },
+                    );
+                    (server.name.clone(), wanted)
+                })
+                .filter(|(_, wanted)| *wanted != DirectTools::None)
+                .collect(),
+        }
+    }
+}
+
+/// Whether a configured name means `tool`: its MCP name or its full (prefixed) name.
+fn names_tool(name: &str, tool: &ToolInfo) -> bool {
+    name == tool.original || name == tool.name
+}
+
+fn definition(tool: &ToolInfo) -> Value {
+    let description = match (&tool.resource_uri, tool.description.trim()) {
+        (Some(uri), "") => format!("Reads the MCP resource {uri}."),
+        (Some(uri), text) => format!("{text}\n\nReads the MCP resource {uri}."),
+        (None, "") => "(no description)".to_string(),
+        (None, text) => text.to_string(),
+    };
+    let snippet = match tool.description.split_whitespace().collect::<Vec<_>>() {
+        words if words.is_empty() => format!("MCP tool from {}", tool.server),
+        words => clip_words(&words, 100),
+    };
+    json!({
+        "name": tool.name,
+        "label": format!("MCP: {}", tool.original),
+        "description": description,
+        "promptSnippet": snippet,
+        "parameters": parameters(tool),
+        "server": tool.server,
+        "tool": tool.original,
+    })
+}
+
+/// The input schema as Pi expects it: an object schema, without `$schema` and the top-level
+/// `additionalProperties` some providers reject.
+fn parameters(tool: &ToolInfo) -> Value {
+    let mut schema = match &tool.input_schema {
+        Some(Value::Object(map)) if tool.resource_uri.is_none() => map.clone(),
+        _ => serde_json::Map::new(),
+    };
+    schema.remove("$schema");
+    schema.remove("additionalProperties");
+    schema.insert("type".into(), json!("object"));
+    schema.entry("properties").or_insert_with(|| json!({}));
+    Value::Object(schema)
+}
+
+/// `words` joined, cut at a word boundary to at most `max` characters (with `…` when cut).
+fn clip_words(words: &[&str], max: usize) -> String {
+    let mut out = String::new();
+    for word in words {
+        if out.chars().count() + word.chars().count() + 1 > max {
+            out.push('…');
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}

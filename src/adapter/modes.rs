@@ -195,13 +195,7 @@ impl Adapter {
             }
         }
         let catalog = self.catalog.read();
-        let scoped: Vec<ToolInfo> = catalog
-            .tools()
-            .iter()
-            .filter(|t| server.is_none_or(|s| t.server == s))
-            .cloned()
-            .collect();
-        let suggestions = search::suggest(&scoped, name, 5);
+        let suggestions = search::did_you_mean(catalog.tools(), catalog.index(), name, server, 5);
         Err(Outcome::error(
             mode,
             "tool_not_found",

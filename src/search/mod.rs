@@ -118,12 +118,33 @@ fn regex_matches<'a>(
     Ok(by_name)
 }
 
+/// "Did you mean" for a tool name that does not exist (on `server`, if given): close spellings
+/// first, then the best hits of the name's words under the ranking `search` uses.
+pub fn did_you_mean(
+    tools: &[ToolInfo],
+    index: &SearchIndex,
+    name: &str,
+    server: Option<&str>,
+    n: usize,
+) -> Vec<String> {
+    let in_scope = |t: &ToolInfo| server.is_none_or(|s| t.server == s);
+    let mut names = suggest(tools.iter().filter(|t| in_scope(t)), name, n);
+    if names.len() < n {
+        let (best, _) = index.rank(name, |i| in_scope(&tools[i]), n);
+        for tool in best.into_iter().map(|i| &tools[i]) {
+            if names.len() < n && !names.contains(&tool.name) {
+                names.push(tool.name.clone());
+            }
+        }
+    }
+    names
+}
+
 /// Up to `n` tool names close to `name`, closest first: by spelling, then by shared words. A
 /// name typed with a server's prefix is compared with that server's MCP names without it.
-pub fn suggest(tools: &[ToolInfo], name: &str, n: usize) -> Vec<String> {
+fn suggest<'a>(tools: impl Iterator<Item = &'a ToolInfo>, name: &str, n: usize) -> Vec<String> {
     let wanted = loose(name);
     let mut scored: Vec<(f64, &str)> = tools
-        .iter()
         .filter_map(|tool| {
             let prefix = tool
                 .name
@@ -315,9 +336,20 @@ mod tests {
     #[test]
     fn suggestions() {
         let tools = catalog();
-        assert_eq!(suggest(&tools, "everything_ecko", 3), ["everything_echo"]);
-        assert_eq!(suggest(&tools, "read-file", 3)[0], "fs_read_file");
-        assert_eq!(suggest(&tools, "fs_file", 5).len(), 2);
-        assert!(suggest(&tools, "qqqqqqqq", 5).is_empty());
+        assert_eq!(
+            suggest(tools.iter(), "everything_ecko", 3),
+            ["everything_echo"]
+        );
+        assert_eq!(suggest(tools.iter(), "read-file", 3)[0], "fs_read_file");
+        assert_eq!(suggest(tools.iter(), "fs_file", 5).len(), 2);
+        assert!(suggest(tools.iter(), "qqqqqqqq", 5).is_empty());
+        let index = SearchIndex::build(&tools);
+        let meant = did_you_mean(&tools, &index, "fs_print_environment", None, 3);
+        assert!(
+            meant.contains(&"everything_printEnv".to_string()),
+            "{meant:?}"
+        );
+        let scoped = did_you_mean(&tools, &index, "ecko", Some("fs"), 3);
+        assert!(scoped.iter().all(|t| t.starts_with("fs_")), "{scoped:?}");
     }
 }

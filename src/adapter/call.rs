@@ -4,7 +4,7 @@
 use super::modes::unavailable;
 use super::{Adapter, Outcome};
 use crate::catalog::ToolInfo;
-use crate::output_guard::{guard, spill, DEFAULT_LIMITS};
+use crate::output_guard::{guard, spill, Limits};
 use crate::pool::{ProgressSink, RequestError, RequestOptions};
 use crate::render;
 use crate::search::SearchOptions;
@@ -100,11 +100,14 @@ impl Adapter {
                 };
                 let mut outcome = Outcome::text("call", "");
                 let mut spilled = None;
-                outcome.content = guard(rendered.content, DEFAULT_LIMITS, |full| {
-                    let path = spill(&tool.name, full)?;
-                    spilled = Some(path.display().to_string());
-                    Ok(path)
-                });
+                outcome.content = match self.output_limits() {
+                    Some(limits) => guard(rendered.content, limits, |full| {
+                        let path = spill(&tool.name, full)?;
+                        spilled = Some(path.display().to_string());
+                        Ok(path)
+                    }),
+                    None => rendered.content,
+                };
                 if let Some(path) = spilled {
                     outcome.set("fullOutputPath", path);
                 }
@@ -202,6 +205,15 @@ impl Adapter {
 }
 
 impl Adapter {
+    /// The output guard's limits: `settings.outputGuard`, unless `MCP_OUTPUT_GUARD=0` turns it off.
+    fn output_limits(&self) -> Option<Limits> {
+        let off = self
+            .env
+            .get("MCP_OUTPUT_GUARD")
+            .is_some_and(|v| matches!(v.trim(), "0" | "false" | "off"));
+        self.config.settings.output_guard.filter(|_| !off)
+    }
+
     /// Progress of call `call_id` reported as `progress` events.
     fn progress_events(
         self: &Arc<Self>,

@@ -9,6 +9,7 @@ mod server;
 pub use interpolate::interpolate;
 
 use crate::catalog::ToolPrefix;
+use crate::output_guard::{Limits, DEFAULT_LIMITS};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::fmt;
@@ -37,7 +38,7 @@ pub struct Config {
     pub files: Vec<PathBuf>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
     pub tool_prefix: ToolPrefix,
     pub request_timeout_ms: Option<u64>,
@@ -45,6 +46,20 @@ pub struct Settings {
     pub idle_timeout_min: Option<f64>,
     /// Default of each server's `directTools`.
     pub direct_tools: bool,
+    /// Limits of the output guard; `None`: `outputGuard: false`.
+    pub output_guard: Option<Limits>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            tool_prefix: ToolPrefix::default(),
+            request_timeout_ms: None,
+            idle_timeout_min: None,
+            direct_tools: false,
+            output_guard: Some(DEFAULT_LIMITS),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -417,11 +432,44 @@ fn settings(raw: &Map<String, Value>, diagnostics: &mut Vec<Diagnostic>) -> Sett
             false
         }
     };
+    let output_guard = match raw.get("outputGuard") {
+        None | Some(Value::Null) | Some(Value::Bool(true)) => Some(DEFAULT_LIMITS),
+        Some(Value::Bool(false)) => None,
+        Some(Value::Object(limits)) => {
+            let mut limit = |key: &str, default: usize| match limits.get(key) {
+                None | Some(Value::Null) => default,
+                Some(v) => match v.as_u64().filter(|n| *n > 0) {
+                    Some(n) => n as usize,
+                    None => {
+                        let got = server::describe(v);
+                        warn(
+                            &format!("outputGuard.{key}"),
+                            format!("must be a positive whole number, got {got}; using {default}"),
+                        );
+                        default
+                    }
+                },
+            };
+            Some(Limits {
+                max_bytes: limit("maxBytes", DEFAULT_LIMITS.max_bytes),
+                max_lines: limit("maxLines", DEFAULT_LIMITS.max_lines),
+            })
+        }
+        Some(other) => {
+            let got = server::describe(other);
+            warn(
+                "outputGuard",
+                format!("must be true, false or {{ maxBytes, maxLines }}, got {got}; using true"),
+            );
+            Some(DEFAULT_LIMITS)
+        }
+    };
     Settings {
         tool_prefix: tool_prefix.unwrap_or_default(),
         request_timeout_ms,
         idle_timeout_min,
         direct_tools,
+        output_guard,
     }
 }
 

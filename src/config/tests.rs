@@ -109,6 +109,7 @@ fn project_overrides_global_field_by_field() {
             request_timeout_ms: Some(2000),
             idle_timeout_min: Some(2.0),
             direct_tools: false,
+            output_guard: Some(crate::output_guard::DEFAULT_LIMITS),
         }
     );
     assert_eq!(config.files.len(), 3);
@@ -230,5 +231,37 @@ fn agent_dir_and_server_env() {
     assert_eq!(
         minimal,
         [("HOME", "/h"), ("PATH", "/bin")].map(|(k, v)| (k.to_string(), v.to_string()))
+    );
+}
+
+#[test]
+fn output_guard_and_direct_tools_settings() {
+    let settings = |json: &str| {
+        let tree = Tree::new();
+        tree.write("home/.pi/agent/mcp.json", json);
+        let config = load(&tree.opts());
+        let lines: Vec<String> = config.diagnostics.iter().map(|d| d.to_string()).collect();
+        (config.settings, lines)
+    };
+    let (s, lines) = settings(r#"{"settings": {"outputGuard": false, "directTools": true}}"#);
+    assert_eq!(
+        (s.output_guard, s.direct_tools, lines.len()),
+        (None, true, 0)
+    );
+    let (s, _) = settings(r#"{"settings": {"outputGuard": {"maxLines": 10}}}"#);
+    let limits = s.output_guard.unwrap();
+    assert_eq!((limits.max_bytes, limits.max_lines), (51200, 10));
+    let (s, lines) =
+        settings(r#"{"settings": {"outputGuard": {"maxBytes": -1}, "directTools": "yes"}}"#);
+    assert_eq!(s.output_guard.unwrap().max_bytes, 51200);
+    assert!(
+        lines[0].contains("`settings.directTools`: must be true or false"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].contains(
+            "`settings.outputGuard.maxBytes`: must be a positive whole number, got -1; using 51200"
+        ),
+        "{lines:?}"
     );
 }

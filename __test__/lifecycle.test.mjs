@@ -4,33 +4,11 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { everything, faulty, processesIn, pyBin, root, sleep, tempAgent, uvCache, waitFor } from "./helpers/servers.mjs";
+import { row } from "./helpers/matrix.mjs";
+import { cmdline, everything, faulty, IDLE, processesIn, pyBin, root, rssKb, sleep, tempAgent, text, uvCache, waitFor, withAdapter } from "./helpers/servers.mjs";
 
-const { McpAdapter } = createRequire(import.meta.url)("../index.js");
-const text = (outcome) => outcome.content.map((c) => c.text ?? "").join("\n");
-const FAST = { healthIntervalMs: 100, failureBackoffMs: 800 };
-const IDLE = 0.005; // minutes: 300 ms
-
-/** An adapter on a temp agent dir; `run(ctx)` gets it with the events it emits; always cleaned up. */
-async function withAdapter(servers, run, { timing = FAST, base } = {}) {
-  const agent = tempAgent(({ cwd, home }) => ({ mcpServers: typeof servers === "function" ? servers({ cwd, home }) : servers }), { base });
-  const adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env, ...timing });
-  const events = [];
-  adapter.onEvent((e) => events.push(e));
-  try {
-    await run({ adapter, agent, events, has: (type, server) => events.some((e) => e.type === type && e.server === server) });
-  } finally {
-    await adapter.shutdown();
-    await waitFor(() => processesIn(agent.cwd).length === 0, 5000, "servers to stop");
-    agent.cleanup();
-  }
-}
-
-const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
-const cmdline = (pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
 
 describe("lifecycle", () => {
   test("a lazy server stops when idle, stays searchable, and comes back on use", async () => {
@@ -40,7 +18,7 @@ describe("lifecycle", () => {
       assert.equal(processesIn(agent.cwd).length, 1);
       await waitFor(() => has("idle-shutdown", "lazy"), 5000, "idle-shutdown");
       await waitFor(() => processesIn(agent.cwd).length === 0, 3000, "the idle server to exit");
-      assert.match(text(await adapter.status()), /○ lazy: 6 tools \(cached/);
+      assert.match(text(await adapter.status()), /○ lazy: 7 tools \(cached/);
       assert.match(text(await adapter.search("echo")), /^lazy_echo/m);
       assert.equal(processesIn(agent.cwd).length, 0, "search works from metadata");
       assert.equal(text(await adapter.call("lazy_echo", { text: "2" })), "echo: 2");
@@ -84,7 +62,7 @@ describe("lifecycle", () => {
       await waitFor(() => has("disconnected", "kept"), 5000, "disconnected event");
       await waitFor(() => has("reconnected", "kept"), 5000, "reconnected event");
       const reconnected = events.find((e) => e.type === "reconnected");
-      assert.equal(reconnected.tools, 6);
+      assert.equal(reconnected.tools, 7);
       const [second] = processesIn(agent.cwd);
       assert.ok(second && second !== first, "a new process serves the server");
       assert.equal(text(await adapter.call("kept_echo", { text: "back" })), "echo: back");
@@ -136,9 +114,9 @@ describe("lifecycle", () => {
   test("a catalog change is picked up, cached and announced", async () => {
     await withAdapter(({ cwd }) => ({ s: faulty([], { cwd }) }), async ({ adapter, agent, events, has }) => {
       adapter.start();
-      assert.equal(text(await adapter.call("s_grow", {})), "now 7 tools");
+      assert.equal(text(await adapter.call("s_grow", {})), "now 8 tools");
       await waitFor(() => has("catalog-changed", "s"), 3000, "catalog-changed event");
-      assert.equal(events.find((e) => e.type === "catalog-changed").tools, 7);
+      assert.equal(events.find((e) => e.type === "catalog-changed").tools, 8);
       assert.match(text(await adapter.list("s")), /- s_grown_1/);
       await waitFor(() => readFileSync(agent.cachePath, "utf8").includes("grown_1"), 3000, "the cache to hold the new tool");
     });
@@ -225,7 +203,7 @@ describe("processes", () => {
     });
   });
 
-  test("nothing survives a SIGKILL of the process that hosts the adapter", async () => {
+  row("13", "the host (Pi) is killed with SIGKILL while servers run", import.meta.url, async ({ note }) => {
     const agent = tempAgent(({ cwd }) => ({
       mcpServers: {
         wrapped: { command: "sh", args: ["-c", `sleep 300 & exec "${process.execPath}" "${join(root, "__test__", "fixtures", "fault-server.mjs")}"`], cwd },
@@ -244,7 +222,9 @@ describe("processes", () => {
       });
       assert.equal(processesIn(agent.cwd).length, 3, "two servers and a grandchild");
       host.kill("SIGKILL");
+      const killed = Date.now();
       await waitFor(() => processesIn(agent.cwd).length === 0, 5000, "every server process to die after the host was killed");
+      note(`3 processes (2 servers, 1 grandchild) → 0 left ${Date.now() - killed} ms after the SIGKILL`);
     } finally {
       host.kill("SIGKILL");
       for (const pid of processesIn(agent.cwd)) process.kill(pid, "SIGKILL");

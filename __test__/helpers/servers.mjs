@@ -1,5 +1,6 @@
 // Real MCP servers installed as dev dependencies, and throwaway agent dirs to run them from.
-import { mkdtempSync, mkdirSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -71,3 +72,31 @@ export async function waitFor(check, ms = 15000, what = "condition") {
     await sleep(50);
   }
 }
+
+const { McpAdapter } = createRequire(import.meta.url)("../../index.js");
+
+/** All text blocks of an outcome. */
+export const text = (outcome) => outcome.content.map((c) => c.text ?? "").join("\n");
+
+/** Short lifecycle clocks for tests. */
+export const FAST = { healthIntervalMs: 100, failureBackoffMs: 800 };
+export const IDLE = 0.005; // minutes: 300 ms
+
+/** An adapter on a temp agent dir; `run(ctx)` gets it with the events it emits; always cleaned up. */
+export async function withAdapter(servers, run, { timing = FAST, base, settings } = {}) {
+  const config = ({ cwd, home }) => ({ mcpServers: typeof servers === "function" ? servers({ cwd, home }) : servers, ...(settings && { settings }) });
+  const agent = tempAgent(config, { base });
+  const adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env, ...timing });
+  const events = [];
+  adapter.onEvent((e) => events.push(e));
+  try {
+    await run({ adapter, agent, events, has: (type, server) => events.some((e) => e.type === type && e.server === server) });
+  } finally {
+    await adapter.shutdown();
+    await waitFor(() => processesIn(agent.cwd).length === 0, 5000, "servers to stop");
+    agent.cleanup();
+  }
+}
+
+export const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+export const cmdline = (pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);

@@ -129,6 +129,7 @@ impl Adapter {
                 let code = match e {
                     RequestError::Timeout(_) => "timeout",
                     RequestError::Closed(_) => "connection_lost",
+                    RequestError::TooLarge(_) => "result_too_large",
                     _ => "call_failed",
                 };
                 let mut text = format!("Failed to call {}: {e}", tool.name);

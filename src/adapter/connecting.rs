@@ -14,13 +14,30 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 /// Coalesces bursts of `list_changed` notifications into one re-listing.
 const LIST_CHANGED_DEBOUNCE: Duration = Duration::from_millis(250);
+/// How long a server whose request timed out gets to answer a ping before it is restarted
+/// (or its request timeout, when shorter).
+const PING_LIMIT: Duration = Duration::from_secs(2);
 
 impl Adapter {
     /// The live connection to `name`; connects when there is none, unless the server failed
-    /// recently (then the error says since when and why).
+    /// recently (then the error says since when and why). A server that let a request time out
+    /// and does not answer a ping either is restarted.
     pub(super) async fn connected(self: &Arc<Self>, name: &str) -> Result<Arc<Connection>, String> {
         if let Some(conn) = self.pool.get(name) {
-            return Ok(conn);
+            let limit = self
+                .server(name)
+                .map_or(PING_LIMIT, |s| self.request_timeout(s).min(PING_LIMIT));
+            if conn.responsive(limit).await {
+                return Ok(conn);
+            }
+            self.pool.close_stale(&conn).await;
+            let reason = format!(
+                "a request timed out and the server did not answer a ping within {} s either; restarting it",
+                limit.as_secs_f32()
+            );
+            self.events
+                .emit("disconnected", json!({ "server": name, "reason": reason }));
+            return self.connect_now(name, "reconnected").await;
         }
         if let Some(why) = self.backoff(name) {
             return Err(why);

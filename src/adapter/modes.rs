@@ -14,7 +14,7 @@ impl Adapter {
         let details: Vec<_> = servers
             .iter()
             .map(
-                |s| json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count }),
+                |s| json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count, "source": self.server(&s.name).map(|c| c.source.display().to_string()) }),
             )
             .collect();
         let total: usize = servers
@@ -22,9 +22,37 @@ impl Adapter {
             .filter(|s| s.state != ServerState::Disabled)
             .map(|s| s.tool_count)
             .sum();
-        Outcome::text("status", render::status(&servers, &self.diagnostics()))
+        let mut text = render::status(&servers, &self.diagnostics());
+        if !self.config.servers.is_empty() {
+            text.push_str("\n\n");
+            text.push_str(&render::config_sources(&self.config_sources()));
+        }
+        Outcome::text("status", text)
             .with("servers", details)
             .with("totalTools", total)
+    }
+
+    /// Each config file that defines servers: its path (`~` for home), whether it belongs to the
+    /// project, and its servers in config order.
+    fn config_sources(&self) -> Vec<(String, bool, Vec<&str>)> {
+        let home = self.env.get("HOME").filter(|h| !h.is_empty());
+        let mut files: Vec<(String, bool, Vec<&str>)> = vec![];
+        for server in &self.config.servers {
+            let path = server.source.display().to_string();
+            let shown = match home.and_then(|h| path.strip_prefix(h.as_str())) {
+                Some(rest) if rest.starts_with('/') => format!("~{rest}"),
+                _ => path,
+            };
+            match files.iter_mut().find(|(p, _, _)| *p == shown) {
+                Some((_, _, names)) => names.push(&server.name),
+                None => files.push((
+                    shown,
+                    server.source.starts_with(&self.cwd),
+                    vec![&server.name],
+                )),
+            }
+        }
+        files
     }
 
     /// The line for Pi's status bar; `None` without enabled servers.

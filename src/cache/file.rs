@@ -4,7 +4,7 @@
 use super::{CacheEntry, VERSION};
 use crate::atomic_file::{self, sibling};
 use serde_json::{json, Map, Value};
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -13,13 +13,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// field this version does not know.
 pub fn write_entries(path: &Path, entries: &[(String, CacheEntry)]) -> io::Result<()> {
     if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir)?;
+        atomic_file::create_private_dir(dir)?;
     }
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(sibling(path, ".lock"))?;
+    let lock = atomic_file::open_private(&sibling(path, ".lock"))?;
     lock.lock()?; // released when `lock` is dropped
     let mut root = current_root(path);
     let servers = root.entry("servers").or_insert_with(|| json!({}));
@@ -55,7 +51,7 @@ fn current_root(path: &Path) -> Map<String, Value> {
             let millis = SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis());
-            let _ = fs::copy(path, sibling(path, &format!(".bak-{millis}")));
+            let _ = atomic_file::copy_private(path, &sibling(path, &format!(".bak-{millis}")));
             Map::new()
         }
         _ => Map::new(),

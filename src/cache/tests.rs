@@ -156,3 +156,59 @@ fn concurrent_writers_lose_nothing() {
     assert_eq!(leftovers, 0);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Set in the environment of the child processes of `two_processes_lose_nothing`: `<path>|<prefix>`.
+const WRITER_CHILD: &str = "PI_MCP_NATIVE_CACHE_WRITER";
+const UPDATES_PER_PROCESS: usize = 200;
+
+/// The body of the child processes of `two_processes_lose_nothing` (does nothing otherwise).
+#[test]
+fn cache_writer_child() {
+    let Ok(job) = std::env::var(WRITER_CHILD) else {
+        return;
+    };
+    let (path, prefix) = job.split_once('|').unwrap();
+    for i in 0..UPDATES_PER_PROCESS {
+        write_entries(Path::new(path), &[(format!("{prefix}-{i}"), entry("x"))]).unwrap();
+    }
+}
+
+#[test]
+fn two_processes_lose_nothing() {
+    let started = std::time::Instant::now();
+    let dir = temp_dir();
+    let path = cache_path(&dir);
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = ["first", "second"]
+        .iter()
+        .map(|prefix| {
+            std::process::Command::new(&exe)
+                .args([
+                    "cache::tests::cache_writer_child",
+                    "--exact",
+                    "--test-threads=1",
+                ])
+                .env(WRITER_CHILD, format!("{}|{prefix}", path.display()))
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let Loaded::Ok(cache) = load(&path) else {
+        panic!("the final file is not a valid cache")
+    };
+    assert_eq!(cache.servers.len(), 2 * UPDATES_PER_PROCESS);
+    crate::test_report::record(
+        "11",
+        "two processes × 200 cache updates at once",
+        started,
+        &format!(
+            "{} of 400 entries in the final file, valid JSON",
+            cache.servers.len()
+        ),
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

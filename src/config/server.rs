@@ -65,7 +65,7 @@ impl<'a> Fields<'a> {
             .as_array()
             .and_then(|items| items.iter().map(scalar_string).collect::<Option<Vec<_>>>());
         if items.is_none() {
-            let got = describe(value);
+            let got = kind(value);
             self.report(
                 Level::Error,
                 field,
@@ -81,7 +81,7 @@ impl<'a> Fields<'a> {
             return vec![];
         };
         let Some(map) = value.as_object() else {
-            let got = describe(value);
+            let got = kind(value);
             self.report(
                 Level::Error,
                 field,
@@ -94,7 +94,7 @@ impl<'a> Fields<'a> {
             match scalar_string(v) {
                 Some(s) => out.push((key.clone(), interpolate(&s, self.env))),
                 None => {
-                    let got = describe(v);
+                    let got = kind(v);
                     self.report(
                         Level::Error,
                         &format!("{field}.{key}"),
@@ -149,7 +149,7 @@ pub fn parse(
             field: None,
             message: format!(
                 "must be an object like {{\"command\": \"npx\", \"args\": [...]}}, got {}",
-                describe(value)
+                kind(value)
             ),
         });
         return None;
@@ -336,6 +336,19 @@ fn scalar_string(value: &Value) -> Option<String> {
     }
 }
 
+/// What `value` is, without its content: for fields that may hold secrets (`env`, `headers`,
+/// `args`, a whole server entry), whose values must never reach a message.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 pub fn describe(value: &Value) -> String {
     match value {
         Value::Null => "null".into(),
@@ -366,6 +379,22 @@ mod tests {
             &mut diagnostics,
         );
         (server, diagnostics.iter().map(|d| d.to_string()).collect())
+    }
+
+    #[test]
+    fn mistyped_secret_fields_are_not_quoted() {
+        let entries = [
+            json!({"command": "x", "env": "TOKEN=sk-secret"}),
+            json!({"url": "https://h/mcp", "headers": "Bearer sk-secret"}),
+            json!({"command": "x", "args": "--token sk-secret"}),
+            json!({"command": "x", "env": {"TOKEN": ["sk-secret"]}}),
+            json!("npx server --token sk-secret"),
+        ];
+        for entry in entries {
+            let (_, diags) = parse_one(entry.clone());
+            assert!(!diags.is_empty(), "{entry}");
+            assert!(!diags.join("\n").contains("sk-secret"), "{diags:?}");
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! One live MCP server: its process, its rmcp peer, and the requests we send it.
 
 use super::handler::{Handler, Notice, ProgressRoutes, ProgressSink};
+use super::oversize::{LineGuard, TOO_LARGE_FIELD};
 use super::process::{self, ExitWatch, StdioSpec};
 use super::stderr::{self, StderrTail};
 use super::RequestError;
@@ -61,6 +62,8 @@ pub struct Connection {
     progress: ProgressRoutes,
     in_flight: AtomicUsize,
     last_used: Mutex<Instant>,
+    /// A request timed out since the server last answered: it may be stuck as a whole.
+    suspect: AtomicBool,
 }
 
 /// Per-request options.
@@ -92,7 +95,8 @@ impl Connection {
             notices: notices.clone(),
         };
         let stop = CancellationToken::new();
-        let init = handler.serve_with_ct((spawned.stdout, spawned.stdin), stop.clone());
+        let stdout = LineGuard::new(spawned.stdout);
+        let init = handler.serve_with_ct((stdout, spawned.stdin), stop.clone());
         let service = match tokio::time::timeout(spec.timeout, init).await {
             Ok(Ok(service)) => service,
             Ok(Err(e)) => {
@@ -135,6 +139,7 @@ impl Connection {
             in_flight: AtomicUsize::new(0),
             last_used: Mutex::new(Instant::now()),
             listing: Mutex::default(),
+            suspect: AtomicBool::new(false),
         });
         let supervised = conn.clone();
         tokio::spawn(async move {
@@ -301,7 +306,10 @@ impl Connection {
         let (id, peer) = (handle.id.clone(), handle.peer.clone());
         tokio::select! {
             result = handle.await_response() => match result {
-                Ok(result) => Ok(result_json(result)),
+                Ok(result) => {
+                    self.suspect.store(false, Ordering::SeqCst);
+                    Ok(result_json(result))
+                }
                 Err(e) => Err(self.failure(e).await),
             },
             _ = opts.cancel.cancelled() => {
@@ -315,9 +323,37 @@ impl Connection {
         }
     }
 
+    /// Whether the server still answers at all: true unless a request timed out since its last
+    /// answer and a ping now gets no answer within `limit` either.
+    pub async fn responsive(&self, limit: Duration) -> bool {
+        if !self.suspect.load(Ordering::SeqCst) {
+            return true;
+        }
+        let pinged = self.request("ping", json!({}), self.plain(limit)).await;
+        !matches!(
+            pinged,
+            Err(RequestError::Timeout(_) | RequestError::Closed(_))
+        )
+    }
+
     async fn failure(&self, error: ServiceError) -> RequestError {
         match error {
-            ServiceError::Timeout { timeout } => RequestError::Timeout(timeout),
+            ServiceError::Timeout { timeout } => {
+                self.suspect.store(true, Ordering::SeqCst);
+                RequestError::Timeout(timeout)
+            }
+            ServiceError::McpError(e)
+                if e.data
+                    .as_ref()
+                    .is_some_and(|d| d.get(TOO_LARGE_FIELD).is_some()) =>
+            {
+                let bytes = e
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.get(TOO_LARGE_FIELD))
+                    .and_then(Value::as_u64);
+                RequestError::TooLarge(bytes.unwrap_or_default())
+            }
             ServiceError::McpError(e) => RequestError::Mcp {
                 code: e.code.0,
                 message: e.message.to_string(),

@@ -4,6 +4,7 @@
 mod connection;
 mod handler;
 pub mod launch;
+mod oversize;
 pub mod process;
 mod stderr;
 pub mod watchdog;
@@ -34,6 +35,8 @@ pub enum RequestError {
     },
     /// The answer did not make sense.
     Protocol(String),
+    /// The answer (of this many bytes) was over the limit of one message and was dropped.
+    TooLarge(u64),
 }
 
 impl fmt::Display for RequestError {
@@ -48,6 +51,12 @@ impl fmt::Display for RequestError {
             RequestError::Closed(why) => write!(f, "connection lost: {why}"),
             RequestError::Mcp { code, message } => write!(f, "MCP error {code}: {message}"),
             RequestError::Protocol(why) => write!(f, "protocol error: {why}"),
+            RequestError::TooLarge(bytes) => write!(
+                f,
+                "result too large: the answer was {:.1} MiB, over the {} MiB limit of one message (it was dropped). Ask for less: narrower arguments, a smaller range or page.",
+                *bytes as f64 / (1024.0 * 1024.0),
+                oversize::MAX_LINE / (1024 * 1024)
+            ),
         }
     }
 }
@@ -118,6 +127,21 @@ impl Pool {
                 true
             }
             _ => false,
+        }
+    }
+
+    /// Closes `conn` if it is still the live connection to its server (a racing caller may
+    /// have replaced it already).
+    pub async fn close_stale(&self, conn: &Arc<Connection>) {
+        let removed = {
+            let mut slots = self.slots.lock();
+            match slots.get(&conn.server) {
+                Some(Slot::Ready(live)) if Arc::ptr_eq(live, conn) => slots.remove(&conn.server),
+                _ => None,
+            }
+        };
+        if removed.is_some() {
+            conn.close().await;
         }
     }
 

@@ -131,6 +131,21 @@ fn status_line(s: &ServerStatus) -> String {
     }
 }
 
+/// Which config file defined which servers (`files`: path as shown, project-level, servers).
+/// Project files are flagged: a repository's config can make Pi launch commands.
+pub fn config_sources(files: &[(String, bool, Vec<&str>)]) -> String {
+    let mut out = String::from("Servers are defined in:");
+    for (path, project, servers) in files {
+        let note = if *project {
+            " (project file: it can launch commands)"
+        } else {
+            ""
+        };
+        out.push_str(&format!("\n- {path}{note}: {}", servers.join(", ")));
+    }
+    out
+}
+
 /// One-line footer for Pi's status bar.
 pub fn footer(servers: &[ServerStatus]) -> Option<String> {
     let enabled: Vec<&ServerStatus> = servers

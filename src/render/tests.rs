@@ -57,6 +57,20 @@ fn status_text() {
          - warning: x"
     );
     assert_eq!(footer(&servers).unwrap(), "MCP 1/3 connected, 1 failed");
+    let files = [
+        (
+            "~/.pi/agent/mcp.json".to_string(),
+            false,
+            vec!["everything", "memory"],
+        ),
+        ("/work/app/.mcp.json".to_string(), true, vec!["broken"]),
+    ];
+    assert_eq!(
+        config_sources(&files),
+        "Servers are defined in:\n\
+         - ~/.pi/agent/mcp.json: everything, memory\n\
+         - /work/app/.mcp.json (project file: it can launch commands): broken"
+    );
     assert!(status(&[], &[]).contains("No MCP servers are configured"));
     assert_eq!(footer(&[]), None);
 }

@@ -190,7 +190,7 @@ fn remember(memo: &Path, runner: &str, spec: &str, cwd: &Path, found: &Found) {
     entries.insert(key, entry);
     let root = json!({ "version": MEMO_VERSION, "entries": entries });
     if let Some(dir) = memo.parent() {
-        let _ = std::fs::create_dir_all(dir);
+        let _ = crate::atomic_file::create_private_dir(dir);
     }
     let _ = crate::atomic_file::write(memo, root.to_string().as_bytes());
 }

@@ -2,12 +2,13 @@
 // the /mcp command over RPC, the legacy Pi package, and no server left running afterwards.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
-import { PI_LEGACY, runPi, runPiRpc } from "./helpers/pi.mjs";
+import { row } from "./helpers/matrix.mjs";
+import { PI_LEGACY, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
 import { everything, faulty, filesystem, memory, processesIn, root, tempAgent, waitFor } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
@@ -142,4 +143,39 @@ test("direct tools are registered from the cache and called like any Pi tool", O
   assert.equal(echo.isError, false);
   assert.match(added.text, /5/);
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
+row("9b", "abort mid-call from the real Pi (RPC `abort` while the tool runs)", import.meta.url, async ({ note }) => {
+  const log = join(serverCwd, "fault.log");
+  const hangConfig = { mcpServers: { s: faulty([], { cwd: serverCwd, env: { FAULT_LOG: log } }) } };
+  const steps = [mcp({ tool: "s_hang", args: {} }), { text: "done" }];
+  let abortedAt;
+  const onEvent = (msg, send) => {
+    if (msg.type === "tool_execution_start" && msg.toolName === "mcp") {
+      setTimeout(() => {
+        abortedAt = Date.now();
+        send({ type: "abort", id: "abort-1" });
+      }, 500);
+    }
+  };
+  let endedAt;
+  const r = await runPiRpc({
+    extensionDir: root,
+    mcpConfig: hangConfig,
+    script: { steps },
+    commands: ["call the hanging tool"],
+    onEvent: (msg, send) => {
+      onEvent(msg, send);
+      if (msg.type === "tool_execution_end") endedAt = Date.now();
+    },
+  });
+  assertRan(r);
+  const [result] = toolResultsOf(r.events);
+  assert.equal(result?.details?.error, "aborted", JSON.stringify(result));
+  const ms = endedAt - abortedAt;
+  assert.ok(ms < 1000, `the tool ended ${ms} ms after the abort`);
+  const told = await waitFor(() => existsSync(log) && readFileSync(log, "utf8"), 3000, "the server to be told");
+  assert.match(told, /^cancelled \d+ cancelled by the user/);
+  await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
+  note(`Pi's abort ended the tool call as aborted ${ms} ms later; the server got notifications/cancelled; no process left`);
 });

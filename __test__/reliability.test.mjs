@@ -1,7 +1,8 @@
 // The reliability matrix: servers that crash, hang, flood and lie, bad caches and configs, load,
 // aborts. Every row must end in a specific error (or a working call) with the other servers
 // unaffected; each records its result, time and figures for docs/reliability.md.
-// (Row 11 is a Rust test, row 13 is in lifecycle.test.mjs, the security rows in security.test.mjs.)
+// (Row 11 is a Rust test, 9b is in pi-e2e.test.mjs, 13 in lifecycle.test.mjs, the security rows in
+// security.test.mjs.)
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
@@ -64,10 +65,11 @@ describe("reliability matrix", () => {
   });
 
   row("2c", "server hangs during initialize: connect timeout", here, async ({ note }) => {
-    await withAdapter(({ cwd }) => ({ s: faulty(["hang-on-init"], { cwd, requestTimeoutMs: 500 }), other: faulty([], { cwd }) }), async ({ adapter }) => {
+    await withAdapter(({ cwd }) => ({ s: faulty(["hang-on-init"], { cwd, requestTimeoutMs: 500 }), other: faulty([], { cwd }) }), async ({ adapter, agent }) => {
       const [failed, ms] = await timed(() => adapter.call("s_echo", {}));
       assert.equal(failed.details.error, "server_unavailable");
       assert.match(text(failed), /did not answer `initialize` within 0\.5 s/);
+      await waitFor(() => processesIn(agent.cwd).length === 0, 3000, "the hung server to be stopped");
       assert.equal(text(await adapter.call("other_echo", { text: "fine" })), "echo: fine");
       note(`failed after ${ms} ms (connect timeout 500 ms); the process was stopped`);
     });
@@ -295,7 +297,7 @@ describe("reliability matrix", () => {
 });
 
 describe("reliability matrix: Pi's abort signal", () => {
-  row("9", "abort mid-call from Pi's signal", here, async ({ note }) => {
+  row("9a", "abort mid-call through the extension's signal handling (Pi stubbed)", here, async ({ note }) => {
     const agent = tempAgent(({ cwd, home }) => ({ mcpServers: { s: faulty([], { cwd, env: { FAULT_LOG: join(home, "fault.log") } }) } }));
     const saved = { HOME: process.env.HOME, PI_CODING_AGENT_DIR: process.env.PI_CODING_AGENT_DIR };
     Object.assign(process.env, { HOME: agent.home, PI_CODING_AGENT_DIR: agent.agentDir });

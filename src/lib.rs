@@ -10,9 +10,9 @@ pub mod output_guard;
 pub mod pool;
 pub mod render;
 pub mod search;
-pub mod validate;
 #[cfg(test)]
 mod test_report;
+pub mod validate;
 
 #[cfg(not(test))]
 mod binding;

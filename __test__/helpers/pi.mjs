@@ -237,6 +237,8 @@ const DIALOGS = new Set(["select", "confirm", "input", "editor"]);
  * response (Pi answers a prompt holding an extension command after the handler has finished) and, if it
  * started an agent run, for agent_end. Dialogs are answered with cancelled. Closing stdin makes Pi exit.
  * notify/setStatus requests are tagged with the command they arrived under (null: during startup).
+ * `onEvent(msg, send)`, if given, sees every message from Pi and may send commands of its own
+ * (e.g. an `abort` while a tool runs).
  */
 export function runPiRpc(options) {
   const opts = { ...DEFAULTS, commands: [], ...options };
@@ -255,6 +257,7 @@ export function runPiRpc(options) {
     const send = (msg) => proc.child.stdin.writable && proc.child.stdin.write(JSON.stringify(msg) + "\n");
     const handle = (msg) => {
       events.push(msg);
+      opts.onEvent?.(msg, send);
       if (msg.type === "response" && waiting.has(msg.id)) {
         waiting.get(msg.id)(msg);
         waiting.delete(msg.id);

@@ -4,6 +4,7 @@
 use super::modes::unavailable;
 use super::{Adapter, Outcome};
 use crate::catalog::ToolInfo;
+use crate::config::value_kind;
 use crate::output_guard::{guard, spill, Limits};
 use crate::pool::{ProgressSink, RequestError, RequestOptions};
 use crate::render;
@@ -263,25 +264,14 @@ fn parse_args(args: Option<&Value>) -> Result<Map<String, Value>, Outcome> {
             Ok(Value::Object(map)) => Ok(map),
             Ok(other) => Err(invalid(format!(
                 "`args` must be a JSON object, got {}.",
-                kind(&other)
+                value_kind(&other)
             ))),
             Err(e) => Err(invalid(format!("`args` is not valid JSON: {e}."))),
         },
         Some(other) => Err(invalid(format!(
             "`args` must be an object, got {}.",
-            kind(other)
+            value_kind(other)
         ))),
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

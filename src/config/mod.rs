@@ -7,6 +7,7 @@ mod jsonc;
 mod server;
 
 pub use interpolate::interpolate;
+pub use server::value_kind;
 
 use crate::catalog::ToolPrefix;
 use crate::output_guard::{Limits, DEFAULT_LIMITS};

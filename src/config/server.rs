@@ -65,7 +65,7 @@ impl<'a> Fields<'a> {
             .as_array()
             .and_then(|items| items.iter().map(scalar_string).collect::<Option<Vec<_>>>());
         if items.is_none() {
-            let got = kind(value);
+            let got = value_kind(value);
             self.report(
                 Level::Error,
                 field,
@@ -81,7 +81,7 @@ impl<'a> Fields<'a> {
             return vec![];
         };
         let Some(map) = value.as_object() else {
-            let got = kind(value);
+            let got = value_kind(value);
             self.report(
                 Level::Error,
                 field,
@@ -94,7 +94,7 @@ impl<'a> Fields<'a> {
             match scalar_string(v) {
                 Some(s) => out.push((key.clone(), interpolate(&s, self.env))),
                 None => {
-                    let got = kind(v);
+                    let got = value_kind(v);
                     self.report(
                         Level::Error,
                         &format!("{field}.{key}"),
@@ -149,7 +149,7 @@ pub fn parse(
             field: None,
             message: format!(
                 "must be an object like {{\"command\": \"npx\", \"args\": [...]}}, got {}",
-                kind(value)
+                value_kind(value)
             ),
         });
         return None;
@@ -338,7 +338,7 @@ fn scalar_string(value: &Value) -> Option<String> {
 
 /// What `value` is, without its content: for fields that may hold secrets (`env`, `headers`,
 /// `args`, a whole server entry), whose values must never reach a message.
-fn kind(value: &Value) -> &'static str {
+pub fn value_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -8,18 +8,12 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { row } from "./helpers/matrix.mjs";
+import { row, timed } from "./helpers/matrix.mjs";
 import { everything, faulty, processesIn, root, sleep, tempAgent, text, waitFor, withAdapter } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 const here = import.meta.url;
 const mb = (bytes) => (bytes / 1024 / 1024).toFixed(0);
-/** Runs `fn` and returns [its result, elapsed ms]. */
-async function timed(fn) {
-  const started = performance.now();
-  const result = await fn();
-  return [result, Math.round(performance.now() - started)];
-}
 
 describe("reliability matrix", () => {
   row("1", "server exits during a call", here, async ({ note }) => {

@@ -29,3 +29,10 @@ export function row(id, title, file, run) {
     }
   });
 }
+
+/** Runs `fn` and returns [its result, elapsed ms]. */
+export async function timed(fn) {
+  const started = performance.now();
+  const result = await fn();
+  return [result, Math.round(performance.now() - started)];
+}

@@ -342,21 +342,12 @@ impl Connection {
                 self.suspect.store(true, Ordering::SeqCst);
                 RequestError::Timeout(timeout)
             }
-            ServiceError::McpError(e)
-                if e.data
-                    .as_ref()
-                    .is_some_and(|d| d.get(TOO_LARGE_FIELD).is_some()) =>
-            {
-                let bytes = e
-                    .data
-                    .as_ref()
-                    .and_then(|d| d.get(TOO_LARGE_FIELD))
-                    .and_then(Value::as_u64);
-                RequestError::TooLarge(bytes.unwrap_or_default())
-            }
-            ServiceError::McpError(e) => RequestError::Mcp {
-                code: e.code.0,
-                message: e.message.to_string(),
+            ServiceError::McpError(e) => match too_large(&e) {
+                Some(bytes) => RequestError::TooLarge(bytes),
+                None => RequestError::Mcp {
+                    code: e.code.0,
+                    message: e.message.to_string(),
+                },
             },
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
                 RequestError::Closed(self.death_note().await)
@@ -382,6 +373,11 @@ impl Drop for Connection {
     fn drop(&mut self) {
         self.abort();
     }
+}
+
+/// The size of a dropped answer, if `error` is the stand-in for one (see `oversize`).
+fn too_large(error: &rmcp::ErrorData) -> Option<u64> {
+    error.data.as_ref()?.get(TOO_LARGE_FIELD)?.as_u64()
 }
 
 fn result_json(result: ServerResult) -> Value {

@@ -4,7 +4,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { row } from "./helpers/matrix.mjs";
 import { cmdline, everything, faulty, IDLE, processesIn, pyBin, root, rssKb, sleep, tempAgent, text, uvCache, waitFor, withAdapter } from "./helpers/servers.mjs";
@@ -158,12 +158,14 @@ describe("processes", () => {
         figures.processes = pids.length;
         figures.rssMb = pids.reduce((sum, pid) => sum + rssKb(pid), 0) / 1024;
         figures.commands = pids.map((pid) => cmdline(pid).slice(0, 2).join(" "));
+        figures.memoMode = existsSync(join(agent.agentDir, "mcp-npx-cache.json")) ? (statSync(join(agent.agentDir, "mcp-npx-cache.json")).mode & 0o777).toString(8) : "none";
       }, { base });
       return figures;
     };
     const direct = await measure(npx);
     assert.equal(direct.processes, 1, JSON.stringify(direct));
     assert.match(direct.commands[0], /^node .*server-everything\/dist\/index\.js$/);
+    assert.equal(direct.memoMode, "600", "the resolution memo is private");
     const viaNpx = await measure(plain);
     console.log(`# npx resolved: ${direct.processes} process, ${direct.rssMb.toFixed(1)} MB RSS; plain npx: ${viaNpx.processes} processes, ${viaNpx.rssMb.toFixed(1)} MB RSS (${viaNpx.commands.join(" | ")})`);
     assert.ok(viaNpx.processes > direct.processes);

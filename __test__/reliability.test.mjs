@@ -279,14 +279,14 @@ describe("reliability matrix", () => {
     try {
       const lines = adapter.diagnostics();
       const about = (pattern) => lines.find((l) => pattern.test(l)) ?? assert.fail(`no diagnostic matches ${pattern}:\n${lines.join("\n")}`);
-      assert.match(about(/\.mcp\.json/), /(JSON|parse|syntax|expected)/i);
-      assert.match(about(/typed/), /command|args/);
-      assert.match(about(/empty/), /command|url/);
-      assert.match(about(/sometimes|lifecycle/), /odd/);
+      assert.match(about(/project\/\.mcp\.json/), /^error: .*JSON/);
+      assert.match(about(/"typed"/), /^error: .*mcp\.json.*`command`: must be a string/);
+      assert.match(about(/"empty"/), /^error: .*mcp\.json.*`command`.*`url`/);
+      assert.match(about(/"odd"/), /^warning: .*`lifecycle`.*"sometimes"/);
       const status = text(await adapter.status());
       assert.match(status, /Configuration problems:/);
       assert.equal(text(await adapter.call("good_echo", { text: "works" })), "echo: works");
-      note(`${lines.length} diagnostics naming file, server and field; the valid server works`);
+      note(`${lines.length} diagnostics naming file (and line), server and field: errors for the bad JSON, the wrong type and the missing command/url, a warning for the unknown value; the valid server works`);
     } finally {
       await adapter.shutdown();
       await waitFor(() => processesIn(agent.cwd).length === 0, 5000, "servers to stop");

@@ -32,6 +32,14 @@ const MATRIX = [
   ["S4", "regex search cannot be made slow by the pattern (ReDoS against 5,000 tools)"],
   ["S5", "project-level config can launch commands: status shows which file each server came from"],
 ];
+/** What building the matrix found, and what was done about it (kept with the generator, not the run). */
+const FINDINGS = [
+  "Row 5: a result over 16 MiB hung its call until the timeout (rmcp drops the line and keeps waiting). A guard between the server's stdout and rmcp now answers for the dropped line at once: `result_too_large`.",
+  "Row 2: a server that stopped answering altogether was kept, so every later call timed out too. After a timeout, the next use now pings it and restarts it when the ping goes unanswered.",
+  "S3: the cache, its lock and backups and the npx memo were created 0644 and new directories 0755 (the umask). They are now 0600 and 0700.",
+  "S2: a mistyped `env`, `headers` or `args` (a string where an object or array belongs) was quoted in the diagnostic, secret included. Diagnostics now name only the type.",
+  "S5: status did not say where a server came from. It now lists each config file with its servers and flags project files, which can launch commands.",
+];
 /** Rows that cannot run yet, and why. */
 const PENDING = { 14: "pending: needs the HTTP transport (issue 3), not on main yet" };
 
@@ -77,7 +85,7 @@ for (const [id, demand] of MATRIX) {
     lines.push(`| ${first} | ${cell(c.case)} (${c.row}) | ${result} | ${seconds(c.ms)} | ${cell(c.figures || "")} |`);
   });
 }
-lines.push("");
+lines.push("", "## What the matrix found", "", ...FINDINGS.map((f) => `- ${f}`), "");
 writeFileSync(output, lines.join("\n"));
 console.log(`Wrote ${output}: ${records.length} cases, ${failed} failed.`);
 process.exit(failed ? 1 : 0);

@@ -44,17 +44,17 @@ describe("reliability matrix", () => {
   });
 
   row("2b", "server stops answering altogether: restarted on next use", here, async ({ note }) => {
-    await withAdapter(({ cwd }) => ({ s: faulty([], { cwd, requestTimeoutMs: 400 }) }), async ({ adapter, agent, has }) => {
+    await withAdapter(({ cwd }) => ({ s: faulty([], { cwd }) }), async ({ adapter, agent, has }) => {
       assert.equal(text(await adapter.call("s_echo", { text: "up" })), "echo: up");
       const [before] = processesIn(agent.cwd);
-      const frozen = await adapter.call("s_freeze", {});
+      const frozen = await adapter.call("s_freeze", {}, { timeoutMs: 300 });
       assert.equal(frozen.details.error, "timeout");
       const [after, ms] = await timed(() => adapter.call("s_echo", { text: "back" }));
       assert.equal(text(after), "echo: back");
       assert.ok(has("disconnected", "s") && has("reconnected", "s"));
       const [now] = processesIn(agent.cwd);
       assert.ok(now && now !== before, "a new process serves the server");
-      note(`next call: ping unanswered within 0.4 s, server restarted and the call answered in ${ms} ms`);
+      note(`next call: the ping went unanswered for 2 s, the server was restarted and the call answered after ${ms} ms in all`);
     });
   });
 

@@ -26,6 +26,10 @@ pub struct OpenOptions {
     pub health_interval_ms: Option<u32>,
     /// How long a server that failed to connect is left alone (default 60000).
     pub failure_backoff_ms: Option<u32>,
+    /// Whether the project's configs (`.mcp.json`, `.pi/mcp.json`, …), which start programs, may
+    /// be used: Pi's `ctx.isProjectTrusted()`. If absent, the decision Pi saved for the project
+    /// in `<agentDir>/trust.json`, else trusted.
+    pub project_trusted: Option<bool>,
 }
 
 #[napi(object)]
@@ -84,6 +88,7 @@ impl McpAdapter {
             config_path: opts.config_path.map(PathBuf::from),
             env: opts.env,
             timing: timing(opts.health_interval_ms, opts.failure_backoff_ms),
+            project_trusted: opts.project_trusted,
         });
         Ok(McpAdapter { inner })
     }
@@ -100,6 +105,12 @@ impl McpAdapter {
     pub fn direct_tools(&self) -> Value {
         let set = self.inner.direct_tools();
         serde_json::json!({ "tools": set.tools, "warnings": set.warnings })
+    }
+
+    /// Whether the project's configs are used (see `OpenOptions.projectTrusted`).
+    #[napi]
+    pub fn project_trusted(&self) -> bool {
+        self.inner.config().trust.trusted
     }
 
     /// Config problems and cache warnings, one line each.

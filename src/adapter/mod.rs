@@ -40,6 +40,9 @@ pub struct OpenOptions {
     /// The environment servers inherit and `${VAR}` reads; the process environment when `None`.
     pub env: Option<Env>,
     pub timing: Timing,
+    /// Whether the project's configs may be used (Pi's project trust); `None`: Pi's saved
+    /// decision, else trusted.
+    pub project_trusted: Option<bool>,
 }
 
 struct Failure {
@@ -80,6 +83,7 @@ impl Adapter {
             agent_dir: agent_dir.clone(),
             config_path: opts.config_path,
             env: env.clone(),
+            project_trusted: opts.project_trusted,
         });
         let cache_path = cache::cache_path(&agent_dir);
         let (cached, cache_warning) = match cache::load(&cache_path) {
@@ -144,12 +148,13 @@ impl Adapter {
         })
     }
 
-    /// Config problems and cache warnings, one line each.
+    /// Config problems and cache warnings, one line each (notes are left to `doctor`).
     pub fn diagnostics(&self) -> Vec<String> {
         let mut lines: Vec<String> = self
             .config
             .diagnostics
             .iter()
+            .filter(|d| d.level != config::Level::Note)
             .map(|d| d.to_string())
             .collect();
         lines.extend(self.cache_warning.clone());

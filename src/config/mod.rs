@@ -1,17 +1,32 @@
-//! Configuration: the files pi-mcp-adapter users already have, merged field by field (later
-//! files win), checked with diagnostics that name file, server and field. Nothing here fails:
-//! a bad file or server is reported and the rest is used.
+//! Configuration: the files pi-mcp-adapter users already have, and the configs of other tools
+//! they list in `imports`, merged field by field (later files win), checked with diagnostics that
+//! name file, line, server and field. Nothing here fails: a bad file or server is reported and
+//! the rest is used.
 
+mod envfile;
+mod fields;
+mod files;
+mod imports;
 mod interpolate;
 mod jsonc;
+mod locate;
+mod merge;
 mod server;
+mod settings;
+mod sources;
+mod trust;
 
-pub use interpolate::interpolate;
+pub use imports::ImportKind;
+pub use interpolate::{expand, interpolate};
 pub use server::value_kind;
+pub use sources::{Role, Source, SourceState};
+pub use trust::{Trust, TrustBasis};
 
 use crate::catalog::ToolPrefix;
 use crate::output_guard::{Limits, DEFAULT_LIMITS};
-use serde_json::{Map, Value};
+use files::Read;
+use merge::{Merged, MergedServer};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -19,24 +34,39 @@ use std::path::{Path, PathBuf};
 /// Environment variables by name.
 pub type Env = HashMap<String, String>;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct LoadOptions {
     /// The session's working directory: project files are looked up here.
     pub cwd: PathBuf,
     pub agent_dir: PathBuf,
-    /// Replaces `<agentDir>/mcp.json` (Pi's `--mcp-config`).
+    /// Replaces `<agentDir>/mcp.json` (Pi's `--mcp-config`, the CLI's `--config`).
     pub config_path: Option<PathBuf>,
     pub env: Env,
+    /// Whether project configs, which start programs, may be used (Pi's project trust). `None`:
+    /// the decision Pi saved for the project, else trusted.
+    pub project_trusted: Option<bool>,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Config {
-    /// Servers in the order they were first defined.
+    /// Servers in the order they were first defined; imported ones last.
     pub servers: Vec<ServerConfig>,
     pub settings: Settings,
     pub diagnostics: Vec<Diagnostic>,
-    /// The files that were read, in precedence order (lowest first).
-    pub files: Vec<PathBuf>,
+    /// Every file looked at, lowest precedence first, with what came of it.
+    pub sources: Vec<Source>,
+    pub trust: Trust,
+}
+
+impl Config {
+    /// The files whose content was used, lowest precedence first.
+    pub fn files(&self) -> Vec<&Path> {
+        self.sources
+            .iter()
+            .filter(|s| matches!(s.state, SourceState::Loaded { .. }))
+            .map(|s| s.path.as_path())
+            .collect()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -68,6 +98,10 @@ pub struct ServerConfig {
     pub name: String,
     /// The last file that set a field of this server.
     pub source: PathBuf,
+    /// Every file that set a field of it, lowest precedence first.
+    pub files: Vec<PathBuf>,
+    /// Set for a server read from another tool's config through `imports`.
+    pub imported: Option<Imported>,
     /// The merged entry as written (before interpolation): the input of the cache hash.
     pub entry: Value,
     pub transport: Transport,
@@ -97,6 +131,14 @@ pub enum DirectTools {
     All,
     /// MCP tool names (or resource tool names such as `get_readme`).
     Only(Vec<String>),
+}
+
+/// Where an imported server came from: `source` is the tool's file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Imported {
+    pub kind: ImportKind,
+    /// The config file whose `imports` asked for it.
+    pub by: PathBuf,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -138,6 +180,8 @@ impl Lifecycle {
 pub enum Level {
     Error,
     Warning,
+    /// Harmless (an unknown key): shown by `pi-mcp doctor`, not in the model's status.
+    Note,
 }
 
 /// A problem found in the configuration, with where it is and what to do about it.
@@ -170,6 +214,7 @@ impl fmt::Display for Diagnostic {
         f.write_str(match self.level {
             Level::Error => "error: ",
             Level::Warning => "warning: ",
+            Level::Note => "note: ",
         })?;
         if let Some(file) = &self.file {
             write!(f, "{}", file.display())?;
@@ -203,274 +248,181 @@ fn home(env: &Env) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/"))
 }
 
-/// The config files in precedence order, lowest first, and whether each must exist.
-pub fn sources(opts: &LoadOptions) -> Vec<(PathBuf, bool)> {
-    let pi_global = match &opts.config_path {
-        Some(path) => (opts.cwd.join(path), true),
-        None => (opts.agent_dir.join("mcp.json"), false),
-    };
-    if opts.env.get("PI_MCP_CONFIG_MODE").map(String::as_str) == Some("exclusive") {
-        return vec![pi_global];
-    }
-    let home = home(&opts.env);
-    vec![
-        (home.join(".config/mcp/mcp.json"), false),
-        (home.join(".agents/mcp.json"), false),
-        (home.join(".agents/mcp/mcp.json"), false),
-        pi_global,
-        (opts.cwd.join(".mcp.json"), false),
-        (opts.cwd.join(".pi/mcp.json"), false),
-    ]
-}
-
-/// Reads and merges every config file. Never fails; problems end up in `diagnostics`.
+/// Reads and merges every config file and import. Never fails; problems end up in
+/// `diagnostics`.
 pub fn load(opts: &LoadOptions) -> Config {
-    let mut config = Config::default();
+    let trust = trust::resolve(opts.project_trusted, &opts.agent_dir, &opts.cwd);
+    let mut diagnostics = vec![];
     let mut merged = Merged::default();
-    for (path, required) in sources(opts) {
-        if config.files.contains(&path) {
+    let mut sources: Vec<Source> = vec![];
+    let mut places = Places::default();
+    for (path, role, required) in sources::native(opts) {
+        if sources.iter().any(|s| s.path == path) {
             continue; // e.g. the project is the home directory
         }
-        if let Some(root) = read_file(&path, required, &mut config.diagnostics) {
-            merged.add(&path, &root, &mut config.diagnostics);
-            config.files.push(path);
-        }
+        let untrusted = role.is_project() && !trust.trusted;
+        let state = match files::read(&path, required, &mut diagnostics) {
+            Read::Missing => SourceState::Missing,
+            Read::Blank => SourceState::Blank,
+            Read::Invalid => SourceState::Invalid,
+            Read::Parsed { value, text } => match value {
+                Value::Object(root) if untrusted => {
+                    let servers = merge::server_names(&root);
+                    report_untrusted(&path, &servers, &mut diagnostics);
+                    SourceState::Untrusted { servers }
+                }
+                Value::Object(root) => {
+                    let layer = merged.add(&path, &root, &mut diagnostics);
+                    places.add(&path, text, layer.servers_key, &layer.servers);
+                    SourceState::Loaded {
+                        servers: layer.servers,
+                        shadowed: vec![],
+                    }
+                }
+                other => {
+                    let message = format!(
+                        "must hold a JSON object like {{\"mcpServers\": {{...}}}}, got {}; its servers are not loaded",
+                        server::describe(&other)
+                    );
+                    diagnostics.push(Diagnostic::in_file(Level::Error, &path, None, message));
+                    SourceState::Invalid
+                }
+            },
+        };
+        sources.push(Source { path, role, state });
     }
-    config.settings = settings(&merged.settings, &mut config.diagnostics);
-    for (name, entry, source) in &merged.servers {
-        if let Some(server) = server::parse(name, entry, source, &opts.env, &mut config.diagnostics)
-        {
-            config.servers.push(server);
+    let home = home(&opts.env);
+    let ctx = imports::Context {
+        home: &home,
+        cwd: &opts.cwd,
+        env: &opts.env,
+        project_trusted: trust.trusted,
+    };
+    for (kind, by) in merged.imports.clone() {
+        let found = imports::read(kind, &by, &ctx, &mut diagnostics);
+        let mut kind_sources = found.sources;
+        for (path, text) in found.texts {
+            places.texts.insert(path, text);
         }
+        for server in found.servers {
+            if merged.defines(&server.name).is_some() {
+                mark_shadowed(&mut kind_sources, &server.file, &server.name);
+                continue;
+            }
+            places.servers.insert(
+                (server.file.clone(), server.name.clone()),
+                server.servers_path.clone(),
+            );
+            let mut entry = MergedServer::new(&server.name, server.entry, &server.file);
+            entry.imported = Some(Imported {
+                kind,
+                by: by.clone(),
+            });
+            entry.renamed = server.renamed;
+            merged.servers.push(entry);
+        }
+        sources.extend(kind_sources);
     }
-    config
+    let settings = settings::parse(&merged.settings, &merged.setting_files, &mut diagnostics);
+    let servers = merged
+        .servers
+        .iter()
+        .filter_map(|s| server::parse(s, &opts.env, &mut diagnostics))
+        .collect();
+    places.locate(&mut diagnostics, &merged.servers);
+    Config {
+        servers,
+        settings,
+        diagnostics,
+        sources,
+        trust,
+    }
 }
 
-/// The root object of a config file; `None` when it is absent, blank or unusable.
-fn read_file(
-    path: &Path,
-    required: bool,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> Option<Map<String, Value>> {
-    let mut problem = |line: Option<usize>, message: String| {
-        diagnostics.push(Diagnostic {
-            line,
-            ..Diagnostic::in_file(Level::Error, path, None, message)
-        });
-    };
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return None,
-        Err(e) => {
-            problem(
-                None,
-                format!("cannot read the config file ({e}); its servers are not loaded"),
-            );
-            return None;
-        }
-    };
-    if jsonc::is_blank(&text) {
-        return None;
-    }
-    match serde_json::from_str::<Value>(&jsonc::strip(&text)) {
-        Ok(Value::Object(root)) => Some(root),
-        Ok(other) => {
-            problem(
-                None,
-                format!("must hold a JSON object like {{\"mcpServers\": {{...}}}}, got {}; its servers are not loaded", server::describe(&other)),
-            );
-            None
-        }
-        Err(e) => {
-            problem(
-                Some(e.line()),
-                format!(
-                    "invalid JSON at column {}: {e}; its servers are not loaded until it is fixed",
-                    e.column()
-                ),
-            );
-            None
+fn mark_shadowed(sources: &mut [Source], file: &Path, name: &str) {
+    for source in sources.iter_mut().filter(|s| s.path == file) {
+        if let SourceState::Loaded { shadowed, .. } = &mut source.state {
+            shadowed.push(name.to_string());
         }
     }
 }
 
-/// The layers merged so far: settings key by key, servers field by field.
+/// Says that a project file is not used, when it defines servers.
+fn report_untrusted(path: &Path, servers: &[String], diagnostics: &mut Vec<Diagnostic>) {
+    if servers.is_empty() {
+        return;
+    }
+    let names = servers
+        .iter()
+        .map(|s| format!("\"{s}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let message = format!(
+        "not used, because Pi does not trust this project and project configs start programs (servers {names}). Trust the project to use them: /trust in Pi, `pi --approve`, or `pi-mcp --approve`"
+    );
+    diagnostics.push(Diagnostic::in_file(Level::Warning, path, None, message));
+}
+
+/// What is needed to find the line a diagnostic is about.
 #[derive(Default)]
-struct Merged {
-    settings: Map<String, Value>,
-    servers: Vec<(String, Value, PathBuf)>,
+struct Places {
+    texts: HashMap<PathBuf, String>,
+    /// For a server in a file: the keys of the object of servers it is in.
+    servers: HashMap<(PathBuf, String), Vec<String>>,
 }
 
-/// Fields that belong to one transport; setting the other transport drops them.
-const STDIO_FIELDS: [&str; 4] = ["command", "args", "env", "cwd"];
-const HTTP_FIELDS: [&str; 6] = [
-    "url",
-    "headers",
-    "auth",
-    "bearerToken",
-    "bearerTokenEnv",
-    "oauth",
-];
-/// Credentials bound to a URL: a layer that changes the URL drops the inherited ones.
-const URL_CREDENTIALS: [&str; 5] = ["headers", "auth", "bearerToken", "bearerTokenEnv", "oauth"];
+impl Places {
+    fn add(&mut self, file: &Path, text: String, servers_key: Option<&str>, servers: &[String]) {
+        if let Some(key) = servers_key {
+            for name in servers {
+                self.servers
+                    .insert((file.to_path_buf(), name.clone()), vec![key.to_string()]);
+            }
+        }
+        self.texts.insert(file.to_path_buf(), text);
+    }
 
-impl Merged {
-    fn add(&mut self, path: &Path, root: &Map<String, Value>, diagnostics: &mut Vec<Diagnostic>) {
-        let wrong = |field: &str, expected: &str, got: &Value| {
-            let message = format!("must be {expected}, got {}", server::describe(got));
-            Diagnostic::in_file(Level::Error, path, Some(field), message)
-        };
-        match root.get("settings") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(settings)) => self.settings.extend(settings.clone()),
-            Some(other) => diagnostics.push(wrong("settings", "an object", other)),
-        }
-        if root.get("imports").is_some_and(|v| !v.is_null()) {
-            let message = "importing other tools' configs is not supported yet; copy those servers into `mcpServers`";
-            diagnostics.push(Diagnostic::in_file(
-                Level::Warning,
-                path,
-                Some("imports"),
-                message.into(),
-            ));
-        }
-        let key = if root.contains_key("mcpServers") {
-            "mcpServers"
-        } else {
-            "mcp-servers"
-        };
-        match root.get(key) {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(servers)) => {
-                for (name, entry) in servers {
-                    self.add_server(name, entry, path);
+    /// Fills in lines, and gives the fields of imported servers the names their tool uses.
+    fn locate(&self, diagnostics: &mut [Diagnostic], servers: &[MergedServer]) {
+        for d in diagnostics.iter_mut() {
+            let server = d
+                .server
+                .as_ref()
+                .and_then(|name| servers.iter().find(|s| &s.name == name));
+            if let (Some(server), Some(field)) = (server, &mut d.field) {
+                let (top, rest) = field.split_once('.').unwrap_or((field.as_str(), ""));
+                if let Some((_, theirs)) = server.renamed.iter().find(|(ours, _)| *ours == top) {
+                    *field = [*theirs, rest].join(if rest.is_empty() { "" } else { "." });
                 }
             }
-            Some(other) => diagnostics.push(wrong(key, "an object of servers by name", other)),
-        }
-    }
-
-    fn add_server(&mut self, name: &str, entry: &Value, path: &Path) {
-        let Some((_, base, source)) = self.servers.iter_mut().find(|(n, ..)| n == name) else {
-            self.servers
-                .push((name.to_string(), entry.clone(), path.to_path_buf()));
-            return;
-        };
-        *source = path.to_path_buf();
-        let (Value::Object(base), Some(layer)) = (&mut *base, entry.as_object()) else {
-            *base = entry.clone(); // not objects: parsing reports it
-            return;
-        };
-        if layer.contains_key("command") {
-            HTTP_FIELDS.iter().for_each(|f| drop(base.remove(*f)));
-        }
-        if layer.contains_key("url") {
-            STDIO_FIELDS.iter().for_each(|f| drop(base.remove(*f)));
-            if base.get("url") != layer.get("url") {
-                URL_CREDENTIALS.iter().for_each(|f| drop(base.remove(*f)));
+            if d.line.is_some() {
+                continue;
             }
-        }
-        base.extend(layer.clone());
-    }
-}
-
-fn settings(raw: &Map<String, Value>, diagnostics: &mut Vec<Diagnostic>) -> Settings {
-    let mut warn = |field: &str, message: String| {
-        diagnostics.push(Diagnostic {
-            level: Level::Warning,
-            file: None,
-            line: None,
-            server: None,
-            field: Some(format!("settings.{field}")),
-            message,
-        });
-    };
-    let tool_prefix = match raw.get("toolPrefix") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(p)) => server::tool_prefix(p, &mut |m| warn("toolPrefix", m)),
-        Some(other) => {
-            warn(
-                "toolPrefix",
-                format!(
-                    "must be a string, got {}; using \"server\"",
-                    server::describe(other)
-                ),
-            );
-            None
-        }
-    };
-    let request_timeout_ms = match raw.get("requestTimeoutMs") {
-        Some(Value::Number(n)) => n.as_f64().filter(|ms| *ms >= 1.0).map(|ms| ms as u64),
-        None | Some(Value::Null) => None,
-        Some(other) => {
-            warn(
-                "requestTimeoutMs",
-                format!(
-                    "must be a number of milliseconds, got {}; using 60000",
-                    server::describe(other)
-                ),
-            );
-            None
-        }
-    };
-    let idle_timeout_min = match raw.get("idleTimeout") {
-        None | Some(Value::Null) => None,
-        Some(value) => server::minutes(value)
-            .map_err(|message| warn("idleTimeout", message))
-            .ok(),
-    };
-    let direct_tools = match raw.get("directTools") {
-        None | Some(Value::Null) | Some(Value::Bool(false)) => false,
-        Some(Value::Bool(true)) => true,
-        Some(other) => {
-            warn(
-                "directTools",
-                format!(
-                    "must be true or false here (lists belong in a server entry), got {}; using false",
-                    server::describe(other)
-                ),
-            );
-            false
-        }
-    };
-    let output_guard = match raw.get("outputGuard") {
-        None | Some(Value::Null) | Some(Value::Bool(true)) => Some(DEFAULT_LIMITS),
-        Some(Value::Bool(false)) => None,
-        Some(Value::Object(limits)) => {
-            let mut limit = |key: &str, default: usize| match limits.get(key) {
-                None | Some(Value::Null) => default,
-                Some(v) => match v.as_u64().filter(|n| *n > 0) {
-                    Some(n) => n as usize,
-                    None => {
-                        let got = server::describe(v);
-                        warn(
-                            &format!("outputGuard.{key}"),
-                            format!("must be a positive whole number, got {got}; using {default}"),
-                        );
-                        default
-                    }
-                },
+            let Some(text) = d.file.as_ref().and_then(|f| self.texts.get(f)) else {
+                continue;
             };
-            Some(Limits {
-                max_bytes: limit("maxBytes", DEFAULT_LIMITS.max_bytes),
-                max_lines: limit("maxLines", DEFAULT_LIMITS.max_lines),
-            })
+            let file = d.file.clone().unwrap_or_default();
+            let fields: Vec<&str> = d
+                .field
+                .as_deref()
+                .map_or(vec![], |f| f.split('.').collect());
+            d.line = match &d.server {
+                None => locate::json_line(text, &fields),
+                Some(name) => {
+                    let Some(prefix) = self.servers.get(&(file.clone(), name.clone())) else {
+                        continue;
+                    };
+                    if file.extension().is_some_and(|e| e == "toml") {
+                        locate::toml_line(text, &prefix[0], name, fields.first().copied())
+                    } else {
+                        let mut path: Vec<&str> = prefix.iter().map(String::as_str).collect();
+                        path.push(name);
+                        path.extend(fields);
+                        locate::json_line(text, &path)
+                    }
+                }
+            };
         }
-        Some(other) => {
-            let got = server::describe(other);
-            warn(
-                "outputGuard",
-                format!("must be true, false or {{ maxBytes, maxLines }}, got {got}; using true"),
-            );
-            Some(DEFAULT_LIMITS)
-        }
-    };
-    Settings {
-        tool_prefix: tool_prefix.unwrap_or_default(),
-        request_timeout_ms,
-        idle_timeout_min,
-        direct_tools,
-        output_guard,
     }
 }
 

@@ -1,17 +1,18 @@
 //! One merged server entry checked and turned into a [`ServerConfig`]. Every problem becomes a
 //! diagnostic naming the server and the field; only a server that cannot run at all is dropped.
 
-use super::interpolate::{expand_path, interpolate, interpolate_reporting};
-use super::{Diagnostic, DirectTools, Env, Level, Lifecycle, ServerConfig, Transport};
+use super::interpolate::{expand, expand_path, expand_reporting};
+use super::merge::MergedServer;
+use super::{
+    envfile, fields, Diagnostic, DirectTools, Env, Level, Lifecycle, ServerConfig, Transport,
+};
 use crate::catalog::ToolPrefix;
 use serde_json::{Map, Value};
-use std::path::Path;
 
 /// Checks the fields of one entry, collecting diagnostics as it goes.
 struct Fields<'a> {
-    name: &'a str,
+    server: &'a MergedServer,
     entry: &'a Map<String, Value>,
-    file: &'a Path,
     env: &'a Env,
     diagnostics: Vec<Diagnostic>,
 }
@@ -20,9 +21,9 @@ impl<'a> Fields<'a> {
     fn report(&mut self, level: Level, field: &str, message: String) {
         self.diagnostics.push(Diagnostic {
             level,
-            file: Some(self.file.to_path_buf()),
+            file: Some(self.server.file_of(field).to_path_buf()),
             line: None,
-            server: Some(self.name.to_string()),
+            server: Some(self.server.name.clone()),
             field: Some(field.to_string()),
             message,
         });
@@ -92,7 +93,7 @@ impl<'a> Fields<'a> {
         let mut out = Vec::with_capacity(map.len());
         for (key, v) in map {
             match scalar_string(v) {
-                Some(s) => out.push((key.clone(), interpolate(&s, self.env))),
+                Some(s) => out.push((key.clone(), expand(&s, self.env))),
                 None => {
                     let got = value_kind(v);
                     self.report(
@@ -132,20 +133,19 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// Parses `entry` (already merged across files). `None` when the server cannot be used.
+/// Parses a server (already merged across files). `None` when it cannot be used.
 pub fn parse(
-    name: &str,
-    value: &Value,
-    file: &Path,
+    server: &MergedServer,
     env: &Env,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<ServerConfig> {
+    let value = &server.entry;
     let Some(entry) = value.as_object() else {
         diagnostics.push(Diagnostic {
             level: Level::Error,
-            file: Some(file.to_path_buf()),
+            file: Some(server.source().to_path_buf()),
             line: None,
-            server: Some(name.to_string()),
+            server: Some(server.name.clone()),
             field: None,
             message: format!(
                 "must be an object like {{\"command\": \"npx\", \"args\": [...]}}, got {}",
@@ -155,17 +155,23 @@ pub fn parse(
         return None;
     };
     let mut f = Fields {
-        name,
+        server,
         entry,
-        file,
         env,
         diagnostics: Vec::new(),
     };
+    for key in entry.keys() {
+        if let Some((level, message)) = fields::SERVER.check(key) {
+            f.report(level, key, message);
+        }
+    }
     let disabled = matches!(f.get("disabled"), Some(Value::Bool(true)));
     let transport = transport(&mut f);
-    let server = transport.map(|transport| ServerConfig {
-        name: name.to_string(),
-        source: file.to_path_buf(),
+    let config = transport.map(|transport| ServerConfig {
+        name: server.name.clone(),
+        source: server.source().to_path_buf(),
+        files: server.files.clone(),
+        imported: server.imported.clone(),
         entry: value.clone(),
         transport,
         lifecycle: lifecycle(&mut f),
@@ -186,11 +192,41 @@ pub fn parse(
     if !disabled {
         diagnostics.append(&mut f.diagnostics);
     }
-    server
+    config
+}
+
+/// The transport `type` names (Claude Code, VS Code and Cursor write one); `None`: not given.
+fn declared_type(f: &mut Fields) -> Option<&'static str> {
+    match f.string("type")?.as_str() {
+        "stdio" | "local" => Some("stdio"),
+        "http" | "streamable-http" | "streamableHttp" | "sse" | "remote" => Some("http"),
+        other => {
+            f.report(
+                Level::Warning,
+                "type",
+                format!("unknown transport \"{other}\" (expected \"stdio\", \"http\" or \"sse\"); the server's `command` or `url` decides"),
+            );
+            None
+        }
+    }
 }
 
 fn transport(f: &mut Fields) -> Option<Transport> {
+    let declared = declared_type(f);
     let (command, url) = (f.string("command"), f.string("url"));
+    match (declared, &command, &url) {
+        (Some("stdio"), None, Some(_)) => f.report(
+            Level::Warning,
+            "type",
+            "says \"stdio\" but the server has a `url` and no `command`; it is used as a remote server".into(),
+        ),
+        (Some("http"), Some(_), None) => f.report(
+            Level::Warning,
+            "type",
+            "says the server is remote but it has a `command` and no `url`; it is started as a local program".into(),
+        ),
+        _ => {}
+    }
     match (command, url) {
         (Some(_), Some(_)) => {
             f.report(
@@ -213,24 +249,31 @@ fn transport(f: &mut Fields) -> Option<Transport> {
                 .strings("args")
                 .unwrap_or_default()
                 .iter()
-                .map(|a| interpolate(a, f.env))
+                .map(|a| expand(a, f.env))
                 .collect();
-            let env = f.string_map("env");
+            let mut env = env_file(f);
+            for (key, value) in f.string_map("env") {
+                env.retain(|(k, _)| *k != key);
+                env.push((key, value));
+            }
             let cwd = f.string("cwd").map(|c| expand_path(&c, f.env));
             Some(Transport::Stdio {
-                command: interpolate(&command, f.env),
+                command: expand(&command, f.env),
                 args,
                 env,
                 cwd,
             })
         }
         (None, Some(url)) => {
-            let (url, missing) = interpolate_reporting(&url, f.env);
+            let (url, missing) = expand_reporting(&url, f.env);
             if !missing.is_empty() {
                 f.report(
                     Level::Error,
                     "url",
-                    format!("uses unset environment variable(s) {}", missing.join(", ")),
+                    format!(
+                        "uses unset environment variable(s) {}; set them, or give a default as in ${{NAME:-value}}",
+                        missing.join(", ")
+                    ),
                 );
                 return None;
             }
@@ -256,6 +299,33 @@ fn transport(f: &mut Fields) -> Option<Transport> {
     }
 }
 
+/// The variables of `envFile` (a dotenv file; relative to the config file that names it).
+fn env_file(f: &mut Fields) -> Vec<(String, String)> {
+    let Some(path) = f.string("envFile") else {
+        return vec![];
+    };
+    let path = expand_path(&path, f.env);
+    let path = match f.server.file_of("envFile").parent() {
+        Some(dir) if path.is_relative() => dir.join(path),
+        _ => path,
+    };
+    let read = std::fs::read_to_string(&path).map_err(|e| e.to_string());
+    match read.and_then(|text| envfile::parse(&text)) {
+        Ok(vars) => vars
+            .into_iter()
+            .map(|(k, v)| (k, expand(&v, f.env)))
+            .collect(),
+        Err(why) => {
+            let message = format!(
+                "cannot use {}: {why}; its variables are not set",
+                path.display()
+            );
+            f.report(Level::Error, "envFile", message);
+            vec![]
+        }
+    }
+}
+
 fn lifecycle(f: &mut Fields) -> Lifecycle {
     match f.string("lifecycle").as_deref() {
         None | Some("lazy") => Lifecycle::Lazy,
@@ -266,7 +336,7 @@ fn lifecycle(f: &mut Fields) -> Lifecycle {
             f.report(
                 Level::Warning,
                 "lifecycle",
-                format!("unknown value \"{other}\" (expected \"lazy\", \"eager\" or \"keep-alive\"); using \"lazy\""),
+                format!("unknown value \"{other}\" (expected \"lazy\", \"eager\", \"keep-alive\" or \"lazy-keep-alive\"); using \"lazy\""),
             );
             Lifecycle::Lazy
         }
@@ -320,7 +390,7 @@ pub fn tool_prefix(value: &str, warn: &mut dyn FnMut(String)) -> Option<ToolPref
         "mcp" => Some(ToolPrefix::Mcp),
         other => {
             warn(format!(
-                "unknown value \"{other}\" (expected \"server\", \"short\" or \"none\"); using the default"
+                "unknown value \"{other}\" (expected \"server\", \"short\", \"none\" or \"mcp\"); using the default"
             ));
             None
         }
@@ -371,13 +441,8 @@ mod tests {
             .map(|(k, v)| (k.into(), v.into()))
             .collect();
         let mut diagnostics = vec![];
-        let server = parse(
-            "s",
-            &value,
-            Path::new("/cfg/mcp.json"),
-            &env,
-            &mut diagnostics,
-        );
+        let merged = MergedServer::new("s", value, std::path::Path::new("/cfg/mcp.json"));
+        let server = parse(&merged, &env, &mut diagnostics);
         (server, diagnostics.iter().map(|d| d.to_string()).collect())
     }
 

@@ -41,6 +41,7 @@ impl Tree {
             agent_dir: agent_dir(&env),
             config_path: None,
             env,
+            project_trusted: None,
         }
     }
 }
@@ -112,7 +113,7 @@ fn project_overrides_global_field_by_field() {
             output_guard: Some(crate::output_guard::DEFAULT_LIMITS),
         }
     );
-    assert_eq!(config.files.len(), 3);
+    assert_eq!(config.files().len(), 3);
 }
 
 #[test]

@@ -1,0 +1,164 @@
+//! The keys a config may hold. Anything else is tolerated: reported as a note (shown by
+//! `pi-mcp doctor`), or as a warning when it looks like a misspelt key.
+
+use super::Level;
+use crate::search::similarity;
+
+/// The keys of one kind of object: those this version reads, and those pi-mcp-adapter reads
+/// that this version does not use.
+pub struct Vocabulary {
+    pub used: &'static [&'static str],
+    adapter_only: &'static [&'static str],
+}
+
+pub const ROOT: Vocabulary = Vocabulary {
+    used: &[
+        "mcpServers",
+        "mcp-servers",
+        "imports",
+        "settings",
+        "$schema",
+    ],
+    adapter_only: &["claudePlugins"],
+};
+
+pub const SERVER: Vocabulary = Vocabulary {
+    used: &[
+        "command",
+        "args",
+        "env",
+        "envFile",
+        "cwd",
+        "inheritEnv",
+        "type",
+        "url",
+        "headers",
+        "auth",
+        "bearerToken",
+        "bearerTokenEnv",
+        "oauth",
+        "lifecycle",
+        "idleTimeout",
+        "requestTimeoutMs",
+        "protocolVersion",
+        "disabled",
+        "debug",
+        "exposeResources",
+        "directTools",
+        "includeTools",
+        "excludeTools",
+        "toolPrefix",
+        "description",
+    ],
+    adapter_only: &[
+        "socket",
+        "requestHeadersCommand",
+        "caFile",
+        "bearerTokenStore",
+        "approveTools",
+        "searchKeywords",
+        "trace",
+        "tasks",
+        "httpTransport",
+        "pluginDataDir",
+        "literalEnv",
+    ],
+};
+
+pub const SETTINGS: Vocabulary = Vocabulary {
+    used: &[
+        "toolPrefix",
+        "requestTimeoutMs",
+        "idleTimeout",
+        "directTools",
+        "outputGuard",
+    ],
+    adapter_only: &[
+        "showStatusIcon",
+        "mcpFooterStatus",
+        "notifyOnStartupConnect",
+        "hostConfigDiscovery",
+        "ancestorConfigRoots",
+        "agentPluginPaths",
+        "namespaceProxyTools",
+        "strictDirectToolArguments",
+        "directToolResultDetails",
+        "warnOnLargeDirectTools",
+        "freezeDirectTools",
+        "disableProxyTool",
+        "scriptMode",
+        "jev",
+        "toolResultRendering",
+        "collapsedResultLines",
+        "approveTools",
+        "autoAuth",
+        "authRequiredMessage",
+        "sampling",
+        "samplingAutoApprove",
+        "elicitation",
+        "trace",
+        "oauthCredentialStore",
+        "oauthDir",
+        "exposeResources",
+        "projectServers",
+    ],
+};
+
+impl Vocabulary {
+    /// What to report about `key`; `None` for a key this version reads.
+    pub fn check(&self, key: &str) -> Option<(Level, String)> {
+        if self.used.contains(&key) {
+            return None;
+        }
+        if self.adapter_only.contains(&key) {
+            return Some((
+                Level::Note,
+                "a pi-mcp-adapter option that pi-mcp-native does not use; ignored".into(),
+            ));
+        }
+        match closest(key, self.used) {
+            Some(known) => Some((
+                Level::Warning,
+                format!("unknown key; did you mean `{known}`? It is ignored as written"),
+            )),
+            None => Some((Level::Note, "unknown key; ignored".into())),
+        }
+    }
+}
+
+/// The candidate `word` is most likely a misspelling of, if any is close enough.
+pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let word = word.to_lowercase();
+    candidates
+        .iter()
+        .map(|c| (similarity(&word, &c.to_lowercase()), *c))
+        .filter(|(score, _)| *score >= 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_adapter_only_misspelt_and_unknown_keys() {
+        assert_eq!(SERVER.check("command"), None);
+        assert_eq!(SERVER.check("socket").unwrap().0, Level::Note);
+        let (level, message) = SERVER.check("comand").unwrap();
+        assert_eq!(level, Level::Warning);
+        assert!(message.contains("did you mean `command`?"), "{message}");
+        assert!(SERVER.check("envfile").unwrap().1.contains("`envFile`"));
+        assert_eq!(
+            SERVER.check("x-vendor-extension").unwrap(),
+            (Level::Note, "unknown key; ignored".to_string())
+        );
+        assert_eq!(SETTINGS.check("outputGuard"), None);
+        assert_eq!(
+            SETTINGS.check("samplingAutoApprove").unwrap().0,
+            Level::Note
+        );
+        assert_eq!(closest("cursr", &["cursor", "codex"]), Some("cursor"));
+        assert_eq!(closest("zed", &["cursor", "codex"]), None);
+    }
+}

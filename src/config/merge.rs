@@ -1,0 +1,235 @@
+//! Layering config files: settings key by key, servers field by field (later files win), and
+//! where every field came from, so that a message names the file that set it.
+
+use super::{fields, server::describe, Diagnostic, ImportKind, Imported, Level};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// One server as merged so far.
+#[derive(Clone, Debug)]
+pub struct MergedServer {
+    pub name: String,
+    pub entry: Value,
+    /// Files that set its fields, lowest precedence first.
+    pub files: Vec<PathBuf>,
+    /// The file that set each top-level field.
+    field_files: HashMap<String, PathBuf>,
+    pub imported: Option<Imported>,
+    /// For an imported server: our field name → the other tool's, where they differ.
+    pub renamed: Vec<(&'static str, &'static str)>,
+}
+
+impl MergedServer {
+    pub fn new(name: &str, entry: Value, file: &Path) -> MergedServer {
+        let field_files = entry
+            .as_object()
+            .map(|o| o.keys().map(|k| (k.clone(), file.to_path_buf())).collect())
+            .unwrap_or_default();
+        MergedServer {
+            name: name.to_string(),
+            entry,
+            files: vec![file.to_path_buf()],
+            field_files,
+            imported: None,
+            renamed: vec![],
+        }
+    }
+
+    /// The file that set `field` (`env.KEY` counts as `env`).
+    pub fn file_of(&self, field: &str) -> &Path {
+        let top = field.split('.').next().unwrap_or(field);
+        self.field_files
+            .get(top)
+            .or(self.files.last())
+            .map_or(Path::new(""), PathBuf::as_path)
+    }
+
+    /// The last file that set a field.
+    pub fn source(&self) -> &Path {
+        self.files.last().map_or(Path::new(""), PathBuf::as_path)
+    }
+}
+
+/// The layers merged so far.
+#[derive(Default)]
+pub struct Merged {
+    pub settings: Map<String, Value>,
+    /// The file that set each setting.
+    pub setting_files: HashMap<String, PathBuf>,
+    pub servers: Vec<MergedServer>,
+    /// `imports` in the order first asked for, with the file that asked.
+    pub imports: Vec<(ImportKind, PathBuf)>,
+}
+
+/// Fields that belong to one transport; setting the other transport drops them.
+const STDIO_FIELDS: [&str; 5] = ["command", "args", "env", "envFile", "cwd"];
+const HTTP_FIELDS: [&str; 6] = [
+    "url",
+    "headers",
+    "auth",
+    "bearerToken",
+    "bearerTokenEnv",
+    "oauth",
+];
+/// Credentials bound to a URL: a layer that changes the URL drops the inherited ones.
+const URL_CREDENTIALS: [&str; 5] = ["headers", "auth", "bearerToken", "bearerTokenEnv", "oauth"];
+
+/// What one file contributed.
+pub struct Layer {
+    /// The key its servers are under (`mcpServers` or `mcp-servers`), if any.
+    pub servers_key: Option<&'static str>,
+    pub servers: Vec<String>,
+}
+
+impl Merged {
+    pub fn add(
+        &mut self,
+        path: &Path,
+        root: &Map<String, Value>,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> Layer {
+        let mut report = |level: Level, field: &str, message: String| {
+            diagnostics.push(Diagnostic::in_file(level, path, Some(field), message));
+        };
+        for key in root.keys() {
+            if let Some((level, message)) = fields::ROOT.check(key) {
+                report(level, key, message);
+            }
+        }
+        match root.get("settings") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(settings)) => {
+                for (key, value) in settings {
+                    self.settings.insert(key.clone(), value.clone());
+                    self.setting_files.insert(key.clone(), path.to_path_buf());
+                }
+            }
+            Some(other) => report(
+                Level::Error,
+                "settings",
+                format!(
+                    "must be an object, got {}; its settings are not used",
+                    describe(other)
+                ),
+            ),
+        }
+        self.add_imports(path, root.get("imports"), &mut report);
+        let key = if root.contains_key("mcpServers") {
+            "mcpServers"
+        } else {
+            "mcp-servers"
+        };
+        let mut layer = Layer {
+            servers_key: None,
+            servers: vec![],
+        };
+        match root.get(key) {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(servers)) => {
+                layer.servers_key = Some(key);
+                for (name, entry) in servers {
+                    self.add_server(name, entry, path);
+                    layer.servers.push(name.clone());
+                }
+            }
+            Some(other) => report(
+                Level::Error,
+                key,
+                format!(
+                    "must be an object of servers by name, like {{\"github\": {{\"command\": \"npx\", ...}}}}, got {}",
+                    describe(other)
+                ),
+            ),
+        }
+        layer
+    }
+
+    fn add_imports(
+        &mut self,
+        path: &Path,
+        imports: Option<&Value>,
+        report: &mut impl FnMut(Level, &str, String),
+    ) {
+        let kinds = match imports {
+            None | Some(Value::Null) => return,
+            Some(Value::Array(kinds)) => kinds,
+            Some(other) => {
+                let message = format!(
+                    "must be an array of tool names like [\"cursor\", \"claude-code\"], got {}; nothing is imported from this file",
+                    describe(other)
+                );
+                return report(Level::Error, "imports", message);
+            }
+        };
+        for kind in kinds {
+            let parsed = kind.as_str().and_then(ImportKind::parse);
+            match parsed {
+                Some(kind) if self.imports.iter().any(|(k, _)| *k == kind) => {}
+                Some(kind) => self.imports.push((kind, path.to_path_buf())),
+                None => {
+                    let names = ImportKind::ALL.map(ImportKind::name);
+                    let hint = kind
+                        .as_str()
+                        .and_then(|k| fields::closest(k, &names))
+                        .map(|k| format!("did you mean \"{k}\"? "))
+                        .unwrap_or_default();
+                    let message = format!(
+                        "unknown tool {}; {hint}expected one of {}; it is skipped",
+                        describe(kind),
+                        names.map(|n| format!("\"{n}\"")).join(", ")
+                    );
+                    report(Level::Warning, "imports", message);
+                }
+            }
+        }
+    }
+
+    fn add_server(&mut self, name: &str, entry: &Value, path: &Path) {
+        let Some(server) = self.servers.iter_mut().find(|s| s.name == name) else {
+            self.servers
+                .push(MergedServer::new(name, entry.clone(), path));
+            return;
+        };
+        server.files.retain(|f| f != path);
+        server.files.push(path.to_path_buf());
+        let (Value::Object(base), Some(layer)) = (&mut server.entry, entry.as_object()) else {
+            // Not objects: parsing reports it.
+            *server = MergedServer::new(name, entry.clone(), path);
+            return;
+        };
+        let url_changed = layer.contains_key("url") && base.get("url") != layer.get("url");
+        let mut drop_fields = |fields: &[&str]| {
+            for field in fields {
+                base.remove(*field);
+                server.field_files.remove(*field);
+            }
+        };
+        if layer.contains_key("command") {
+            drop_fields(&HTTP_FIELDS);
+        }
+        if layer.contains_key("url") {
+            drop_fields(&STDIO_FIELDS);
+        }
+        if url_changed {
+            drop_fields(&URL_CREDENTIALS);
+        }
+        for (key, value) in layer {
+            base.insert(key.clone(), value.clone());
+            server.field_files.insert(key.clone(), path.to_path_buf());
+        }
+    }
+
+    pub fn defines(&self, name: &str) -> Option<&MergedServer> {
+        self.servers.iter().find(|s| s.name == name)
+    }
+}
+
+/// The names of the servers a config file defines.
+pub fn server_names(root: &Map<String, Value>) -> Vec<String> {
+    root.get("mcpServers")
+        .or_else(|| root.get("mcp-servers"))
+        .and_then(Value::as_object)
+        .map(|servers| servers.keys().cloned().collect())
+        .unwrap_or_default()
+}

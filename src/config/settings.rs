@@ -1,0 +1,118 @@
+//! The merged `settings` object: known values checked, unknown ones reported; a bad value is a
+//! warning and the default applies.
+
+use super::{fields, server, Diagnostic, Level, Settings};
+use crate::output_guard::{Limits, DEFAULT_LIMITS};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+pub fn parse(
+    raw: &Map<String, Value>,
+    files: &HashMap<String, PathBuf>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Settings {
+    let mut report = |level: Level, key: &str, message: String| {
+        diagnostics.push(Diagnostic {
+            level,
+            file: files.get(key).cloned(),
+            line: None,
+            server: None,
+            field: Some(format!("settings.{key}")),
+            message,
+        });
+    };
+    for key in raw.keys() {
+        if let Some((level, message)) = fields::SETTINGS.check(key) {
+            report(level, key, message);
+        }
+    }
+    let tool_prefix = match raw.get("toolPrefix") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(p)) => {
+            server::tool_prefix(p, &mut |m| report(Level::Warning, "toolPrefix", m))
+        }
+        Some(other) => {
+            let got = server::describe(other);
+            report(
+                Level::Warning,
+                "toolPrefix",
+                format!("must be a string, got {got}; using \"server\""),
+            );
+            None
+        }
+    };
+    let request_timeout_ms = match raw.get("requestTimeoutMs") {
+        Some(Value::Number(n)) => n.as_f64().filter(|ms| *ms >= 1.0).map(|ms| ms as u64),
+        None | Some(Value::Null) => None,
+        Some(other) => {
+            let got = server::describe(other);
+            report(
+                Level::Warning,
+                "requestTimeoutMs",
+                format!("must be a number of milliseconds, got {got}; using 60000"),
+            );
+            None
+        }
+    };
+    let idle_timeout_min = match raw.get("idleTimeout") {
+        None | Some(Value::Null) => None,
+        Some(value) => server::minutes(value)
+            .map_err(|message| report(Level::Warning, "idleTimeout", message))
+            .ok(),
+    };
+    let direct_tools = match raw.get("directTools") {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+        Some(Value::Bool(true)) => true,
+        Some(other) => {
+            let got = server::describe(other);
+            report(
+                Level::Warning,
+                "directTools",
+                format!("must be true or false here (lists belong in a server entry), got {got}; using false"),
+            );
+            false
+        }
+    };
+    let output_guard = match raw.get("outputGuard") {
+        None | Some(Value::Null) | Some(Value::Bool(true)) => Some(DEFAULT_LIMITS),
+        Some(Value::Bool(false)) => None,
+        Some(Value::Object(limits)) => {
+            let mut limit = |key: &str, default: usize| match limits.get(key) {
+                None | Some(Value::Null) => default,
+                Some(v) => match v.as_u64().filter(|n| *n > 0) {
+                    Some(n) => n as usize,
+                    None => {
+                        let got = server::describe(v);
+                        report(
+                            Level::Warning,
+                            &format!("outputGuard.{key}"),
+                            format!("must be a positive whole number, got {got}; using {default}"),
+                        );
+                        default
+                    }
+                },
+            };
+            Some(Limits {
+                max_bytes: limit("maxBytes", DEFAULT_LIMITS.max_bytes),
+                max_lines: limit("maxLines", DEFAULT_LIMITS.max_lines),
+            })
+        }
+        Some(other) => {
+            let got = server::describe(other);
+            report(
+                Level::Warning,
+                "outputGuard",
+                format!("must be true, false or {{ maxBytes, maxLines }}, got {got}; using true"),
+            );
+            Some(DEFAULT_LIMITS)
+        }
+    };
+    Settings {
+        tool_prefix: tool_prefix.unwrap_or_default(),
+        request_timeout_ms,
+        idle_timeout_min,
+        direct_tools,
+        output_guard,
+    }
+}

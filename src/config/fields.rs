@@ -49,9 +49,9 @@ pub const SERVER: Vocabulary = Vocabulary {
         "excludeTools",
         "toolPrefix",
         "description",
+        "socket",
     ],
     adapter_only: &[
-        "socket",
         "requestHeadersCommand",
         "caFile",
         "bearerTokenStore",
@@ -144,7 +144,7 @@ mod tests {
     #[test]
     fn known_adapter_only_misspelt_and_unknown_keys() {
         assert_eq!(SERVER.check("command"), None);
-        assert_eq!(SERVER.check("socket").unwrap().0, Level::Note);
+        assert_eq!(SERVER.check("caFile").unwrap().0, Level::Note);
         let (level, message) = SERVER.check("comand").unwrap();
         assert_eq!(level, Level::Warning);
         assert!(message.contains("did you mean `command`?"), "{message}");

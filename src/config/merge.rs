@@ -1,6 +1,7 @@
 //! Layering config files: settings key by key, servers field by field (later files win), and
 //! where every field came from, so that a message names the file that set it.
 
+use super::imports::Renamed;
 use super::{fields, server::describe, Diagnostic, ImportKind, Imported, Level};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -17,7 +18,7 @@ pub struct MergedServer {
     field_files: HashMap<String, PathBuf>,
     pub imported: Option<Imported>,
     /// For an imported server: our field name → the other tool's, where they differ.
-    pub renamed: Vec<(&'static str, &'static str)>,
+    pub renamed: Renamed,
 }
 
 impl MergedServer {

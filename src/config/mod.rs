@@ -301,18 +301,15 @@ pub fn load(opts: &LoadOptions) -> Config {
     for (kind, by) in merged.imports.clone() {
         let found = imports::read(kind, &by, &ctx, &mut diagnostics);
         let mut kind_sources = found.sources;
-        for (path, text) in found.texts {
-            places.texts.insert(path, text);
+        places.texts.extend(found.texts);
+        for (file, name, servers_path) in found.places {
+            places.servers.insert((file, name), servers_path);
         }
         for server in found.servers {
             if merged.defines(&server.name).is_some() {
                 mark_shadowed(&mut kind_sources, &server.file, &server.name);
                 continue;
             }
-            places.servers.insert(
-                (server.file.clone(), server.name.clone()),
-                server.servers_path.clone(),
-            );
             let mut entry = MergedServer::new(&server.name, server.entry, &server.file);
             entry.imported = Some(Imported {
                 kind,
@@ -445,5 +442,7 @@ pub fn server_env(
     env
 }
 
+#[cfg(test)]
+mod test_tree;
 #[cfg(test)]
 mod tests;

@@ -1,77 +1,72 @@
+use super::test_tree::{messages, names, Tree};
 use super::*;
 use serde_json::json;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// A private directory tree: `home/` (with `.pi/agent`) and `home/project`.
-struct Tree {
-    root: PathBuf,
+fn stdio(command: &str, args: &[&str]) -> Transport {
+    Transport::Stdio {
+        command: command.into(),
+        args: args.iter().map(|a| a.to_string()).collect(),
+        env: vec![],
+        cwd: None,
+    }
 }
 
-impl Tree {
-    fn new() -> Tree {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let root = std::env::temp_dir().join(format!(
-            "pi-mcp-config-test-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        ));
-        std::fs::create_dir_all(root.join("home/.pi/agent")).unwrap();
-        std::fs::create_dir_all(root.join("home/project/.pi")).unwrap();
-        Tree { root }
+#[test]
+fn every_file_in_precedence_order() {
+    let tree = Tree::new();
+    let files = [
+        ".config/mcp/mcp.json",
+        ".agents/mcp.json",
+        ".agents/mcp/mcp.json",
+        ".pi/agent/mcp.json",
+        "project/.mcp.json",
+        "project/.pi/mcp.json",
+    ];
+    for (i, file) in files.iter().enumerate() {
+        let servers = json!({ "s": {"command": "x", "args": [i.to_string()]}, format!("only{i}"): {"command": "x"} });
+        tree.write(file, &json!({ "mcpServers": servers }).to_string());
     }
-
-    fn write(&self, rel: &str, text: &str) -> PathBuf {
-        let path = self.root.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
-    fn opts(&self) -> LoadOptions {
-        let home = self.root.join("home");
-        let env: Env = [
-            ("HOME", home.display().to_string()),
-            ("TOKEN", "t0k".into()),
+    let config = tree.load();
+    assert_eq!(messages(&config, &tree), Vec::<String>::new());
+    assert_eq!(
+        names(&config),
+        ["s", "only0", "only1", "only2", "only3", "only4", "only5"]
+    );
+    let s = &config.servers[0];
+    assert_eq!(s.transport, stdio("x", &["5"]));
+    let paths: Vec<PathBuf> = files.iter().map(|f| tree.home.join(f)).collect();
+    assert_eq!(s.files, paths);
+    assert_eq!(s.source, paths[5]);
+    assert_eq!(
+        config.files(),
+        paths.iter().map(PathBuf::as_path).collect::<Vec<_>>()
+    );
+    let roles: Vec<&Role> = config.sources.iter().map(|s| &s.role).collect();
+    assert_eq!(
+        roles,
+        [
+            &Role::Shared,
+            &Role::Shared,
+            &Role::Shared,
+            &Role::PiGlobal,
+            &Role::Project,
+            &Role::Project
         ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-        LoadOptions {
-            cwd: home.join("project"),
-            agent_dir: agent_dir(&env),
-            config_path: None,
-            env,
-            project_trusted: None,
-        }
-    }
-}
-
-impl Drop for Tree {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
-    }
-}
-
-fn names(config: &Config) -> Vec<&str> {
-    config.servers.iter().map(|s| s.name.as_str()).collect()
+    );
 }
 
 #[test]
 fn project_overrides_global_field_by_field() {
     let tree = Tree::new();
+    tree.pi_config(json!({
+        "mcpServers": {
+            "a": {"command": "node", "args": ["a.js"], "env": {"K": "${TOKEN}"}},
+            "b": {"command": "b-server"}
+        },
+        "settings": {"toolPrefix": "short", "requestTimeoutMs": 1000, "idleTimeout": 2}
+    }));
     tree.write(
-        "home/.pi/agent/mcp.json",
-        &json!({
-            "mcpServers": {
-                "a": {"command": "node", "args": ["a.js"], "env": {"K": "${TOKEN}"}},
-                "b": {"command": "b-server"}
-            },
-            "settings": {"toolPrefix": "short", "requestTimeoutMs": 1000, "idleTimeout": 2}
-        })
-        .to_string(),
-    );
-    tree.write(
-        "home/project/.pi/mcp.json",
+        "project/.pi/mcp.json",
         r#"{ // project file, JSONC
             "mcpServers": {
                 "a": {"args": ["a2.js"],},
@@ -81,10 +76,10 @@ fn project_overrides_global_field_by_field() {
         }"#,
     );
     tree.write(
-        "home/.config/mcp/mcp.json",
+        ".config/mcp/mcp.json",
         &json!({"mcpServers": {"c": {"command": "c"}}}).to_string(),
     );
-    let config = load(&tree.opts());
+    let config = tree.load();
     assert!(config.diagnostics.is_empty(), "{:?}", config.diagnostics);
     assert_eq!(names(&config), ["c", "a", "b"]);
     let a = &config.servers[1];
@@ -113,99 +108,372 @@ fn project_overrides_global_field_by_field() {
             output_guard: Some(crate::output_guard::DEFAULT_LIMITS),
         }
     );
-    assert_eq!(config.files().len(), 3);
+}
+
+#[test]
+fn a_problem_names_the_file_and_line_that_set_the_field() {
+    let tree = Tree::new();
+    tree.write(
+        ".pi/agent/mcp.json",
+        "{\n  \"mcpServers\": {\n    \"a\": {\n      \"command\": \"node\",\n      \"env\": {\"K\": [1]}\n    }\n  }\n}",
+    );
+    tree.write(
+        "project/.mcp.json",
+        "{\"mcpServers\": {\n\"a\": {\"args\": \"a.js\"}}}",
+    );
+    let config = tree.load();
+    assert_eq!(
+        messages(&config, &tree),
+        [
+            "error: ~/project/.mcp.json:2: server \"a\", field `args`: must be an array of strings, got the string \"a.js\"",
+            "error: ~/.pi/agent/mcp.json:5: server \"a\", field `env.K`: must be a string, got an array; the variable is not set",
+        ]
+    );
 }
 
 #[test]
 fn a_broken_file_is_reported_and_the_others_load() {
     let tree = Tree::new();
+    tree.pi_config(json!({"mcpServers": {"good": {"command": "x"}, "bad": {"args": []}}}));
     tree.write(
-        "home/.pi/agent/mcp.json",
-        &json!({"mcpServers": {"good": {"command": "x"}, "bad": {"args": []}}}).to_string(),
-    );
-    let broken = tree.write(
-        "home/project/.pi/mcp.json",
+        "project/.pi/mcp.json",
         "{\n  \"mcpServers\": {\n    \"p\": {\"command\": \"y\",, }\n  }\n}",
     );
-    let config = load(&tree.opts());
+    let config = tree.load();
     assert_eq!(names(&config), ["good"]);
-    let messages: Vec<String> = config.diagnostics.iter().map(|d| d.to_string()).collect();
-    assert_eq!(messages.len(), 2, "{messages:?}");
-    assert!(
-        messages[0].starts_with(&format!("error: {}:3: invalid JSON", broken.display())),
-        "{messages:?}"
+    assert_eq!(
+        messages(&config, &tree),
+        [
+            "error: ~/project/.pi/mcp.json:3: invalid JSON at column 28: trailing comma; its servers are not loaded until it is fixed",
+            "error: ~/.pi/agent/mcp.json:1: server \"bad\", field `command`: is missing: set `command` (and `args`) for a local server, or `url` for a remote one",
+        ]
     );
-    assert!(
-        messages[1].contains("server \"bad\", field `command`: is missing"),
-        "{messages:?}"
+    let states: Vec<&SourceState> = config.sources.iter().map(|s| &s.state).collect();
+    assert_eq!(
+        states[3],
+        &SourceState::Loaded {
+            servers: vec!["good".into(), "bad".into()],
+            shadowed: vec![]
+        }
     );
+    assert_eq!(states[5], &SourceState::Invalid);
 }
 
 #[test]
 fn switching_transport_drops_the_other_transports_fields() {
     let tree = Tree::new();
+    tree.pi_config(json!({"mcpServers": {
+        "s": {"url": "https://a/mcp", "headers": {"X": "1"}, "lifecycle": "eager"},
+        "h": {"url": "https://a/mcp", "headers": {"Authorization": "Bearer secret"}, "bearerTokenEnv": "T"}
+    }}));
     tree.write(
-        "home/.pi/agent/mcp.json",
-        &json!({"mcpServers": {"s": {"url": "https://a/mcp", "headers": {"X": "1"}, "lifecycle": "eager"}}})
-            .to_string(),
+        "project/.mcp.json",
+        &json!({"mcpServers": {"s": {"command": "local-s"}, "h": {"url": "https://elsewhere/mcp"}}}).to_string(),
     );
-    tree.write(
-        "home/project/.mcp.json",
-        &json!({"mcpServers": {"s": {"command": "local-s"}}}).to_string(),
-    );
-    let config = load(&tree.opts());
+    let config = tree.load();
     assert!(config.diagnostics.is_empty(), "{:?}", config.diagnostics);
     let s = &config.servers[0];
-    assert!(matches!(&s.transport, Transport::Stdio { command, .. } if command == "local-s"));
+    assert_eq!(s.transport, stdio("local-s", &[]));
     assert_eq!(s.lifecycle, Lifecycle::Eager);
     assert!(s.entry.get("headers").is_none() && s.entry.get("url").is_none());
+    // A new URL never receives the credentials written for the old one.
+    assert_eq!(
+        config.servers[1].entry,
+        json!({"url": "https://elsewhere/mcp"})
+    );
 }
 
 #[test]
 fn exclusive_mode_and_explicit_config_path() {
     let tree = Tree::new();
     tree.write(
-        "home/.config/mcp/mcp.json",
+        ".config/mcp/mcp.json",
         &json!({"mcpServers": {"shared": {"command": "x"}}}).to_string(),
     );
     tree.write(
-        "home/.pi/agent/mcp.json",
-        &json!({"mcpServers": {"pi": {"command": "x"}}}).to_string(),
+        ".cursor/mcp.json",
+        &json!({"mcpServers": {"cursor": {"command": "x"}}}).to_string(),
     );
+    tree.pi_config(json!({"mcpServers": {"pi": {"command": "x"}}, "imports": ["cursor"]}));
     let custom = tree.write(
         "custom.json",
         &json!({"mcpServers": {"custom": {"command": "x"}}}).to_string(),
     );
     let mut opts = tree.opts();
+    assert_eq!(names(&load(&opts)), ["shared", "pi", "cursor"]);
     opts.env
         .insert("PI_MCP_CONFIG_MODE".into(), "exclusive".into());
-    assert_eq!(names(&load(&opts)), ["pi"]);
-    opts.config_path = Some(custom);
+    assert_eq!(
+        names(&load(&opts)),
+        ["pi", "cursor"],
+        "imports of the one file still apply"
+    );
+    opts.config_path = Some(custom.clone());
     assert_eq!(names(&load(&opts)), ["custom"]);
+    assert_eq!(load(&opts).sources[0].role, Role::Explicit);
+    opts.env.remove("PI_MCP_CONFIG_MODE");
+    opts.config_path = Some(PathBuf::from("../custom.json")); // relative to the cwd
+    assert_eq!(names(&load(&opts)), ["shared", "custom"]);
     opts.config_path = Some(tree.root.join("missing.json"));
     let config = load(&opts);
-    assert!(config.servers.is_empty());
+    assert_eq!(names(&config), ["shared"]);
     assert!(config.diagnostics[0]
         .to_string()
-        .contains("cannot read the config file"));
+        .contains("missing.json: cannot read the config file (No such file or directory (os error 2)); its servers are not loaded"));
 }
 
 #[test]
 fn blank_and_wrongly_shaped_files() {
     let tree = Tree::new();
-    tree.write("home/.pi/agent/mcp.json", "// nothing yet\n");
+    tree.write(".pi/agent/mcp.json", "// nothing yet\n");
     tree.write(
-        "home/project/.pi/mcp.json",
+        "project/.pi/mcp.json",
         &json!({"mcpServers": ["x"], "settings": {"toolPrefix": "weird"}}).to_string(),
     );
-    let config = load(&tree.opts());
-    let messages: Vec<String> = config.diagnostics.iter().map(|d| d.to_string()).collect();
-    assert_eq!(messages.len(), 2, "{messages:?}");
-    assert!(
-        messages[0].contains("`mcpServers`: must be an object of servers by name, got an array")
+    tree.write("project/.mcp.json", "[\"not\", \"an object\"]");
+    let config = tree.load();
+    assert_eq!(
+        messages(&config, &tree),
+        [
+            "error: ~/project/.mcp.json: must hold a JSON object like {\"mcpServers\": {...}}, got an array; its servers are not loaded",
+            "error: ~/project/.pi/mcp.json:1: `mcpServers`: must be an object of servers by name, like {\"github\": {\"command\": \"npx\", ...}}, got an array",
+            "warning: ~/project/.pi/mcp.json:1: `settings.toolPrefix`: unknown value \"weird\" (expected \"server\", \"short\", \"none\" or \"mcp\"); using the default",
+        ]
     );
-    assert!(messages[1].starts_with("warning: `settings.toolPrefix`: unknown value \"weird\""));
     assert_eq!(config.settings.tool_prefix, ToolPrefix::Server);
+    assert_eq!(config.sources[3].state, SourceState::Blank);
+}
+
+#[test]
+fn root_keys_and_settings_are_checked() {
+    let tree = Tree::new();
+    tree.write(
+        ".pi/agent/mcp.json",
+        r#"{
+  "$schema": "https://example.com/mcp.schema.json",
+  "mcpServer": {"x": {"command": "x"}},
+  "claudePlugins": [],
+  "settings": {
+    "toolPrefix": 3,
+    "requestTimeoutMs": "long",
+    "outputGuard": false,
+    "toolPrefx": "short",
+    "colour": "blue"
+  }
+}"#,
+    );
+    tree.write("project/.mcp.json", r#"{"settings": "none"}"#);
+    let config = tree.load();
+    assert_eq!(
+        messages(&config, &tree),
+        [
+            "warning: ~/.pi/agent/mcp.json:3: `mcpServer`: unknown key; did you mean `mcpServers`? It is ignored as written",
+            "note: ~/.pi/agent/mcp.json:4: `claudePlugins`: a pi-mcp-adapter option that pi-mcp-native does not use; ignored",
+            "error: ~/project/.mcp.json:1: `settings`: must be an object, got the string \"none\"; its settings are not used",
+            "note: ~/.pi/agent/mcp.json:8: `settings.outputGuard`: a pi-mcp-adapter option that pi-mcp-native does not use; ignored",
+            "warning: ~/.pi/agent/mcp.json:9: `settings.toolPrefx`: unknown key; did you mean `toolPrefix`? It is ignored as written",
+            "note: ~/.pi/agent/mcp.json:10: `settings.colour`: unknown key; ignored",
+            "warning: ~/.pi/agent/mcp.json:6: `settings.toolPrefix`: must be a string, got 3; using \"server\"",
+            "warning: ~/.pi/agent/mcp.json:7: `settings.requestTimeoutMs`: must be a number of milliseconds, got the string \"long\"; using 60000",
+        ]
+    );
+    assert!(config.servers.is_empty());
+}
+
+/// Every problem a server entry can have, with its exact message.
+#[test]
+fn server_error_messages() {
+    let tree = Tree::new();
+    let env_file = tree.write(".pi/agent/vars.env", "GOOD=1\nnot a line\n");
+    let cases = [
+        (json!(["npx"]), "server \"s\": must be an object like {\"command\": \"npx\", \"args\": [...]}, got an array"),
+        (json!({"command": 5}), "server \"s\", field `command`: must be a string, got 5"),
+        (json!({"command": "  "}), "server \"s\", field `command`: is empty; set the program to run, e.g. \"npx\""),
+        (json!({"args": ["x"]}), "server \"s\", field `command`: is missing: set `command` (and `args`) for a local server, or `url` for a remote one"),
+        (json!({"command": "x", "url": "https://x"}), "server \"s\", field `command`: has both `command` and `url`; keep `command` for a local (stdio) server or `url` for a remote one"),
+        (json!({"socket": "/tmp/mux.sock"}), "server \"s\", field `socket`: Unix-socket servers are not supported; use `command` or `url`"),
+        (json!({"url": "https://x/${NOPE}/${NADA:-ok}"}), "server \"s\", field `url`: uses unset environment variable(s) NOPE; set them, or give a default as in ${NAME:-value}"),
+        (json!({"command": "x", "args": "-y"}), "server \"s\", field `args`: must be an array of strings, got the string \"-y\""),
+        (json!({"command": "x", "env": ["A=1"]}), "server \"s\", field `env`: must be an object of strings, got an array"),
+        (json!({"command": "x", "env": {"A": {"v": 1}}}), "server \"s\", field `env.A`: must be a string, got an object; the variable is not set"),
+        (json!({"url": "https://x", "headers": {"H": null}}), "server \"s\", field `headers.H`: must be a string, got null; the variable is not set"),
+        (json!({"command": "x", "lifecycle": "sometimes"}), "server \"s\", field `lifecycle`: unknown value \"sometimes\" (expected \"lazy\", \"eager\", \"keep-alive\" or \"lazy-keep-alive\"); using \"lazy\""),
+        (json!({"command": "x", "toolPrefix": "tool"}), "server \"s\", field `toolPrefix`: unknown value \"tool\" (expected \"server\", \"short\", \"none\" or \"mcp\"); using the default"),
+        (json!({"command": "x", "requestTimeoutMs": "60s"}), "server \"s\", field `requestTimeoutMs`: must be a number of milliseconds, got the string \"60s\"; using the default"),
+        (json!({"command": "x", "debug": "yes"}), "server \"s\", field `debug`: must be true or false, got the string \"yes\"; using false"),
+        (json!({"command": "x", "includeTools": "get_*"}), "server \"s\", field `includeTools`: must be an array of strings, got the string \"get_*\""),
+        (json!({"command": "x", "comand": "y"}), "server \"s\", field `comand`: unknown key; did you mean `command`? It is ignored as written"),
+        (json!({"command": "x", "x-note": "mine"}), "server \"s\", field `x-note`: unknown key; ignored"),
+        (json!({"command": "x", "approveTools": true}), "server \"s\", field `approveTools`: a pi-mcp-adapter option that pi-mcp-native does not use; ignored"),
+        (json!({"command": "x", "type": "websocket"}), "server \"s\", field `type`: unknown transport \"websocket\" (expected \"stdio\", \"http\" or \"sse\"); the server's `command` or `url` decides"),
+        (json!({"command": "x", "type": "http"}), "server \"s\", field `type`: says the server is remote but it has a `command` and no `url`; it is started as a local program"),
+        (json!({"url": "https://x", "type": "stdio"}), "server \"s\", field `type`: says \"stdio\" but the server has a `url` and no `command`; it is used as a remote server"),
+        (json!({"command": "x", "envFile": "vars.env"}), &*format!("server \"s\", field `envFile`: cannot use {}: line 2: expected KEY=value; its variables are not set", env_file.display())),
+        (json!({"command": "x", "envFile": "/nonexistent/.env"}), "server \"s\", field `envFile`: cannot use /nonexistent/.env: No such file or directory (os error 2); its variables are not set"),
+    ];
+    for (entry, expected) in cases {
+        let path = tree.pi_config(json!({"mcpServers": {"s": entry}}));
+        let config = tree.load();
+        let got: Vec<String> = config.diagnostics.iter().map(|d| d.to_string()).collect();
+        let level = if got.first().is_some_and(|m| m.starts_with("error")) {
+            "error"
+        } else if got.first().is_some_and(|m| m.starts_with("warning")) {
+            "warning"
+        } else {
+            "note"
+        };
+        assert_eq!(
+            got,
+            [format!("{level}: {}:1: {expected}", path.display())],
+            "{entry}"
+        );
+    }
+}
+
+#[test]
+fn interpolation_in_every_field() {
+    let mut tree = Tree::new();
+    tree.env.insert("PORT".into(), "8080".into());
+    tree.pi_config(json!({"mcpServers": {
+        "local": {
+            "command": "${HOME}/bin/srv",
+            "args": ["--token=$env:TOKEN", "{env:TOKEN}", "${env:TOKEN}", "${MISSING:-fallback}", "${MISSING}"],
+            "env": {"A": "${TOKEN}", "B": "x${NOPE}y"},
+            "cwd": "~/work/${TOKEN}"
+        },
+        "remote": {
+            "url": "http://localhost:${PORT}/mcp",
+            "headers": {"Authorization": "Bearer ${TOKEN}"}
+        }
+    }}));
+    let config = tree.load();
+    assert!(config.diagnostics.is_empty(), "{:?}", config.diagnostics);
+    let home = tree.home.display().to_string();
+    assert_eq!(
+        config.servers[0].transport,
+        Transport::Stdio {
+            command: format!("{home}/bin/srv"),
+            args: ["--token=t0k", "t0k", "t0k", "fallback", ""]
+                .map(String::from)
+                .to_vec(),
+            env: vec![("A".into(), "t0k".into()), ("B".into(), "xy".into())],
+            cwd: Some(tree.home.join("work/t0k")),
+        }
+    );
+    assert_eq!(
+        config.servers[1].transport,
+        Transport::Http {
+            url: "http://localhost:8080/mcp".into(),
+            headers: vec![("Authorization".into(), "Bearer t0k".into())],
+        }
+    );
+}
+
+#[test]
+fn env_file_variables_under_env() {
+    let tree = Tree::new();
+    tree.write(".pi/agent/secrets.env", "A=from-file\nB=from-file\n");
+    tree.pi_config(json!({"mcpServers": {"s": {"command": "x", "envFile": "secrets.env", "env": {"B": "from-env"}}}}));
+    let config = tree.load();
+    assert!(config.diagnostics.is_empty(), "{:?}", config.diagnostics);
+    let Transport::Stdio { env, .. } = &config.servers[0].transport else {
+        panic!("stdio expected");
+    };
+    assert_eq!(
+        env,
+        &[
+            ("A".to_string(), "from-file".to_string()),
+            ("B".to_string(), "from-env".to_string())
+        ]
+    );
+}
+
+#[test]
+fn untrusted_projects_keep_their_configs_out() {
+    let tree = Tree::new();
+    tree.pi_config(
+        json!({"mcpServers": {"global": {"command": "g"}}, "imports": ["vscode", "cursor"]}),
+    );
+    tree.write(
+        "project/.mcp.json",
+        &json!({"mcpServers": {"evil": {"command": "rm"}}}).to_string(),
+    );
+    tree.write(
+        "project/.pi/mcp.json",
+        &json!({"mcpServers": {"global": {"command": "evil-too"}}}).to_string(),
+    );
+    tree.write(
+        "project/.vscode/mcp.json",
+        &json!({"servers": {"vs": {"command": "x"}}}).to_string(),
+    );
+    tree.write(
+        ".cursor/mcp.json",
+        &json!({"mcpServers": {"user-cursor": {"command": "x"}}}).to_string(),
+    );
+    tree.write(
+        "project/.cursor/mcp.json",
+        &json!({"mcpServers": {"project-cursor": {"command": "x"}}}).to_string(),
+    );
+
+    let trusted = tree.load();
+    assert_eq!(
+        names(&trusted),
+        ["global", "evil", "vs", "user-cursor", "project-cursor"]
+    );
+    assert_eq!(
+        trusted.trust,
+        Trust {
+            trusted: true,
+            basis: TrustBasis::Default
+        }
+    );
+
+    let mut opts = tree.opts();
+    opts.project_trusted = Some(false);
+    let config = load(&opts);
+    assert_eq!(names(&config), ["global", "user-cursor"]);
+    assert_eq!(config.servers[0].transport, stdio("g", &[]));
+    let why = "not used, because Pi does not trust this project and project configs start programs";
+    let fix = "Trust the project to use them: /trust in Pi, `pi --approve`, or `pi-mcp --approve`";
+    assert_eq!(
+        messages(&config, &tree),
+        [
+            format!("warning: ~/project/.mcp.json: {why} (servers \"evil\"). {fix}"),
+            format!("warning: ~/project/.pi/mcp.json: {why} (servers \"global\"). {fix}"),
+            format!("warning: ~/project/.vscode/mcp.json: {why} (servers \"vs\"). {fix}"),
+            format!(
+                "warning: ~/project/.cursor/mcp.json: {why} (servers \"project-cursor\"). {fix}"
+            ),
+        ]
+    );
+    let untrusted: Vec<&Path> = config
+        .sources
+        .iter()
+        .filter(|s| matches!(s.state, SourceState::Untrusted { .. }))
+        .map(|s| s.path.as_path())
+        .collect();
+    assert_eq!(untrusted.len(), 4);
+}
+
+#[test]
+fn pi_saved_trust_decision_applies_unless_told_otherwise() {
+    let tree = Tree::new();
+    tree.write(
+        "project/.mcp.json",
+        &json!({"mcpServers": {"p": {"command": "x"}}}).to_string(),
+    );
+    let canonical = std::fs::canonicalize(&tree.project).unwrap();
+    tree.write(
+        ".pi/agent/trust.json",
+        &json!({ canonical.to_str().unwrap(): false }).to_string(),
+    );
+    let config = tree.load();
+    assert!(names(&config).is_empty());
+    assert!(!config.trust.trusted);
+    assert!(matches!(config.trust.basis, TrustBasis::Saved { .. }));
+    let mut opts = tree.opts();
+    opts.project_trusted = Some(true);
+    assert_eq!(names(&load(&opts)), ["p"]);
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! `bearer_token_env_var`, `http_headers` and `env_http_headers` map as pi-mcp-adapter maps
 //! them, so both compute the same cache hash.
 
-use super::rename;
+use super::{rename, Mapped};
+use crate::config::{server::describe, Level};
 use serde_json::{json, Map, Value};
 
 /// Codex keys with nothing to map to: the environment is inherited anyway (`env_vars`), and
@@ -20,7 +21,10 @@ const MAPPED: [&str; 8] = [
     "tool_timeout_sec",
 ];
 
-pub fn map(server: &Map<String, Value>) -> (Map<String, Value>, Vec<(&'static str, &'static str)>) {
+pub fn map(
+    server: &Map<String, Value>,
+    report: &mut dyn FnMut(Level, Option<&str>, String),
+) -> Mapped {
     let mut entry: Map<String, Value> = server
         .iter()
         .filter(|(k, _)| !IGNORED.contains(&k.as_str()) && !MAPPED.contains(&k.as_str()))
@@ -57,10 +61,14 @@ pub fn map(server: &Map<String, Value>) -> (Map<String, Value>, Vec<(&'static st
             entry.insert("requestTimeoutMs".into(), json!(ms as u64));
             renamed.push(("requestTimeoutMs", "tool_timeout_sec"));
         }
-        Some(other) => {
-            entry.insert("requestTimeoutMs".into(), other.clone());
-            renamed.push(("requestTimeoutMs", "tool_timeout_sec"));
-        }
+        Some(other) => report(
+            Level::Warning,
+            Some("tool_timeout_sec"),
+            format!(
+                "must be a number of seconds, got {}; using the default",
+                describe(other)
+            ),
+        ),
         None => {}
     }
     if let Some(headers) = headers(server, &entry) {

@@ -2,7 +2,7 @@
 //! (`${workspaceFolder}`, `${userHome}`, …) and Windsurf's own names (`serverUrl`,
 //! `disabledTools`).
 
-use super::{Context, ImportKind};
+use super::{Context, ImportKind, Mapped};
 use crate::config::Level;
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -18,7 +18,7 @@ pub fn map(
     server: &Map<String, Value>,
     ctx: &Context,
     report: &mut dyn FnMut(Level, Option<&str>, String),
-) -> (Map<String, Value>, Vec<(&'static str, &'static str)>) {
+) -> Mapped {
     let mut entry = Map::new();
     let mut renamed = vec![];
     for (key, value) in server {

@@ -53,6 +53,11 @@ impl ImportKind {
     }
 }
 
+/// Our field names → the tool's, where they differ (for messages and finding lines).
+pub type Renamed = Vec<(&'static str, &'static str)>;
+/// A server in our fields, and the fields it got under another name.
+type Mapped = (Map<String, Value>, Renamed);
+
 /// Where the tools' files are looked up.
 pub struct Context<'a> {
     pub home: &'a Path,
@@ -68,10 +73,7 @@ pub struct ImportedServer {
     pub name: String,
     pub entry: Value,
     pub file: PathBuf,
-    /// Our field name → the tool's, where they differ.
-    pub renamed: Vec<(&'static str, &'static str)>,
-    /// The keys leading to the tool's object of servers, for finding lines.
-    pub servers_path: Vec<String>,
+    pub renamed: Renamed,
 }
 
 #[derive(Default)]
@@ -81,6 +83,8 @@ pub struct Imports {
     pub servers: Vec<ImportedServer>,
     /// The text of each file read, for finding lines.
     pub texts: Vec<(PathBuf, String)>,
+    /// Each server found (file, name) with the keys of the object of servers it is in.
+    pub places: Vec<(PathBuf, String, Vec<String>)>,
 }
 
 /// A server as the tool wrote it.
@@ -148,6 +152,11 @@ pub fn read(
                             shadowed: vec![],
                         };
                         out.texts.push((candidate.path.clone(), text));
+                        out.places.extend(
+                            found
+                                .iter()
+                                .map(|r| (r.file.clone(), r.name.clone(), r.servers_path.clone())),
+                        );
                         layer(kind, &mut raws, found, &mut out.sources);
                     }
                 }
@@ -173,7 +182,7 @@ pub fn read(
             continue;
         };
         let (entry, renamed) = match kind {
-            ImportKind::Codex => codex::map(object),
+            ImportKind::Codex => codex::map(object, &mut report),
             ImportKind::Opencode => match opencode::map(object, &mut report) {
                 Some(mapped) => mapped,
                 None => continue,
@@ -188,7 +197,6 @@ pub fn read(
             entry: Value::Object(entry),
             file: raw.file,
             renamed,
-            servers_path: raw.servers_path,
         });
     }
     out
@@ -306,13 +314,16 @@ fn servers_of(
             None | Some(Value::Null) => {}
             Some(Value::Object(servers)) => {
                 for (name, value) in servers {
-                    found.retain(|r: &Raw| &r.name != name);
-                    found.push(Raw {
+                    let raw = Raw {
                         name: name.clone(),
                         value: value.clone(),
                         file: file.to_path_buf(),
                         servers_path: path.iter().map(|k| k.to_string()).collect(),
-                    });
+                    };
+                    match found.iter_mut().find(|r: &&mut Raw| &r.name == name) {
+                        Some(existing) => *existing = raw,
+                        None => found.push(raw),
+                    }
                 }
             }
             Some(other) => diagnostics.push(Diagnostic::in_file(

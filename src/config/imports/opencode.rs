@@ -3,7 +3,7 @@
 //! and the project's nearest `opencode.json` (up to the git root) are merged, the project's
 //! fields winning.
 
-use super::rename;
+use super::{rename, Mapped};
 use crate::config::{server::describe, Level};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
@@ -16,7 +16,7 @@ const IGNORED: [&str; 2] = ["type", "timeout"];
 pub fn map(
     server: &Map<String, Value>,
     report: &mut dyn FnMut(Level, Option<&str>, String),
-) -> Option<(Map<String, Value>, Vec<(&'static str, &'static str)>)> {
+) -> Option<Mapped> {
     let mut entry: Map<String, Value> = server
         .iter()
         .filter(|(k, _)| !IGNORED.contains(&k.as_str()) && !TRANSPORT.contains(&k.as_str()))

@@ -75,6 +75,8 @@ export declare class McpAdapter {
    * catalog known now; `warnings` say why selected tools were left out.
    */
   directTools(): DirectTools
+  /** Whether the project's configs are used (see `OpenOptions.projectTrusted`). */
+  projectTrusted(): boolean
   /** Config problems and cache warnings, one line each. */
   diagnostics(): Array<string>
   /** Names of the enabled servers, in config order. */
@@ -94,6 +96,12 @@ export declare class McpAdapter {
   call(tool: string, args?: Record<string, unknown>, opts?: CallOpts): Promise<Outcome>
   /** Runs the `mcp` tool with the parameters the model gave. */
   execute(params: McpParams, callId?: string): Promise<Outcome>
+  /**
+   * Every config source and what came of it, the merged servers with where each came from,
+   * every problem (notes included) and, unless `connect` is false, a fresh timed connection
+   * to each enabled server. `isError` when a server failed or a config has an error.
+   */
+  doctor(connect?: boolean | undefined | null): Promise<Outcome>
   /** Aborts the running call started with `callId`; the server gets `notifications/cancelled`. */
   cancel(callId: string): void
   /** Receives lifecycle events; the callback never keeps Node alive. */
@@ -128,6 +136,12 @@ export interface OpenOptions {
   healthIntervalMs?: number
   /** How long a server that failed to connect is left alone (default 60000). */
   failureBackoffMs?: number
+  /**
+   * Whether the project's configs (`.mcp.json`, `.pi/mcp.json`, …), which start programs, may
+   * be used: Pi's `ctx.isProjectTrusted()`. If absent, the decision Pi saved for the project
+   * in `<agentDir>/trust.json`, else trusted.
+   */
+  projectTrusted?: boolean
 }
 
 export interface SearchOpts {

@@ -18,7 +18,8 @@ function configPathFromArgv(argv) {
 
 export default function piMcpNative(pi) {
   const configPath = configPathFromArgv(process.argv);
-  const open = (cwd) => McpAdapter.open({ cwd, configPath });
+  // projectTrusted undefined: the decision Pi saved in <agentDir>/trust.json, else trusted.
+  const open = (cwd, projectTrusted) => McpAdapter.open({ cwd, configPath, projectTrusted });
   let adapter = open(process.cwd());
   let openedFor = process.cwd();
   let stale = false;
@@ -140,9 +141,12 @@ export default function piMcpNative(pi) {
 
   pi.on("session_start", (_event, ctx) => {
     const cwd = ctx?.cwd ?? process.cwd();
-    // A session after a shutdown (reload, /new, /resume), or in another cwd, gets a fresh core.
-    if (stale || cwd !== openedFor) {
-      adapter = open(cwd);
+    // Pi ≥ 0.86 says whether the project is trusted; project configs start programs.
+    const trusted = typeof ctx?.isProjectTrusted === "function" ? Boolean(ctx.isProjectTrusted()) : undefined;
+    // A session after a shutdown (reload, /new, /resume), in another cwd, or with another trust
+    // decision gets a fresh core.
+    if (stale || cwd !== openedFor || (trusted !== undefined && trusted !== adapter.projectTrusted())) {
+      adapter = open(cwd, trusted);
       openedFor = cwd;
       stale = false;
     }

@@ -230,6 +230,14 @@ impl McpAdapter {
         self.inner.execute(&params, call_id).await.to_json()
     }
 
+    /// Every config source and what came of it, the merged servers with where each came from,
+    /// every problem (notes included) and, unless `connect` is false, a fresh timed connection
+    /// to each enabled server. `isError` when a server failed or a config has an error.
+    #[napi(ts_return_type = "Promise<Outcome>")]
+    pub async fn doctor(&self, connect: Option<bool>) -> Value {
+        self.inner.doctor(connect.unwrap_or(true)).await.to_json()
+    }
+
     /// Aborts the running call started with `callId`; the server gets `notifications/cancelled`.
     #[napi]
     pub fn cancel(&self, call_id: String) {

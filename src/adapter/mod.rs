@@ -5,6 +5,7 @@ mod call;
 mod catalog_state;
 mod connecting;
 mod direct;
+mod doctor;
 mod lifecycle;
 mod modes;
 mod outcome;

@@ -217,9 +217,16 @@ impl Adapter {
             if let Some(found) = self.lookup(mode, name, server)? {
                 return Ok(found);
             }
-            // The only server the tool could be on cannot be reached: that is the answer.
+            // The only server the tool could be on cannot be reached: that is the answer,
+            // unless the name carries another server's prefix (then it is likely a misspelling).
             if let ([only], [(_, why)]) = (missing.as_slice(), failed.as_slice()) {
-                return Err(unavailable(mode, only, why));
+                let other_prefix = self
+                    .server_names()
+                    .iter()
+                    .any(|s| s != only && name.starts_with(&format!("{s}_")));
+                if !other_prefix {
+                    return Err(unavailable(mode, only, why));
+                }
             }
         }
         let catalog = self.catalog.read();

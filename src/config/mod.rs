@@ -171,6 +171,16 @@ pub enum Lifecycle {
 }
 
 impl Lifecycle {
+    /// The value as written in a config.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lifecycle::Lazy => "lazy",
+            Lifecycle::Eager => "eager",
+            Lifecycle::KeepAlive => "keep-alive",
+            Lifecycle::LazyKeepAlive => "lazy-keep-alive",
+        }
+    }
+
     pub fn connects_at_start(self) -> bool {
         matches!(self, Lifecycle::Eager | Lifecycle::KeepAlive)
     }
@@ -443,6 +453,6 @@ pub fn server_env(
 }
 
 #[cfg(test)]
-mod test_tree;
+pub(crate) mod test_tree;
 #[cfg(test)]
 mod tests;

@@ -2,9 +2,11 @@
 //! each mode. Compact, and always with the next step spelled out.
 
 mod content;
+mod doctor;
 mod schema;
 
 pub use content::{call_result, resource_result, Rendered};
+pub use doctor::{doctor, ConnectCheck};
 pub use schema::{parameters, shape};
 
 use crate::catalog::ToolInfo;

@@ -1,0 +1,188 @@
+#!/usr/bin/env node
+// `pi-mcp`: your MCP servers from a terminal, through the same native core and the same config
+// discovery as the Pi extension. It prints what the core renders (or, with --json, the core's
+// outcome object); this file only parses arguments, shows a spinner on a TTY and sets the exit code.
+import { createRequire } from "node:module";
+import { parseArgs } from "node:util";
+
+const { McpAdapter } = createRequire(import.meta.url)("../index.js");
+
+const USAGE = `Usage: pi-mcp [options] <command> [arguments]
+
+Commands:
+  status                          every server: state and tool count (default)
+  list <server>                   a server's tools
+  search <query> [--regex] [--server <s>] [--limit <n>]
+                                  ranked search over every server's tools
+  describe <tool> [--server <s>]  a tool's description and parameters
+  call <tool> [json-args] [--server <s>] [--timeout <ms>]
+                                  call a tool; json-args is a JSON object ('-' reads stdin)
+  connect <server>                (re)connect a server and refresh its cached tools
+  doctor [--offline]              every config source, the merged servers and where each came
+                                  from, every problem, and a timed connection to each server
+
+Options:
+  --config <path>   use this file instead of ~/.pi/agent/mcp.json (like pi --mcp-config)
+  --approve         use the project's configs (.mcp.json, .pi/mcp.json, ...) even if Pi does
+                    not trust this project
+  --json            print the result as JSON: { content, details, isError }
+  -h, --help        this text
+
+Exit codes: 0 success; 1 the command failed (unknown tool or server, failed connection, the
+tool reported an error; doctor: a server failed or a config has an error); 2 bad usage.`;
+
+const ARGS = { list: ["server"], search: ["query"], describe: ["tool"], call: ["tool"], connect: ["server"] };
+
+class UsageError extends Error {}
+
+function parse(argv) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: "string" },
+      "mcp-config": { type: "string" },
+      approve: { type: "boolean" },
+      json: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+      regex: { type: "boolean" },
+      server: { type: "string" },
+      limit: { type: "string" },
+      timeout: { type: "string" },
+      offline: { type: "boolean" },
+    },
+  });
+  const [command = "status", ...rest] = positionals;
+  if (!(command in ARGS) && !["status", "doctor", "help"].includes(command)) {
+    throw new UsageError(`unknown command "${command}"`);
+  }
+  const needed = ARGS[command] ?? [];
+  if (rest.length < needed.length) throw new UsageError(`${command}: missing <${needed[rest.length]}>`);
+  const allowed = command === "call" ? 2 : command === "search" ? Infinity : needed.length;
+  if (rest.length > allowed) throw new UsageError(`${command}: unexpected argument "${rest[allowed]}"`);
+  return { command, rest, values };
+}
+
+function count(option, text) {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${option} must be a whole number above 0, got "${text}"`);
+  return n;
+}
+
+async function callArgs(text) {
+  if (text === undefined) return {};
+  if (text === "-") {
+    const chunks = [];
+    for await (const chunk of process.stdin) chunks.push(chunk);
+    text = Buffer.concat(chunks).toString("utf8");
+  }
+  let args;
+  try {
+    args = JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`call: json-args is not valid JSON (${e.message}); pass an object like '{"a": 1}'`);
+  }
+  if (args === null || typeof args !== "object" || Array.isArray(args)) {
+    throw new UsageError(`call: json-args must be a JSON object like '{"a": 1}', got ${Array.isArray(args) ? "an array" : typeof args}`);
+  }
+  return args;
+}
+
+/** A spinner on stderr, only when stderr is a terminal. */
+function spinner(label) {
+  if (!label || !process.stderr.isTTY) return { set() {}, stop() {} };
+  const frames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
+  let i = 0;
+  const draw = () => process.stderr.write(`\r\x1b[K${frames[i++ % frames.length]} ${label}`);
+  draw();
+  const timer = setInterval(draw, 80);
+  return {
+    set(text) {
+      label = text;
+    },
+    stop() {
+      clearInterval(timer);
+      process.stderr.write("\r\x1b[K");
+    },
+  };
+}
+
+async function run(adapter, { command, rest, values }, spin, callId) {
+  switch (command) {
+    case "status":
+      return adapter.status();
+    case "list":
+      return adapter.list(rest[0]);
+    case "search":
+      return adapter.search(rest.join(" "), { regex: values.regex, server: values.server, limit: count("limit", values.limit) });
+    case "describe":
+      return adapter.describe(rest[0], values.server);
+    case "call": {
+      const args = await callArgs(rest[1]);
+      adapter.onEvent((event) => {
+        if (event.type === "progress" && event.callId === callId) spin.set(event.text);
+      });
+      return adapter.call(rest[0], args, { server: values.server, callId, timeoutMs: count("timeout", values.timeout) });
+    }
+    case "connect":
+      return adapter.connect(rest[0]);
+    case "doctor":
+      return adapter.doctor(!values.offline);
+  }
+}
+
+const LABELS = { search: "searching", describe: "looking up", call: "calling", connect: "connecting", doctor: "checking servers", list: "listing" };
+
+function print(outcome, json) {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(outcome, null, 2)}\n`);
+    return;
+  }
+  const blocks = outcome.content.map((c) => (c.type === "text" ? c.text : `[${c.type} ${c.mimeType ?? ""}, ${Buffer.byteLength(c.data ?? "", "base64")} bytes]`));
+  process.stdout.write(`${blocks.join("\n")}\n`);
+}
+
+async function main() {
+  let parsed;
+  try {
+    parsed = parse(process.argv.slice(2));
+  } catch (e) {
+    process.stderr.write(`pi-mcp: ${e.message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (parsed.values.help || parsed.command === "help") {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const { values } = parsed;
+  const adapter = McpAdapter.open({
+    cwd: process.cwd(),
+    configPath: values.config ?? values["mcp-config"],
+    projectTrusted: values.approve ? true : undefined,
+  });
+  const callId = `pi-mcp-${process.pid}`;
+  const spin = spinner(LABELS[parsed.command] && `${LABELS[parsed.command]}…`);
+  const interrupt = () => {
+    adapter.cancel(callId);
+    spin.stop();
+    adapter.shutdown().finally(() => process.exit(130));
+  };
+  process.once("SIGINT", interrupt);
+  try {
+    const outcome = await run(adapter, parsed, spin, callId);
+    spin.stop();
+    print(outcome, values.json);
+    return outcome.isError ? 1 : 0;
+  } catch (e) {
+    spin.stop();
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`pi-mcp: ${e.message}\n`);
+    return 2;
+  } finally {
+    process.off("SIGINT", interrupt);
+    await adapter.shutdown();
+  }
+}
+
+process.exitCode = await main();

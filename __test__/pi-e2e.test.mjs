@@ -77,6 +77,20 @@ test("Pi 0.87.1: the model uses every mode through the mcp tool", OPTS, async ()
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
+test("Pi 0.87.1: a project's .pi/mcp.json is used only in a trusted project, and status says so", OPTS, async () => {
+  const projectFiles = { ".pi/mcp.json": { mcpServers: { local: everything({ cwd: serverCwd }) } } };
+  const steps = [mcp({}), { text: "done" }];
+  const untrusted = await runPi({ extensionDir: root, mcpConfig: config, projectFiles, script: { steps }, extraArgs: ["--no-approve"] });
+  assertRan(untrusted);
+  const [status] = untrusted.toolResults;
+  assert.doesNotMatch(status.text, /^\S+ local: /m);
+  assert.match(status.text, /\.pi\/mcp\.json: not used, because Pi does not trust this project .*servers "local"/);
+  const trusted = await runPi({ extensionDir: root, mcpConfig: config, projectFiles, script: { steps }, extraArgs: ["--approve"] });
+  assertRan(trusted);
+  assert.match(trusted.toolResults[0].text, /^\S+ local: /m);
+  assert.doesNotMatch(trusted.toolResults[0].text, /does not trust/);
+});
+
 test("Pi 0.73.1 (@mariozechner) loads the extension and calls a tool", OPTS, async () => {
   const steps = [mcp({ tool: "everything_echo", args: { message: "legacy" } }), { text: "done" }];
   const r = await runPi({ piPackage: PI_LEGACY, extensionDir: root, mcpConfig: config, script: { steps } });
@@ -85,14 +99,18 @@ test("Pi 0.73.1 (@mariozechner) loads the extension and calls a tool", OPTS, asy
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
-test("/mcp status, tools and reconnect are visible over RPC", OPTS, async () => {
-  const r = await runPiRpc({ extensionDir: root, mcpConfig: config, commands: ["/mcp reconnect everything", "/mcp status", "/mcp tools"] });
+test("/mcp status, tools, reconnect and doctor are visible over RPC", OPTS, async () => {
+  const commands = ["/mcp reconnect everything", "/mcp status", "/mcp tools", "/mcp doctor"];
+  const r = await runPiRpc({ extensionDir: root, mcpConfig: config, commands });
   assertRan(r);
-  const [reconnect, status, tools] = r.perCommand;
+  const [reconnect, status, tools, doctor] = r.perCommand;
   assert.match(reconnect.notifications.map((n) => n.message).join("\n"), /everything_echo/);
   // No cache yet: the session start connects both servers in the background to fill it.
   assert.match(status.notifications.map((n) => n.message).join("\n"), /[012]\/2 servers connected[^]*✓ everything: connected/);
   assert.match(tools.notifications.map((n) => n.message).join("\n"), /everything_get-sum/);
+  const report = doctor.notifications.map((n) => n.message).join("\n");
+  assert.match(report, /✓ \S*mcp\.json \[Pi\]: everything, memory/);
+  assert.match(report, /Connections:\n  ✓ everything: \d+ ms, \d+ tools\n  ✓ memory: \d+ ms, \d+ tools/);
   assert.ok(r.statuses.some((s) => s.key === "mcp" && /MCP/.test(s.text ?? "")), "footer status is set");
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });

@@ -110,9 +110,9 @@ export default function piMcpNative(pi) {
   });
 
   pi.registerCommand("mcp", {
-    description: "MCP servers: /mcp [status] | tools | reconnect [server]",
+    description: "MCP servers: /mcp [status] | tools | reconnect [server] | doctor",
     getArgumentCompletions(prefix) {
-      const words = ["status", "tools", "reconnect", ...adapter.servers().map((s) => `reconnect ${s}`)];
+      const words = ["status", "tools", "reconnect", "doctor", ...adapter.servers().map((s) => `reconnect ${s}`)];
       const items = words.filter((w) => w.startsWith(prefix)).map((w) => ({ value: w, label: w }));
       return items.length ? items : null;
     },
@@ -132,8 +132,11 @@ export default function piMcpNative(pi) {
         const results = await Promise.all(targets.map((s) => adapter.connect(s)));
         const failed = results.some((r) => r.isError);
         report((await texts(results)).join("\n\n"), failed ? "error" : "info");
+      } else if (sub === "doctor") {
+        const outcome = await adapter.doctor();
+        report((await texts([outcome]))[0], outcome.isError ? "warning" : "info");
       } else {
-        report(`Unknown subcommand "${sub}". Use /mcp status, /mcp tools or /mcp reconnect [server].`, "warning");
+        report(`Unknown subcommand "${sub}". Use /mcp status, /mcp tools, /mcp reconnect [server] or /mcp doctor.`, "warning");
       }
       showFooter();
     },

@@ -61,7 +61,11 @@ function makeSandbox({ home, tmpDir, keep }) {
 
 const asText = (value) => (typeof value === "string" ? value : JSON.stringify(value, null, 2));
 
-function writeAgentFiles(box, llmUrl, { mcpConfig, cacheJson }) {
+function writeAgentFiles(box, llmUrl, { mcpConfig, cacheJson, projectFiles = {} }) {
+  for (const [rel, content] of Object.entries(projectFiles)) {
+    mkdirSync(dirname(join(box.cwd, rel)), { recursive: true });
+    writeFileSync(join(box.cwd, rel), asText(content));
+  }
   const models = {
     providers: {
       fake: {
@@ -198,6 +202,7 @@ const DEFAULTS = { piPackage: PI_CURRENT, timeoutMs: 60_000, env: {}, keep: fals
 /**
  * One `pi --mode json <prompt>` run → { code, events, toolResults, requests (fake LLM log), stderr, timing,
  * home, agentDir, cwd, … }. Options: script {steps}, extensionDir (path or array), mcpConfig, cacheJson,
+ * projectFiles ({ path relative to the project: content }),
  * env, piPackage, prompt, timeoutMs, home (reuse for a warm agent dir), tmpDir (reuse for a warm jiti and
  * compile cache), keep (leave the sandbox on disk), extraArgs.
  */

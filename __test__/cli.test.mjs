@@ -4,7 +4,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { everything, faulty, memory, processesIn, root, tempAgent, waitFor } from "./helpers/servers.mjs";
 
@@ -169,12 +169,35 @@ describe("pi-mcp against server-everything and server-memory", () => {
     await nothingLeftIn(agent.cwd);
   });
 
-  test("a spinner on a terminal only, on stderr (util-linux `script` gives it a terminal)", () => {
-    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(cli)} search sum 2>&1 >/dev/null`;
+  test("a spinner on a terminal only, on stderr, showing a call's progress (util-linux `script` gives it a terminal)", () => {
+    const args = ["call", "everything_trigger-long-running-operation", '{"duration": 1, "steps": 3}'];
+    const command = [process.execPath, cli, ...args].map((a) => `'${a}'`).join(" ") + " 2>&1 >/dev/null";
     const run = spawnSync("script", ["-qec", command, "/dev/null"], { cwd: agent.cwd, env: agent.env, encoding: "utf8", timeout: 30000 });
     assert.equal(run.status, 0, run.stdout);
-    assert.match(run.stdout, /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] searching…/);
+    assert.match(run.stdout, /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] calling…/);
+    assert.match(run.stdout, /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] everything_trigger-long-running-operation: [123]\/3/);
     assert.match(run.stdout, /\r\x1b\[K$/, "the spinner line is cleared");
+  });
+
+  test("Ctrl-C cancels a running call, stops its server and exits 130", async () => {
+    const args = ["call", "everything_trigger-long-running-operation", '{"duration": 60, "steps": 60}'];
+    const child = spawn(process.execPath, [cli, ...args], { cwd: agent.cwd, env: agent.env, stdio: "ignore" });
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30000);
+    const closed = new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal })));
+    const isServer = (pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("server-everything");
+      } catch {
+        return false; // already gone
+      }
+    };
+    await waitFor(() => processesIn(agent.cwd).some((pid) => pid !== child.pid && isServer(pid)), 15000, "the server to start");
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the call is under way
+    child.kill("SIGINT");
+    const { code } = await closed;
+    clearTimeout(timer);
+    assert.equal(code, 130);
+    await nothingLeftIn(agent.cwd);
   });
 });
 

@@ -175,9 +175,11 @@ impl Merged {
                         .and_then(|k| fields::closest(k, &names))
                         .map(|k| format!("did you mean \"{k}\"? "))
                         .unwrap_or_default();
+                    let what = kind
+                        .as_str()
+                        .map_or_else(|| describe(kind), |k| format!("\"{k}\""));
                     let message = format!(
-                        "unknown tool {}; {hint}expected one of {}; it is skipped",
-                        describe(kind),
+                        "unknown tool {what}; {hint}expected one of {}; it is skipped",
                         names.map(|n| format!("\"{n}\"")).join(", ")
                     );
                     report(Level::Warning, "imports", message);

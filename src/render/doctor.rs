@@ -72,7 +72,7 @@ pub fn doctor(
     if !config.diagnostics.is_empty() || cache_warning.is_some() {
         out.push_str("\n\nProblems:");
         for d in &config.diagnostics {
-            out.push_str(&format!("\n  {d}"));
+            out.push_str(&format!("\n  {}", tilde_text(&d.to_string(), home)));
         }
         if let Some(warning) = cache_warning {
             out.push_str(&format!("\n  warning: {warning}"));
@@ -121,7 +121,7 @@ fn source_line(source: &Source, show: &dyn Fn(&Path) -> String) -> String {
             let mut line = format!("✓ {label}: {}", names(servers));
             if !shadowed.is_empty() {
                 line.push_str(&format!(
-                    "; already defined, so not imported: {}",
+                    "; not imported, as defined with precedence elsewhere: {}",
                     shadowed.join(", ")
                 ));
             }
@@ -182,6 +182,14 @@ fn server_line(server: &ServerConfig, show: &dyn Fn(&Path) -> String) -> String 
         None => line.push_str(&format!("\n      from {}", files.join(", "))),
     }
     line
+}
+
+/// `text` with every path under `home` written `~/…`.
+fn tilde_text(text: &str, home: &str) -> String {
+    if home.is_empty() || home == "/" {
+        return text.to_string();
+    }
+    text.replace(&format!("{home}/"), "~/")
 }
 
 fn tilde(path: &Path, home: &str) -> String {
@@ -245,8 +253,7 @@ Problems:
   warning: cache unreadable
 
 Summary: 2 servers (1 enabled), 0 connected, 1 failed, 0 errors, 0 warnings, 1 note";
-        // Diagnostics print full paths; everything else is shortened to `~`.
-        assert_eq!(text.replace(&home, "~"), expected);
+        assert_eq!(text, expected);
     }
 
     #[test]
@@ -265,7 +272,7 @@ Summary: 2 servers (1 enabled), 0 connected, 1 failed, 0 errors, 0 warnings, 1 n
             "{text}"
         );
         assert!(
-            text.contains("✓ ~/.cursor/mcp.json [import \"cursor\" from ~/.pi/agent/mcp.json]: github, linear, notes; already defined, so not imported: github"),
+            text.contains("✓ ~/.cursor/mcp.json [import \"cursor\" from ~/.pi/agent/mcp.json]: github, linear, notes; not imported, as defined with precedence elsewhere: github"),
             "{text}"
         );
         assert!(

@@ -486,8 +486,8 @@ fn unknown_and_misspelt_imports() {
     assert_eq!(
         config.diagnostics.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
         [
-            format!("warning: {pi}:1: `imports`: unknown tool the string \"cursr\"; did you mean \"cursor\"? expected one of \"cursor\", \"claude-code\", \"claude-desktop\", \"vscode\", \"windsurf\", \"codex\", \"opencode\"; it is skipped"),
-            format!("warning: {pi}:1: `imports`: unknown tool the string \"zed\"; expected one of \"cursor\", \"claude-code\", \"claude-desktop\", \"vscode\", \"windsurf\", \"codex\", \"opencode\"; it is skipped"),
+            format!("warning: {pi}:1: `imports`: unknown tool \"cursr\"; did you mean \"cursor\"? expected one of \"cursor\", \"claude-code\", \"claude-desktop\", \"vscode\", \"windsurf\", \"codex\", \"opencode\"; it is skipped"),
+            format!("warning: {pi}:1: `imports`: unknown tool \"zed\"; expected one of \"cursor\", \"claude-code\", \"claude-desktop\", \"vscode\", \"windsurf\", \"codex\", \"opencode\"; it is skipped"),
             format!("warning: {pi}:1: `imports`: unknown tool 3; expected one of \"cursor\", \"claude-code\", \"claude-desktop\", \"vscode\", \"windsurf\", \"codex\", \"opencode\"; it is skipped"),
         ]
     );

@@ -230,6 +230,8 @@ describe("pi-mcp config discovery", () => {
       const status = json(await pimcp(agent, ["status", "--json"]));
       assert.deepEqual(status.details.servers.map((s) => s.name), ["everything"]);
       assert.match(text(status), /\.mcp\.json: not used, because Pi does not trust this project .*servers "local", "everything"/);
+      assert.equal(status.details.problems.length, 1);
+      assert.match(status.details.problems[0], /^warning: .*\.mcp\.json: not used/);
       const doctor = json(await pimcp(agent, ["doctor", "--offline", "--json"]));
       assert.deepEqual(doctor.details.trust, { trusted: false, basis: "saved", file: join(agent.agentDir, "trust.json"), folder: realpathSync(agent.cwd) });
       assert.equal(doctor.details.sources.find((s) => s.role === "project").state, "untrusted");

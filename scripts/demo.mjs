@@ -41,13 +41,14 @@ const steps = [
 const quote = (arg) => (/^[\w./-]+$/.test(arg) ? arg : `'${arg}'`);
 let failures = 0;
 try {
-  console.log(`Config: ${configPath} (private agent dir ${agentDir})\n`);
+  console.log(`Config: ${configPath} (private agent dir ${agentDir})`);
+  console.log("Each command is a fresh process: servers start when a command needs them and stop when it ends.\n");
   for (const args of steps) {
     console.log(`$ pi-mcp ${args.map(quote).join(" ")}`);
     const started = performance.now();
     const run = spawnSync(process.execPath, [cli, "--config", configPath, ...args], { cwd: home, env, stdio: "inherit" });
     const ms = (performance.now() - started).toFixed(0);
-    console.log(`  → exit ${run.status} in ${ms} ms (a fresh process: servers start on use)\n`);
+    console.log(`  → exit ${run.status} in ${ms} ms\n`);
     // The misspelt tool is expected to fail (exit 1) and show the closest names.
     if (run.status !== (args[1] === "everything_ecko" ? 1 : 0)) failures++;
   }

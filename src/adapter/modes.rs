@@ -22,7 +22,8 @@ impl Adapter {
             .filter(|s| s.state != ServerState::Disabled)
             .map(|s| s.tool_count)
             .sum();
-        let mut text = render::status(&servers, &self.diagnostics());
+        let problems = self.diagnostics();
+        let mut text = render::status(&servers, &problems);
         if !self.config.servers.is_empty() {
             text.push_str("\n\n");
             text.push_str(&render::config_sources(&self.config_sources()));
@@ -30,6 +31,7 @@ impl Adapter {
         Outcome::text("status", text)
             .with("servers", details)
             .with("totalTools", total)
+            .with("problems", problems)
     }
 
     /// Each config file that defines servers: its path (`~` for home), whether it belongs to the

@@ -2,7 +2,7 @@
 // the /mcp command over RPC, the legacy Pi package, and no server left running afterwards.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -89,6 +89,19 @@ test("Pi 0.87.1: a project's .pi/mcp.json is used only in a trusted project, and
   assertRan(trusted);
   assert.match(trusted.toolResults[0].text, /^\S+ local: /m);
   assert.doesNotMatch(trusted.toolResults[0].text, /does not trust/);
+});
+
+test("Pi 0.87.1: --mcp-config <file> replaces ~/.pi/agent/mcp.json", OPTS, async () => {
+  const file = join(serverCwd, "other-mcp.json");
+  writeFileSync(file, JSON.stringify({ mcpServers: { other: everything({ cwd: serverCwd }) } }));
+  const steps = [mcp({}), mcp({ tool: "other_echo", args: { message: "from --mcp-config" } }), { text: "done" }];
+  const r = await runPi({ extensionDir: root, mcpConfig: config, script: { steps }, extraArgs: ["--mcp-config", file] });
+  assertRan(r);
+  const [status, call] = r.toolResults;
+  assert.match(status.text, /^\S+ other: /m);
+  assert.doesNotMatch(status.text, /everything|memory/);
+  assert.equal(call.text, "Echo: from --mcp-config");
+  await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
 test("Pi 0.73.1 (@mariozechner) loads the extension and calls a tool", OPTS, async () => {

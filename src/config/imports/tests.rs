@@ -507,3 +507,25 @@ fn an_import_with_no_file_is_only_listed() {
     let states: Vec<&SourceState> = import_sources(&config).iter().map(|s| &s.state).collect();
     assert_eq!(states, [&SourceState::Missing, &SourceState::Missing]);
 }
+
+#[test]
+fn an_imported_file_of_the_wrong_shape_is_reported_and_the_rest_load() {
+    let tree = Tree::new();
+    tree.pi_config(
+        json!({ "imports": ["cursor", "windsurf"], "settings": {"idleTimeout": "soon"} }),
+    );
+    tree.write(".cursor/mcp.json", r#"{ "mcpServers": ["github"] }"#);
+    tree.write(
+        ".codeium/windsurf/mcp_config.json",
+        &json!({"mcpServers": {"w": {"command": "w"}}}).to_string(),
+    );
+    let config = tree.load();
+    assert_eq!(names(&config), ["w"]);
+    assert_eq!(
+        messages(&config, &tree),
+        [
+            "error: ~/.cursor/mcp.json:1: `mcpServers`: must be an object of servers by name, got an array",
+            "warning: ~/.pi/agent/mcp.json:1: `settings.idleTimeout`: must be a number of minutes (0 = never), got the string \"soon\"; using the default",
+        ]
+    );
+}

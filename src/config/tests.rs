@@ -256,7 +256,7 @@ fn root_keys_and_settings_are_checked() {
   "settings": {
     "toolPrefix": 3,
     "requestTimeoutMs": "long",
-    "outputGuard": false,
+    "sampling": false,
     "toolPrefx": "short",
     "colour": "blue"
   }
@@ -270,7 +270,7 @@ fn root_keys_and_settings_are_checked() {
             "warning: ~/.pi/agent/mcp.json:3: `mcpServer`: unknown key; did you mean `mcpServers`? It is ignored as written",
             "note: ~/.pi/agent/mcp.json:4: `claudePlugins`: a pi-mcp-adapter option that pi-mcp-native does not use; ignored",
             "error: ~/project/.mcp.json:1: `settings`: must be an object, got the string \"none\"; its settings are not used",
-            "note: ~/.pi/agent/mcp.json:8: `settings.outputGuard`: a pi-mcp-adapter option that pi-mcp-native does not use; ignored",
+            "note: ~/.pi/agent/mcp.json:8: `settings.sampling`: a pi-mcp-adapter option that pi-mcp-native does not use; ignored",
             "warning: ~/.pi/agent/mcp.json:9: `settings.toolPrefx`: unknown key; did you mean `toolPrefix`? It is ignored as written",
             "note: ~/.pi/agent/mcp.json:10: `settings.colour`: unknown key; ignored",
             "warning: ~/.pi/agent/mcp.json:6: `settings.toolPrefix`: must be a string, got 3; using \"server\"",
@@ -507,7 +507,7 @@ fn agent_dir_and_server_env() {
 fn output_guard_and_direct_tools_settings() {
     let settings = |json: &str| {
         let tree = Tree::new();
-        tree.write("home/.pi/agent/mcp.json", json);
+        tree.write(".pi/agent/mcp.json", json);
         let config = load(&tree.opts());
         let lines: Vec<String> = config.diagnostics.iter().map(|d| d.to_string()).collect();
         (config.settings, lines)

@@ -226,6 +226,9 @@ describe("pi-mcp config discovery", () => {
     const agent = tempAgent({ mcpServers: { everything: everything() } });
     try {
       writeFileSync(join(agent.cwd, ".mcp.json"), JSON.stringify({ mcpServers: { local: everything(), everything: { lifecycle: "eager" } } }));
+      const names = async (args) => json(await pimcp(agent, [...args, "status", "--json"])).details.servers.map((s) => s.name);
+      assert.deepEqual(await names([]), ["everything", "local"], "no decision saved: trusted");
+      assert.deepEqual(await names(["--no-approve"]), ["everything"]);
       writeFileSync(join(agent.agentDir, "trust.json"), JSON.stringify({ [realpathSync(agent.cwd)]: false }));
       const status = json(await pimcp(agent, ["status", "--json"]));
       assert.deepEqual(status.details.servers.map((s) => s.name), ["everything"]);
@@ -235,6 +238,10 @@ describe("pi-mcp config discovery", () => {
       const doctor = json(await pimcp(agent, ["doctor", "--offline", "--json"]));
       assert.deepEqual(doctor.details.trust, { trusted: false, basis: "saved", file: join(agent.agentDir, "trust.json"), folder: realpathSync(agent.cwd) });
       assert.equal(doctor.details.sources.find((s) => s.role === "project").state, "untrusted");
+
+      const contradiction = await pimcp(agent, ["--approve", "--no-approve"]);
+      assert.equal(contradiction.code, 2);
+      assert.match(contradiction.stderr, /contradict/);
 
       const approved = json(await pimcp(agent, ["--approve", "doctor", "--offline", "--json"]));
       const everythingServer = approved.details.servers.find((s) => s.name === "everything");

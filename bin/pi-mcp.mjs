@@ -25,6 +25,7 @@ Options:
   --config <path>   use this file instead of ~/.pi/agent/mcp.json (like pi --mcp-config)
   --approve         use the project's configs (.mcp.json, .pi/mcp.json, ...) even if Pi does
                     not trust this project
+  --no-approve      leave the project's configs out (default: Pi's saved decision, else used)
   --json            print the result as JSON: { content, details, isError }
   -h, --help        this text
 
@@ -43,6 +44,7 @@ function parse(argv) {
       config: { type: "string" },
       "mcp-config": { type: "string" },
       approve: { type: "boolean" },
+      "no-approve": { type: "boolean" },
       json: { type: "boolean" },
       help: { type: "boolean", short: "h" },
       regex: { type: "boolean" },
@@ -156,10 +158,14 @@ async function main() {
     return 0;
   }
   const { values } = parsed;
+  if (values.approve && values["no-approve"]) {
+    process.stderr.write("pi-mcp: --approve and --no-approve contradict each other\n");
+    return 2;
+  }
   const adapter = McpAdapter.open({
     cwd: process.cwd(),
     configPath: values.config ?? values["mcp-config"],
-    projectTrusted: values.approve ? true : undefined,
+    projectTrusted: values.approve ? true : values["no-approve"] ? false : undefined,
   });
   const callId = `pi-mcp-${process.pid}`;
   const spin = spinner(LABELS[parsed.command] && `${LABELS[parsed.command]}…`);

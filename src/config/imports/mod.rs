@@ -7,7 +7,7 @@ mod editors;
 mod opencode;
 
 use super::files::{self, Read};
-use super::server::describe;
+use super::server::{describe, value_kind};
 use super::sources::{Role, Source, SourceState};
 use super::{Diagnostic, Env, Level};
 use serde_json::{Map, Value};
@@ -177,7 +177,7 @@ pub fn read(
             });
         };
         let Some(object) = raw.value.as_object() else {
-            let got = describe(&raw.value);
+            let got = value_kind(&raw.value); // an entry written as one string may hold a token
             report(Level::Error, None, format!("must be an object, got {got}"));
             continue;
         };

@@ -4,7 +4,7 @@
 //! fields winning.
 
 use super::{rename, Mapped};
-use crate::config::{server::describe, Level};
+use crate::config::{server::describe, value_kind, Level};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -48,7 +48,8 @@ pub fn map(
             let words: Option<Vec<&str>> =
                 words.and_then(|w| w.iter().map(Value::as_str).collect());
             let Some((command, args)) = words.as_deref().and_then(<[&str]>::split_first) else {
-                let got = server.get("command").map_or("nothing".into(), describe);
+                // The words may hold a token: say what it is, never what it says.
+                let got = server.get("command").map_or("nothing", value_kind);
                 report(
                     Level::Error,
                     Some("command"),

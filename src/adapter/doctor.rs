@@ -82,10 +82,6 @@ impl Adapter {
             result,
         }
     }
-
-    fn home(&self) -> String {
-        self.env.get("HOME").cloned().unwrap_or_default()
-    }
 }
 
 fn trust_json(trust: &Trust) -> Value {

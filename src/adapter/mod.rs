@@ -176,6 +176,11 @@ impl Adapter {
             .collect()
     }
 
+    /// `HOME` as servers see it (paths under it are shown as `~/…`).
+    fn home(&self) -> String {
+        self.env.get("HOME").cloned().unwrap_or_default()
+    }
+
     fn server(&self, name: &str) -> Option<&ServerConfig> {
         self.config.servers.iter().find(|s| s.name == name)
     }

@@ -37,14 +37,10 @@ impl Adapter {
     /// Each config file that defines servers: its path (`~` for home), whether it belongs to the
     /// project, and its servers in config order.
     fn config_sources(&self) -> Vec<(String, bool, Vec<&str>)> {
-        let home = self.env.get("HOME").filter(|h| !h.is_empty());
+        let home = self.home();
         let mut files: Vec<(String, bool, Vec<&str>)> = vec![];
         for server in &self.config.servers {
-            let path = server.source.display().to_string();
-            let shown = match home.and_then(|h| path.strip_prefix(h.as_str())) {
-                Some(rest) if rest.starts_with('/') => format!("~{rest}"),
-                _ => path,
-            };
+            let shown = render::tilde(&server.source, &home);
             match files.iter_mut().find(|(p, _, _)| *p == shown) {
                 Some((_, _, names)) => names.push(&server.name),
                 None => files.push((

@@ -192,7 +192,8 @@ fn tilde_text(text: &str, home: &str) -> String {
     text.replace(&format!("{home}/"), "~/")
 }
 
-fn tilde(path: &Path, home: &str) -> String {
+/// `path` as `~/…` when it is under `home`.
+pub fn tilde(path: &Path, home: &str) -> String {
     let text = path.display().to_string();
     match text.strip_prefix(home) {
         Some(rest) if !home.is_empty() && home != "/" && rest.starts_with('/') => {

@@ -6,7 +6,7 @@ mod doctor;
 mod schema;
 
 pub use content::{call_result, resource_result, Rendered};
-pub use doctor::{doctor, ConnectCheck};
+pub use doctor::{doctor, tilde, ConnectCheck};
 pub use schema::{parameters, shape};
 
 use crate::catalog::ToolInfo;

@@ -274,3 +274,14 @@ describe("pi-mcp config discovery", () => {
     }
   });
 });
+
+test("npm run demo's script (on the addon already built) runs every step as expected", () => {
+  const run = spawnSync(process.execPath, [join(root, "scripts", "demo.mjs")], { encoding: "utf8", timeout: 120000 });
+  assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
+  for (const step of ["status", "search 'echo sum'", "describe everything_get-sum", "call everything_get-sum", "doctor"]) {
+    assert.ok(run.stdout.includes(`$ pi-mcp ${step}`), step);
+  }
+  assert.match(run.stdout, /The sum of 2 and 40 is 42/);
+  assert.match(run.stdout, /Did you mean: everything_echo/);
+  assert.match(run.stdout, /Summary: 2 servers \(2 enabled\), 2 connected, 0 failed/);
+});

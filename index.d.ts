@@ -56,15 +56,6 @@ export type LifecycleEvent =
   | { type: "catalog-changed"; server: string; tools: number }
   | { type: "progress"; callId: string; server: string; tool: string; progress: number; total?: number; message?: string; text: string }
 
-
-/**
- * Which binding artifact the generated loader actually loaded: `'native'` for
- * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
- * flavor napi-rs can build is listed, because `NAPI_RS_NATIVE_LIBRARY_PATH`
- * can point the loader at a WASI artifact this package does not build itself.
- */
-export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
-
 export declare class McpAdapter {
   /** Reads config and metadata cache synchronously; starts nothing. */
   static open(opts?: OpenOptions | undefined | null): McpAdapter

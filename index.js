@@ -1,4 +1,10 @@
 // The package entry: the native addon, loaded by ./loader.js (which says where it looks).
-// Hand-written on purpose: build with `napi build --platform --no-js` (the npm scripts do) so napi
-// does not overwrite this file with its generated loader.
-module.exports = require("./loader.js").load();
+// Hand-written on purpose: the addon is built with `napi build --platform --no-js` (the npm scripts
+// do) so that napi does not replace this file with its generated loader.
+const binding = require("./loader.js").load();
+
+module.exports = binding;
+// Spelled out so that Node sees them as named exports of this CommonJS module in
+// `import { McpAdapter } from "pi-mcp-native"` (the install test checks none is missing).
+module.exports.McpAdapter = binding.McpAdapter;
+module.exports.configHash = binding.configHash;

@@ -33,9 +33,9 @@ function linuxLibc() {
 }
 
 /** The napi-rs name of this platform: linux-x64-gnu, darwin-arm64, win32-x64-msvc, … */
-function platformId(platform = process.platform, arch = process.arch) {
+function platformId(platform = process.platform, arch = process.arch, libc) {
   if (platform === "linux") {
-    const libc = linuxLibc();
+    libc ??= linuxLibc();
     return arch === "arm" ? `linux-arm-${libc}eabihf` : `linux-${arch}-${libc}`;
   }
   if (platform === "win32") return `win32-${arch}-msvc`;

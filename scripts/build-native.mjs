@@ -54,7 +54,8 @@ if (have[0] < need[0] || (have[0] === need[0] && have[1] < need[1])) fail(`${car
 
 const id = platformId();
 const env = { ...process.env };
-// A musl cdylib must not link the C runtime statically (rustc's default for musl targets).
+// A musl cdylib must not link the C runtime statically (rustc's default for musl targets; `napi build`
+// adds the same flag).
 if (id.includes("musl") && !/crt-static/.test(env.RUSTFLAGS ?? "")) {
   env.RUSTFLAGS = `${env.RUSTFLAGS ?? ""} -C target-feature=-crt-static`.trim();
 }

@@ -1,13 +1,13 @@
-// The package as the release workflow publishes it, built in a temp dir from this checkout and the
-// local build of the addon: a copy of what `npm pack` takes from the repo, then the napi CLI's
-// create-npm-dirs, artifacts and pre-publish (which writes optionalDependencies), then `npm pack` of
-// the main package and of the platform package, installed into an empty project from the tarballs.
+// The package as the release workflow publishes it, staged in a temp dir from this checkout with the
+// local build of the addon as this platform's binary, packed (the main package and this platform's
+// package) and installed from the two tarballs into an empty project.
 import { spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { NapiCli, parseTriple } from "@napi-rs/cli";
+import { delimiter, dirname, join } from "node:path";
+import { parseTriple } from "@napi-rs/cli";
+import { stageRelease as stagePlatformPackages } from "../../scripts/stage-release.mjs";
 import { root } from "./servers.mjs";
 
 const { platformId, binaryFile } = createRequire(import.meta.url)("../../loader.js");
@@ -16,9 +16,9 @@ export const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf
 export const platformPackage = (id = PLATFORM) => `${manifest.name}-${id}`;
 
 /** Runs npm (through a shell on Windows, where npm is a .cmd); throws with its output on failure. */
-export function npm(args, cwd) {
+export function npm(args, cwd, env = process.env) {
   const win = process.platform === "win32";
-  const r = spawnSync(win ? "npm.cmd" : "npm", win ? args.map((a) => `"${a}"`) : args, { cwd, encoding: "utf8", shell: win });
+  const r = spawnSync(win ? "npm.cmd" : "npm", win ? args.map((a) => `"${a}"`) : args, { cwd, env, encoding: "utf8", shell: win });
   if (r.status !== 0) throw new Error(`npm ${args.join(" ")} failed in ${cwd} (${r.error?.message ?? `exit ${r.status}`}):\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
 }
@@ -36,26 +36,25 @@ export function packedFromRepo() {
 }
 
 /**
- * Stages a release for the rust `targets` in `dir`/stage, the way the workflow's publish job does.
- * `artifact(id)` gives the bytes of each target's .node. Returns the stage dir.
+ * Stages a release in `dir`/stage the way the workflow's publish job does: the files `npm pack` takes
+ * from the repo, scripts/stage-release.mjs on the artifacts (`binary(id)` gives each platform's
+ * .node), then the prepublishOnly script (`napi pre-publish`) minus the publishing of the platform
+ * packages. Returns the stage dir.
  */
-export async function stageRelease(dir, targets, artifact) {
+export async function stageRelease(dir, binary) {
   const stage = join(dir, "stage");
   for (const file of packedFromRepo()) cpSync(join(root, file), join(stage, file), { recursive: true });
-  const stagedManifest = JSON.parse(readFileSync(join(stage, "package.json"), "utf8"));
-  stagedManifest.napi.targets = targets;
-  writeFileSync(join(stage, "package.json"), JSON.stringify(stagedManifest, null, 2));
-  for (const target of targets) {
+  const artifacts = join(dir, "artifacts");
+  for (const target of manifest.napi.targets) {
     const id = parseTriple(target).platformArchABI;
-    mkdirSync(join(dir, "artifacts", `bindings-${target}`), { recursive: true });
-    writeFileSync(join(dir, "artifacts", `bindings-${target}`, binaryFile(id)), artifact(id));
+    mkdirSync(join(artifacts, `bindings-${target}`), { recursive: true });
+    writeFileSync(join(artifacts, `bindings-${target}`, binaryFile(id)), binary(id));
   }
-  const napi = new NapiCli();
-  await quietly(async () => {
-    await napi.createNpmDirs({ cwd: stage });
-    await napi.artifacts({ cwd: stage, outputDir: join(dir, "artifacts") });
-    await napi.prePublish({ cwd: stage, tagStyle: "npm", ghRelease: false, skipOptionalPublish: true });
-  });
+  await quietly(() => stagePlatformPackages(stage, artifacts));
+  // package.json's own prepublishOnly, with the napi CLI of this checkout, told not to publish.
+  const pathKey = Object.keys(process.env).find((k) => k.toUpperCase() === "PATH") ?? "PATH"; // `Path` on Windows
+  const env = { ...process.env, [pathKey]: [join(root, "node_modules", ".bin"), process.env[pathKey]].join(delimiter) };
+  npm(["run", "prepublishOnly", "--", "--skip-optional-publish"], stage, env);
   return stage;
 }
 
@@ -75,13 +74,6 @@ async function quietly(fn) {
   }
 }
 
-/** The napi target (rust triple) of this machine, from package.json's `napi.targets`. */
-export function currentTarget() {
-  const target = manifest.napi.targets.find((t) => parseTriple(t).platformArchABI === PLATFORM);
-  if (!target) throw new Error(`no napi target in package.json builds ${PLATFORM}`);
-  return target;
-}
-
 /**
  * The release for this platform (with the local build as its binary), packed and installed with
  * `npm install <tarballs>` into an empty project. → { dir, main, platform (pack infos), project,
@@ -91,7 +83,8 @@ export async function installRelease() {
   const dir = mkdtempSync(join(tmpdir(), "pi-mcp-native-release-"));
   try {
     const binary = readFileSync(join(root, binaryFile(PLATFORM)));
-    const stage = await stageRelease(dir, [currentTarget()], () => binary);
+    // Only the release workflow can build the other targets: their packages get stand-ins, never packed.
+    const stage = await stageRelease(dir, (id) => (id === PLATFORM ? binary : Buffer.from(`stand-in for ${id}`)));
     const tarballs = join(dir, "tarballs");
     mkdirSync(tarballs);
     const main = pack(stage, tarballs);

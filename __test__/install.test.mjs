@@ -195,6 +195,17 @@ test("`npm run build` without Rust says how to get it", () => {
   assert.match(r.stderr, new RegExp(`cargo was not found\\. Building from source needs Rust ≥ ${RUST_VERSION.replace(".", "\\.")}: install it from https://rustup\\.rs`));
 });
 
+test("the prepare script builds only for installs without dev dependencies, and only without a binary", () => {
+  // `pi install git:…` runs `npm install --omit=dev` in the clone; a development install builds through npm test.
+  const prepare = (omit) => spawnSync(process.execPath, [join(root, "scripts", "build-native.mjs"), "--prepare"], { env: { ...process.env, npm_config_omit: omit, PATH: freshDir() }, encoding: "utf8" });
+  const dev = prepare("");
+  assert.equal(dev.status, 0, dev.stderr);
+  assert.match(dev.stdout, /development install, not building/);
+  const built = prepare("dev"); // this checkout's build loads: nothing to do (and no cargo on the PATH to do it)
+  assert.equal(built.status, 0, built.stderr);
+  assert.equal(built.stdout, "");
+});
+
 test("a source checkout without a build says to run `npm run build` there", () => {
   const dir = freshDir();
   for (const file of ["index.js", "loader.js", "package.json", "Cargo.toml"]) cpSync(join(root, file), join(dir, file));

@@ -93,7 +93,7 @@ test("plain Node loads the installed package, CommonJS and ESM, and runs a real 
     const cjs = createRequire(process.cwd() + "/")("${manifest.name}");
     const missing = Object.keys(cjs).filter((k) => !(k in named));
     if (missing.length) throw new Error("not importable by name: " + missing);
-    const adapter = named.McpAdapter.open({ cwd: process.cwd(), configPath: ${JSON.stringify(config)}, env: { HOME: ${JSON.stringify(home)} } });
+    const adapter = named.McpAdapter.open({ cwd: process.cwd(), configPath: ${JSON.stringify(config)}, env: { ...process.env, HOME: ${JSON.stringify(home)} } });
     const r = await adapter.call("everything_echo", { message: "from a tarball" });
     await adapter.shutdown();
     console.log(JSON.stringify({ exports: Object.keys(cjs).sort(), text: r.content[0].text, isError: r.isError }));`;

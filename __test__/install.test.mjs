@@ -41,8 +41,9 @@ function node(code, { cwd, env = {}, esm = false, args = [] }) {
 const freshDir = () => mkdtempSync(join(scratch, "case-"));
 
 test("the main tarball holds the runtime files only", () => {
-  const extension = manifest.pi.extensions.map((p) => p.replace(/^\.\//, ""));
-  const expected = ["CHANGELOG.md", "LICENSE", "README.md", "index.d.ts", "index.js", "loader.js", "package.json", ...extension];
+  const relative = (p) => p.replace(/^\.\//, "");
+  const entries = [...manifest.pi.extensions, ...Object.values(manifest.bin)].map(relative);
+  const expected = ["CHANGELOG.md", "LICENSE", "README.md", "index.d.ts", "index.js", "loader.js", "package.json", ...entries];
   assert.deepEqual(release.main.files, expected.sort());
   assert.ok(release.main.size < 100 * 1024, `the main tarball grew to ${release.main.size} bytes`);
 });
@@ -103,6 +104,22 @@ test("plain Node loads the installed package, CommonJS and ESM, and runs a real 
   assert.deepEqual(out, { exports: ["McpAdapter", "configHash"], text: "Echo: from a tarball", isError: false });
   const declared = [...readFileSync(join(release.installed, "index.d.ts"), "utf8").matchAll(/^export declare (?:class|function|const) (\w+)/gm)].map((m) => m[1]);
   assert.deepEqual(declared.sort(), out.exports, "index.d.ts declares what index.js exports");
+});
+
+test("the installed pi-mcp command calls a real server", OPTS, () => {
+  const home = freshDir();
+  const config = join(home, "mcp.json");
+  writeFileSync(config, JSON.stringify({ mcpServers: { everything: everything({ cwd: home }) } }));
+  const bin = join(release.project, "node_modules", ".bin", process.platform === "win32" ? "pi-mcp.cmd" : "pi-mcp");
+  const r = spawnSync(bin, ["call", "everything_echo", '{"message":"from the CLI"}', "--config", config], {
+    cwd: home,
+    env: { ...process.env, HOME: home },
+    encoding: "utf8",
+    shell: process.platform === "win32",
+    timeout: 60_000,
+  });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /Echo: from the CLI/);
 });
 
 // The harness's Pi (on its own Node 22) and Bun are linux-x64 glibc builds; the release workflow runs

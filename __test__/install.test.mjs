@@ -1,6 +1,7 @@
 // The package as users install it: the release staged from this checkout (the local build as this
-// platform's binary), `npm pack`ed, installed from the tarballs into an empty project, then loaded
-// by plain Node and by the real Pi, plus the loader's fallbacks and its message when no binary fits.
+// platform's binary), `npm pack`ed, installed from the tarballs into an empty project, then used from
+// plain Node, the pi-mcp command, the real Pi and a Bun-compiled executable; plus the loader's
+// fallbacks, its messages when no binary fits, and the build script's checks.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -24,7 +25,7 @@ before(async () => {
   scratch = mkdtempSync(join(tmpdir(), "pi-mcp-native-install-"));
   const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
   console.log(`# ${release.main.filename}: ${kb(release.main.size)} packed, ${kb(release.main.unpackedSize)} unpacked, ${release.main.files.length} files`);
-  console.log(`# ${release.platform.filename}: ${kb(release.platform.size)} packed, ${kb(release.platform.unpackedSize)} unpacked (debug build)`);
+  console.log(`# ${release.platform.filename}: ${kb(release.platform.size)} packed, ${kb(release.platform.unpackedSize)} unpacked (this checkout's build)`);
 });
 after(() => {
   release?.cleanup();

@@ -5,6 +5,7 @@ mod connection;
 mod handler;
 mod handshake;
 pub mod launch;
+mod link;
 mod oversize;
 pub mod process;
 mod remote;

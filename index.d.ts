@@ -51,7 +51,7 @@ export type LifecycleEvent =
   | { type: "connected"; server: string; tools: number }
   | { type: "reconnected"; server: string; tools: number }
   | { type: "idle-shutdown"; server: string; idleMinutes: number }
-  | { type: "failed"; server: string; error: string }
+  | { type: "failed"; server: string; error: string; needsAuth: boolean }
   | { type: "disconnected"; server: string; reason: string }
   | { type: "catalog-changed"; server: string; tools: number }
   | { type: "progress"; callId: string; server: string; tool: string; progress: number; total?: number; message?: string; text: string }
@@ -83,6 +83,8 @@ export declare class McpAdapter {
   search(query: string, opts?: SearchOpts | undefined | null): Promise<Outcome>
   describe(tool: string, server?: string | undefined | null): Promise<Outcome>
   instructions(server: string): Promise<Outcome>
+  /** `/mcp-auth <server>`: how to give the server credentials, and its auth state. */
+  authHelp(server: string): Outcome
   connect(server: string): Promise<Outcome>
   call(tool: string, args?: Record<string, unknown>, opts?: CallOpts): Promise<Outcome>
   /** Runs the `mcp` tool with the parameters the model gave. */

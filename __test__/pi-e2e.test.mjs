@@ -1,5 +1,6 @@
-// The extension inside the real Pi (headless, scripted fake LLM): the model's view of every mode,
-// the /mcp command over RPC, the legacy Pi package, and no server left running afterwards.
+// The extension inside the real Pi (headless, scripted fake LLM): the model's view of every mode
+// (stdio and Streamable HTTP servers), the /mcp and /mcp-auth commands over RPC, the legacy Pi
+// package, and no server left running afterwards.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -9,7 +10,7 @@ import { join } from "node:path";
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
 import { row } from "./helpers/matrix.mjs";
 import { PI_LEGACY, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
-import { everything, faulty, filesystem, memory, processesIn, root, tempAgent, waitFor } from "./helpers/servers.mjs";
+import { everything, everythingHttp, faulty, filesystem, freePort, memory, processesIn, root, tempAgent, waitFor } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 
@@ -209,4 +210,40 @@ row("9b", "abort mid-call from the real Pi (RPC `abort` while the tool runs)", i
   assert.match(told, /^cancelled \d+ cancelled by the user/);
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
   note(`Pi's abort ended the tool call as aborted ${ms} ms later; the server got notifications/cancelled; no process left`);
+});
+
+test("Pi 0.87.1: a remote Streamable HTTP server in every mode; /mcp-auth over RPC", OPTS, async () => {
+  const remote = await everythingHttp("streamableHttp", await freePort());
+  try {
+    const httpConfig = { mcpServers: { web: { url: `http://127.0.0.1:${remote.port}/mcp`, auth: "bearer", bearerTokenEnv: "PI_E2E_UNSET_TOKEN" }, remote: { url: `http://127.0.0.1:${remote.port}/mcp` } } };
+    const steps = [
+      mcp({ server: "remote" }),
+      mcp({ search: "echo", server: "remote" }),
+      mcp({ describe: "remote_echo" }),
+      mcp({ tool: "remote_echo", args: { message: "over http" } }),
+      mcp({ tool: "web_echo", args: { message: "no token" } }),
+      mcp({}),
+      { text: "done" },
+    ];
+    const r = await runPi({ extensionDir: root, mcpConfig: httpConfig, script: { steps } });
+    assertRan(r);
+    const [list, search, describe, call, unauthorized, status] = r.toolResults;
+    assert.equal(r.toolResults.length, 6, JSON.stringify(r.toolResults, null, 2));
+    assert.match(list.text, /^- remote_echo/m);
+    assert.match(search.text, /^remote_echo/m);
+    assert.match(describe.text, /message/);
+    assert.equal(call.text, "Echo: over http");
+    assert.equal(unauthorized.isError, true);
+    assert.match(unauthorized.text, /PI_E2E_UNSET_TOKEN, which is not set/);
+    assert.match(status.text, /✓ remote: connected/);
+    assert.match(status.text, /🔒 web: needs auth/);
+
+    const rpc = await runPiRpc({ extensionDir: root, mcpConfig: httpConfig, commands: ["/mcp-auth web", "/mcp-auth"] });
+    assertRan(rpc);
+    const [help, usage] = rpc.perCommand.map((c) => c.notifications.map((n) => n.message).join("\n"));
+    assert.match(help, /PI_E2E_UNSET_TOKEN/);
+    assert.match(usage, /Usage: \/mcp-auth <server>[^]*- web/);
+  } finally {
+    await remote.stop();
+  }
 });

@@ -142,6 +142,21 @@ export default function piMcpNative(pi) {
     },
   });
 
+  pi.registerCommand("mcp-auth", {
+    description: "How to give an MCP server credentials: /mcp-auth <server>",
+    getArgumentCompletions(prefix) {
+      const items = adapter.servers().filter((s) => s.startsWith(prefix)).map((s) => ({ value: s, label: s }));
+      return items.length ? items : null;
+    },
+    async handler(args, ctx) {
+      const server = String(args ?? "").trim();
+      const result = adapter.authHelp(server);
+      const text = result.content.map((c) => c.text ?? "").join("\n");
+      if (ctx.hasUI) ctx.ui.notify(text, result.isError ? "warning" : "info");
+      else process.stderr.write(`${text}\n`);
+    },
+  });
+
   pi.on("session_start", (_event, ctx) => {
     const cwd = ctx?.cwd ?? process.cwd();
     // Pi ≥ 0.86 says whether the project is trusted; project configs start programs.

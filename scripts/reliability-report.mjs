@@ -40,9 +40,6 @@ const FINDINGS = [
   "S2: a mistyped `env`, `headers` or `args` (a string where an object or array belongs) was quoted in the diagnostic, secret included. Diagnostics now name only the type.",
   "S5: status did not say where a server came from. It now lists each config file with its servers and flags project files, which can launch commands.",
 ];
-/** Rows that cannot run yet, and why. */
-const PENDING = { 14: "pending: needs the HTTP transport (issue 3), not on main yet" };
-
 const records = existsSync(resultsDir)
   ? readdirSync(resultsDir)
       .filter((f) => f.endsWith(".json"))
@@ -75,7 +72,7 @@ let failed = 0;
 for (const [id, demand] of MATRIX) {
   const cases = records.filter((r) => rowOf(r.row) === id).sort((a, b) => String(a.row).localeCompare(String(b.row)));
   if (cases.length === 0) {
-    lines.push(`| ${id} | ${cell(demand)} | — | ${PENDING[id] ?? "not run"} | — | — |`);
+    lines.push(`| ${id} | ${cell(demand)} | — | not run | — | — |`);
     continue;
   }
   cases.forEach((c, i) => {

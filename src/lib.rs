@@ -10,6 +10,7 @@ pub mod output_guard;
 pub mod pool;
 pub mod render;
 pub mod search;
+pub mod secret;
 #[cfg(test)]
 mod test_report;
 pub mod validate;

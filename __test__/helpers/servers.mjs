@@ -1,6 +1,9 @@
 // Real MCP servers installed as dev dependencies, and throwaway agent dirs to run them from.
+import { spawn } from "node:child_process";
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer, request as httpRequest } from "node:http";
 import { createRequire } from "node:module";
+import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -100,3 +103,93 @@ export async function withAdapter(servers, run, { timing = FAST, base, settings 
 
 export const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
 export const cmdline = (pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+
+/** A TCP port free on the loopback interface right now. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.on("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once something accepts connections on `port`. */
+export async function listening(port, ms = 20000) {
+  await waitFor(
+    () => new Promise((resolve) => {
+      const socket = connect(port, "127.0.0.1", () => { socket.destroy(); resolve(true); });
+      socket.on("error", () => resolve(false));
+    }),
+    ms,
+    `a server on port ${port}`,
+  );
+}
+
+/** server-everything in an HTTP mode (`streamableHttp` or `sse`) on `port`; `stop()` kills it by PID. */
+export async function everythingHttp(mode, port) {
+  return serveOn(port, process.execPath, [serverScript("server-everything"), mode], { PORT: String(port) });
+}
+
+/** The Python SDK server (fixtures/py_server.py) on the legacy HTTP+SSE transport. */
+export async function pythonSse(port) {
+  return serveOn(port, join(pyBin, "python"), [join(root, "__test__", "fixtures", "py_server.py"), "sse", String(port)]);
+}
+
+async function serveOn(port, command, args, env = {}) {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: "ignore" });
+  const stop = () => new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once("exit", resolve);
+    process.kill(child.pid, "SIGKILL");
+  });
+  try {
+    await listening(port);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { port, pid: child.pid, stop };
+}
+
+/**
+ * A loopback HTTP proxy to `targetPort` that records every request (method, path, headers) and
+ * answers 401 when a header in `require` is missing or different. Setting `failPosts` to a status
+ * makes it answer every POST with that status instead.
+ */
+export async function recordingProxy(targetPort, require = {}) {
+  const requests = [];
+  const proxy = { requests, failPosts: null };
+  const server = createHttpServer((req, res) => {
+    requests.push({ method: req.method, path: req.url, headers: req.headers });
+    if (proxy.failPosts && req.method === "POST") {
+      req.resume();
+      res.writeHead(proxy.failPosts, { "Content-Type": "text/html" });
+      res.end("<html><body>upstream failure</body></html>");
+      return;
+    }
+    const refused = Object.entries(require).some(([name, value]) => req.headers[name.toLowerCase()] !== value);
+    if (refused) {
+      res.writeHead(401, { "WWW-Authenticate": 'Bearer realm="test"', "Content-Type": "text/plain" });
+      res.end("unauthorized");
+      return;
+    }
+    const upstream = httpRequest({ host: "127.0.0.1", port: targetPort, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on("error", () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  proxy.url = `http://127.0.0.1:${server.address().port}`;
+  proxy.close = () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); });
+  return proxy;
+}
+
+/** The Python SDK server on Streamable HTTP (it speaks 2025-11-25 and 2026-07-28). */
+export async function pythonHttp(port) {
+  return serveOn(port, join(pyBin, "python"), [join(root, "__test__", "fixtures", "py_server.py"), "streamable-http", String(port)]);
+}

@@ -14,8 +14,8 @@ pub struct ServerMeta {
     pub resources: Vec<Value>,
     pub prompts: Option<Vec<Value>>,
     pub instructions: Option<String>,
-    /// The PID of the connection that listed it; `None` while it comes from the cache.
-    pub live_pid: Option<u32>,
+    /// The id of the connection that listed it; `None` while it comes from the cache.
+    pub live_connection: Option<u64>,
 }
 
 #[derive(Default)]

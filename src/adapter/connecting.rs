@@ -4,7 +4,10 @@
 use super::{now_ms, Adapter, Failure, ServerMeta};
 use crate::cache::{self, CacheEntry};
 use crate::config::{self, ServerConfig, Transport};
-use crate::pool::{launch, ConnectSpec, Connection, Listing, Notice, StdioSpec};
+use crate::pool::{
+    launch, ConnectError, ConnectSpec, Connection, Listing, Notice, RemoteSpec, StdioSpec,
+    TransportSpec,
+};
 use serde_json::json;
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -55,10 +58,16 @@ impl Adapter {
         let server = self
             .server(name)
             .ok_or_else(|| format!("server \"{name}\" is not configured"))?;
-        let spec = self.connect_spec(server)?;
-        match self.pool.connect(spec).await {
+        let connected = match self.connect_spec(server) {
+            Ok(spec) => self.pool.connect(spec).await,
+            Err(e) => Err(e),
+        };
+        match connected {
             Ok(conn) => {
                 self.failures.lock().remove(name);
+                if let Some(kind) = conn.remote_kind() {
+                    self.remote_kinds.lock().insert(name.to_string(), kind);
+                }
                 if self.adopt(server, &conn, &conn.listing(), false) {
                     self.save_metadata(name);
                     let tools = self.catalog.read().server_tools(name).len();
@@ -67,16 +76,24 @@ impl Adapter {
                 }
                 Ok(conn)
             }
-            Err(message) => {
+            Err(error) => {
+                let needs_auth = matches!(error, ConnectError::NeedsAuth(_));
+                let message = match error {
+                    ConnectError::NeedsAuth(why) => self.auth_fix(server, &why),
+                    ConnectError::Failed(why) => why,
+                };
                 self.failures.lock().insert(
                     name.to_string(),
                     Failure {
                         at: Instant::now(),
                         message: message.clone(),
+                        needs_auth,
                     },
                 );
-                self.events
-                    .emit("failed", json!({ "server": name, "error": message }));
+                self.events.emit(
+                    "failed",
+                    json!({ "server": name, "error": message, "needsAuth": needs_auth }),
+                );
                 Err(message)
             }
         }
@@ -96,30 +113,51 @@ impl Adapter {
         ))
     }
 
-    pub(super) fn failure_of(&self, name: &str) -> Option<(u64, String)> {
+    /// Seconds since the last failure, its message, and whether credentials are the problem.
+    pub(super) fn failure_of(&self, name: &str) -> Option<(u64, String, bool)> {
         self.failures
             .lock()
             .get(name)
-            .map(|f| (f.at.elapsed().as_secs(), f.message.clone()))
+            .map(|f| (f.at.elapsed().as_secs(), f.message.clone(), f.needs_auth))
+    }
+
+    /// Whether `name` last failed for want of (valid) credentials.
+    pub(super) fn needs_auth(&self, name: &str) -> bool {
+        self.failures.lock().get(name).is_some_and(|f| f.needs_auth)
     }
 
     pub(super) fn clear_failure(&self, name: &str) {
         self.failures.lock().remove(name);
     }
 
-    fn connect_spec(&self, server: &ServerConfig) -> Result<ConnectSpec, String> {
-        match &server.transport {
-            Transport::Stdio { command, args, env, cwd } => Ok(ConnectSpec {
-                server: server.name.clone(),
-                stdio: self.stdio_spec(server, command, args, env, cwd.as_ref()),
-                timeout: self.request_timeout(server),
-                debug: server.debug,
+    fn connect_spec(&self, server: &ServerConfig) -> Result<ConnectSpec, ConnectError> {
+        let transport = match &server.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => TransportSpec::Stdio(self.stdio_spec(server, command, args, env, cwd.as_ref())),
+            Transport::Http {
+                url,
+                headers,
+                auth,
+                ca_file,
+            } => TransportSpec::Remote(RemoteSpec {
+                url: url.clone(),
+                headers: headers.clone(),
+                authorization: self.authorization(&server.name, auth)?,
+                ca_file: ca_file.clone(),
+                prefer: self.remote_kinds.lock().get(&server.name).copied(),
             }),
-            Transport::Http { .. } => Err(format!(
-                "server \"{}\" uses `url` (HTTP); this version connects stdio servers (`command`) only",
-                server.name
-            )),
-        }
+        };
+        Ok(ConnectSpec {
+            server: server.name.clone(),
+            transport,
+            protocol: server.protocol,
+            timeout: self.request_timeout(server),
+            debug: server.debug,
+        })
     }
 
     /// How to start a stdio server: Pi's environment plus the server's, the session's cwd unless
@@ -163,7 +201,7 @@ impl Adapter {
         if !force
             && catalog
                 .meta(&server.name)
-                .is_some_and(|m| m.live_pid == Some(conn.pid))
+                .is_some_and(|m| m.live_connection == Some(conn.id))
         {
             return false;
         }
@@ -172,7 +210,7 @@ impl Adapter {
             resources: listing.resources.clone(),
             prompts: conn.has_prompts().then(|| listing.prompts.clone()),
             instructions: conn.instructions.clone(),
-            live_pid: Some(conn.pid),
+            live_connection: Some(conn.id),
         };
         catalog.set(
             &server.name,
@@ -207,6 +245,11 @@ impl Adapter {
             instructions: meta.instructions,
             cached_at: now_ms(),
             ttl_ms: None,
+            transport: self
+                .remote_kinds
+                .lock()
+                .get(&server.name)
+                .map(|kind| kind.name().to_string()),
         };
         let (path, name) = (self.cache_path.clone(), server.name.clone());
         let written =

@@ -144,7 +144,8 @@ fn server_json(server: &ServerConfig, check: Option<&ConnectCheck>) -> Value {
         }
         Transport::Http { url, .. } => {
             out["transport"] = json!("http");
-            out["url"] = json!(url);
+            // Without user info and query: either may hold a key.
+            out["url"] = json!(crate::pool::display_url(url.expose()));
         }
     }
     if let Some(imported) = &server.imported {

@@ -1,6 +1,7 @@
 //! The gateway: configuration, cached metadata, the connection pool and the modes the `mcp`
 //! tool offers, behind one object that the napi binding (and tests) drive.
 
+mod auth;
 mod call;
 mod catalog_state;
 mod connecting;
@@ -19,7 +20,7 @@ pub use outcome::Outcome;
 use crate::cache::{self, Loaded};
 use crate::config::{self, Config, Env, LoadOptions, ServerConfig};
 use crate::events::{EventSink, Events};
-use crate::pool::Pool;
+use crate::pool::{Pool, RemoteKind};
 use catalog_state::CatalogState;
 use parking_lot::{Mutex, RwLock};
 use std::collections::{HashMap, HashSet};
@@ -49,10 +50,13 @@ pub struct OpenOptions {
 struct Failure {
     at: Instant,
     message: String,
+    /// HTTP 401/403, or credentials missing or expired before we asked.
+    needs_auth: bool,
 }
 
 pub struct Adapter {
     cwd: PathBuf,
+    agent_dir: PathBuf,
     env: Env,
     config: Config,
     cache_path: PathBuf,
@@ -63,6 +67,8 @@ pub struct Adapter {
     pool: Arc<Pool>,
     notices: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<crate::pool::Notice>>>,
     failures: Mutex<HashMap<String, Failure>>,
+    /// The transport each remote server answered on, tried first when it reconnects.
+    remote_kinds: Mutex<HashMap<String, RemoteKind>>,
     /// Servers the model has called this session (lazy-keep-alive ones stay up after that).
     used: Mutex<HashSet<String>>,
     timing: Timing,
@@ -93,29 +99,37 @@ impl Adapter {
             Loaded::Unusable { warning } => (None, Some(warning)),
         };
         let now = now_ms();
-        let metas = config.servers.iter().filter_map(|server| {
-            let entry = cached.as_ref()?.servers.get(&server.name)?;
-            entry
-                .is_valid(&cache::config_hash(&server.entry, &env), now)
-                .then(|| {
-                    let meta = ServerMeta {
-                        tools: entry.tools.clone(),
-                        resources: entry.resources.clone(),
-                        prompts: entry.prompts.clone(),
-                        instructions: entry.instructions.clone(),
-                        live_pid: None,
-                    };
-                    (server.name.clone(), meta)
-                })
-        });
+        let (mut metas, mut remote_kinds) = (Vec::new(), HashMap::new());
+        for server in &config.servers {
+            let Some(entry) = cached.as_ref().and_then(|c| c.servers.get(&server.name)) else {
+                continue;
+            };
+            let hash = cache::config_hash(&server.entry, &env);
+            // The transport holds while the config does, however old the tool list.
+            let kind = entry.transport.as_deref().and_then(RemoteKind::from_name);
+            if let Some(kind) = kind.filter(|_| entry.config_hash == hash) {
+                remote_kinds.insert(server.name.clone(), kind);
+            }
+            if entry.is_valid(&hash, now) {
+                let meta = ServerMeta {
+                    tools: entry.tools.clone(),
+                    resources: entry.resources.clone(),
+                    prompts: entry.prompts.clone(),
+                    instructions: entry.instructions.clone(),
+                    live_connection: None,
+                };
+                metas.push((server.name.clone(), meta));
+            }
+        }
         let catalog = CatalogState::new(
-            metas.collect(),
+            metas.into_iter().collect(),
             &config.servers,
             config.settings.tool_prefix,
         );
         let (pool, notices) = Pool::new();
         Arc::new(Adapter {
             cwd: opts.cwd,
+            agent_dir: agent_dir.clone(),
             env,
             config,
             cache_path,
@@ -125,6 +139,7 @@ impl Adapter {
             pool,
             notices: Mutex::new(Some(notices)),
             failures: Mutex::new(HashMap::new()),
+            remote_kinds: Mutex::new(remote_kinds),
             used: Mutex::new(HashSet::new()),
             timing: opts.timing,
             calls: Mutex::new(HashMap::new()),

@@ -13,9 +13,15 @@ impl Adapter {
         let servers = self.server_statuses();
         let details: Vec<_> = servers
             .iter()
-            .map(
-                |s| json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count, "source": self.server(&s.name).map(|c| c.source.display().to_string()) }),
-            )
+            .map(|s| {
+                let transport = self
+                    .pool
+                    .get(&s.name)
+                    .and_then(|c| c.remote_kind())
+                    .map(|kind| kind.name());
+                let source = self.server(&s.name).map(|c| c.source.display().to_string());
+                json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count, "source": source, "transport": transport })
+            })
             .collect();
         let total: usize = servers
             .iter()
@@ -91,8 +97,12 @@ impl Adapter {
             ServerState::Connected
         } else if self.pool.is_connecting(name) {
             ServerState::Connecting
-        } else if let Some((ago_secs, reason)) = self.failure_of(name) {
-            ServerState::Failed { ago_secs, reason }
+        } else if let Some((ago_secs, reason, needs_auth)) = self.failure_of(name) {
+            if needs_auth {
+                ServerState::NeedsAuth { reason }
+            } else {
+                ServerState::Failed { ago_secs, reason }
+            }
         } else if has_metadata {
             ServerState::Cached
         } else {
@@ -155,7 +165,9 @@ impl Adapter {
         match self.resolve("describe", name, server).await {
             Ok(tool) => Outcome::text("describe", render::describe(&tool))
                 .with("server", tool.server.clone())
-                .with("tool", tool.name.clone()),
+                .with("tool", tool.name.clone())
+                // For programs: the schema exactly as the server sent it.
+                .with("inputSchema", tool.input_schema.clone().unwrap_or_default()),
             Err(outcome) => outcome,
         }
     }
@@ -189,7 +201,11 @@ impl Adapter {
             }
             Err(why) => Outcome::error(
                 "connect",
-                "connect_failed",
+                if self.needs_auth(name) {
+                    "auth_required"
+                } else {
+                    "connect_failed"
+                },
                 format!("Failed to connect to \"{name}\": {why}"),
             )
             .with("server", name),
@@ -346,6 +362,7 @@ fn state_name(state: &ServerState) -> &'static str {
         ServerState::Cached => "cached",
         ServerState::NotConnected => "not-connected",
         ServerState::Failed { .. } => "failed",
+        ServerState::NeedsAuth { .. } => "needs-auth",
         ServerState::Disabled => "disabled",
     }
 }

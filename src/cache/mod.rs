@@ -31,6 +31,9 @@ pub struct CacheEntry {
     /// Epoch milliseconds; `NaN` when the file had no usable value.
     pub cached_at: f64,
     pub ttl_ms: Option<f64>,
+    /// The transport a remote server answered on (`streamable-http` or `sse`), so a new session
+    /// skips the probe. Our field; pi-mcp-adapter ignores it.
+    pub transport: Option<String>,
 }
 
 impl CacheEntry {
@@ -60,6 +63,10 @@ impl CacheEntry {
                 .and_then(Value::as_f64)
                 .unwrap_or(f64::NAN),
             ttl_ms: value.get("ttlMs").and_then(Value::as_f64),
+            transport: value
+                .get("transport")
+                .and_then(Value::as_str)
+                .map(str::to_string),
         }
     }
 
@@ -73,6 +80,7 @@ impl CacheEntry {
             ("prompts", self.prompts.as_ref().map(|p| json!(p))),
             ("instructions", self.instructions.as_ref().map(|i| json!(i))),
             ("ttlMs", self.ttl_ms.map(|t| json!(t))),
+            ("transport", self.transport.as_ref().map(|t| json!(t))),
         ];
         for (key, value) in optional {
             match value {

@@ -21,6 +21,7 @@ fn entry(tool: &str) -> CacheEntry {
         instructions: Some("use it".into()),
         cached_at: 1_700_000_000_000.0,
         ttl_ms: None,
+        transport: Some("sse".into()),
     }
 }
 
@@ -95,6 +96,7 @@ fn writes_merge_and_keep_what_others_wrote() {
     assert_eq!(ours["instructions"], "use it");
     assert_eq!(ours["cachedAt"], 1_700_000_000_000u64);
     assert_eq!(ours["uiHint"], true);
+    assert_eq!(ours["transport"], "sse");
     assert!(ours.get("ttlMs").is_none() && ours.get("prompts").is_none());
 
     let Loaded::Ok(cache) = load(&path) else {

@@ -37,6 +37,7 @@ pub const SERVER: Vocabulary = Vocabulary {
         "bearerToken",
         "bearerTokenEnv",
         "oauth",
+        "caFile",
         "lifecycle",
         "idleTimeout",
         "requestTimeoutMs",
@@ -53,7 +54,6 @@ pub const SERVER: Vocabulary = Vocabulary {
     ],
     adapter_only: &[
         "requestHeadersCommand",
-        "caFile",
         "bearerTokenStore",
         "approveTools",
         "searchKeywords",
@@ -144,7 +144,11 @@ mod tests {
     #[test]
     fn known_adapter_only_misspelt_and_unknown_keys() {
         assert_eq!(SERVER.check("command"), None);
-        assert_eq!(SERVER.check("caFile").unwrap().0, Level::Note);
+        assert_eq!(SERVER.check("caFile"), None);
+        assert_eq!(
+            SERVER.check("requestHeadersCommand").unwrap().0,
+            Level::Note
+        );
         let (level, message) = SERVER.check("comand").unwrap();
         assert_eq!(level, Level::Warning);
         assert!(message.contains("did you mean `command`?"), "{message}");

@@ -65,16 +65,24 @@ pub struct Merged {
 
 /// Fields that belong to one transport; setting the other transport drops them.
 const STDIO_FIELDS: [&str; 5] = ["command", "args", "env", "envFile", "cwd"];
-const HTTP_FIELDS: [&str; 6] = [
+const HTTP_FIELDS: [&str; 7] = [
     "url",
     "headers",
     "auth",
     "bearerToken",
     "bearerTokenEnv",
     "oauth",
+    "caFile",
 ];
 /// Credentials bound to a URL: a layer that changes the URL drops the inherited ones.
-const URL_CREDENTIALS: [&str; 5] = ["headers", "auth", "bearerToken", "bearerTokenEnv", "oauth"];
+const URL_CREDENTIALS: [&str; 6] = [
+    "headers",
+    "auth",
+    "bearerToken",
+    "bearerTokenEnv",
+    "oauth",
+    "caFile",
+];
 
 /// What one file contributed.
 pub struct Layer {

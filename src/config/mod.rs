@@ -24,6 +24,8 @@ pub use trust::{Trust, TrustBasis};
 
 use crate::catalog::ToolPrefix;
 use crate::output_guard::{Limits, DEFAULT_LIMITS};
+use crate::pool::Protocol;
+use crate::secret::Secret;
 use files::Read;
 use merge::{Merged, MergedServer};
 use serde_json::Value;
@@ -106,6 +108,8 @@ pub struct ServerConfig {
     pub entry: Value,
     pub transport: Transport,
     pub lifecycle: Lifecycle,
+    /// `protocolVersion`: which MCP lifecycle to start with.
+    pub protocol: Protocol,
     pub request_timeout_ms: Option<u64>,
     /// Overrides `settings.idleTimeout` (minutes; `0`: never).
     pub idle_timeout_min: Option<f64>,
@@ -152,9 +156,29 @@ pub enum Transport {
         cwd: Option<PathBuf>,
     },
     Http {
-        url: String,
-        headers: Vec<(String, String)>,
+        /// Secret: a key may sit in its query string.
+        url: Secret,
+        headers: Vec<(String, Secret)>,
+        auth: HttpAuth,
+        /// PEM certificates trusted besides the system's (`caFile`).
+        ca_file: Option<PathBuf>,
     },
+}
+
+/// How a remote server is authenticated (`auth`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum HttpAuth {
+    /// Only what `headers` carry.
+    #[default]
+    None,
+    /// `Authorization: Bearer` with `bearerToken`, or the variable `bearerTokenEnv` names (read
+    /// when connecting).
+    Bearer {
+        token: Option<Secret>,
+        env_var: Option<String>,
+    },
+    /// An access token stored in `<agentDir>/mcp-oauth/<server>/tokens.json`.
+    OAuth,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -4,9 +4,12 @@
 use super::interpolate::{expand, expand_path, expand_reporting};
 use super::merge::MergedServer;
 use super::{
-    envfile, fields, Diagnostic, DirectTools, Env, Level, Lifecycle, ServerConfig, Transport,
+    envfile, fields, Diagnostic, DirectTools, Env, HttpAuth, Level, Lifecycle, ServerConfig,
+    Transport,
 };
 use crate::catalog::ToolPrefix;
+use crate::pool::Protocol;
+use crate::secret::Secret;
 use serde_json::{Map, Value};
 
 /// Checks the fields of one entry, collecting diagnostics as it goes.
@@ -175,6 +178,7 @@ pub fn parse(
         entry: value.clone(),
         transport,
         lifecycle: lifecycle(&mut f),
+        protocol: protocol(&mut f),
         request_timeout_ms: f.positive_millis("requestTimeoutMs"),
         idle_timeout_min: f.minutes("idleTimeout"),
         disabled,
@@ -277,8 +281,19 @@ fn transport(f: &mut Fields) -> Option<Transport> {
                 );
                 return None;
             }
-            let headers = f.string_map("headers");
-            Some(Transport::Http { url, headers })
+            let headers = f
+                .string_map("headers")
+                .into_iter()
+                .map(|(name, value)| (name, Secret::new(value)))
+                .collect();
+            let auth = http_auth(f);
+            let ca_file = f.string("caFile").map(|p| expand_path(&p, f.env));
+            Some(Transport::Http {
+                url: Secret::new(url),
+                headers,
+                auth,
+                ca_file,
+            })
         }
         (None, None) => {
             if f.get("socket").is_some() {
@@ -322,6 +337,58 @@ fn env_file(f: &mut Fields) -> Vec<(String, String)> {
             );
             f.report(Level::Error, "envFile", message);
             vec![]
+        }
+    }
+}
+
+/// `auth` with `bearerToken`/`bearerTokenEnv`. A token without `auth` means bearer too.
+fn http_auth(f: &mut Fields) -> HttpAuth {
+    let token = f
+        .string("bearerToken")
+        .map(|t| Secret::new(expand(&t, f.env)));
+    let env_var = f.string("bearerTokenEnv").filter(|v| !v.trim().is_empty());
+    let bearer = HttpAuth::Bearer {
+        token: token.clone(),
+        env_var: env_var.clone(),
+    };
+    match f.get("auth") {
+        None | Some(Value::Bool(false)) if token.is_some() || env_var.is_some() => bearer,
+        None | Some(Value::Bool(false)) => HttpAuth::None,
+        Some(Value::String(s)) if s == "bearer" => {
+            if token.is_none() && env_var.is_none() {
+                f.report(
+                    Level::Error,
+                    "auth",
+                    "is \"bearer\" but neither `bearerToken` nor `bearerTokenEnv` is set; add one (e.g. \"bearerTokenEnv\": \"MY_TOKEN\")".into(),
+                );
+            }
+            bearer
+        }
+        Some(Value::String(s)) if s == "oauth" => HttpAuth::OAuth,
+        Some(other) => {
+            let got = describe(other);
+            f.report(
+                Level::Warning,
+                "auth",
+                format!("must be \"bearer\" or \"oauth\", got {got}; sending no credentials"),
+            );
+            HttpAuth::None
+        }
+    }
+}
+
+fn protocol(f: &mut Fields) -> Protocol {
+    match f.string("protocolVersion").as_deref() {
+        None | Some("2025-11-25") => Protocol::Initialize,
+        Some("2026-07-28") => Protocol::Modern,
+        Some("auto") => Protocol::Auto,
+        Some(other) => {
+            f.report(
+                Level::Warning,
+                "protocolVersion",
+                format!("unknown value \"{other}\" (expected \"2026-07-28\" or \"auto\"); using the `initialize` handshake"),
+            );
+            Protocol::Initialize
         }
     }
 }
@@ -485,6 +552,51 @@ mod tests {
         assert_eq!(server.idle_timeout_min, Some(0.5));
         assert_eq!(server.include_tools, Some(vec!["a*".to_string()]));
         assert!(server.inherit_env && server.expose_resources && !server.disabled);
+    }
+
+    #[test]
+    fn http_entry() {
+        let (server, diags) = parse_one(json!({
+            "url": "https://h/mcp?k=${KEY}", "headers": {"X-Key": "${KEY}"}, "auth": "bearer",
+            "bearerTokenEnv": "TOKEN", "protocolVersion": "auto", "caFile": "~/ca.pem"
+        }));
+        assert!(diags.is_empty(), "{diags:?}");
+        let server = server.unwrap();
+        assert_eq!(server.protocol, Protocol::Auto);
+        assert_eq!(
+            server.transport,
+            Transport::Http {
+                url: Secret::new("https://h/mcp?k=k"),
+                headers: vec![("X-Key".into(), Secret::new("k"))],
+                auth: HttpAuth::Bearer {
+                    token: None,
+                    env_var: Some("TOKEN".into())
+                },
+                ca_file: Some("/h/ca.pem".into()),
+            }
+        );
+        // A token alone means bearer; "oauth" reads stored tokens.
+        let (server, _) = parse_one(json!({"url": "http://h", "bearerToken": "${KEY}"}));
+        assert!(matches!(
+            server.unwrap().transport,
+            Transport::Http { auth: HttpAuth::Bearer { token: Some(t), .. }, .. } if t.expose() == "k"
+        ));
+        let (server, _) = parse_one(json!({"url": "http://h", "auth": "oauth"}));
+        assert!(matches!(
+            server.unwrap().transport,
+            Transport::Http {
+                auth: HttpAuth::OAuth,
+                ..
+            }
+        ));
+        let (_, diags) = parse_one(json!({"url": "http://h", "auth": "bearer"}));
+        assert!(
+            diags[0].contains("neither `bearerToken` nor `bearerTokenEnv`"),
+            "{diags:?}"
+        );
+        let (server, diags) = parse_one(json!({"url": "http://h", "protocolVersion": "1999"}));
+        assert_eq!(server.unwrap().protocol, Protocol::Initialize);
+        assert!(diags[0].contains("protocolVersion"), "{diags:?}");
     }
 
     #[test]

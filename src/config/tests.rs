@@ -1,5 +1,6 @@
 use super::test_tree::{messages, names, Tree};
 use super::*;
+use crate::secret::Secret;
 use serde_json::json;
 
 fn stdio(command: &str, args: &[&str]) -> Transport {
@@ -363,8 +364,10 @@ fn interpolation_in_every_field() {
     assert_eq!(
         config.servers[1].transport,
         Transport::Http {
-            url: "http://localhost:8080/mcp".into(),
-            headers: vec![("Authorization".into(), "Bearer t0k".into())],
+            url: Secret::new("http://localhost:8080/mcp"),
+            headers: vec![("Authorization".into(), Secret::new("Bearer t0k"))],
+            auth: HttpAuth::None,
+            ca_file: None,
         }
     );
 }

@@ -1,19 +1,22 @@
-//! One live MCP server: its process, its rmcp peer, and the requests we send it.
+//! One live MCP server: how we reach it (a process we own, or a remote endpoint), its rmcp peer,
+//! and the requests we send it.
 
 use super::handler::{Handler, Notice, ProgressRoutes, ProgressSink};
-use super::oversize::{LineGuard, TOO_LARGE_FIELD};
-use super::process::{self, ExitWatch, StdioSpec};
-use super::stderr::{self, StderrTail};
-use super::RequestError;
+use super::handshake::Protocol;
+use super::link::{open_process, open_remote, with_stderr, Link};
+use super::oversize::TOO_LARGE_FIELD;
+use super::process::{self, StdioSpec};
+use super::remote::{RemoteKind, RemoteSpec};
+use super::{ConnectError, RequestError};
 use parking_lot::Mutex;
 use rmcp::model::{
     CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RoleClient};
-use rmcp::{Peer, ServiceError, ServiceExt};
+use rmcp::{Peer, ServiceError};
 use serde_json::{json, Value};
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedSender;
@@ -27,11 +30,18 @@ const MAX_PAGES: usize = 1000;
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConnectSpec {
     pub server: String,
-    pub stdio: StdioSpec,
-    /// Bounds spawn + `initialize`.
+    pub transport: TransportSpec,
+    pub protocol: Protocol,
+    /// Bounds spawn (or the HTTP exchange) + the opening handshake.
     pub timeout: Duration,
     /// Echo the server's stderr to ours.
     pub debug: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TransportSpec {
+    Stdio(StdioSpec),
+    Remote(RemoteSpec),
 }
 
 /// The tools, resources and prompts a server listed. Malformed entries are dropped, and counted.
@@ -45,7 +55,8 @@ pub struct Listing {
 
 pub struct Connection {
     pub server: String,
-    pub pid: u32,
+    /// Unique among the connections of this process.
+    pub id: u64,
     pub instructions: Option<String>,
     /// The latest listing of the server's tools and resources (taken at connect, renewed by `relist`).
     listing: Mutex<Arc<Listing>>,
@@ -55,10 +66,9 @@ pub struct Connection {
     stop: CancellationToken,
     /// Set when we end the session ourselves (rmcp also cancels `stop` when a session ends).
     asked: AtomicBool,
-    /// Cancelled once the session has ended and the process group has been told to stop.
+    /// Cancelled once the session has ended (and a process group has been told to stop).
     ended: CancellationToken,
-    exit: ExitWatch,
-    stderr: Arc<StderrTail>,
+    link: Link,
     progress: ProgressRoutes,
     in_flight: AtomicUsize,
     last_used: Mutex<Instant>,
@@ -74,20 +84,11 @@ pub struct RequestOptions {
 }
 
 impl Connection {
-    /// Spawns the server and runs the `initialize` handshake, all within `spec.timeout`.
+    /// Starts or reaches the server and runs the opening handshake, all within `spec.timeout`.
     pub async fn open(
         spec: &ConnectSpec,
         notices: UnboundedSender<Notice>,
-    ) -> Result<Arc<Self>, String> {
-        let spawned = process::spawn(&spec.stdio).map_err(|e| spawn_error(&spec.stdio, e))?;
-        let (pid, mut exit) = (spawned.pid, spawned.exit);
-        let tail = Arc::new(StderrTail::default());
-        {
-            let (tail, echo) = (tail.clone(), spec.debug.then(|| spec.server.clone()));
-            tokio::spawn(
-                async move { stderr::drain(spawned.stderr, &tail, echo.as_deref()).await },
-            );
-        }
+    ) -> Result<Arc<Self>, ConnectError> {
         let progress = ProgressRoutes::default();
         let handler = Handler {
             server: spec.server.clone(),
@@ -95,30 +96,17 @@ impl Connection {
             notices: notices.clone(),
         };
         let stop = CancellationToken::new();
-        let stdout = LineGuard::new(spawned.stdout);
-        let init = handler.serve_with_ct((stdout, spawned.stdin), stop.clone());
-        let service = match tokio::time::timeout(spec.timeout, init).await {
-            Ok(Ok(service)) => service,
-            Ok(Err(e)) => {
-                exit.wait(Duration::from_millis(300)).await;
-                let why = match exit.get() {
-                    Some(status) => format!("{status} before answering `initialize`"),
-                    None => format!("failed during `initialize`: {e}"),
-                };
-                return Err(abandon(&stop, pid, exit, why, &tail).await);
-            }
-            Err(_) => {
-                let why = format!(
-                    "did not answer `initialize` within {} s",
-                    spec.timeout.as_secs_f32()
-                );
-                return Err(abandon(&stop, pid, exit, why, &tail).await);
-            }
+        let (service, link) = match &spec.transport {
+            TransportSpec::Stdio(stdio) => open_process(spec, stdio, handler, &stop)
+                .await
+                .map_err(ConnectError::Failed)?,
+            TransportSpec::Remote(remote) => open_remote(spec, remote, handler, &stop).await?,
         };
         let info = service.peer().peer_info();
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         let conn = Arc::new(Connection {
             server: spec.server.clone(),
-            pid,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             instructions: info
                 .as_ref()
                 .and_then(|i| i.instructions.clone())
@@ -133,8 +121,7 @@ impl Connection {
             stop,
             asked: AtomicBool::new(false),
             ended: CancellationToken::new(),
-            exit,
-            stderr: tail,
+            link,
             progress,
             in_flight: AtomicUsize::new(0),
             last_used: Mutex::new(Instant::now()),
@@ -145,7 +132,9 @@ impl Connection {
         tokio::spawn(async move {
             let _ = service.waiting().await;
             let asked = supervised.asked.load(Ordering::SeqCst);
-            process::stop_group(supervised.pid, supervised.exit.clone(), STOP_GRACE).await;
+            if let Link::Process { pid, exit, .. } = &supervised.link {
+                process::stop_group(*pid, exit.clone(), STOP_GRACE).await;
+            }
             if !asked {
                 let why = supervised.death_note().await;
                 let _ = notices.send(Notice::Lost {
@@ -157,9 +146,27 @@ impl Connection {
         });
         if let Err(e) = conn.relist(spec.timeout).await {
             conn.close().await;
-            return Err(format!("connected, but listing its tools failed: {e}"));
+            return Err(ConnectError::Failed(format!(
+                "connected, but listing its tools failed: {e}"
+            )));
         }
         Ok(conn)
+    }
+
+    /// The process group leader, for a server we started.
+    pub fn pid(&self) -> Option<u32> {
+        match &self.link {
+            Link::Process { pid, .. } => Some(*pid),
+            Link::Remote { .. } => None,
+        }
+    }
+
+    /// The transport of a remote server.
+    pub fn remote_kind(&self) -> Option<RemoteKind> {
+        match &self.link {
+            Link::Process { .. } => None,
+            Link::Remote { kind, .. } => Some(*kind),
+        }
     }
 
     pub fn has_prompts(&self) -> bool {
@@ -349,6 +356,10 @@ impl Connection {
                     message: e.message.to_string(),
                 },
             },
+            ServiceError::TransportSend(e) if self.remote_kind().is_some() => {
+                self.stop.cancel();
+                RequestError::Closed(self.scrub(&e.error.to_string()))
+            }
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
                 RequestError::Closed(self.death_note().await)
             }
@@ -356,16 +367,29 @@ impl Connection {
         }
     }
 
+    fn scrub(&self, text: &str) -> String {
+        match &self.link {
+            Link::Remote { scrubber, .. } => scrubber.scrub(text),
+            Link::Process { .. } => text.to_string(),
+        }
+    }
+
     /// Why the connection is gone, for the model: exit status and the end of stderr.
     async fn death_note(&self) -> String {
-        let mut exit = self.exit.clone();
+        let (mut exit, tail) = match &self.link {
+            Link::Process { exit, stderr, .. } => (exit.clone(), stderr),
+            Link::Remote { .. } if self.asked.load(Ordering::SeqCst) => {
+                return "the connection was closed".to_string()
+            }
+            Link::Remote { .. } => return "the server ended the connection".to_string(),
+        };
         exit.wait(Duration::from_millis(500)).await;
         let what = match exit.get() {
             Some(status) => format!("the server {status}"),
             None if self.asked.load(Ordering::SeqCst) => "the connection was closed".to_string(),
             None => "the server closed its output".to_string(),
         };
-        with_stderr(what, &self.stderr).await
+        with_stderr(what, tail).await
     }
 }
 
@@ -401,49 +425,6 @@ fn valid_prompt(prompt: &Value) -> Option<&str> {
 fn valid_resource(resource: &Value) -> Option<&str> {
     resource.get("name")?.as_str()?;
     resource.get("uri")?.as_str().filter(|u| !u.is_empty())
-}
-
-/// Stops a server whose handshake failed; returns the message for the failure.
-async fn abandon(
-    stop: &CancellationToken,
-    pid: u32,
-    exit: ExitWatch,
-    why: String,
-    tail: &StderrTail,
-) -> String {
-    stop.cancel();
-    process::stop_group(pid, exit, Duration::ZERO).await;
-    with_stderr(why, tail).await
-}
-
-fn spawn_error(spec: &StdioSpec, e: std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound if !spec.cwd.is_dir() => {
-            format!(
-                "cannot start: working directory {} does not exist",
-                spec.cwd.display()
-            )
-        }
-        std::io::ErrorKind::NotFound => format!(
-            "cannot start `{}`: command not found (check `command` and PATH)",
-            spec.command
-        ),
-        std::io::ErrorKind::PermissionDenied => {
-            format!(
-                "cannot start `{}`: permission denied (is it executable?)",
-                spec.command
-            )
-        }
-        _ => format!("cannot start `{}`: {e}", spec.command),
-    }
-}
-
-async fn with_stderr(what: String, tail: &StderrTail) -> String {
-    tail.settle(Duration::from_millis(500)).await;
-    match tail.last_lines() {
-        Some(lines) => format!("{what}. Its stderr ends with:\n{lines}"),
-        None => what,
-    }
 }
 
 struct InFlight<'a>(&'a Connection);

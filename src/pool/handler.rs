@@ -33,6 +33,7 @@ pub enum Notice {
     Lost { server: String, why: String },
 }
 
+#[derive(Clone)]
 pub struct Handler {
     pub server: String,
     pub progress: ProgressRoutes,

@@ -3,15 +3,20 @@
 
 mod connection;
 mod handler;
+mod handshake;
 pub mod launch;
+mod link;
 mod oversize;
 pub mod process;
+mod remote;
 mod stderr;
 pub mod watchdog;
 
-pub use connection::{ConnectSpec, Connection, Listing, RequestOptions};
+pub use connection::{ConnectSpec, Connection, Listing, RequestOptions, TransportSpec};
 pub use handler::{Notice, Progress, ProgressSink};
+pub use handshake::Protocol;
 pub use process::StdioSpec;
+pub use remote::{display_url, RemoteKind, RemoteSpec};
 
 use futures::future::{BoxFuture, FutureExt, Shared};
 use parking_lot::Mutex;
@@ -61,7 +66,36 @@ impl fmt::Display for RequestError {
     }
 }
 
-type Attempt = Shared<BoxFuture<'static, Result<Arc<Connection>, String>>>;
+/// Why a connection could not be opened.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConnectError {
+    /// The server refused our credentials or wants some (HTTP 401/403).
+    NeedsAuth(String),
+    Failed(String),
+}
+
+impl ConnectError {
+    pub fn message(&self) -> &str {
+        match self {
+            ConnectError::NeedsAuth(m) | ConnectError::Failed(m) => m,
+        }
+    }
+
+    pub fn map(self, f: impl FnOnce(String) -> String) -> ConnectError {
+        match self {
+            ConnectError::NeedsAuth(m) => ConnectError::NeedsAuth(f(m)),
+            ConnectError::Failed(m) => ConnectError::Failed(f(m)),
+        }
+    }
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+type Attempt = Shared<BoxFuture<'static, Result<Arc<Connection>, ConnectError>>>;
 
 enum Slot {
     Connecting(Attempt),
@@ -151,7 +185,10 @@ impl Pool {
 
     /// Returns the live connection, or connects; callers racing for the same server share one
     /// attempt (one process).
-    pub async fn connect(self: &Arc<Self>, spec: ConnectSpec) -> Result<Arc<Connection>, String> {
+    pub async fn connect(
+        self: &Arc<Self>,
+        spec: ConnectSpec,
+    ) -> Result<Arc<Connection>, ConnectError> {
         let attempt = {
             let mut slots = self.slots.lock();
             match slots.get(&spec.server) {
@@ -217,3 +254,6 @@ impl Pool {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod remote_tests;

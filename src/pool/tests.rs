@@ -7,22 +7,35 @@ use tokio_util::sync::CancellationToken;
 
 fn everything() -> ConnectSpec {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    ConnectSpec {
+        server: "everything".into(),
+        transport: TransportSpec::Stdio(StdioSpec {
+            command: "node".into(),
+            args: vec![everything_script(), "stdio".into()],
+            env: std::env::vars().collect(),
+            cwd: root,
+        }),
+        protocol: Protocol::Initialize,
+        timeout: Duration::from_secs(30),
+        debug: false,
+    }
+}
+
+pub(super) fn everything_script() -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let script = root.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(
         script.exists(),
         "run `npm install` first: {} is missing",
         script.display()
     );
-    ConnectSpec {
-        server: "everything".into(),
-        stdio: StdioSpec {
-            command: "node".into(),
-            args: vec![script.display().to_string(), "stdio".into()],
-            env: std::env::vars().collect(),
-            cwd: root,
-        },
-        timeout: Duration::from_secs(30),
-        debug: false,
+    script.display().to_string()
+}
+
+fn stdio(spec: &mut ConnectSpec) -> &mut StdioSpec {
+    match &mut spec.transport {
+        TransportSpec::Stdio(stdio) => stdio,
+        TransportSpec::Remote(_) => unreachable!("a stdio spec"),
     }
 }
 
@@ -50,7 +63,11 @@ async fn lists_calls_and_closes() {
     let (pool, _notices) = Pool::new();
     let (a, b) = tokio::join!(pool.connect(everything()), pool.connect(everything()));
     let (a, b) = (a.unwrap(), b.unwrap());
-    assert_eq!(a.pid, b.pid, "concurrent connects must share one process");
+    assert_eq!(
+        a.pid(),
+        b.pid(),
+        "concurrent connects must share one process"
+    );
     assert!(a.instructions.is_some());
 
     let listing = a.relist(Duration::from_secs(10)).await.unwrap();
@@ -87,7 +104,7 @@ async fn lists_calls_and_closes() {
         "progress notifications must reach the sink"
     );
 
-    let pid = a.pid;
+    let pid = a.pid().unwrap();
     pool.close("everything").await;
     assert!(!alive(pid), "server process survived close");
     assert!(pool.get("everything").is_none());
@@ -118,7 +135,7 @@ async fn cancel_timeout_and_crash() {
         "{result:?}"
     );
 
-    let pid = conn.pid;
+    let pid = conn.pid().unwrap();
     let started = std::time::Instant::now();
     let (result, _) = tokio::join!(
         conn.request("tools/call", long, opts(Duration::from_secs(30))),
@@ -152,26 +169,26 @@ async fn cancel_timeout_and_crash() {
 async fn startup_failures_are_explained() {
     let (pool, _) = Pool::new();
     let mut missing = everything();
-    missing.stdio.command = "no-such-mcp-server-binary".into();
-    let err = pool.connect(missing).await.err().unwrap();
+    stdio(&mut missing).command = "no-such-mcp-server-binary".into();
+    let err = pool.connect(missing).await.err().unwrap().to_string();
     assert!(err.contains("command not found"), "{err}");
 
     let mut exits = everything();
-    exits.stdio.command = "sh".into();
-    exits.stdio.args = vec![
+    stdio(&mut exits).command = "sh".into();
+    stdio(&mut exits).args = vec![
         "-c".into(),
         "echo 'fatal: config missing' >&2; exit 3".into(),
     ];
-    let err = pool.connect(exits).await.err().unwrap();
+    let err = pool.connect(exits).await.err().unwrap().to_string();
     assert!(
         err.contains("exited with code 3") && err.contains("fatal: config missing"),
         "{err}"
     );
 
     let mut silent = everything();
-    silent.stdio.command = "sleep".into();
-    silent.stdio.args = vec!["30".into()];
+    stdio(&mut silent).command = "sleep".into();
+    stdio(&mut silent).args = vec!["30".into()];
     silent.timeout = Duration::from_millis(300);
-    let err = pool.connect(silent).await.err().unwrap();
+    let err = pool.connect(silent).await.err().unwrap().to_string();
     assert!(err.contains("did not answer `initialize`"), "{err}");
 }

@@ -1,10 +1,12 @@
 //! Every text the model, a person or a test reads: the `mcp` tool's definition, and the output of
 //! each mode. Compact, and always with the next step spelled out.
 
+mod auth;
 mod content;
 mod doctor;
 mod schema;
 
+pub use auth::{auth_help, auth_usage, needs_auth, AuthKind};
 pub use content::{call_result, resource_result, Rendered};
 pub use doctor::{doctor, tilde, ConnectCheck};
 pub use schema::{parameters, shape};
@@ -68,6 +70,10 @@ pub enum ServerState {
         ago_secs: u64,
         reason: String,
     },
+    /// The server refused us for want of (valid) credentials.
+    NeedsAuth {
+        reason: String,
+    },
     Disabled,
 }
 
@@ -129,6 +135,8 @@ fn status_line(s: &ServerStatus) -> String {
                 first_line(reason)
             )
         }
+        // The reason starts with "needs authentication".
+        ServerState::NeedsAuth { reason } => format!("🔒 {}: {}", s.name, first_line(reason)),
         ServerState::Disabled => format!("⊘ {}: disabled", s.name),
     }
 }
@@ -165,6 +173,10 @@ pub fn footer(servers: &[ServerStatus]) -> Option<String> {
         .iter()
         .filter(|s| matches!(s.state, ServerState::Failed { .. }))
         .count();
+    let needs_auth = enabled
+        .iter()
+        .filter(|s| matches!(s.state, ServerState::NeedsAuth { .. }))
+        .count();
     let connecting = enabled
         .iter()
         .filter(|s| s.state == ServerState::Connecting)
@@ -175,6 +187,11 @@ pub fn footer(servers: &[ServerStatus]) -> Option<String> {
     }
     if failed > 0 {
         out.push_str(&format!(", {failed} failed"));
+    }
+    match needs_auth {
+        0 => {}
+        1 => out.push_str(", 1 needs auth"),
+        n => out.push_str(&format!(", {n} need auth")),
     }
     Some(out)
 }

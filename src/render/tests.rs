@@ -40,6 +40,19 @@ fn status_text() {
             tool_count: 0,
         },
         ServerStatus {
+            name: "web".into(),
+            state: ServerState::NeedsAuth {
+                reason: needs_auth(
+                    "web",
+                    "the server answered HTTP 401 Unauthorized",
+                    &AuthKind::Bearer {
+                        env_var: Some("WEB_TOKEN".into()),
+                    },
+                ),
+            },
+            tool_count: 0,
+        },
+        ServerStatus {
             name: "old".into(),
             state: ServerState::Disabled,
             tool_count: 7,
@@ -47,16 +60,20 @@ fn status_text() {
     ];
     assert_eq!(
         status(&servers, &["warning: x".into()]),
-        "MCP: 1/3 servers connected, 5 tools\n\
+        "MCP: 1/4 servers connected, 5 tools\n\
          ✓ everything: connected, 4 tools\n\
          ○ memory: 1 tool (cached; starts on first use)\n\
          ✗ broken: failed 12 s ago: cannot start `x`: command not found\n\
+         🔒 web: needs authentication: the server answered HTTP 401 Unauthorized. Set WEB_TOKEN to a valid token, then mcp({ connect: \"web\" }); /mcp-auth web shows how.\n\
          ⊘ old: disabled\n\n\
          mcp({ server: \"name\" }) lists a server's tools; mcp({ search: \"words\" }) finds tools.\n\n\
          Configuration problems:\n\
          - warning: x"
     );
-    assert_eq!(footer(&servers).unwrap(), "MCP 1/3 connected, 1 failed");
+    assert_eq!(
+        footer(&servers).unwrap(),
+        "MCP 1/4 connected, 1 failed, 1 needs auth"
+    );
     let files = [
         (
             "~/.pi/agent/mcp.json".to_string(),

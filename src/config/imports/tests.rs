@@ -1,7 +1,10 @@
 //! Each tool's documented file format, from a fixture home, through `imports`.
 
 use crate::config::test_tree::{messages, names, Tree};
-use crate::config::{Config, ImportKind, Role, ServerConfig, Source, SourceState, Transport};
+use crate::config::{
+    Config, HttpAuth, ImportKind, Role, ServerConfig, Source, SourceState, Transport,
+};
+use crate::secret::Secret;
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -27,11 +30,13 @@ fn stdio(command: &str, args: &[&str], env: &[(&str, &str)]) -> Transport {
 
 fn http(url: &str, headers: &[(&str, &str)]) -> Transport {
     Transport::Http {
-        url: url.into(),
+        url: Secret::new(url),
         headers: headers
             .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .map(|(k, v)| (k.to_string(), Secret::new(*v)))
             .collect(),
+        auth: HttpAuth::None,
+        ca_file: None,
     }
 }
 
@@ -296,13 +301,18 @@ fn codex_toml_tables() {
     );
     assert_eq!(context7.request_timeout_ms, Some(90_000));
     let figma = server(&config, "figma");
-    assert_eq!(
-        figma.transport,
-        http(
-            "https://mcp.figma.com/mcp",
-            &[("X-Figma-Region", "us-east-1"), ("X-Org-Id", "org-1")]
-        )
+    let mut expected = http(
+        "https://mcp.figma.com/mcp",
+        &[("X-Figma-Region", "us-east-1"), ("X-Org-Id", "org-1")],
     );
+    if let Transport::Http { auth, .. } = &mut expected {
+        // bearer_token_env_var
+        *auth = HttpAuth::Bearer {
+            token: None,
+            env_var: Some("FIGMA_OAUTH_TOKEN".into()),
+        };
+    }
+    assert_eq!(figma.transport, expected);
     // The entry pi-mcp-adapter would build, for the same cache hash.
     assert_eq!(
         figma.entry,

@@ -1,0 +1,152 @@
+//! What carries a connection: a process we start (spawned, its stderr drained, stopped as a
+//! group when opening fails) or a remote endpoint, and the opening handshake over it.
+
+use super::connection::ConnectSpec;
+use super::handler::Handler;
+use super::handshake::{self, Service};
+use super::oversize::LineGuard;
+use super::process::{self, ExitWatch, StdioSpec};
+use super::remote::{self, RemoteKind, RemoteSpec};
+use super::stderr::{self, StderrTail};
+use super::ConnectError;
+use crate::secret::Scrubber;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// What carries the session.
+pub(super) enum Link {
+    /// A process we started, in its own process group.
+    Process {
+        pid: u32,
+        exit: ExitWatch,
+        stderr: Arc<StderrTail>,
+    },
+    Remote {
+        kind: RemoteKind,
+        /// Hides the server's credentials in error texts.
+        scrubber: Scrubber,
+    },
+}
+
+/// Spawns a stdio server and runs the handshake over its pipes.
+pub(super) async fn open_process(
+    spec: &ConnectSpec,
+    stdio: &StdioSpec,
+    handler: Handler,
+    stop: &CancellationToken,
+) -> Result<(Service, Link), String> {
+    let spawned = process::spawn(stdio).map_err(|e| spawn_error(stdio, e))?;
+    let (pid, mut exit) = (spawned.pid, spawned.exit);
+    let tail = Arc::new(StderrTail::default());
+    {
+        let (tail, echo) = (tail.clone(), spec.debug.then(|| spec.server.clone()));
+        tokio::spawn(async move { stderr::drain(spawned.stderr, &tail, echo.as_deref()).await });
+    }
+    let stdout = LineGuard::new(spawned.stdout);
+    let init = handshake::start(
+        handler,
+        (stdout, spawned.stdin),
+        spec.protocol,
+        stop.clone(),
+    );
+    match tokio::time::timeout(spec.timeout, init).await {
+        Ok(Ok(service)) => Ok((
+            service,
+            Link::Process {
+                pid,
+                exit,
+                stderr: tail,
+            },
+        )),
+        Ok(Err(e)) => {
+            exit.wait(Duration::from_millis(300)).await;
+            let why = match exit.get() {
+                Some(status) => format!("{status} before answering `initialize`"),
+                None => format!("failed during `initialize`: {e}"),
+            };
+            Err(abandon(stop, pid, exit, why, &tail).await)
+        }
+        Err(_) => {
+            let why = format!(
+                "did not answer `initialize` within {} s",
+                spec.timeout.as_secs_f32()
+            );
+            Err(abandon(stop, pid, exit, why, &tail).await)
+        }
+    }
+}
+
+pub(super) async fn open_remote(
+    spec: &ConnectSpec,
+    remote: &RemoteSpec,
+    handler: Handler,
+    stop: &CancellationToken,
+) -> Result<(Service, Link), ConnectError> {
+    let opened = remote::open(remote, spec.protocol, handler, stop.clone());
+    match tokio::time::timeout(spec.timeout, opened).await {
+        Ok(Ok(opened)) => Ok((
+            opened.service,
+            Link::Remote {
+                kind: opened.kind,
+                scrubber: remote.scrubber(),
+            },
+        )),
+        Ok(Err(e)) => {
+            stop.cancel();
+            Err(e.map(|why| format!("{}: {why}", remote.display_url())))
+        }
+        Err(_) => {
+            stop.cancel();
+            Err(ConnectError::Failed(format!(
+                "{} did not answer `initialize` within {} s",
+                remote.display_url(),
+                spec.timeout.as_secs_f32()
+            )))
+        }
+    }
+}
+
+/// Stops a server whose handshake failed; returns the message for the failure.
+async fn abandon(
+    stop: &CancellationToken,
+    pid: u32,
+    exit: ExitWatch,
+    why: String,
+    tail: &StderrTail,
+) -> String {
+    stop.cancel();
+    process::stop_group(pid, exit, Duration::ZERO).await;
+    with_stderr(why, tail).await
+}
+
+fn spawn_error(spec: &StdioSpec, e: std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound if !spec.cwd.is_dir() => {
+            format!(
+                "cannot start: working directory {} does not exist",
+                spec.cwd.display()
+            )
+        }
+        std::io::ErrorKind::NotFound => format!(
+            "cannot start `{}`: command not found (check `command` and PATH)",
+            spec.command
+        ),
+        std::io::ErrorKind::PermissionDenied => {
+            format!(
+                "cannot start `{}`: permission denied (is it executable?)",
+                spec.command
+            )
+        }
+        _ => format!("cannot start `{}`: {e}", spec.command),
+    }
+}
+
+/// `what`, followed by the end of the server's stderr when it wrote any.
+pub(super) async fn with_stderr(what: String, tail: &StderrTail) -> String {
+    tail.settle(Duration::from_millis(500)).await;
+    match tail.last_lines() {
+        Some(lines) => format!("{what}. Its stderr ends with:\n{lines}"),
+        None => what,
+    }
+}

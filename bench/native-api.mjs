@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // In-process figures of the native API against server-everything (stdio), side by side with a
 // bare rmcp client (examples/raw_rmcp.rs) to the same server, interleaved: McpAdapter.open, a
-// cold call (spawn + initialize + call on a new adapter), sequential warm calls, and a burst of
-// calls with many in flight. Prints medians and spread; not a test. Needs `npm run build` and
+// cold call (spawn + initialize + call on a new adapter; the raw client with and without a
+// tools/list before the call), sequential warm calls, and a burst of calls with many in flight. Prints medians and spread; not a test. Needs `npm run build` and
 // the raw client (`npm run bench` builds both).
 // Usage: node bench/native-api.mjs [--reps 10] [--warm 200] [--burst 1000] [--inflight 50]
 import { createRequire } from "node:module";
@@ -49,7 +49,7 @@ export async function measureNativeApi({ serverCommand, reps = 10, warm = 200, b
   const [command, ...args] = serverCommand;
   writeFileSync(join(agentDir, "mcp.json"), JSON.stringify({ mcpServers: { everything: { command, args } } }));
   const open = () => McpAdapter.open({ cwd: home, agentDir, env: {} });
-  const out = { inflight, open: [], cold: [], rawCold: [], warm: [], rawWarm: [], burst: [], rawBurst: [] };
+  const out = { inflight, open: [], cold: [], rawCold: [], rawColdListed: [], warm: [], rawWarm: [], burst: [], rawBurst: [] };
   const warmPerRep = Math.ceil(warm / reps);
   const burstReps = Math.min(reps, 3);
   try {
@@ -62,6 +62,7 @@ export async function measureNativeApi({ serverCommand, reps = 10, warm = 200, b
       await adapter.shutdown();
       const raw = rawRmcp(serverCommand, { cold: 1, warm: warmPerRep, ...(i < burstReps ? { burst: burstCalls, inflight } : {}) });
       out.rawCold.push(raw.cold[0].totalMs);
+      out.rawColdListed.push(rawRmcp(serverCommand, { cold: 1, list: 1 }).cold[0].totalMs);
       out.rawWarm.push(...raw.warm);
       if (i < burstReps) out.rawBurst.push(raw.burst);
     }
@@ -87,6 +88,7 @@ export function nativeApiRows(m) {
   return [
     ["McpAdapter.open (config + cache)", s(m.open), "–"],
     ["cold call (spawn → result)", s(m.cold, 1), s(m.rawCold, 1)],
+    ["cold call, the raw client also listing tools first (as a gateway must)", "–", s(m.rawColdListed ?? [], 1)],
     ["warm call round trip", s(m.warm, 3), s(m.rawWarm, 3)],
     [`${m.burst[0]?.latencies.length ?? 0} calls, ${m.inflight} in flight`, burstRow(m.burst), burstRow(m.rawBurst)],
   ];

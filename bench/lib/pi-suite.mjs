@@ -91,10 +91,13 @@ export class PiSuite {
       firstStatusMs: session ? gap(0) : NaN,
       coldCallMs: session ? gap(1) : NaN,
       warmCallMs: session ? gap(2) : NaN,
+      // A process of Pi's (an MCP server) already ran when Pi sent its first request.
+      serverBeforeFirstRequest: memory.firstChildAt !== null && memory.firstChildAt <= r.requests[0].tRecv,
       piRssMb: memory.rootMb,
       childRssMb: memory.childrenMb,
       ...extensionTiming(r.stderr, variant.extensionDir),
       payload: toolPayload(r.requests[0]),
+      requestTimes: r.requests.map((q) => [q.tRecv, q.tDone]),
       agentDir: r.agentDir,
       home: r.home,
     };

@@ -12,10 +12,14 @@ function readStatus(pid) {
   }
 }
 
-/** Starts sampling `rootPid` and its descendants every `intervalMs`; stop() → { rootMb, childrenMb }. */
+/**
+ * Starts sampling `rootPid` and its descendants every `intervalMs`; stop() → { rootMb, childrenMb,
+ * firstChildAt } (epoch ms when a descendant was first seen, or null).
+ */
 export function sampleRss(rootPid, intervalMs = 50) {
   const peaks = new Map(); // pid -> kB
   const known = new Set([rootPid]);
+  let firstChildAt = null;
   const tick = () => {
     const parentOf = new Map();
     for (const name of readdirSync("/proc")) {
@@ -30,6 +34,7 @@ export function sampleRss(rootPid, intervalMs = 50) {
       for (const [pid, st] of parentOf) {
         if (!known.has(pid) && known.has(st.ppid)) {
           known.add(pid);
+          firstChildAt ??= Date.now();
           grew = true;
         }
       }
@@ -46,7 +51,7 @@ export function sampleRss(rootPid, intervalMs = 50) {
       clearInterval(timer);
       let children = 0;
       for (const [pid, kb] of peaks) if (pid !== rootPid) children += kb;
-      return { rootMb: (peaks.get(rootPid) ?? NaN) / 1024, childrenMb: children / 1024 };
+      return { rootMb: (peaks.get(rootPid) ?? NaN) / 1024, childrenMb: children / 1024, firstChildAt };
     },
   };
 }

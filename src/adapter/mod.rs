@@ -93,16 +93,18 @@ impl Adapter {
             Loaded::Unusable { warning } => (None, Some(warning)),
         };
         let now = now_ms();
+        // Entries are moved, not copied: a large catalog is cloned nowhere on the way to Pi.
+        let mut cached = cached.map(|c| c.servers).unwrap_or_default();
         let metas = config.servers.iter().filter_map(|server| {
-            let entry = cached.as_ref()?.servers.get(&server.name)?;
+            let entry = cached.remove(&server.name)?;
             entry
                 .is_valid(&cache::config_hash(&server.entry, &env), now)
                 .then(|| {
                     let meta = ServerMeta {
-                        tools: entry.tools.clone(),
-                        resources: entry.resources.clone(),
-                        prompts: entry.prompts.clone(),
-                        instructions: entry.instructions.clone(),
+                        tools: entry.tools,
+                        resources: entry.resources,
+                        prompts: entry.prompts,
+                        instructions: entry.instructions,
                         live_pid: None,
                     };
                     (server.name.clone(), meta)

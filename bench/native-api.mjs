@@ -4,7 +4,7 @@
 // cold call (spawn + initialize + call on a new adapter; the raw client with and without a
 // tools/list before the call), sequential warm calls, and a burst of calls with many in flight. Prints medians and spread; not a test. Needs `npm run build` and
 // the raw client (`npm run bench` builds both).
-// Usage: node bench/native-api.mjs [--reps 10] [--warm 200] [--burst 1000] [--inflight 50]
+// Usage: node bench/native-api.mjs [--reps 10] [--warm 200] [--burst 1000] [--inflight 50] [--json]
 import { createRequire } from "node:module";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -108,5 +108,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     burstCalls: arg("burst", 1000),
     inflight: arg("inflight", 50),
   });
-  for (const [label, native, raw] of nativeApiRows(m)) console.log(`${label}\n  native: ${native}\n  raw rmcp: ${raw}`);
+  if (process.argv.includes("--json")) console.log(JSON.stringify(m));
+  else for (const [label, native, raw] of nativeApiRows(m)) console.log(`${label}\n  native: ${native}\n  raw rmcp: ${raw}`);
 }

@@ -91,8 +91,9 @@ export class PiSuite {
       firstStatusMs: session ? gap(0) : NaN,
       coldCallMs: session ? gap(1) : NaN,
       warmCallMs: session ? gap(2) : NaN,
-      // A process of Pi's (an MCP server) already ran when Pi sent its first request.
-      serverBeforeFirstRequest: memory.firstChildAt !== null && memory.firstChildAt <= r.requests[0].tRecv,
+      // How long before Pi's first request a process of Pi's (an MCP server) was first seen
+      // (sampled every 50 ms; negative: after it; NaN: none).
+      serverLeadMs: memory.firstChildAt === null ? NaN : r.requests[0].tRecv - memory.firstChildAt,
       piRssMb: memory.rootMb,
       childRssMb: memory.childrenMb,
       ...extensionTiming(r.stderr, variant.extensionDir),

@@ -16,6 +16,9 @@ function configPathFromArgv(argv) {
   return undefined;
 }
 
+/** Longest wait for Pi's first request before background start-up begins anyway. */
+const START_DELAY_MS = 1000;
+
 export default function piMcpNative(pi) {
   const configPath = configPathFromArgv(process.argv);
   // projectTrusted undefined: the decision Pi saved in <agentDir>/trust.json, else trusted.
@@ -24,6 +27,7 @@ export default function piMcpNative(pi) {
   let openedFor = process.cwd();
   let stale = false;
   let footerCtx;
+  let startTimer;
   const progressSinks = new Map();
 
   const showFooter = () => footerCtx?.ui?.setStatus?.("mcp", adapter.footer());
@@ -171,11 +175,25 @@ export default function piMcpNative(pi) {
     footerCtx = ctx;
     syncDirectTools();
     adapter.onEvent(onEvent);
-    adapter.start();
+    clearTimeout(startTimer);
+    startTimer = setTimeout(startBackground, START_DELAY_MS);
+    startTimer.unref?.();
     showFooter();
   });
 
+  // Background start-up (first-run cache fill, eager servers) waits until Pi is about to send its
+  // first request, or START_DELAY_MS in an idle session: no server can be used before the model
+  // answers, and a server booting beside Pi's own start-up delays Pi's first request.
+  function startBackground() {
+    clearTimeout(startTimer);
+    adapter.start();
+  }
+  pi.on("before_provider_request", () => {
+    startBackground();
+  });
+
   pi.on("session_shutdown", async () => {
+    clearTimeout(startTimer);
     footerCtx = undefined;
     stale = true;
     await adapter.shutdown();

@@ -113,8 +113,8 @@ function piEnv(box, env) {
  * { code, signal, timedOut, leftover, stdout, stderr }; `leftover` is true when processes of Pi's group
  * (e.g. MCP servers) were still alive `leftoverGraceMs` after Pi exited; they are then killed.
  */
-function spawnBounded(args, { cwd, env, timeoutMs, stdin = "ignore", leftoverGraceMs = 1000, onStdout }) {
-  const child = spawn(NODE22, args, { cwd, env, detached: true, stdio: [stdin, "pipe", "pipe"] });
+function spawnBounded(args, { node = NODE22, cwd, env, timeoutMs, stdin = "ignore", leftoverGraceMs = 1000, onStdout }) {
+  const child = spawn(node, args, { cwd, env, detached: true, stdio: [stdin, "pipe", "pipe"] });
   const out = { stdout: "", stderr: "" };
   child.stdout.setEncoding("utf8").on("data", (s) => {
     out.stdout += s;
@@ -187,7 +187,7 @@ export function toolResultsOf(events) {
 }
 
 async function withSandbox(opts, run) {
-  const cli = piCli(opts.piPackage);
+  const cli = opts.cli ?? piCli(opts.piPackage);
   const box = makeSandbox(opts);
   const llm = await startFakeLlm({ steps: opts.script?.steps ?? [], timeoutMs: opts.timeoutMs + 5000 });
   try {
@@ -206,14 +206,17 @@ const DEFAULTS = { piPackage: PI_CURRENT, timeoutMs: 60_000, env: {}, keep: fals
  * home, agentDir, cwd, … }. Options: script {steps}, extensionDir (path or array), mcpConfig, cacheJson,
  * projectFiles ({ path relative to the project: content }),
  * env, piPackage, prompt, timeoutMs, home (reuse for a warm agent dir), tmpDir (reuse for a warm jiti and
- * compile cache), keep (leave the sandbox on disk), extraArgs.
+ * compile cache), keep (leave the sandbox on disk), extraArgs; node + cli (a Pi installed elsewhere) and
+ * onSpawn(child) for the benchmark.
  */
 export function runPi(options) {
   const opts = { ...DEFAULTS, prompt: "go", ...options };
   return withSandbox(opts, async ({ cli, box, llm }) => {
     const args = piArgs(cli, opts.extensionDir, ["--mode", "json", ...(opts.extraArgs ?? []), opts.prompt]);
     const tSpawn = Date.now();
-    const r = await spawnBounded(args, { cwd: box.cwd, env: piEnv(box, opts.env), timeoutMs: opts.timeoutMs }).done;
+    const proc = spawnBounded(args, { node: opts.node, cwd: box.cwd, env: piEnv(box, opts.env), timeoutMs: opts.timeoutMs });
+    opts.onSpawn?.(proc.child);
+    const r = await proc.done;
     const events = parseJsonl(r.stdout);
     const requests = llm.requests;
     return {

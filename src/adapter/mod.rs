@@ -18,7 +18,7 @@ pub use lifecycle::Timing;
 pub use outcome::Outcome;
 
 use crate::cache::{self, Loaded};
-use crate::config::{self, Config, Env, LoadOptions, ServerConfig};
+use crate::config::{self, Config, Env, LoadOptions, ServerConfig, Transport};
 use crate::events::{EventSink, Events};
 use crate::pool::{Pool, RemoteKind};
 use catalog_state::CatalogState;
@@ -218,6 +218,11 @@ impl Adapter {
             return;
         };
         tokio::spawn(self.clone().watch_notices(notices));
+        let stdio =
+            |s: &ServerConfig| !s.disabled && matches!(s.transport, Transport::Stdio { .. });
+        if self.config.servers.iter().any(stdio) {
+            crate::pool::watchdog::start_in_background(); // before any server: off a call's path
+        }
         let servers: Vec<String> = {
             let catalog = self.catalog.read();
             self.config

@@ -8,6 +8,7 @@ pub mod launch;
 mod link;
 mod oversize;
 pub mod process;
+mod program;
 mod remote;
 mod stderr;
 pub mod watchdog;

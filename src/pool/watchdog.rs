@@ -3,7 +3,8 @@
 //! launchers (`npx`, `sh -c`) started. So a tiny watchdog runs beside us, in its own session,
 //! holding the read end of a pipe whose write end only we hold. We tell it which process groups
 //! are live; when the pipe reaches EOF (we are gone), it kills every group it still knows.
-//! One watchdog serves every adapter of the process; it starts with the first server.
+//! One watchdog serves every adapter of the process. The adapter starts it in the background
+//! before any server is needed (`start_in_background`), otherwise the first server starts it.
 
 use parking_lot::Mutex;
 use std::io::{self, Write};
@@ -17,6 +18,11 @@ static SHARED: LazyLock<Option<Watchdog>> = LazyLock::new(|| match Watchdog::sta
         None
     }
 });
+
+/// Starts the watchdog on a thread of its own, off the path of the first server's spawn.
+pub fn start_in_background() {
+    std::thread::spawn(|| LazyLock::force(&SHARED));
+}
 
 /// Registers a server's process group with the process's watchdog.
 pub fn watch(pgid: u32) {
@@ -56,20 +62,16 @@ impl Watchdog {
     #[cfg(unix)]
     pub fn start() -> io::Result<Watchdog> {
         use std::os::unix::process::CommandExt;
-        let mut cmd = Command::new("/bin/sh");
-        cmd.args(["-c", SCRIPT])
+        // A process group of its own keeps signals to Pi's group (Ctrl-C, a kill of the whole
+        // group) away from the watchdog. Unlike a `pre_exec` hook (e.g. for setsid), it lets
+        // `Command` use posix_spawn instead of forking Pi's large process.
+        let mut child = Command::new("/bin/sh")
+            .args(["-c", SCRIPT])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        // SAFETY: setsid(2) is async-signal-safe and touches no memory of ours. A new session
-        // keeps terminal signals (Ctrl-C to Pi's process group) away from the watchdog.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::setsid();
-                Ok(())
-            });
-        }
-        let mut child = cmd.spawn()?;
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()?;
         let stdin = child
             .stdin
             .take()

@@ -55,15 +55,10 @@ impl ExitWatch {
 }
 
 pub fn spawn(spec: &StdioSpec) -> io::Result<Spawned> {
-    let mut cmd = match super::program::resolve(&spec.command, &spec.env, &spec.cwd) {
-        Some(path) => {
-            let mut cmd = Command::new(path);
-            #[cfg(unix)]
-            cmd.arg0(&spec.command); // argv[0] as configured, as a PATH search would leave it
-            cmd
-        }
-        None => Command::new(&spec.command),
-    };
+    let program = super::program::resolve(&spec.command, &spec.env, &spec.cwd);
+    let mut cmd = Command::new(program.unwrap_or_else(|| PathBuf::from(&spec.command)));
+    #[cfg(unix)]
+    cmd.arg0(&spec.command); // as configured, as a PATH search would leave it
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
         .stdin(Stdio::piped())

@@ -7,9 +7,9 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-/// Where execvp would find `command` with the environment `env` and working directory `cwd`;
-/// `None` to leave the search to the spawn (a path, no `PATH` in `env`, or nothing found there,
-/// so the spawn reports the error as before).
+/// Where execvp would find `command` with the environment `env` and working directory `cwd`, as
+/// an absolute path; `None` leaves the search to the spawn (a path, no `PATH` in `env`, nothing
+/// found there so that the spawn reports the error as before, or a relative working directory).
 #[cfg(unix)]
 pub fn resolve(command: &str, env: &[(String, String)], cwd: &Path) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
@@ -23,6 +23,7 @@ pub fn resolve(command: &str, env: &[(String, String)], cwd: &Path) -> Option<Pa
             std::fs::metadata(candidate)
                 .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })
+        .filter(|found| found.is_absolute())
 }
 
 #[cfg(not(unix))]

@@ -14,7 +14,9 @@ use std::sync::LazyLock;
 static SHARED: LazyLock<Option<Watchdog>> = LazyLock::new(|| match Watchdog::start() {
     Ok(watchdog) => Some(watchdog),
     Err(e) => {
-        eprintln!("pi-mcp-native: no watchdog ({e}); servers may outlive a killed Pi");
+        if cfg!(unix) {
+            eprintln!("pi-mcp-native: no watchdog ({e}); servers may outlive a killed Pi");
+        }
         None
     }
 });

@@ -239,6 +239,38 @@ mod tests {
         panic!("grandchild {grandchild} survived");
     }
 
+    async fn first_line(spec: &StdioSpec) -> String {
+        let spawned = spawn(spec).unwrap();
+        let mut out = tokio::io::BufReader::new(spawned.stdout);
+        let mut line = String::new();
+        tokio::io::AsyncBufReadExt::read_line(&mut out, &mut line)
+            .await
+            .unwrap();
+        line.trim().to_string()
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn runs_the_program_on_the_servers_own_path_under_its_configured_name() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("pi-mcp-spawn-path-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let program = dir.join("pi-mcp-test-server");
+        std::fs::write(&program, "#!/bin/sh\necho \"found $1\"\n").unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let spec = |command: &str, args: &[&str]| StdioSpec {
+            command: command.into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            env: vec![("PATH".into(), format!("{}:/usr/bin:/bin", dir.display()))],
+            cwd: std::env::temp_dir(),
+        };
+        let found = first_line(&spec("pi-mcp-test-server", &["x"])).await;
+        let arg0 = first_line(&spec("sh", &["-c", "echo $0"])).await;
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(found, "found x");
+        assert_eq!(arg0, "sh");
+    }
+
     #[tokio::test]
     async fn reports_missing_command() {
         let spec = StdioSpec {

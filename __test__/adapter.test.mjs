@@ -172,7 +172,7 @@ describe("servers that misbehave while listing", () => {
       const listed = await adapter.list("faulty");
       assert.equal(listed.isError, false, text(listed));
       const names = [...text(listed).matchAll(/^- (\S+?)(?::|$)/gm)].map((m) => m[1]);
-      assert.deepEqual(names, ["faulty_first", "faulty_second", "faulty_echo", "faulty_crash", "faulty_hang", "faulty_freeze", "faulty_big", "faulty_grow", "faulty_slow"]);
+      assert.deepEqual(names, ["faulty_first", "faulty_second", "faulty_echo", "faulty_crash", "faulty_hang", "faulty_freeze", "faulty_big", "faulty_grow", "faulty_slow", "faulty_seen"]);
       const called = await adapter.call("faulty_echo", { text: "ok" });
       assert.equal(text(called), "echo: ok");
     } finally {

@@ -4,11 +4,13 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { row } from "./helpers/matrix.mjs";
-import { cmdline, everything, faulty, IDLE, processesIn, pyBin, root, rssKb, sleep, tempAgent, text, uvCache, waitFor, withAdapter } from "./helpers/servers.mjs";
+import { cmdline, everything, faulty, FAST, IDLE, processesIn, pyBin, root, rssKb, sleep, tempAgent, text, uvCache, waitFor, withAdapter } from "./helpers/servers.mjs";
 
+const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 
 describe("lifecycle", () => {
   test("a lazy server stops when idle, stays searchable, and comes back on use", async () => {
@@ -18,7 +20,7 @@ describe("lifecycle", () => {
       assert.equal(processesIn(agent.cwd).length, 1);
       await waitFor(() => has("idle-shutdown", "lazy"), 5000, "idle-shutdown");
       await waitFor(() => processesIn(agent.cwd).length === 0, 3000, "the idle server to exit");
-      assert.match(text(await adapter.status()), /○ lazy: 7 tools \(cached/);
+      assert.match(text(await adapter.status()), /○ lazy: 8 tools \(cached/);
       assert.match(text(await adapter.search("echo")), /^lazy_echo/m);
       assert.equal(processesIn(agent.cwd).length, 0, "search works from metadata");
       assert.equal(text(await adapter.call("lazy_echo", { text: "2" })), "echo: 2");
@@ -62,7 +64,7 @@ describe("lifecycle", () => {
       await waitFor(() => has("disconnected", "kept"), 5000, "disconnected event");
       await waitFor(() => has("reconnected", "kept"), 5000, "reconnected event");
       const reconnected = events.find((e) => e.type === "reconnected");
-      assert.equal(reconnected.tools, 7);
+      assert.equal(reconnected.tools, 8);
       const [second] = processesIn(agent.cwd);
       assert.ok(second && second !== first, "a new process serves the server");
       assert.equal(text(await adapter.call("kept_echo", { text: "back" })), "echo: back");
@@ -114,9 +116,9 @@ describe("lifecycle", () => {
   test("a catalog change is picked up, cached and announced", async () => {
     await withAdapter(({ cwd }) => ({ s: faulty([], { cwd }) }), async ({ adapter, agent, events, has }) => {
       adapter.start();
-      assert.equal(text(await adapter.call("s_grow", {})), "now 8 tools");
+      assert.equal(text(await adapter.call("s_grow", {})), "now 9 tools");
       await waitFor(() => has("catalog-changed", "s"), 3000, "catalog-changed event");
-      assert.equal(events.find((e) => e.type === "catalog-changed").tools, 8);
+      assert.equal(events.find((e) => e.type === "catalog-changed").tools, 9);
       assert.match(text(await adapter.list("s")), /- s_grown_1/);
       await waitFor(() => readFileSync(agent.cachePath, "utf8").includes("grown_1"), 3000, "the cache to hold the new tool");
     });
@@ -130,6 +132,42 @@ describe("lifecycle", () => {
       const silent = await adapter.call("s_hang", {}, { timeoutMs: 300 });
       assert.equal(silent.details.error, "timeout");
     });
+  });
+
+  test("a cold call of a cached tool goes before the listing; a tool dropped since is unknown", async () => {
+    const agent = tempAgent(({ cwd, home }) => ({ mcpServers: { s: faulty([], { cwd, env: { FAULT_TOOLS: join(home, "tools") } }) } }));
+    const session = async (run) => {
+      const adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env, ...FAST });
+      const events = [];
+      adapter.onEvent((e) => events.push(e));
+      try {
+        await run(adapter, events);
+      } finally {
+        await adapter.shutdown();
+      }
+    };
+    try {
+      await session(async (adapter) => {
+        const first = await adapter.call("s_seen", {});
+        assert.equal(text(first), "methods: initialize, notifications/initialized, tools/list, tools/call", "nothing cached: listed first");
+      });
+      await session(async (adapter, events) => {
+        const cold = await adapter.call("s_seen", {});
+        assert.equal(text(cold), "methods: initialize, notifications/initialized, tools/call");
+        await waitFor(() => events.some((e) => e.type === "connected" && e.server === "s"), 5000, "the listing after the call");
+        assert.match(text(await adapter.list("s")), /^s: 8 tools/);
+      });
+      writeFileSync(join(agent.home, "tools"), "seen");
+      await session(async (adapter) => {
+        const gone = await adapter.call("s_echo", { text: "hi" });
+        assert.equal(gone.details.error, "tool_not_found", text(gone));
+        assert.match(text(gone), /s_echo/);
+        assert.equal(text(await adapter.call("s_seen", {})), "methods: initialize, notifications/initialized, tools/call, tools/list, tools/call");
+      });
+      assert.deepEqual(processesIn(agent.cwd), []);
+    } finally {
+      agent.cleanup();
+    }
   });
 
   test("a call with a server's prefix connects only that server when nothing is cached", async () => {

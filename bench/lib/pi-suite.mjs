@@ -1,4 +1,5 @@
-// The side-by-side run inside the real Pi: plain Pi, Pi with a no-op tool, pi-mcp-native, and
+// The side-by-side run inside the real Pi: plain Pi, Pi with a no-op tool, Pi with a bare
+// JSON-RPC client as its tool (the floor of a call inside Pi), pi-mcp-native, and
 // pi-mcp-adapter 2.36.0 (one-tool settings, and its default 3-tool surface), interleaved in
 // every repetition so that machine load hits all of them alike. Timings come from the fake
 // LLM's log (spawn → first request, and the gap between a tool-call answer and Pi's next request).
@@ -23,6 +24,7 @@ export function variants(paths) {
   return {
     pi: { label: "Pi alone" },
     noop: { label: "Pi + no-op tool", extensionDir: join(ROOT, "bench", "fixtures", "noop-extension.mjs") },
+    floor: { label: "Pi + bare JSON-RPC client", extensionDir: join(ROOT, "bench", "fixtures", "floor-extension.mjs") },
     native: { label: "pi-mcp-native", extensionDir: ROOT, settings: ONE_TOOL, mcp: true },
     adapter: { label: "pi-mcp-adapter (1 tool)", extensionDir: paths.adapterDir, settings: ONE_TOOL, mcp: true },
     adapter3: { label: "pi-mcp-adapter (default 3 tools)", extensionDir: paths.adapterDir, mcp: true },
@@ -71,7 +73,7 @@ export class PiSuite {
       mcpConfig: variant.mcp ? this.mcpConfig(variant) : undefined,
       cacheJson: variant.mcp && cached ? this.cacheJson : undefined,
       script: session ? SESSION : ONE_TURN,
-      env: { PI_TIMING: "1", PI_MCP_CONFIG_MODE: "exclusive" },
+      env: { PI_TIMING: "1", PI_MCP_CONFIG_MODE: "exclusive", BENCH_FLOOR_SERVER: JSON.stringify(this.serverCommand) },
       tmpDir: this.tmpDir,
       timeoutMs: 60_000,
       keep,
@@ -122,6 +124,7 @@ export class PiSuite {
       ["pi", "pi", { session: false, cached: false }],
       ["noop", "noop", { session: true, cached: false }],
       ["noop:1turn", "noop", { session: false, cached: false }],
+      ["floor", "floor", { session: true, cached: false }],
       ["native", "native", { session: true, cached: true }],
       ["adapter", "adapter", { session: true, cached: true }],
       ["adapter3", "adapter3", { session: true, cached: true }],

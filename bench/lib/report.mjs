@@ -27,7 +27,7 @@ const sh = (cmd) => {
   }
 };
 
-const COLUMNS = ["pi", "noop", "native", "adapter", "adapter3"];
+const COLUMNS = ["pi", "noop", "floor", "native", "adapter", "adapter3"];
 
 export function writeReport({ out, before, after, reps, runs, startup, api, search, paths }) {
   const series = (key, metric) => runs.map((r) => r[key]?.[metric] ?? NaN);
@@ -73,6 +73,8 @@ export function writeReport({ out, before, after, reps, runs, startup, api, sear
     ["startup overhead, no cache (vs Pi + no-op extension), ms", d("native:nocache", "startupMs", "noop"), d("adapter:nocache", "startupMs", "noop"), "(context)", null],
     ["first `mcp({})` over Pi's own turn gap (no-op tool), ms", d("native", "firstStatusMs", "noop"), d("adapter", "firstStatusMs", "noop"), "≤ 5", 5],
     ["cold call over the raw rmcp floor (spawn + initialize + call), ms", coldOverFloor("native"), coldOverFloor("adapter"), "≤ 10", 10],
+    ["cold call over a bare JSON-RPC client in the same Pi session (spawn + initialize + call), ms", d("native", "coldCallMs", "floor"), d("adapter", "coldCallMs", "floor"), "≤ 10", 10],
+    ["warm call over a bare JSON-RPC client in the same Pi session, ms", d("native", "warmCallMs", "floor"), d("adapter", "warmCallMs", "floor"), "(context)", null],
     ["warm call over Pi's own turn gap, ms", d("native", "warmCallMs", "noop"), d("adapter", "warmCallMs", "noop"), "≤ adapter", null],
     ["Pi peak RSS overhead (vs Pi alone), MB", d("native", "piRssMb", "pi"), d("adapter", "piRssMb", "pi"), "≤ 15", 15],
     ["Pi peak RSS overhead (vs Pi + no-op tool, same 4 turns), MB", d("native", "piRssMb", "noop"), d("adapter", "piRssMb", "noop"), "(context)", null],
@@ -104,11 +106,11 @@ export function writeReport({ out, before, after, reps, runs, startup, api, sear
   lines.push(`- pi-mcp-adapter is configured with \`settings.scriptMode: false\` and \`settings.namespaceProxyTools: false\` (one \`mcp\` tool, as ours); "default 3 tools" is its out-of-the-box surface. Pi runs headless (\`--mode json\`) against a scripted fake LLM: \`mcp({})\`, a cold call, a warm call, a final answer.`, "");
 
   lines.push("## Side by side inside Pi", "");
-  row(["", "Pi alone", "Pi + no-op tool", "**pi-mcp-native**", "pi-mcp-adapter (1 tool)", "pi-mcp-adapter (default 3 tools)"]);
-  row(["---", "---", "---", "---", "---", "---"]);
+  row(["", "Pi alone", "Pi + no-op tool", "Pi + bare JSON-RPC client", "**pi-mcp-native**", "pi-mcp-adapter (1 tool)", "pi-mcp-adapter (default 3 tools)"]);
+  row(COLUMNS.map(() => "---").concat("---"));
   for (const [label, f] of sideBySide) row([label, ...COLUMNS.map(f)]);
   lines.push("");
-  lines.push(`Raw floor, measured in the same repetitions by a bare rmcp client (examples/raw_rmcp.rs) against the same server: spawn → initialize ${fmt(rawInit.median, 1)} ms, spawn → initialize → first call ${fmt(rawFloor.median, 1)} ms (${fmt(rawFloor.p25, 1)}–${fmt(rawFloor.p75, 1)}).`, "");
+  lines.push(`Raw floor, measured in the same repetitions by a bare rmcp client (examples/raw_rmcp.rs) against the same server: spawn → initialize ${fmt(rawInit.median, 1)} ms, spawn → initialize → first call ${fmt(rawFloor.median, 1)} ms (${fmt(rawFloor.p25, 1)}–${fmt(rawFloor.p75, 1)}). "Pi + bare JSON-RPC client" is the same floor taken inside Pi: its \`mcp\` tool (bench/fixtures/floor-extension.mjs) spawns the server, initializes and calls, at the moment a gateway would, with Pi's own work around it.`, "");
 
   lines.push("## Overheads over plain Pi and the targets", "");
   lines.push("Each overhead is the difference of the two medians of the same run; in brackets, the interquartile range of the per-repetition differences (how noisy one pair is on this machine).", "");

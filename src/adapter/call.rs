@@ -6,11 +6,12 @@ use super::{Adapter, Outcome};
 use crate::catalog::ToolInfo;
 use crate::config::value_kind;
 use crate::output_guard::{guard, spill, Limits};
-use crate::pool::{ProgressSink, RequestError, RequestOptions};
+use crate::pool::{Connection, ProgressSink, RequestError, RequestOptions};
 use crate::render;
 use crate::search::SearchOptions;
 use crate::validate::check_arguments;
 use serde_json::{json, Map, Value};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -24,6 +25,8 @@ const GATEWAY_FIELDS: [&str; 6] = [
     "search",
     "server",
 ];
+/// How long a cold call of a cached tool runs before the server's listing is asked for anyway.
+const LIST_AFTER_CALL: Duration = Duration::from_millis(100);
 /// Search results per page unless `limit` says otherwise.
 pub const DEFAULT_LIMIT: usize = 12;
 
@@ -51,15 +54,26 @@ impl Adapter {
         if let Some(outcome) = argument_problems(&tool, &args) {
             return outcome;
         }
-        let conn = match self.connected(&tool.server).await {
-            Ok(conn) => conn,
+        let (conn, event) = match self.handshaken(&tool.server).await {
+            Ok(reached) => reached,
             Err(why) => return unavailable("call", &tool.server, &why),
         };
         self.used.lock().insert(tool.server.clone());
-        // Connecting may have refreshed the catalog: call what the server lists now.
-        let tool = match self.resolve("call", &tool.name, Some(&tool.server)).await {
-            Ok(tool) => tool,
-            Err(outcome) => return outcome,
+        // A server that was just started is not listed yet, but the catalog knows the tool (from
+        // the cache): the call goes first, so the server answers it before it lists.
+        let early = !conn.is_listed();
+        let tool = match early {
+            true => tool,
+            false => {
+                if let Err(why) = self.take_listing(&conn, event).await {
+                    return unavailable("call", &tool.server, &why);
+                }
+                // Connecting may have refreshed the catalog: call what the server lists now.
+                match self.resolve("call", &tool.name, Some(&tool.server)).await {
+                    Ok(tool) => tool,
+                    Err(outcome) => return outcome,
+                }
+            }
         };
         let server = self
             .server(&tool.server)
@@ -93,7 +107,24 @@ impl Adapter {
                 .with("server", tool.server.clone())
                 .with("tool", tool.name.clone())
         };
-        match conn.request(method, params, request).await {
+        let call = conn.request(method, params, request);
+        let result = match early {
+            false => call.await,
+            true => self.ahead_of_listing(&conn, event, call).await,
+        };
+        let refused = match &result {
+            Ok(raw) => raw.get("isError").and_then(Value::as_bool) == Some(true),
+            Err(e) => matches!(e, RequestError::Mcp { .. }),
+        };
+        if early && refused {
+            // The server may no longer have the tool the cache knew: say so as for any other.
+            if self.take_listing(&conn, event).await.is_ok() {
+                if let Err(outcome) = self.resolve("call", &tool.name, Some(&tool.server)).await {
+                    return outcome;
+                }
+            }
+        }
+        match result {
             Ok(raw) => {
                 let rendered = match tool.resource_uri {
                     Some(_) => render::resource_result(&raw),
@@ -142,6 +173,24 @@ impl Adapter {
                 }
                 details(Outcome::error("call", code, text))
             }
+        }
+    }
+
+    /// Runs `call` on a connection that is not listed yet, and has it listed after. rmcp writes
+    /// requests from separate tasks: the listing waits for the answer (or for a while into a
+    /// long call) so that it cannot overtake the call.
+    async fn ahead_of_listing(
+        self: &Arc<Self>,
+        conn: &Arc<Connection>,
+        event: &'static str,
+        call: impl Future<Output = Result<Value, RequestError>>,
+    ) -> Result<Value, RequestError> {
+        tokio::pin!(call);
+        let answered = tokio::time::timeout(LIST_AFTER_CALL, &mut call).await;
+        self.take_listing_in_background(conn, event);
+        match answered {
+            Ok(result) => result,
+            Err(_) => call.await,
         }
     }
 

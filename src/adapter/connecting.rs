@@ -22,16 +22,28 @@ const LIST_CHANGED_DEBOUNCE: Duration = Duration::from_millis(250);
 const PING_LIMIT: Duration = Duration::from_secs(2);
 
 impl Adapter {
-    /// The live connection to `name`; connects when there is none, unless the server failed
-    /// recently (then the error says since when and why). A server that let a request time out
-    /// and does not answer a ping either is restarted.
+    /// The live connection to `name`, listed and its listing taken as the server's metadata;
+    /// connects when there is none, unless the server failed recently (then the error says
+    /// since when and why). A server that let a request time out and does not answer a ping
+    /// either is restarted.
     pub(super) async fn connected(self: &Arc<Self>, name: &str) -> Result<Arc<Connection>, String> {
+        let (conn, event) = self.handshaken(name).await?;
+        self.take_listing(&conn, event).await?;
+        Ok(conn)
+    }
+
+    /// Like [`Adapter::connected`], but returns as soon as the opening handshake is done, with
+    /// the event (`connected` or `reconnected`) that [`Adapter::take_listing`] is to emit.
+    pub(super) async fn handshaken(
+        self: &Arc<Self>,
+        name: &str,
+    ) -> Result<(Arc<Connection>, &'static str), String> {
         if let Some(conn) = self.pool.get(name) {
             let limit = self
                 .server(name)
                 .map_or(PING_LIMIT, |s| self.request_timeout(s).min(PING_LIMIT));
             if conn.responsive(limit).await {
-                return Ok(conn);
+                return Ok((conn, "connected"));
             }
             self.pool.close_stale(&conn).await;
             let reason = format!(
@@ -40,12 +52,12 @@ impl Adapter {
             );
             self.events
                 .emit("disconnected", json!({ "server": name, "reason": reason }));
-            return self.connect_now(name, "reconnected").await;
+            return self.reach(name, "reconnected").await;
         }
         if let Some(why) = self.backoff(name) {
             return Err(why);
         }
-        self.connect_now(name, "connected").await
+        self.reach(name, "connected").await
     }
 
     /// Connects `name` regardless of backoff; `event` (`connected` or `reconnected`) tells JS
@@ -53,8 +65,20 @@ impl Adapter {
     pub(super) async fn connect_now(
         self: &Arc<Self>,
         name: &str,
-        event: &str,
+        event: &'static str,
     ) -> Result<Arc<Connection>, String> {
+        let (conn, event) = self.reach(name, event).await?;
+        self.take_listing(&conn, event).await?;
+        Ok(conn)
+    }
+
+    /// Starts or reaches `name` and runs the opening handshake; a failure is recorded (for the
+    /// backoff and `status`) and reported.
+    async fn reach(
+        self: &Arc<Self>,
+        name: &str,
+        event: &'static str,
+    ) -> Result<(Arc<Connection>, &'static str), String> {
         let server = self
             .server(name)
             .ok_or_else(|| format!("server \"{name}\" is not configured"))?;
@@ -64,39 +88,77 @@ impl Adapter {
         };
         match connected {
             Ok(conn) => {
-                self.failures.lock().remove(name);
                 if let Some(kind) = conn.remote_kind() {
                     self.remote_kinds.lock().insert(name.to_string(), kind);
                 }
-                if self.adopt(server, &conn, &conn.listing(), false) {
+                Ok((conn, event))
+            }
+            Err(ConnectError::NeedsAuth(why)) => {
+                Err(self.fail(name, self.auth_fix(server, &why), true))
+            }
+            Err(ConnectError::Failed(why)) => Err(self.fail(name, why, false)),
+        }
+    }
+
+    /// Waits for the first listing of `conn` and, the first time, takes it as the server's
+    /// metadata (catalog, cache, `event` for JS). A server that cannot be listed is closed.
+    pub(super) async fn take_listing(
+        self: &Arc<Self>,
+        conn: &Arc<Connection>,
+        event: &str,
+    ) -> Result<(), String> {
+        let name = conn.server.as_str();
+        let Some(server) = self.server(name) else {
+            return Err(format!("server \"{name}\" is not configured"));
+        };
+        match conn.listed(self.request_timeout(server)).await {
+            Ok(listing) => {
+                self.failures.lock().remove(name);
+                if self.adopt(server, conn, &listing, false) {
                     self.save_metadata(name);
                     let tools = self.catalog.read().server_tools(name).len();
                     self.events
                         .emit(event, json!({ "server": name, "tools": tools }));
                 }
-                Ok(conn)
+                Ok(())
             }
-            Err(error) => {
-                let needs_auth = matches!(error, ConnectError::NeedsAuth(_));
-                let message = match error {
-                    ConnectError::NeedsAuth(why) => self.auth_fix(server, &why),
-                    ConnectError::Failed(why) => why,
-                };
-                self.failures.lock().insert(
-                    name.to_string(),
-                    Failure {
-                        at: Instant::now(),
-                        message: message.clone(),
-                        needs_auth,
-                    },
-                );
-                self.events.emit(
-                    "failed",
-                    json!({ "server": name, "error": message, "needsAuth": needs_auth }),
-                );
-                Err(message)
+            Err(e) => {
+                self.pool.close_stale(conn).await;
+                conn.close().await;
+                let why = format!("connected, but listing its tools failed: {e}");
+                Err(self.fail(name, why, false))
             }
         }
+    }
+
+    /// [`Adapter::take_listing`], off the caller's path (`shutdown` waits for it).
+    pub(super) fn take_listing_in_background(
+        self: &Arc<Self>,
+        conn: &Arc<Connection>,
+        event: &'static str,
+    ) {
+        let (this, conn) = (self.clone(), conn.clone());
+        self.background.spawn(async move {
+            let _ = this.take_listing(&conn, event).await;
+        });
+    }
+
+    /// Records that `name` could not be used (for the backoff and `status`), tells JS, and
+    /// returns the message.
+    fn fail(&self, name: &str, message: String, needs_auth: bool) -> String {
+        self.failures.lock().insert(
+            name.to_string(),
+            Failure {
+                at: Instant::now(),
+                message: message.clone(),
+                needs_auth,
+            },
+        );
+        self.events.emit(
+            "failed",
+            json!({ "server": name, "error": message, "needsAuth": needs_auth }),
+        );
+        message
     }
 
     /// Why `name` is skipped for now, if it failed less than a minute ago.
@@ -268,7 +330,12 @@ impl Adapter {
         let (Some(conn), Some(server)) = (self.pool.peek(name), self.server(name)) else {
             return;
         };
+        let before = conn.listing();
         if let Ok(listing) = conn.relist(self.request_timeout(server)).await {
+            // Many servers announce a change while starting up, before the first listing.
+            if listing == before {
+                return;
+            }
             self.adopt(server, &conn, &listing, true);
             self.write_cache(server).await;
             let tools = self.catalog.read().server_tools(name).len();

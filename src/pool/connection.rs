@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 
 /// How long a server gets to exit by itself once its stdin is closed (and again after SIGTERM).
@@ -58,8 +59,10 @@ pub struct Connection {
     /// Unique among the connections of this process.
     pub id: u64,
     pub instructions: Option<String>,
-    /// The latest listing of the server's tools and resources (taken at connect, renewed by `relist`).
+    /// The latest listing of the server's tools and resources (the first, then `relist`'s).
     listing: Mutex<Arc<Listing>>,
+    /// The first listing, taken once for everyone who waits for it.
+    first_listing: OnceCell<Arc<Listing>>,
     peer: Peer<RoleClient>,
     has_resources: bool,
     has_prompts: bool,
@@ -85,6 +88,7 @@ pub struct RequestOptions {
 
 impl Connection {
     /// Starts or reaches the server and runs the opening handshake, all within `spec.timeout`.
+    /// The server is not listed yet: see [`Connection::listed`].
     pub async fn open(
         spec: &ConnectSpec,
         notices: UnboundedSender<Notice>,
@@ -126,6 +130,7 @@ impl Connection {
             in_flight: AtomicUsize::new(0),
             last_used: Mutex::new(Instant::now()),
             listing: Mutex::default(),
+            first_listing: OnceCell::new(),
             suspect: AtomicBool::new(false),
         });
         let supervised = conn.clone();
@@ -144,12 +149,6 @@ impl Connection {
             }
             supervised.ended.cancel();
         });
-        if let Err(e) = conn.relist(spec.timeout).await {
-            conn.close().await;
-            return Err(ConnectError::Failed(format!(
-                "connected, but listing its tools failed: {e}"
-            )));
-        }
         Ok(conn)
     }
 
@@ -175,6 +174,19 @@ impl Connection {
 
     pub fn listing(&self) -> Arc<Listing> {
         self.listing.lock().clone()
+    }
+
+    /// The connection's first listing: taken by the first caller, awaited by the others (a
+    /// failed one is tried again by the next caller).
+    pub async fn listed(&self, timeout: Duration) -> Result<Arc<Listing>, RequestError> {
+        self.first_listing
+            .get_or_try_init(|| self.relist(timeout))
+            .await
+            .cloned()
+    }
+
+    pub fn is_listed(&self) -> bool {
+        self.first_listing.initialized()
     }
 
     /// Lists the server again and keeps the result as [`Connection::listing`].

@@ -77,7 +77,8 @@ fn opts() -> RequestOptions {
 }
 
 async fn echo_works(conn: &Connection) {
-    assert!(conn.listing().tools.iter().any(|t| t["name"] == "echo"));
+    let listing = conn.listed(Duration::from_secs(10)).await.unwrap();
+    assert!(listing.tools.iter().any(|t| t["name"] == "echo"));
     let result = conn
         .request(
             "tools/call",

@@ -70,8 +70,15 @@ async fn lists_calls_and_closes() {
     );
     assert!(a.instructions.is_some());
 
-    let listing = a.relist(Duration::from_secs(10)).await.unwrap();
+    assert!(!a.is_listed(), "connecting only runs the handshake");
+    let limit = Duration::from_secs(10);
+    let (first, same) = tokio::join!(a.listed(limit), b.listed(limit));
+    let (first, same) = (first.unwrap(), same.unwrap());
+    assert!(Arc::ptr_eq(&first, &same), "one first listing, shared");
+    assert!(a.is_listed());
+    let listing = a.relist(limit).await.unwrap();
     assert_eq!(listing, a.listing());
+    assert_eq!(listing, first);
     assert!(
         listing.tools.iter().any(|t| t["name"] == "echo"),
         "{listing:?}"

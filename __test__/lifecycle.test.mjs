@@ -135,7 +135,7 @@ describe("lifecycle", () => {
   });
 
   test("a cold call of a cached tool goes before the listing; a tool dropped since is unknown", async () => {
-    const agent = tempAgent(({ cwd, home }) => ({ mcpServers: { s: faulty([], { cwd, env: { FAULT_TOOLS: join(home, "tools") } }) } }));
+    const agent = tempAgent(({ cwd, home }) => ({ mcpServers: { s: faulty(["announce-at-start"], { cwd, env: { FAULT_TOOLS: join(home, "tools") } }) } }));
     const session = async (run) => {
       const adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env, ...FAST });
       const events = [];
@@ -154,8 +154,10 @@ describe("lifecycle", () => {
       await session(async (adapter, events) => {
         const cold = await adapter.call("s_seen", {});
         assert.equal(text(cold), "methods: initialize, notifications/initialized, tools/call");
-        await waitFor(() => events.some((e) => e.type === "connected" && e.server === "s"), 5000, "the listing after the call");
+        await waitFor(() => events.some((e) => e.type === "connected" && e.server === "s"), 5000, "the listing once the server is idle");
         assert.match(text(await adapter.list("s")), /^s: 8 tools/);
+        await sleep(500); // the announcement at start is not re-listed: the listing came after it
+        assert.equal(text(await adapter.call("s_seen", {})), "methods: initialize, notifications/initialized, tools/call, tools/list, tools/call");
       });
       writeFileSync(join(agent.home, "tools"), "seen");
       await session(async (adapter) => {

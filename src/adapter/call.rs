@@ -6,12 +6,11 @@ use super::{Adapter, Outcome};
 use crate::catalog::ToolInfo;
 use crate::config::value_kind;
 use crate::output_guard::{guard, spill, Limits};
-use crate::pool::{Connection, ProgressSink, RequestError, RequestOptions};
+use crate::pool::{ProgressSink, RequestError, RequestOptions};
 use crate::render;
 use crate::search::SearchOptions;
 use crate::validate::check_arguments;
 use serde_json::{json, Map, Value};
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -25,8 +24,6 @@ const GATEWAY_FIELDS: [&str; 6] = [
     "search",
     "server",
 ];
-/// How long a cold call of a cached tool runs before the server's listing is asked for anyway.
-const LIST_AFTER_CALL: Duration = Duration::from_millis(100);
 /// Search results per page unless `limit` says otherwise.
 pub const DEFAULT_LIMIT: usize = 12;
 
@@ -60,7 +57,7 @@ impl Adapter {
         };
         self.used.lock().insert(tool.server.clone());
         // A server that was just started is not listed yet, but the catalog knows the tool (from
-        // the cache): the call goes first, so the server answers it before it lists.
+        // the cache): the call goes at once, and the server is listed once it is idle.
         let early = !conn.is_listed();
         let tool = match early {
             true => tool,
@@ -107,11 +104,10 @@ impl Adapter {
                 .with("server", tool.server.clone())
                 .with("tool", tool.name.clone())
         };
-        let call = conn.request(method, params, request);
-        let result = match early {
-            false => call.await,
-            true => self.ahead_of_listing(&conn, event, call).await,
-        };
+        let result = conn.request(method, params, request).await;
+        if early {
+            self.take_listing_when_idle(&conn, event);
+        }
         let refused = match &result {
             Ok(raw) => raw.get("isError").and_then(Value::as_bool) == Some(true),
             Err(e) => matches!(e, RequestError::Mcp { .. }),
@@ -173,24 +169,6 @@ impl Adapter {
                 }
                 details(Outcome::error("call", code, text))
             }
-        }
-    }
-
-    /// Runs `call` on a connection that is not listed yet, and has it listed after. rmcp writes
-    /// requests from separate tasks: the listing waits for the answer (or for a while into a
-    /// long call) so that it cannot overtake the call.
-    async fn ahead_of_listing(
-        self: &Arc<Self>,
-        conn: &Arc<Connection>,
-        event: &'static str,
-        call: impl Future<Output = Result<Value, RequestError>>,
-    ) -> Result<Value, RequestError> {
-        tokio::pin!(call);
-        let answered = tokio::time::timeout(LIST_AFTER_CALL, &mut call).await;
-        self.take_listing_in_background(conn, event);
-        match answered {
-            Ok(result) => result,
-            Err(_) => call.await,
         }
     }
 

@@ -9,12 +9,14 @@ use crate::pool::{
     TransportSpec,
 };
 use serde_json::json;
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedReceiver;
 
+/// How long a server that answered a call before it was listed must be idle before it is.
+const LIST_WHEN_IDLE: Duration = Duration::from_millis(200);
 /// Coalesces bursts of `list_changed` notifications into one re-listing.
 const LIST_CHANGED_DEBOUNCE: Duration = Duration::from_millis(250);
 /// How long a server whose request timed out gets to answer a ping before it is restarted
@@ -131,15 +133,22 @@ impl Adapter {
         }
     }
 
-    /// [`Adapter::take_listing`], off the caller's path (`shutdown` waits for it).
-    pub(super) fn take_listing_in_background(
+    /// [`Adapter::take_listing`] in the background once `conn` has been idle for a moment, so
+    /// that it holds up no call (`shutdown` waits for it).
+    pub(super) fn take_listing_when_idle(
         self: &Arc<Self>,
         conn: &Arc<Connection>,
         event: &'static str,
     ) {
         let (this, conn) = (self.clone(), conn.clone());
         self.background.spawn(async move {
-            let _ = this.take_listing(&conn, event).await;
+            tokio::select! {
+                _ = conn.until_idle(LIST_WHEN_IDLE) => {}
+                _ = this.closing.cancelled() => return,
+            }
+            if conn.is_alive() {
+                let _ = this.take_listing(&conn, event).await;
+            }
         });
     }
 
@@ -325,11 +334,15 @@ impl Adapter {
         }
     }
 
-    /// Re-lists a connected server and updates catalog and cache.
-    pub(super) async fn relist(self: &Arc<Self>, name: &str) {
+    /// Re-lists a connected server that announced a change at `announced`, and updates catalog
+    /// and cache.
+    async fn relist(self: &Arc<Self>, name: &str, announced: Instant) {
         let (Some(conn), Some(server)) = (self.pool.peek(name), self.server(name)) else {
             return;
         };
+        if conn.first_listing_covers(announced) {
+            return;
+        }
         let before = conn.listing();
         if let Ok(listing) = conn.relist(self.request_timeout(server)).await {
             // Many servers announce a change while starting up, before the first listing.
@@ -346,7 +359,8 @@ impl Adapter {
 
     /// Reacts to what connections report until shutdown.
     pub(super) async fn watch_notices(self: Arc<Self>, mut notices: UnboundedReceiver<Notice>) {
-        let pending = Arc::new(parking_lot::Mutex::new(HashSet::new()));
+        // Per server, when the latest change still to be re-listed was announced.
+        let pending = Arc::new(parking_lot::Mutex::new(HashMap::new()));
         loop {
             let notice = tokio::select! {
                 notice = notices.recv() => notice,
@@ -354,13 +368,15 @@ impl Adapter {
             };
             match notice {
                 None => return,
-                Some(Notice::ListChanged { server }) => {
-                    if pending.lock().insert(server.clone()) {
+                Some(Notice::ListChanged { server, at }) => {
+                    if pending.lock().insert(server.clone(), at).is_none() {
                         let (this, pending) = (self.clone(), pending.clone());
                         tokio::spawn(async move {
                             tokio::time::sleep(LIST_CHANGED_DEBOUNCE).await;
-                            pending.lock().remove(&server);
-                            this.relist(&server).await;
+                            let announced = pending.lock().remove(&server);
+                            if let Some(announced) = announced {
+                                this.relist(&server, announced).await;
+                            }
                         });
                     }
                 }

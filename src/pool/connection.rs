@@ -61,8 +61,9 @@ pub struct Connection {
     pub instructions: Option<String>,
     /// The latest listing of the server's tools and resources (the first, then `relist`'s).
     listing: Mutex<Arc<Listing>>,
-    /// The first listing, taken once for everyone who waits for it.
+    /// The first listing, taken once for everyone who waits for it, and when it was asked for.
     first_listing: OnceCell<Arc<Listing>>,
+    first_listing_asked: Mutex<Option<Instant>>,
     peer: Peer<RoleClient>,
     has_resources: bool,
     has_prompts: bool,
@@ -131,6 +132,7 @@ impl Connection {
             last_used: Mutex::new(Instant::now()),
             listing: Mutex::default(),
             first_listing: OnceCell::new(),
+            first_listing_asked: Mutex::default(),
             suspect: AtomicBool::new(false),
         });
         let supervised = conn.clone();
@@ -180,13 +182,41 @@ impl Connection {
     /// failed one is tried again by the next caller).
     pub async fn listed(&self, timeout: Duration) -> Result<Arc<Listing>, RequestError> {
         self.first_listing
-            .get_or_try_init(|| self.relist(timeout))
+            .get_or_try_init(|| {
+                self.first_listing_asked
+                    .lock()
+                    .get_or_insert_with(Instant::now);
+                self.relist(timeout)
+            })
             .await
             .cloned()
     }
 
     pub fn is_listed(&self) -> bool {
         self.first_listing.initialized()
+    }
+
+    /// Whether the first listing shows a change announced at `at`: it was asked for after
+    /// that, or has not been asked for yet (whoever takes it will).
+    pub fn first_listing_covers(&self, at: Instant) -> bool {
+        self.first_listing_asked
+            .lock()
+            .is_none_or(|asked| asked >= at)
+    }
+
+    /// Returns once no request has been in flight for `quiet`, or when the session has ended.
+    pub async fn until_idle(&self, quiet: Duration) {
+        loop {
+            let wait = match (self.in_flight(), self.idle_for()) {
+                (0, idle) if idle >= quiet => return,
+                (0, idle) => quiet - idle,
+                _ => quiet,
+            };
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = self.ended.cancelled() => return,
+            }
+        }
     }
 
     /// Lists the server again and keeps the result as [`Connection::listing`].

@@ -10,6 +10,7 @@ use rmcp::service::{NotificationContext, RoleClient};
 use rmcp::ClientHandler;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -27,8 +28,8 @@ pub type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, ProgressSink>>>;
 /// Something a connection reports to whoever owns the pool.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Notice {
-    /// The server said its tools, resources or prompts changed.
-    ListChanged { server: String },
+    /// The server said (when we heard it: `at`) that its tools, resources or prompts changed.
+    ListChanged { server: String, at: Instant },
     /// The connection ended without being asked to (crash, exit, closed stdout).
     Lost { server: String, why: String },
 }
@@ -44,6 +45,7 @@ impl Handler {
     fn list_changed(&self) {
         let _ = self.notices.send(Notice::ListChanged {
             server: self.server.clone(),
+            at: Instant::now(),
         });
     }
 }

@@ -88,7 +88,7 @@ export function nativeApiRows(m) {
   return [
     ["McpAdapter.open (config + cache)", s(m.open), "–"],
     ["cold call (spawn → result)", s(m.cold, 1), s(m.rawCold, 1)],
-    ["cold call, the raw client also listing tools first (as a gateway must)", "–", s(m.rawColdListed ?? [], 1)],
+    ["cold call, the raw client listing tools first (as a gateway without a metadata cache must)", "–", s(m.rawColdListed ?? [], 1)],
     ["warm call round trip", s(m.warm, 3), s(m.rawWarm, 3)],
     [`${m.burst[0]?.latencies.length ?? 0} calls, ${m.inflight} in flight`, burstRow(m.burst), burstRow(m.rawBurst)],
   ];

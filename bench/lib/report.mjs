@@ -16,6 +16,7 @@ export function machine() {
     memGb: (totalmem() / 2 ** 30).toFixed(1),
     kernel: release(),
     load: loadavg().map((x) => x.toFixed(2)).join(" "),
+    commit: sh("git rev-parse --short HEAD"),
   };
 }
 
@@ -101,7 +102,7 @@ export function writeReport({ out, before, after, reps, runs, startup, api, sear
   lines.push(`Written by \`npm run bench\` (bench/index.mjs) on ${after.date.slice(0, 10)}; raw samples in \`bench/.cache/last-run.json\`. Medians with the interquartile range in brackets; ${reps} interleaved repetitions (every repetition runs every variant, in a rotated order).`, "");
   lines.push("## Machine and versions", "");
   lines.push(`- Machine: ${before.cpu}, ${before.memGb} GB, Linux ${before.kernel}; shared with other builds: load average ${before.load} at the start, ${after.load} at the end.`);
-  lines.push(`- pi-mcp-native ${sh("git rev-parse --short HEAD")} (release build), ${sh("rustc --version")}`);
+  lines.push(`- pi-mcp-native ${before.commit} (release build), ${sh("rustc --version")}`);
   lines.push(`- ${VERSIONS.adapter.join("@")}; Pi ${VERSIONS.pi.join("@")} on Node ${sh(`${paths.node} --version`)} (${VERSIONS.node.join("@")}); ${VERSIONS.everything.join("@")} over stdio.`);
   lines.push(`- pi-mcp-adapter is configured with \`settings.scriptMode: false\` and \`settings.namespaceProxyTools: false\` (one \`mcp\` tool, as ours); "default 3 tools" is its out-of-the-box surface. Pi runs headless (\`--mode json\`) against a scripted fake LLM: \`mcp({})\`, a cold call, a warm call, a final answer.`, "");
 

@@ -43,30 +43,27 @@ impl CacheEntry {
         self.config_hash == hash && self.cached_at.is_finite() && now_ms - self.cached_at < max_age
     }
 
-    fn from_json(value: &Value) -> CacheEntry {
-        let list = |key: &str| value.get(key).and_then(Value::as_array).cloned();
+    /// Takes the entry's lists out of `value` (a 10,000-tool cache is megabytes of JSON: moved,
+    /// never copied).
+    fn from_json(mut value: Value) -> CacheEntry {
+        let mut list = |key: &str| match value.get_mut(key).map(Value::take) {
+            Some(Value::Array(items)) => Some(items),
+            _ => None,
+        };
+        let (tools, resources, prompts) = (list("tools"), list("resources"), list("prompts"));
+        let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_string);
         CacheEntry {
-            config_hash: value
-                .get("configHash")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            tools: list("tools").unwrap_or_default(),
-            resources: list("resources").unwrap_or_default(),
-            prompts: list("prompts"),
-            instructions: value
-                .get("instructions")
-                .and_then(Value::as_str)
-                .map(str::to_string),
+            config_hash: text("configHash").unwrap_or_default(),
+            tools: tools.unwrap_or_default(),
+            resources: resources.unwrap_or_default(),
+            prompts,
+            instructions: text("instructions"),
             cached_at: value
                 .get("cachedAt")
                 .and_then(Value::as_f64)
                 .unwrap_or(f64::NAN),
             ttl_ms: value.get("ttlMs").and_then(Value::as_f64),
-            transport: value
-                .get("transport")
-                .and_then(Value::as_str)
-                .map(str::to_string),
+            transport: text("transport"),
         }
     }
 
@@ -117,7 +114,7 @@ pub fn load(path: &Path) -> Loaded {
         Ok(root) => root,
         Err(e) => return unusable(path, &format!("is not valid JSON ({e})")),
     };
-    match parse(&root) {
+    match parse(root) {
         Ok(cache) => Loaded::Ok(cache),
         Err(why) => unusable(path, &why),
     }
@@ -132,7 +129,7 @@ fn unusable(path: &Path, why: &str) -> Loaded {
     }
 }
 
-fn parse(root: &Value) -> Result<Cache, String> {
+fn parse(mut root: Value) -> Result<Cache, String> {
     match root.get("version") {
         Some(v) if v.as_u64() == Some(VERSION) => {}
         Some(v) => {
@@ -142,15 +139,14 @@ fn parse(root: &Value) -> Result<Cache, String> {
         }
         None => return Err("has no `version`".into()),
     }
-    let servers = root
-        .get("servers")
-        .and_then(Value::as_object)
-        .ok_or("has no `servers` object")?;
+    let Some(Value::Object(servers)) = root.get_mut("servers").map(Value::take) else {
+        return Err("has no `servers` object".into());
+    };
     Ok(Cache {
         servers: servers
-            .iter()
+            .into_iter()
             .filter(|(_, entry)| entry.is_object())
-            .map(|(name, entry)| (name.clone(), CacheEntry::from_json(entry)))
+            .map(|(name, entry)| (name, CacheEntry::from_json(entry)))
             .collect(),
     })
 }

@@ -3,6 +3,7 @@
 //! the original MCP name.
 
 use serde_json::Value;
+use std::sync::Arc;
 
 /// `settings.toolPrefix`: how a server's name is put in front of its tools' names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -24,12 +25,22 @@ pub struct ToolInfo {
     /// The MCP tool name sent to the server (for a resource tool: its `get_<name>` base name).
     pub original: String,
     pub description: String,
-    pub input_schema: Option<Value>,
+    /// The MCP tool as the server listed it, shared with the server's metadata (`None` for
+    /// resource tools).
+    pub definition: Option<Arc<Value>>,
     /// Set for resource tools: calling them reads this URI.
     pub resource_uri: Option<String>,
 }
 
 impl ToolInfo {
+    /// The tool's `inputSchema`, when it is an object.
+    pub fn input_schema(&self) -> Option<&Value> {
+        self.definition
+            .as_deref()?
+            .get("inputSchema")
+            .filter(|s| s.is_object())
+    }
+
     pub fn is_resource(&self) -> bool {
         self.resource_uri.is_some()
     }
@@ -113,7 +124,7 @@ pub fn resource_tool_name(resource_name: &str) -> String {
 pub fn build_server_tools(
     server: &str,
     prefix: ToolPrefix,
-    tools: &[Value],
+    tools: &[Arc<Value>],
     resources: &[Value],
     expose_resources: bool,
 ) -> Vec<ToolInfo> {
@@ -131,7 +142,7 @@ pub fn build_server_tools(
             name: format_tool_name(name, server, prefix),
             original: name.to_string(),
             description: text_field(tool, "description"),
-            input_schema: tool.get("inputSchema").filter(|s| s.is_object()).cloned(),
+            definition: Some(tool.clone()),
             resource_uri: None,
         });
     }
@@ -158,7 +169,7 @@ pub fn build_server_tools(
                 name: format_tool_name(&base, server, prefix),
                 original: base,
                 description,
-                input_schema: None,
+                definition: None,
                 resource_uri: Some(uri.to_string()),
             });
         }
@@ -290,7 +301,8 @@ mod tests {
         let tools = [
             json!({"name": "echo", "description": "Echo", "inputSchema": {"type": "object"}}),
             json!({"description": "no name"}),
-        ];
+        ]
+        .map(Arc::new);
         let resources = [
             json!({"uri": "demo://a", "name": "A doc"}),
             json!({"name": "no uri"}),
@@ -311,14 +323,14 @@ mod tests {
         let mut tools = build_server_tools(
             "ev",
             ToolPrefix::Server,
-            &[json!({"name": "get-sum"}), json!({"name": "echo"})],
+            &[json!({"name": "get-sum"}), json!({"name": "echo"})].map(Arc::new),
             &[json!({"uri": "u://d", "name": "doc"})],
             true,
         );
         tools.extend(build_server_tools(
             "mem",
             ToolPrefix::Server,
-            &[json!({"name": "echo"})],
+            &[json!({"name": "echo"})].map(Arc::new),
             &[],
             true,
         ));

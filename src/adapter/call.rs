@@ -161,7 +161,7 @@ impl Adapter {
                     _ => "call_failed",
                 };
                 let mut text = format!("Failed to call {}: {e}", tool.name);
-                if let Some(schema) = &tool.input_schema {
+                if let Some(schema) = tool.input_schema() {
                     text.push_str(&format!(
                         "\n\nExpected parameters:\n{}",
                         render::parameters(schema)
@@ -263,7 +263,7 @@ impl Adapter {
 
 /// The refusal to send `args` that do not fit the tool's input schema.
 fn argument_problems(tool: &ToolInfo, args: &Map<String, Value>) -> Option<Outcome> {
-    let schema = tool.input_schema.as_ref().filter(|_| !tool.is_resource())?;
+    let schema = tool.input_schema().filter(|_| !tool.is_resource())?;
     let problems: Vec<String> = check_arguments(schema, args)
         .iter()
         .map(ToString::to_string)

@@ -6,11 +6,12 @@ use crate::config::ServerConfig;
 use crate::search::SearchIndex;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerMeta {
-    pub tools: Vec<Value>,
+    /// Shared with the catalog's entries, which point at their definitions.
+    pub tools: Vec<Arc<Value>>,
     pub resources: Vec<Value>,
     pub prompts: Option<Vec<Value>>,
     pub instructions: Option<String>,

@@ -8,7 +8,7 @@ use crate::pool::{
     launch, ConnectError, ConnectSpec, Connection, Listing, Notice, RemoteSpec, StdioSpec,
     TransportSpec,
 };
-use serde_json::json;
+use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -277,7 +277,7 @@ impl Adapter {
             return false;
         }
         let meta = ServerMeta {
-            tools: listing.tools.clone(),
+            tools: listing.tools.iter().cloned().map(Arc::new).collect(),
             resources: listing.resources.clone(),
             prompts: conn.has_prompts().then(|| listing.prompts.clone()),
             instructions: conn.instructions.clone(),
@@ -310,7 +310,7 @@ impl Adapter {
         };
         let entry = CacheEntry {
             config_hash: cache::config_hash(&server.entry, &self.env),
-            tools: meta.tools,
+            tools: meta.tools.iter().map(|t| Value::clone(t)).collect(),
             resources: meta.resources,
             prompts: meta.prompts,
             instructions: meta.instructions,

@@ -143,7 +143,7 @@ fn definition(tool: &ToolInfo) -> Value {
 /// The input schema as Pi expects it: an object schema, without `$schema` and the top-level
 /// `additionalProperties` some providers reject.
 fn parameters(tool: &ToolInfo) -> Value {
-    let mut schema = match &tool.input_schema {
+    let mut schema = match tool.input_schema() {
         Some(Value::Object(map)) if tool.resource_uri.is_none() => map.clone(),
         _ => serde_json::Map::new(),
     };

@@ -114,7 +114,7 @@ impl Adapter {
             }
             if entry.is_valid(&hash, now) {
                 let meta = ServerMeta {
-                    tools: entry.tools,
+                    tools: entry.tools.into_iter().map(Arc::new).collect(),
                     resources: entry.resources,
                     prompts: entry.prompts,
                     instructions: entry.instructions,

@@ -167,7 +167,10 @@ impl Adapter {
                 .with("server", tool.server.clone())
                 .with("tool", tool.name.clone())
                 // For programs: the schema exactly as the server sent it.
-                .with("inputSchema", tool.input_schema.clone().unwrap_or_default()),
+                .with(
+                    "inputSchema",
+                    tool.input_schema().cloned().unwrap_or_default(),
+                ),
             Err(outcome) => outcome,
         }
     }

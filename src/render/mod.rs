@@ -279,10 +279,7 @@ pub fn search(query: &str, server: Option<&str>, page: &Page, include_schemas: b
             out.push_str(&format!(": {}", clip(&description, 160)));
         }
         if include_schemas && i < SHAPED_HITS {
-            match (
-                &tool.resource_uri,
-                tool.input_schema.as_ref().and_then(shape),
-            ) {
+            match (&tool.resource_uri, tool.input_schema().and_then(shape)) {
                 (Some(uri), _) => out.push_str(&format!("\n  reads resource {uri}; no parameters")),
                 (None, Some(shape)) => out.push_str(&format!("\n  {shape}")),
                 (None, None) => out.push_str("\n  no parameters"),
@@ -314,7 +311,7 @@ pub fn describe(tool: &ToolInfo) -> String {
         out.push_str(tool.description.trim());
     }
     out.push_str("\n\n");
-    match (&tool.resource_uri, &tool.input_schema) {
+    match (&tool.resource_uri, tool.input_schema()) {
         (Some(uri), _) => out.push_str(&format!("Reads the resource {uri}; takes no parameters.")),
         (None, Some(schema)) => {
             let params = parameters(schema);

@@ -1,6 +1,7 @@
 use super::*;
 use crate::catalog::{build_server_tools, ToolPrefix};
 use crate::search::{self, SearchOptions};
+use std::sync::Arc;
 
 fn tools() -> Vec<ToolInfo> {
     build_server_tools(
@@ -12,7 +13,7 @@ fn tools() -> Vec<ToolInfo> {
             json!({"name": "get-sum", "description": "Returns the sum of two numbers",
                    "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}}),
             json!({"name": "noop"}),
-        ],
+        ].map(Arc::new),
         &[json!({"uri": "demo://doc", "name": "Doc", "description": "A document"})],
         true,
     )

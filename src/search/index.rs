@@ -180,8 +180,7 @@ impl SearchIndex {
 
 /// Names of a tool's top-level parameters.
 fn parameter_names(tool: &ToolInfo) -> impl Iterator<Item = &str> {
-    tool.input_schema
-        .as_ref()
+    tool.input_schema()
         .and_then(|s| s.get("properties"))
         .and_then(Value::as_object)
         .into_iter()

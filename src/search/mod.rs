@@ -204,6 +204,7 @@ mod tests {
     use super::*;
     use crate::catalog::{build_server_tools, ToolPrefix};
     use serde_json::json;
+    use std::sync::Arc;
 
     fn catalog() -> Vec<ToolInfo> {
         let mut tools = build_server_tools(
@@ -215,7 +216,7 @@ mod tests {
                        "inputSchema": {"type": "object", "properties": {"a": {}, "b": {}}}}),
                 json!({"name": "getTinyImage", "description": "Returns a tiny image"}),
                 json!({"name": "printEnv", "description": "Prints environment variables, echo style"}),
-            ],
+            ].map(Arc::new),
             &[],
             true,
         );
@@ -226,7 +227,7 @@ mod tests {
                 json!({"name": "read_file", "description": "Read a file from disk",
                        "inputSchema": {"type": "object", "properties": {"path": {}}}}),
                 json!({"name": "write_file", "description": "Write a file", "inputSchema": {"type": "object", "properties": {"path": {}, "content": {}}}}),
-            ],
+            ].map(Arc::new),
             &[],
             true,
         ));

@@ -8,6 +8,7 @@ use crate::pool::{
     launch, ConnectError, ConnectSpec, Connection, Listing, Notice, RemoteSpec, StdioSpec,
     TransportSpec,
 };
+use parking_lot::RwLockUpgradableReadGuard;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -115,8 +116,8 @@ impl Adapter {
         };
         match conn.listed(self.request_timeout(server)).await {
             Ok(listing) => {
-                self.failures.lock().remove(name);
                 if self.adopt(server, conn, &listing, false) {
+                    self.failures.lock().remove(name);
                     self.save_metadata(name);
                     let tools = self.catalog.read().server_tools(name).len();
                     self.events
@@ -268,7 +269,9 @@ impl Adapter {
         listing: &Listing,
         force: bool,
     ) -> bool {
-        let mut catalog = self.catalog.write();
+        // Every call on a listed server comes by here: checking blocks no reader, and only a
+        // new listing takes the write lock (after it has been copied).
+        let catalog = self.catalog.upgradable_read();
         if !force
             && catalog
                 .meta(&server.name)
@@ -283,7 +286,7 @@ impl Adapter {
             instructions: conn.instructions.clone(),
             live_connection: Some(conn.id),
         };
-        catalog.set(
+        RwLockUpgradableReadGuard::upgrade(catalog).set(
             &server.name,
             meta,
             &self.config.servers,

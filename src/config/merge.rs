@@ -65,16 +65,8 @@ pub struct Merged {
 
 /// Fields that belong to one transport; setting the other transport drops them.
 const STDIO_FIELDS: [&str; 5] = ["command", "args", "env", "envFile", "cwd"];
-const HTTP_FIELDS: [&str; 7] = [
-    "url",
-    "headers",
-    "auth",
-    "bearerToken",
-    "bearerTokenEnv",
-    "oauth",
-    "caFile",
-];
-/// Credentials bound to a URL: a layer that changes the URL drops the inherited ones.
+/// Credentials bound to a URL: a layer that changes the URL drops the inherited ones. With
+/// `url`, they are the HTTP transport's fields.
 const URL_CREDENTIALS: [&str; 6] = [
     "headers",
     "auth",
@@ -217,7 +209,8 @@ impl Merged {
             }
         };
         if layer.contains_key("command") {
-            drop_fields(&HTTP_FIELDS);
+            drop_fields(&["url"]);
+            drop_fields(&URL_CREDENTIALS);
         }
         if layer.contains_key("url") {
             drop_fields(&STDIO_FIELDS);

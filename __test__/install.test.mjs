@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseTriple } from "@napi-rs/cli";
 import { copyInstalled, installRelease, manifest, PLATFORM, platformPackage } from "./helpers/release.mjs";
-import { BUN, runPi } from "./helpers/pi.mjs";
+import { BUN, piTest, runPi } from "./helpers/pi.mjs";
 import { everything, processesIn, root, waitFor } from "./helpers/servers.mjs";
 
 const { binaryFile, platformId } = createRequire(import.meta.url)("../loader.js");
@@ -127,10 +127,10 @@ test("the installed pi-mcp command calls a real server", OPTS, () => {
 // this suite on every target, where the other cases still test the binary.
 const HARNESS_SKIP = PLATFORM === "linux-x64-gnu" ? false : "the Pi and Bun of __test__/e2e run on linux-x64-gnu only";
 
-test("the real Pi loads the installed package (pi -e <installed dir>) and calls a tool", { ...OPTS, skip: HARNESS_SKIP }, async () => {
+piTest("the real Pi loads the installed package (pi -e <installed dir>) and calls a tool", { ...OPTS, skip: HARNESS_SKIP }, async (pi) => {
   const serverCwd = freshDir();
   const steps = [{ tool_calls: [{ name: "mcp", arguments: { tool: "everything_echo", args: { message: "installed" } } }] }, { text: "done" }];
-  const r = await runPi({ extensionDir: release.installed, mcpConfig: { mcpServers: { everything: everything({ cwd: serverCwd }) } }, script: { steps } });
+  const r = await runPi({ pi, extensionDir: release.installed, mcpConfig: { mcpServers: { everything: everything({ cwd: serverCwd }) } }, script: { steps } });
   assert.equal(r.code, 0, `code=${r.code} timedOut=${r.timedOut}\n${r.stderr}`);
   assert.deepEqual(r.requests[0].body.tools.map((t) => t.function.name), ["mcp"]);
   assert.equal(r.toolResults[0]?.text, "Echo: installed", r.stderr);

@@ -1,6 +1,6 @@
 // The extension inside the real Pi (headless, scripted fake LLM): the model's view of every mode
-// (stdio and Streamable HTTP servers), the /mcp and /mcp-auth commands over RPC, the legacy Pi
-// package, and no server left running afterwards.
+// (stdio and Streamable HTTP servers), the /mcp and /mcp-auth commands over RPC, and no server left
+// running afterwards; each case on Pi 0.87.1 and 1.5.2, the load test also on the legacy Pi 0.73.1.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
 import { row } from "./helpers/matrix.mjs";
-import { PI_LEGACY, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
+import { PI_073, PI_VERSIONS, piTest, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
 import { everything, everythingHttp, faulty, filesystem, freePort, memory, processesIn, root, tempAgent, waitFor } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
@@ -36,7 +36,7 @@ function assertRan(r) {
   assert.equal(r.code, 0, `Pi failed: ${why}`);
 }
 
-test("Pi 0.87.1: the model uses every mode through the mcp tool", OPTS, async () => {
+piTest("the model uses every mode through the mcp tool", OPTS, async (pi) => {
   const steps = [
     mcp({}),
     mcp({ search: "echo" }),
@@ -48,7 +48,7 @@ test("Pi 0.87.1: the model uses every mode through the mcp tool", OPTS, async ()
     mcp({ tool: "everything_trigger-long-running-operation", args: { duration: 1, steps: 3 } }),
     { text: "done" },
   ];
-  const r = await runPi({ extensionDir: root, mcpConfig: config, script: { steps } });
+  const r = await runPi({ pi, extensionDir: root, mcpConfig: config, script: { steps } });
   assertRan(r);
   const [status, search, describe, call, again, list, missing, long] = r.toolResults;
   assert.equal(r.toolResults.length, 8, JSON.stringify(r.toolResults, null, 2));
@@ -78,25 +78,25 @@ test("Pi 0.87.1: the model uses every mode through the mcp tool", OPTS, async ()
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
-test("Pi 0.87.1: a project's .pi/mcp.json is used only in a trusted project, and status says so", OPTS, async () => {
+piTest("a project's .pi/mcp.json is used only in a trusted project, and status says so", OPTS, async (pi) => {
   const projectFiles = { ".pi/mcp.json": { mcpServers: { local: everything({ cwd: serverCwd }) } } };
   const steps = [mcp({}), { text: "done" }];
-  const untrusted = await runPi({ extensionDir: root, mcpConfig: config, projectFiles, script: { steps }, extraArgs: ["--no-approve"] });
+  const untrusted = await runPi({ pi, extensionDir: root, mcpConfig: config, projectFiles, script: { steps }, extraArgs: ["--no-approve"] });
   assertRan(untrusted);
   const [status] = untrusted.toolResults;
   assert.doesNotMatch(status.text, /^\S+ local: /m);
   assert.match(status.text, /\.pi\/mcp\.json: not used, because Pi does not trust this project .*servers "local"/);
-  const trusted = await runPi({ extensionDir: root, mcpConfig: config, projectFiles, script: { steps }, extraArgs: ["--approve"] });
+  const trusted = await runPi({ pi, extensionDir: root, mcpConfig: config, projectFiles, script: { steps }, extraArgs: ["--approve"] });
   assertRan(trusted);
   assert.match(trusted.toolResults[0].text, /^\S+ local: /m);
   assert.doesNotMatch(trusted.toolResults[0].text, /does not trust/);
 });
 
-test("Pi 0.87.1: --mcp-config <file> replaces ~/.pi/agent/mcp.json", OPTS, async () => {
+piTest("--mcp-config <file> replaces ~/.pi/agent/mcp.json", OPTS, async (pi) => {
   const file = join(serverCwd, "other-mcp.json");
   writeFileSync(file, JSON.stringify({ mcpServers: { other: everything({ cwd: serverCwd }) } }));
   const steps = [mcp({}), mcp({ tool: "other_echo", args: { message: "from --mcp-config" } }), { text: "done" }];
-  const r = await runPi({ extensionDir: root, mcpConfig: config, script: { steps }, extraArgs: ["--mcp-config", file] });
+  const r = await runPi({ pi, extensionDir: root, mcpConfig: config, script: { steps }, extraArgs: ["--mcp-config", file] });
   assertRan(r);
   const [status, call] = r.toolResults;
   assert.match(status.text, /^\S+ other: /m);
@@ -105,17 +105,17 @@ test("Pi 0.87.1: --mcp-config <file> replaces ~/.pi/agent/mcp.json", OPTS, async
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
-test("Pi 0.73.1 (@mariozechner) loads the extension and calls a tool", OPTS, async () => {
+piTest("the last @mariozechner release loads the extension and calls a tool", { ...OPTS, pis: [PI_073] }, async (pi) => {
   const steps = [mcp({ tool: "everything_echo", args: { message: "legacy" } }), { text: "done" }];
-  const r = await runPi({ piPackage: PI_LEGACY, extensionDir: root, mcpConfig: config, script: { steps } });
+  const r = await runPi({ pi, extensionDir: root, mcpConfig: config, script: { steps } });
   assertRan(r);
   assert.equal(r.toolResults[0]?.text, "Echo: legacy", r.stderr);
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
-test("/mcp status, tools, reconnect and doctor are visible over RPC", OPTS, async () => {
+piTest("/mcp status, tools, reconnect and doctor are visible over RPC", OPTS, async (pi) => {
   const commands = ["/mcp reconnect everything", "/mcp status", "/mcp tools", "/mcp doctor"];
-  const r = await runPiRpc({ extensionDir: root, mcpConfig: config, commands });
+  const r = await runPiRpc({ pi, extensionDir: root, mcpConfig: config, commands });
   assertRan(r);
   const [reconnect, status, tools, doctor] = r.perCommand;
   assert.match(reconnect.notifications.map((n) => n.message).join("\n"), /everything_echo/);
@@ -129,7 +129,7 @@ test("/mcp status, tools, reconnect and doctor are visible over RPC", OPTS, asyn
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
-test("five configured servers: the tool surface Pi sends stays ≤ 300 o200k tokens", OPTS, async () => {
+piTest("five configured servers: the tool surface Pi sends stays ≤ 300 o200k tokens", OPTS, async (pi) => {
   const five = {
     mcpServers: {
       ...config.mcpServers,
@@ -138,7 +138,7 @@ test("five configured servers: the tool surface Pi sends stays ≤ 300 o200k tok
       playwright: faulty(["x"], { cwd: serverCwd }),
     },
   };
-  const r = await runPi({ extensionDir: root, mcpConfig: five, script: { steps: [{ text: "done" }] } });
+  const r = await runPi({ pi, extensionDir: root, mcpConfig: five, script: { steps: [{ text: "done" }] } });
   assertRan(r);
   const tools = r.requests[0].body.tools;
   assert.deepEqual(tools.map((t) => t.function.name), ["mcp"]);
@@ -149,7 +149,7 @@ test("five configured servers: the tool surface Pi sends stays ≤ 300 o200k tok
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
-test("direct tools are registered from the cache and called like any Pi tool", OPTS, async () => {
+piTest("direct tools are registered from the cache and called like any Pi tool", OPTS, async (pi) => {
   const direct = { mcpServers: { everything: everything({ cwd: serverCwd, directTools: ["echo", "get-sum"] }) } };
   // Fill a metadata cache with the native API, then give it to Pi.
   const agent = tempAgent(direct);
@@ -164,7 +164,7 @@ test("direct tools are registered from the cache and called like any Pi tool", O
     { tool_calls: [{ name: "everything_get-sum", arguments: { a: 2, b: 3 } }] },
     { text: "done" },
   ];
-  const r = await runPi({ extensionDir: root, mcpConfig: direct, cacheJson, script: { steps } });
+  const r = await runPi({ pi, extensionDir: root, mcpConfig: direct, cacheJson, script: { steps } });
   assertRan(r);
   const names = r.requests[0].body.tools.map((t) => t.function.name).sort();
   assert.deepEqual(names, ["everything_echo", "everything_get-sum", "mcp"]);
@@ -177,27 +177,26 @@ test("direct tools are registered from the cache and called like any Pi tool", O
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
-row("9b", "abort mid-call from the real Pi (RPC `abort` while the tool runs)", import.meta.url, async ({ note }) => {
-  const log = join(serverCwd, "fault.log");
+/** Aborts a hanging call from Pi `pi` over RPC → ms from the abort to the tool's end. */
+async function abortHangingCall(pi) {
+  const log = join(serverCwd, `fault-${pi}.log`);
   const hangConfig = { mcpServers: { s: faulty([], { cwd: serverCwd, env: { FAULT_LOG: log } }) } };
   const steps = [mcp({ tool: "s_hang", args: {} }), { text: "done" }];
   let abortedAt;
-  const onEvent = (msg, send) => {
-    if (msg.type === "tool_execution_start" && msg.toolName === "mcp") {
-      setTimeout(() => {
-        abortedAt = Date.now();
-        send({ type: "abort", id: "abort-1" });
-      }, 500);
-    }
-  };
   let endedAt;
   const r = await runPiRpc({
+    pi,
     extensionDir: root,
     mcpConfig: hangConfig,
     script: { steps },
     commands: ["call the hanging tool"],
     onEvent: (msg, send) => {
-      onEvent(msg, send);
+      if (msg.type === "tool_execution_start" && msg.toolName === "mcp") {
+        setTimeout(() => {
+          abortedAt = Date.now();
+          send({ type: "abort", id: "abort-1" });
+        }, 500);
+      }
       if (msg.type === "tool_execution_end") endedAt = Date.now();
     },
   });
@@ -205,14 +204,22 @@ row("9b", "abort mid-call from the real Pi (RPC `abort` while the tool runs)", i
   const [result] = toolResultsOf(r.events);
   assert.equal(result?.details?.error, "aborted", JSON.stringify(result));
   const ms = endedAt - abortedAt;
-  assert.ok(ms < 1000, `the tool ended ${ms} ms after the abort`);
+  assert.ok(ms < 1000, `Pi ${pi}: the tool ended ${ms} ms after the abort`);
   const told = await waitFor(() => existsSync(log) && readFileSync(log, "utf8"), 3000, "the server to be told");
   assert.match(told, /^cancelled \d+ cancelled by the user/);
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
-  note(`Pi's abort ended the tool call as aborted ${ms} ms later; the server got notifications/cancelled; no process left`);
+  return ms;
+}
+
+row("9b", "abort mid-call from the real Pi (RPC `abort` while the tool runs)", import.meta.url, async ({ note }) => {
+  for (const pi of PI_VERSIONS) {
+    const ms = await abortHangingCall(pi);
+    note(`Pi ${pi}: the abort ended the tool call as aborted ${ms} ms later`);
+  }
+  note("the server got notifications/cancelled; no process left");
 });
 
-test("Pi 0.87.1: a remote Streamable HTTP server in every mode; /mcp-auth over RPC", OPTS, async () => {
+piTest("a remote Streamable HTTP server in every mode; /mcp-auth over RPC", OPTS, async (pi) => {
   const remote = await everythingHttp("streamableHttp", await freePort());
   try {
     const httpConfig = { mcpServers: { web: { url: `http://127.0.0.1:${remote.port}/mcp`, auth: "bearer", bearerTokenEnv: "PI_E2E_UNSET_TOKEN" }, remote: { url: `http://127.0.0.1:${remote.port}/mcp` } } };
@@ -225,7 +232,7 @@ test("Pi 0.87.1: a remote Streamable HTTP server in every mode; /mcp-auth over R
       mcp({}),
       { text: "done" },
     ];
-    const r = await runPi({ extensionDir: root, mcpConfig: httpConfig, script: { steps } });
+    const r = await runPi({ pi, extensionDir: root, mcpConfig: httpConfig, script: { steps } });
     assertRan(r);
     const [list, search, describe, call, unauthorized, status] = r.toolResults;
     assert.equal(r.toolResults.length, 6, JSON.stringify(r.toolResults, null, 2));
@@ -238,7 +245,7 @@ test("Pi 0.87.1: a remote Streamable HTTP server in every mode; /mcp-auth over R
     assert.match(status.text, /✓ remote: connected/);
     assert.match(status.text, /🔒 web: needs auth/);
 
-    const rpc = await runPiRpc({ extensionDir: root, mcpConfig: httpConfig, commands: ["/mcp-auth web", "/mcp-auth"] });
+    const rpc = await runPiRpc({ pi, extensionDir: root, mcpConfig: httpConfig, commands: ["/mcp-auth web", "/mcp-auth"] });
     assertRan(rpc);
     const [help, usage] = rpc.perCommand.map((c) => c.notifications.map((n) => n.message).join("\n"));
     assert.match(help, /PI_E2E_UNSET_TOKEN/);

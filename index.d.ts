@@ -135,6 +135,16 @@ export interface OpenOptions {
    * in `<agentDir>/trust.json`, else trusted.
    */
   projectTrusted?: boolean
+  /** Largest config file read (default 8 MiB; lowered in tests). */
+  maxConfigBytes?: number
+  /** Largest metadata cache file read (default 64 MiB). */
+  maxCacheBytes?: number
+  /** Largest `envFile` read (default 1 MiB). */
+  maxEnvFileBytes?: number
+  /** Largest OAuth token file read (default 1 MiB). */
+  maxTokenFileBytes?: number
+  /** How long a config given as a pipe (`--config <(…)`) may take to end (default 5000). */
+  pipeTimeoutMs?: number
 }
 
 export interface SearchOpts {

@@ -202,7 +202,7 @@ describe("pi-mcp against server-everything and server-memory", () => {
 });
 
 describe("pi-mcp config discovery", () => {
-  test("--config replaces the Pi file; PI_MCP_CONFIG_MODE=exclusive reads only it", async () => {
+  test("--config replaces the Pi file (a pipe too: /dev/stdin); PI_MCP_CONFIG_MODE=exclusive reads only it", async () => {
     const agent = tempAgent({ mcpServers: { fromPi: everything() } });
     try {
       mkdirSync(join(agent.home, ".config", "mcp"), { recursive: true });
@@ -213,10 +213,15 @@ describe("pi-mcp config discovery", () => {
       assert.deepEqual(await names(["status"]), ["shared", "fromPi"]);
       assert.deepEqual(await names(["--config", other, "status"]), ["shared", "fromFlag"]);
       assert.deepEqual(await names(["status", "--config", other], { PI_MCP_CONFIG_MODE: "exclusive" }), ["fromFlag"]);
+      // A shell pipe into /dev/stdin (Node's own stdio pipes are sockets, which /dev/stdin cannot reopen).
+      const shell = `printf '%s' "$CONFIG" | "${process.execPath}" "${cli}" --config /dev/stdin status --json`;
+      const config = JSON.stringify({ mcpServers: { fromStdin: everything() } });
+      const piped = spawnSync("sh", ["-c", shell], { cwd: agent.cwd, env: { ...agent.env, CONFIG: config }, encoding: "utf8", timeout: 30000 });
+      assert.deepEqual(json(piped).details.servers.map((s) => s.name), ["shared", "fromStdin"]);
       const missing = await pimcp(agent, ["--config", join(agent.home, "nope.json"), "doctor", "--offline", "--json"]);
       assert.equal(missing.code, 1);
       assert.equal(json(missing).details.error, "config_error");
-      assert.match(text(json(missing)), /nope\.json: cannot read the config file/);
+      assert.match(text(json(missing)), /nope\.json: the config file does not exist/);
     } finally {
       agent.cleanup();
     }

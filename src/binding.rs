@@ -1,6 +1,7 @@
 //! The napi surface: converts between JS and the core's types, nothing else.
 
 use crate::adapter::{self, Adapter, CallOptions, Timing};
+use crate::bounded_read::FileLimits;
 use crate::search::SearchOptions;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
@@ -30,6 +31,16 @@ pub struct OpenOptions {
     /// be used: Pi's `ctx.isProjectTrusted()`. If absent, the decision Pi saved for the project
     /// in `<agentDir>/trust.json`, else trusted.
     pub project_trusted: Option<bool>,
+    /// Largest config file read (default 8 MiB; lowered in tests).
+    pub max_config_bytes: Option<u32>,
+    /// Largest metadata cache file read (default 64 MiB).
+    pub max_cache_bytes: Option<u32>,
+    /// Largest `envFile` read (default 1 MiB).
+    pub max_env_file_bytes: Option<u32>,
+    /// Largest OAuth token file read (default 1 MiB).
+    pub max_token_file_bytes: Option<u32>,
+    /// How long a config given as a pipe (`--config <(…)`) may take to end (default 5000).
+    pub pipe_timeout_ms: Option<u32>,
 }
 
 #[napi(object)]
@@ -47,6 +58,20 @@ pub struct CallOpts {
     /// An id for `cancel(callId)`; progress events carry it.
     pub call_id: Option<String>,
     pub timeout_ms: Option<u32>,
+}
+
+fn file_limits(opts: &OpenOptions) -> FileLimits {
+    let default = FileLimits::default();
+    let bytes = |v: Option<u32>, default: u64| v.map_or(default, u64::from);
+    FileLimits {
+        config_bytes: bytes(opts.max_config_bytes, default.config_bytes),
+        cache_bytes: bytes(opts.max_cache_bytes, default.cache_bytes),
+        env_file_bytes: bytes(opts.max_env_file_bytes, default.env_file_bytes),
+        token_file_bytes: bytes(opts.max_token_file_bytes, default.token_file_bytes),
+        pipe_timeout: opts.pipe_timeout_ms.map_or(default.pipe_timeout, |ms| {
+            Duration::from_millis(u64::from(ms))
+        }),
+    }
 }
 
 fn timing(health_interval_ms: Option<u32>, failure_backoff_ms: Option<u32>) -> Timing {
@@ -77,6 +102,7 @@ impl McpAdapter {
     #[napi(factory)]
     pub fn open(opts: Option<OpenOptions>) -> Result<McpAdapter> {
         let opts = opts.unwrap_or_default();
+        let file_limits = file_limits(&opts);
         let cwd = match opts.cwd {
             Some(cwd) => PathBuf::from(cwd),
             None => std::env::current_dir()
@@ -89,6 +115,7 @@ impl McpAdapter {
             env: opts.env,
             timing: timing(opts.health_interval_ms, opts.failure_backoff_ms),
             project_trusted: opts.project_trusted,
+            file_limits,
         });
         Ok(McpAdapter { inner })
     }

@@ -2,6 +2,7 @@
 
 pub mod adapter;
 mod atomic_file;
+pub mod bounded_read;
 pub mod cache;
 pub mod catalog;
 pub mod config;

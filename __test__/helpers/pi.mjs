@@ -221,6 +221,7 @@ async function withSandbox(opts, run) {
   const llm = await startFakeLlm({ steps: opts.script?.steps ?? [], timeoutMs: opts.timeoutMs + 5000 });
   try {
     writeAgentFiles(box, llm.url, opts);
+    opts.prepare?.(box);
     return await run({ cli, box, llm });
   } finally {
     await llm.close();
@@ -233,7 +234,7 @@ const DEFAULTS = { pi: PI_087, timeoutMs: 60_000, env: {}, keep: false };
 /**
  * One `pi --mode json <prompt>` run → { code, events, toolResults, requests (fake LLM log), stderr, timing,
  * home, agentDir, cwd, … }. Options: script {steps}, extensionDir (path or array), mcpConfig, cacheJson,
- * projectFiles ({ path relative to the project: content }),
+ * projectFiles ({ path relative to the project: content }), prepare(box) (more set-up of the sandbox's files),
  * env, pi (the version, default PI_087), prompt, timeoutMs, home (reuse for a warm agent dir), tmpDir (reuse for a warm jiti and
  * compile cache), keep (leave the sandbox on disk), extraArgs; node + cli (a Pi installed elsewhere) and
  * onSpawn(child) for the benchmark.

@@ -3,6 +3,7 @@
 //! server wants credentials, and the `/mcp-auth` instructions.
 
 use super::{now_ms, Adapter, Outcome};
+use crate::bounded_read;
 use crate::config::{HttpAuth, ServerConfig, Transport};
 use crate::pool::ConnectError;
 use crate::render;
@@ -39,7 +40,7 @@ impl Adapter {
             }
             HttpAuth::OAuth => {
                 let path = self.tokens_path(server);
-                stored_token(&path, now_ms())
+                stored_token(&path, self.file_limits.token_file_bytes, now_ms())
                     .map(Some)
                     .map_err(ConnectError::NeedsAuth)
             }
@@ -105,14 +106,15 @@ impl Adapter {
 
 /// The `Authorization` value of a stored OAuth token (seed format: `access_token`, optional
 /// `token_type` and `expires_at`). Errors never quote the token.
-fn stored_token(path: &Path, now_ms: f64) -> Result<Secret, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
+fn stored_token(path: &Path, limit: u64, now_ms: f64) -> Result<Secret, String> {
+    let text = bounded_read::found(path, limit).map_err(|e| {
+        if e.is_missing() {
             format!("no OAuth token is stored ({} is missing)", path.display())
+        } else {
+            format!("the OAuth token file {} {e}", path.display())
         }
-        _ => format!("cannot read {}: {e}", path.display()),
     })?;
-    let stored: Value = serde_json::from_str(&text)
+    let stored: Value = serde_json::from_slice(&text)
         .map_err(|e| format!("{} is not valid JSON ({e})", path.display()))?;
     let token = stored
         .get("access_token")
@@ -145,6 +147,8 @@ fn stored_token(path: &Path, now_ms: f64) -> Result<Secret, String> {
 mod tests {
     use super::*;
 
+    const LIMIT: u64 = 1 << 20;
+
     fn write(dir: &Path, json: &str) -> PathBuf {
         let path = dir.join("tokens.json");
         std::fs::write(&path, json).unwrap();
@@ -157,24 +161,35 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let now = 1_800_000_000_000.0;
         let path = write(&dir, r#"{"access_token":"at-1","token_type":"bearer"}"#);
-        assert_eq!(stored_token(&path, now).unwrap().expose(), "Bearer at-1");
+        assert_eq!(
+            stored_token(&path, LIMIT, now).unwrap().expose(),
+            "Bearer at-1"
+        );
         // Seconds and milliseconds both read as instants.
         let path = write(&dir, r#"{"access_token":"at-2","expires_at":1900000000}"#);
-        assert_eq!(stored_token(&path, now).unwrap().expose(), "Bearer at-2");
+        assert_eq!(
+            stored_token(&path, LIMIT, now).unwrap().expose(),
+            "Bearer at-2"
+        );
         let path = write(
             &dir,
             r#"{"access_token":"at-3","expires_at":1700000000000}"#,
         );
-        let err = stored_token(&path, now).unwrap_err();
+        let err = stored_token(&path, LIMIT, now).unwrap_err();
         assert!(
             err.contains("has expired") && !err.contains("at-3"),
             "{err}"
         );
+        let err = stored_token(&path, 8, now).unwrap_err();
+        assert!(
+            err.ends_with("tokens.json is 50 bytes, over the 8 bytes limit"),
+            "{err}"
+        );
         let path = write(&dir, r#"{"refresh_token":"r"}"#);
-        assert!(stored_token(&path, now)
+        assert!(stored_token(&path, LIMIT, now)
             .unwrap_err()
             .contains("no `access_token`"));
-        let err = stored_token(&dir.join("none.json"), now).unwrap_err();
+        let err = stored_token(&dir.join("none.json"), LIMIT, now).unwrap_err();
         assert!(err.contains("no OAuth token is stored"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

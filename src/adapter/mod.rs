@@ -17,6 +17,7 @@ pub use direct::DirectToolSet;
 pub use lifecycle::Timing;
 pub use outcome::Outcome;
 
+use crate::bounded_read::FileLimits;
 use crate::cache::{self, Loaded};
 use crate::config::{self, Config, Env, LoadOptions, ServerConfig, Transport};
 use crate::events::{EventSink, Events};
@@ -45,6 +46,8 @@ pub struct OpenOptions {
     /// Whether the project's configs may be used (Pi's project trust); `None`: Pi's saved
     /// decision, else trusted.
     pub project_trusted: Option<bool>,
+    /// Caps on the config, cache, env and token files read.
+    pub file_limits: FileLimits,
 }
 
 struct Failure {
@@ -62,6 +65,7 @@ pub struct Adapter {
     cache_path: PathBuf,
     /// Remembered `npx`/`uvx` resolutions (`<agentDir>/mcp-npx-cache.json`).
     launch_memo: PathBuf,
+    file_limits: FileLimits,
     cache_warning: Option<String>,
     catalog: RwLock<CatalogState>,
     pool: Arc<Pool>,
@@ -91,9 +95,10 @@ impl Adapter {
             config_path: opts.config_path,
             env: env.clone(),
             project_trusted: opts.project_trusted,
+            limits: opts.file_limits,
         });
         let cache_path = cache::cache_path(&agent_dir);
-        let (cached, cache_warning) = match cache::load(&cache_path) {
+        let (cached, cache_warning) = match cache::load(&cache_path, opts.file_limits.cache_bytes) {
             Loaded::Missing => (None, None),
             Loaded::Ok(cache) => (Some(cache), None),
             Loaded::Unusable { warning } => (None, Some(warning)),
@@ -136,6 +141,7 @@ impl Adapter {
             config,
             cache_path,
             launch_memo: agent_dir.join("mcp-npx-cache.json"),
+            file_limits: opts.file_limits,
             cache_warning,
             catalog: RwLock::new(catalog),
             pool,

@@ -3,8 +3,8 @@
 
 use super::{CacheEntry, VERSION};
 use crate::atomic_file::{self, sibling};
+use crate::bounded_read::{self, FileLimits};
 use serde_json::{json, Map, Value};
-use std::fs;
 use std::io;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -37,10 +37,10 @@ pub fn write_entries(path: &Path, entries: &[(String, CacheEntry)]) -> io::Resul
     atomic_file::write(path, &serde_json::to_vec(&Value::Object(root))?)
 }
 
-/// The file's root object to merge into. A corrupt file starts over; a file of another
-/// version is first kept as `<file>.bak-<epoch ms>`.
+/// The file's root object to merge into. A corrupt (or oversize, or not regular) file starts
+/// over; a file of another version is first kept as `<file>.bak-<epoch ms>`.
 fn current_root(path: &Path) -> Map<String, Value> {
-    let Ok(bytes) = fs::read(path) else {
+    let Ok(bytes) = bounded_read::found(path, FileLimits::default().cache_bytes) else {
         return Map::new();
     };
     match serde_json::from_slice::<Value>(&bytes) {
@@ -51,7 +51,7 @@ fn current_root(path: &Path) -> Map<String, Value> {
             let millis = SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis());
-            let _ = atomic_file::copy_private(path, &sibling(path, &format!(".bak-{millis}")));
+            let _ = atomic_file::write(&sibling(path, &format!(".bak-{millis}")), &bytes);
             Map::new()
         }
         _ => Map::new(),

@@ -8,6 +8,7 @@ mod hash;
 pub use file::write_entries;
 pub use hash::config_hash;
 
+use crate::bounded_read;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -103,12 +104,12 @@ pub enum Loaded {
     },
 }
 
-/// Reads the cache file (fast: one read and one parse).
-pub fn load(path: &Path) -> Loaded {
-    let text = match std::fs::read(path) {
+/// Reads the cache file, at most `limit` bytes (fast: one read and one parse).
+pub fn load(path: &Path, limit: u64) -> Loaded {
+    let text = match bounded_read::found(path, limit) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Loaded::Missing,
-        Err(e) => return unusable(path, &format!("cannot be read ({e})")),
+        Err(e) if e.is_missing() => return Loaded::Missing,
+        Err(e) => return unusable(path, &e.to_string()),
     };
     let root: Value = match serde_json::from_slice(&text) {
         Ok(root) => root,

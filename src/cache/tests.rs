@@ -1,6 +1,8 @@
 use super::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+const LIMIT: u64 = 64 << 20;
+
 fn temp_dir() -> PathBuf {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
@@ -58,17 +60,26 @@ fn validity() {
 fn load_reports_unusable_files() {
     let dir = temp_dir();
     let path = cache_path(&dir);
-    assert_eq!(load(&path), Loaded::Missing);
+    assert_eq!(load(&path, LIMIT), Loaded::Missing);
     for (text, why) in [
         ("{not json", "is not valid JSON"),
         ("{\"version\": 2, \"servers\": {}}", "has version 2"),
         ("{\"version\": 1}", "has no `servers` object"),
     ] {
         std::fs::write(&path, text).unwrap();
-        match load(&path) {
+        match load(&path, LIMIT) {
             Loaded::Unusable { warning } => assert!(warning.contains(why), "{warning}"),
             other => panic!("{text}: {other:?}"),
         }
+    }
+    match load(&path, 10) {
+        Loaded::Unusable { warning } => assert!(
+            warning.ends_with(
+                "is 14 bytes, over the 10 bytes limit; it is ignored and will be rewritten"
+            ),
+            "{warning}"
+        ),
+        other => panic!("oversize: {other:?}"),
     }
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -99,7 +110,7 @@ fn writes_merge_and_keep_what_others_wrote() {
     assert_eq!(ours["transport"], "sse");
     assert!(ours.get("ttlMs").is_none() && ours.get("prompts").is_none());
 
-    let Loaded::Ok(cache) = load(&path) else {
+    let Loaded::Ok(cache) = load(&path, LIMIT) else {
         panic!("unreadable")
     };
     assert_eq!(cache.servers["ours"], entry("echo"));
@@ -127,7 +138,7 @@ fn a_file_of_another_version_is_backed_up_before_it_is_replaced() {
         std::fs::read_to_string(backups[0].path()).unwrap(),
         "{\"version\": 9, \"servers\": {}}"
     );
-    assert!(matches!(load(&path), Loaded::Ok(c) if c.servers.contains_key("s")));
+    assert!(matches!(load(&path, LIMIT), Loaded::Ok(c) if c.servers.contains_key("s")));
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -146,7 +157,7 @@ fn concurrent_writers_lose_nothing() {
         })
         .collect();
     threads.into_iter().for_each(|t| t.join().unwrap());
-    let Loaded::Ok(cache) = load(&path) else {
+    let Loaded::Ok(cache) = load(&path, LIMIT) else {
         panic!("unreadable")
     };
     assert_eq!(cache.servers.len(), 200);
@@ -199,7 +210,7 @@ fn two_processes_lose_nothing() {
     for mut child in children {
         assert!(child.wait().unwrap().success());
     }
-    let Loaded::Ok(cache) = load(&path) else {
+    let Loaded::Ok(cache) = load(&path, LIMIT) else {
         panic!("the final file is not a valid cache")
     };
     assert_eq!(cache.servers.len(), 2 * UPDATES_PER_PROCESS);

@@ -2,6 +2,7 @@
 //! that says where a syntax error is.
 
 use super::{jsonc, locate, Diagnostic, Level};
+use crate::bounded_read::{self, FileLimits};
 use serde_json::Value;
 use std::path::Path;
 
@@ -17,8 +18,22 @@ pub enum Read {
     },
 }
 
-/// Reads `path`; `required` makes a missing file an error (an explicit `--config`).
-pub fn read(path: &Path, required: bool, diagnostics: &mut Vec<Diagnostic>) -> Read {
+/// How a config file comes to be read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Looked for where configs live: read only if it is a regular file.
+    Found,
+    /// Named by the user (`--config`): must exist, and may be a pipe (`<(…)`, `/dev/stdin`).
+    Given,
+}
+
+/// Reads `path` within the config size cap.
+pub fn read(
+    path: &Path,
+    origin: Origin,
+    limits: &FileLimits,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Read {
     let mut problem = |line: Option<usize>, message: String| {
         diagnostics.push(Diagnostic {
             line,
@@ -26,13 +41,23 @@ pub fn read(path: &Path, required: bool, diagnostics: &mut Vec<Diagnostic>) -> R
         });
         Read::Invalid
     };
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text.trim_start_matches('\u{feff}').to_string(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return Read::Missing,
+    let bytes = match origin {
+        Origin::Found => bounded_read::found(path, limits.config_bytes),
+        Origin::Given => bounded_read::given(path, limits.config_bytes, limits.pipe_timeout),
+    };
+    let text = match bytes.map(String::from_utf8) {
+        Ok(Ok(text)) => text.trim_start_matches('\u{feff}').to_string(),
+        Ok(Err(_)) => {
+            return problem(
+                None,
+                "the config file is not UTF-8 text; its servers are not loaded".into(),
+            )
+        }
+        Err(e) if e.is_missing() && origin == Origin::Found => return Read::Missing,
         Err(e) => {
             return problem(
                 None,
-                format!("cannot read the config file ({e}); its servers are not loaded"),
+                format!("the config file {e}; its servers are not loaded"),
             )
         }
     };

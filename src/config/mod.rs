@@ -22,11 +22,12 @@ pub use server::value_kind;
 pub use sources::{Role, Source, SourceState};
 pub use trust::{Trust, TrustBasis};
 
+use crate::bounded_read::FileLimits;
 use crate::catalog::ToolPrefix;
 use crate::output_guard::{Limits, DEFAULT_LIMITS};
 use crate::pool::Protocol;
 use crate::secret::Secret;
-use files::Read;
+use files::{Origin, Read};
 use merge::{Merged, MergedServer};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -47,6 +48,8 @@ pub struct LoadOptions {
     /// Whether project configs, which start programs, may be used (Pi's project trust). `None`:
     /// the decision Pi saved for the project, else trusted.
     pub project_trusted: Option<bool>,
+    /// Caps on the config, env and trust files read.
+    pub limits: FileLimits,
 }
 
 #[derive(Clone, Debug)]
@@ -285,8 +288,14 @@ fn home(env: &Env) -> PathBuf {
 /// Reads and merges every config file and import. Never fails; problems end up in
 /// `diagnostics`.
 pub fn load(opts: &LoadOptions) -> Config {
-    let trust = trust::resolve(opts.project_trusted, &opts.agent_dir, &opts.cwd);
     let mut diagnostics = vec![];
+    let trust = trust::resolve(
+        opts.project_trusted,
+        &opts.agent_dir,
+        &opts.cwd,
+        &opts.limits,
+        &mut diagnostics,
+    );
     let mut merged = Merged::default();
     let mut sources: Vec<Source> = vec![];
     let mut places = Places::default();
@@ -295,7 +304,12 @@ pub fn load(opts: &LoadOptions) -> Config {
             continue; // e.g. the project is the home directory
         }
         let untrusted = role.is_project() && !trust.trusted;
-        let state = match files::read(&path, required, &mut diagnostics) {
+        let origin = if required {
+            Origin::Given
+        } else {
+            Origin::Found
+        };
+        let state = match files::read(&path, origin, &opts.limits, &mut diagnostics) {
             Read::Missing => SourceState::Missing,
             Read::Blank => SourceState::Blank,
             Read::Invalid => SourceState::Invalid,
@@ -331,6 +345,7 @@ pub fn load(opts: &LoadOptions) -> Config {
         cwd: &opts.cwd,
         env: &opts.env,
         project_trusted: trust.trusted,
+        limits: &opts.limits,
     };
     for (kind, by) in merged.imports.clone() {
         let found = imports::read(kind, &by, &ctx, &mut diagnostics);
@@ -358,7 +373,7 @@ pub fn load(opts: &LoadOptions) -> Config {
     let servers = merged
         .servers
         .iter()
-        .filter_map(|s| server::parse(s, &opts.env, &mut diagnostics))
+        .filter_map(|s| server::parse(s, &opts.env, &opts.limits, &mut diagnostics))
         .collect();
     places.locate(&mut diagnostics, &merged.servers);
     Config {

@@ -7,6 +7,7 @@ use super::{
     envfile, fields, Diagnostic, DirectTools, Env, HttpAuth, Level, Lifecycle, ServerConfig,
     Transport,
 };
+use crate::bounded_read::{self, FileLimits};
 use crate::catalog::ToolPrefix;
 use crate::pool::Protocol;
 use crate::secret::Secret;
@@ -17,6 +18,7 @@ struct Fields<'a> {
     server: &'a MergedServer,
     entry: &'a Map<String, Value>,
     env: &'a Env,
+    limits: &'a FileLimits,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -140,6 +142,7 @@ impl<'a> Fields<'a> {
 pub fn parse(
     server: &MergedServer,
     env: &Env,
+    limits: &FileLimits,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<ServerConfig> {
     let value = &server.entry;
@@ -161,6 +164,7 @@ pub fn parse(
         server,
         entry,
         env,
+        limits,
         diagnostics: Vec::new(),
     };
     for key in entry.keys() {
@@ -324,8 +328,15 @@ fn env_file(f: &mut Fields) -> Vec<(String, String)> {
         Some(dir) if path.is_relative() => dir.join(path),
         _ => path,
     };
-    let read = std::fs::read_to_string(&path).map_err(|e| e.to_string());
-    match read.and_then(|text| envfile::parse(&text)) {
+    let text = match bounded_read::found(&path, f.limits.env_file_bytes) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) => {
+            let message = format!("{} {e}; its variables are not set", path.display());
+            f.report(Level::Error, "envFile", message);
+            return vec![];
+        }
+    };
+    match envfile::parse(&text) {
         Ok(vars) => vars
             .into_iter()
             .map(|(k, v)| (k, expand(&v, f.env)))
@@ -509,7 +520,7 @@ mod tests {
             .collect();
         let mut diagnostics = vec![];
         let merged = MergedServer::new("s", value, std::path::Path::new("/cfg/mcp.json"));
-        let server = parse(&merged, &env, &mut diagnostics);
+        let server = parse(&merged, &env, &FileLimits::default(), &mut diagnostics);
         (server, diagnostics.iter().map(|d| d.to_string()).collect())
     }
 

@@ -87,6 +87,7 @@ impl Tree {
             config_path: None,
             env: self.env.clone(),
             project_trusted: None,
+            limits: Default::default(),
         }
     }
 

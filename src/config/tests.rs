@@ -220,7 +220,7 @@ fn exclusive_mode_and_explicit_config_path() {
     assert_eq!(names(&config), ["shared"]);
     assert!(config.diagnostics[0]
         .to_string()
-        .contains("missing.json: cannot read the config file (No such file or directory (os error 2)); its servers are not loaded"));
+        .contains("missing.json: the config file does not exist; its servers are not loaded"));
 }
 
 #[test]
@@ -310,7 +310,7 @@ fn server_error_messages() {
         (json!({"command": "x", "type": "http"}), "server \"s\", field `type`: says the server is remote but it has a `command` and no `url`; it is started as a local program"),
         (json!({"url": "https://x", "type": "stdio"}), "server \"s\", field `type`: says \"stdio\" but the server has a `url` and no `command`; it is used as a remote server"),
         (json!({"command": "x", "envFile": "vars.env"}), &*format!("server \"s\", field `envFile`: cannot use {}: line 2: expected KEY=value; its variables are not set", env_file.display())),
-        (json!({"command": "x", "envFile": "/nonexistent/.env"}), "server \"s\", field `envFile`: cannot use /nonexistent/.env: No such file or directory (os error 2); its variables are not set"),
+        (json!({"command": "x", "envFile": "/nonexistent/.env"}), "server \"s\", field `envFile`: /nonexistent/.env does not exist; its variables are not set"),
     ];
     for (entry, expected) in cases {
         let path = tree.pi_config(json!({"mcpServers": {"s": entry}}));
@@ -536,4 +536,88 @@ fn output_guard_and_direct_tools_settings() {
         ),
         "{lines:?}"
     );
+}
+
+#[cfg(unix)]
+fn fifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: mkfifo(3) with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+/// Found files that are not regular files, or too large, are reported and skipped at once; the
+/// rest loads. (A FIFO blocked `load` forever; /dev/zero grew it without bound.)
+#[cfg(unix)]
+#[test]
+fn files_that_are_not_regular_or_too_large_are_skipped() {
+    let tree = Tree::new();
+    std::os::unix::fs::symlink("/dev/zero", tree.project.join(".mcp.json")).unwrap();
+    fifo(&tree.home.join(".pi/agent/mcp.json"));
+    std::fs::create_dir_all(tree.project.join(".pi/mcp.json")).unwrap();
+    tree.write(".agents/mcp.json", &" ".repeat(2000));
+    fifo(&tree.home.join("fifo.env"));
+    tree.write(
+        ".config/mcp/mcp.json",
+        &json!({"mcpServers": {"shared": {"command": "x", "envFile": "../../fifo.env"}}})
+            .to_string(),
+    );
+    let opts = LoadOptions {
+        limits: FileLimits {
+            config_bytes: 1000,
+            ..FileLimits::default()
+        },
+        ..tree.opts()
+    };
+    let started = std::time::Instant::now();
+    let config = load(&opts);
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    assert_eq!(names(&config), ["shared"]);
+    assert_eq!(
+        messages(&config, &tree),
+        [
+            "error: ~/.agents/mcp.json: the config file is 2000 bytes, over the 1000 bytes limit; its servers are not loaded",
+            "error: ~/.pi/agent/mcp.json: the config file is a FIFO (named pipe), not a regular file; its servers are not loaded",
+            "error: ~/project/.mcp.json: the config file is a character device, not a regular file; its servers are not loaded",
+            "error: ~/project/.pi/mcp.json: the config file is a directory, not a regular file; its servers are not loaded",
+            "error: ~/.config/mcp/mcp.json:1: server \"shared\", field `envFile`: ~/.config/mcp/../../fifo.env is a FIFO (named pipe), not a regular file; its variables are not set",
+        ]
+    );
+}
+
+/// `--config <(…)`: a pipe the user names is read to its end.
+#[cfg(unix)]
+#[test]
+fn a_config_given_as_a_pipe_is_read() {
+    use std::io::Write;
+    let tree = Tree::new();
+    let pipe = tree.root.join("given.json");
+    fifo(&pipe);
+    let writer = {
+        let pipe = pipe.clone();
+        std::thread::spawn(move || {
+            let mut out = std::fs::OpenOptions::new().write(true).open(pipe).unwrap();
+            out.write_all(br#"{"mcpServers": {"piped": {"command": "x"}}}"#)
+                .unwrap();
+        })
+    };
+    let config = load(&LoadOptions {
+        config_path: Some(pipe.clone()),
+        ..tree.opts()
+    });
+    writer.join().unwrap();
+    assert_eq!(names(&config), ["piped"]);
+    // Nobody writes: the time limit ends the wait.
+    let config = load(&LoadOptions {
+        config_path: Some(pipe),
+        limits: FileLimits {
+            pipe_timeout: std::time::Duration::from_millis(100),
+            ..FileLimits::default()
+        },
+        ..tree.opts()
+    });
+    assert_eq!(names(&config), Vec::<&str>::new());
+    assert!(messages(&config, &tree)[0].ends_with(
+        "given.json: the config file did not reach its end within 0.1 s (a pipe nobody finishes writing?); its servers are not loaded"
+    ));
 }

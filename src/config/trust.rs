@@ -2,6 +2,8 @@
 //! `.cursor/mcp.json` or `opencode.json`) start programs, so they are used only in a project Pi
 //! trusts.
 
+use super::{Diagnostic, Level};
+use crate::bounded_read::{self, FileLimits};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -22,8 +24,14 @@ pub enum TrustBasis {
 }
 
 /// `given` when there is one, else Pi's saved decision in `<agentDir>/trust.json` for `cwd` or
-/// its nearest decided parent, else trusted.
-pub fn resolve(given: Option<bool>, agent_dir: &Path, cwd: &Path) -> Trust {
+/// its nearest decided parent, else trusted. A store that cannot be read is reported.
+pub fn resolve(
+    given: Option<bool>,
+    agent_dir: &Path,
+    cwd: &Path,
+    limits: &FileLimits,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Trust {
     if let Some(trusted) = given {
         return Trust {
             trusted,
@@ -31,7 +39,16 @@ pub fn resolve(given: Option<bool>, agent_dir: &Path, cwd: &Path) -> Trust {
         };
     }
     let file = agent_dir.join("trust.json");
-    saved_decision(&file, cwd).map_or(
+    let text = match bounded_read::found(&file, limits.config_bytes) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) if e.is_missing() => String::new(),
+        Err(e) => {
+            let message = format!("Pi's project trust store {e}; its decisions are not used");
+            diagnostics.push(Diagnostic::in_file(Level::Warning, &file, None, message));
+            String::new()
+        }
+    };
+    saved_decision(&text, cwd).map_or(
         Trust {
             trusted: true,
             basis: TrustBasis::Default,
@@ -44,8 +61,7 @@ pub fn resolve(given: Option<bool>, agent_dir: &Path, cwd: &Path) -> Trust {
 }
 
 /// Pi's store maps canonical folder paths to `true`, `false` or `null` (no decision).
-fn saved_decision(file: &Path, cwd: &Path) -> Option<(PathBuf, bool)> {
-    let text = std::fs::read_to_string(file).ok()?;
+fn saved_decision(text: &str, cwd: &Path) -> Option<(PathBuf, bool)> {
     let store: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).ok()?;
     let store = store.as_object()?;
     let start = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
@@ -68,8 +84,11 @@ mod tests {
         let agent = root.join("agent");
         std::fs::create_dir_all(&agent).unwrap();
 
-        assert_eq!(resolve(None, &agent, &project).basis, TrustBasis::Default);
-        assert!(resolve(None, &agent, &project).trusted);
+        assert_eq!(
+            resolve(None, &agent, &project, &FileLimits::default(), &mut vec![]).basis,
+            TrustBasis::Default
+        );
+        assert!(resolve(None, &agent, &project, &FileLimits::default(), &mut vec![]).trusted);
 
         let work = root.join("work");
         let store = serde_json::json!({
@@ -77,7 +96,7 @@ mod tests {
             root.join("work/project").to_str().unwrap(): null,
         });
         std::fs::write(agent.join("trust.json"), store.to_string()).unwrap();
-        let trust = resolve(None, &agent, &project);
+        let trust = resolve(None, &agent, &project, &FileLimits::default(), &mut vec![]);
         assert!(!trust.trusted);
         assert_eq!(
             trust.basis,
@@ -86,10 +105,19 @@ mod tests {
                 folder: work
             }
         );
-        assert!(resolve(Some(true), &agent, &project).trusted);
+        assert!(
+            resolve(
+                Some(true),
+                &agent,
+                &project,
+                &FileLimits::default(),
+                &mut vec![]
+            )
+            .trusted
+        );
 
         std::fs::write(agent.join("trust.json"), "not json").unwrap();
-        assert!(resolve(None, &agent, &project).trusted);
+        assert!(resolve(None, &agent, &project, &FileLimits::default(), &mut vec![]).trusted);
         std::fs::remove_dir_all(&root).unwrap();
     }
 }

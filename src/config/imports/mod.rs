@@ -6,10 +6,11 @@ mod codex;
 mod editors;
 mod opencode;
 
-use super::files::{self, Read};
+use super::files::{self, Origin, Read};
 use super::server::{describe, value_kind};
 use super::sources::{Role, Source, SourceState};
 use super::{Diagnostic, Env, Level};
+use crate::bounded_read::FileLimits;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -65,6 +66,7 @@ pub struct Context<'a> {
     pub env: &'a Env,
     /// Files in the project (e.g. `.vscode/mcp.json`) are read only in a trusted project.
     pub project_trusted: bool,
+    pub limits: &'a FileLimits,
 }
 
 /// One server from another tool's file, in our fields.
@@ -133,7 +135,7 @@ pub fn read(
             } else {
                 &mut *diagnostics
             };
-            match files::read(&candidate.path, false, sink) {
+            match files::read(&candidate.path, Origin::Found, ctx.limits, sink) {
                 Read::Missing => {
                     out.sources.push(source);
                     continue;

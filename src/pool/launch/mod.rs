@@ -8,6 +8,7 @@
 mod npx;
 mod uvx;
 
+use crate::bounded_read::{self, FileLimits};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -126,7 +127,10 @@ fn is_javascript(path: &Path) -> bool {
 fn first_line(path: &Path) -> Option<String> {
     use std::io::Read;
     let mut head = [0u8; 256];
-    let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+    let n = bounded_read::open_regular(path)
+        .ok()?
+        .read(&mut head)
+        .ok()?;
     let text = String::from_utf8_lossy(&head[..n]);
     text.lines().next().map(str::to_string)
 }
@@ -142,7 +146,7 @@ fn now_ms() -> u64 {
 }
 
 fn read_memo(memo: &Path) -> Map<String, Value> {
-    let root: Value = std::fs::read(memo)
+    let root: Value = bounded_read::found(memo, FileLimits::default().cache_bytes)
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
         .unwrap_or(Value::Null);

@@ -2,6 +2,7 @@
 //! find it (the project's `node_modules`, then npx's cache `<npm cache>/_npx/*`).
 
 use super::{Found, Lookup};
+use crate::bounded_read::{self, FileLimits};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -142,8 +143,9 @@ fn modified(path: &Path) -> Option<std::time::SystemTime> {
 
 /// The binary of the package installed in `dir`, if it is the wanted version.
 fn package_bin(dir: &Path, inv: &Invocation) -> Option<Found> {
-    let manifest: Value =
-        serde_json::from_slice(&std::fs::read(dir.join("package.json")).ok()?).ok()?;
+    let limit = FileLimits::default().config_bytes;
+    let manifest = bounded_read::found(&dir.join("package.json"), limit).ok()?;
+    let manifest: Value = serde_json::from_slice(&manifest).ok()?;
     let version = manifest
         .get("version")
         .and_then(Value::as_str)

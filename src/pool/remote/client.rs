@@ -3,6 +3,7 @@
 //! runs; requests have their own MCP timeouts), and redirects only within the same origin, since
 //! another host must not receive the session id and the credentials.
 
+use crate::bounded_read::{self, FileLimits};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use std::path::Path;
 use std::sync::Once;
@@ -29,8 +30,9 @@ pub fn build(ca_file: Option<&Path>, connect_timeout: Duration) -> Result<reqwes
         .redirect(same_origin_redirects())
         .user_agent(concat!("pi-mcp-native/", env!("CARGO_PKG_VERSION")));
     if let Some(path) = ca_file {
-        let pem = std::fs::read(path)
-            .map_err(|e| format!("cannot read `caFile` {}: {e}", path.display()))?;
+        let limit = FileLimits::default().config_bytes;
+        let pem = bounded_read::found(path, limit)
+            .map_err(|e| format!("`caFile` {} {e}", path.display()))?;
         let certs = reqwest::Certificate::from_pem_bundle(&pem)
             .ok()
             .filter(|certs| !certs.is_empty())

@@ -1,0 +1,147 @@
+// Reliability matrix rows from independent attacks on the built product (issue 15): hostile files
+// where configs, caches, env and token files are looked for (H1). Row ids follow the issue's items.
+import { describe } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { row } from "./helpers/matrix.mjs";
+import { runPi } from "./helpers/pi.mjs";
+import { faulty, root, sleep, tempAgent } from "./helpers/servers.mjs";
+
+const here = import.meta.url;
+const MiB = 1024 * 1024;
+const mb = (bytes) => (bytes / MiB).toFixed(0);
+const mkfifo = (path) => execFileSync("mkfifo", [path]);
+
+/**
+ * Runs fixtures/open-host.mjs (McpAdapter.open, then one call) in its own process, killed if it
+ * takes longer than `ms` or its memory passes `maxRss`: before the fix a FIFO blocked `open`
+ * forever and /dev/zero grew it without bound.
+ */
+async function openInHost(options, tool, { ms = 15_000, maxRss = 1024 * MiB } = {}) {
+  const host = spawn(process.execPath, [join(root, "__test__", "fixtures", "open-host.mjs"), JSON.stringify(options), tool ?? ""], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let [stdout, stderr, killed] = ["", "", null];
+  host.stdout.setEncoding("utf8").on("data", (s) => (stdout += s));
+  host.stderr.setEncoding("utf8").on("data", (s) => (stderr += s));
+  const exited = new Promise((resolve) => host.once("exit", resolve));
+  const until = Date.now() + ms;
+  for (let done = false; !done; ) {
+    done = await Promise.race([exited.then(() => true), sleep(25).then(() => false)]);
+    if (done) break;
+    let rss = 0;
+    try {
+      rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${host.pid}/status`, "utf8"))[1]) * 1024;
+    } catch {
+      continue; // exiting
+    }
+    if (rss > maxRss) killed = `its memory reached ${mb(rss)} MB`;
+    if (Date.now() > until) killed = `it did not finish within ${ms} ms`;
+    if (killed) {
+      host.kill("SIGKILL");
+      await exited;
+      break;
+    }
+  }
+  assert.equal(killed, null, `the host was killed: ${killed}\n${stderr}`);
+  assert.equal(host.exitCode, 0, stderr);
+  return JSON.parse(stdout);
+}
+
+describe("reliability matrix: hostile files where configs are looked for", () => {
+  row("H1a", "a project .mcp.json linked to /dev/zero, a FIFO at .mcp.json and at <agentDir>/mcp.json, a directory", here, async ({ note }) => {
+    const figures = [];
+    const cases = {
+      "/dev/zero": (agent) => symlinkSync("/dev/zero", join(agent.cwd, ".mcp.json")),
+      "FIFO .mcp.json": (agent) => mkfifo(join(agent.cwd, ".mcp.json")),
+      "FIFO mcp.json": (agent) => {
+        rmSync(join(agent.agentDir, "mcp.json"));
+        mkfifo(join(agent.agentDir, "mcp.json"));
+      },
+      directory: (agent) => mkdirSync(join(agent.cwd, ".pi", "mcp.json"), { recursive: true }),
+    };
+    const expected = {
+      "/dev/zero": /project\/\.mcp\.json: the config file is a character device, not a regular file; its servers are not loaded/,
+      "FIFO .mcp.json": /project\/\.mcp\.json: the config file is a FIFO \(named pipe\), not a regular file/,
+      "FIFO mcp.json": /\.pi\/agent\/mcp\.json: the config file is a FIFO \(named pipe\), not a regular file/,
+      directory: /project\/\.pi\/mcp\.json: the config file is a directory, not a regular file/,
+    };
+    for (const [kind, prepare] of Object.entries(cases)) {
+      // The working server comes from a file of its own (~/.agents/mcp.json) so that every other file can be the bad one.
+      const agent = tempAgent({ mcpServers: {} });
+      try {
+        prepare(agent);
+        mkdirSync(join(agent.home, ".agents"), { recursive: true });
+        writeFileSync(join(agent.home, ".agents", "mcp.json"), JSON.stringify({ mcpServers: { good: faulty([], { cwd: agent.cwd }) } }));
+        const got = await openInHost({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env }, "good_echo");
+        assert.ok(got.diagnostics.some((d) => expected[kind].test(d)), `${kind}: ${got.diagnostics.join("\n")}`);
+        assert.equal(got.text, "echo: still works", kind);
+        assert.ok(got.openMs < 2000, `${kind}: open took ${got.openMs} ms`);
+        figures.push(`${kind}: open ${got.openMs} ms, peak RSS +${mb(Math.max(got.peakGrowth, 0))} MB`);
+      } finally {
+        agent.cleanup();
+      }
+    }
+    note(`${figures.join("; ")}; each reported as an error naming the file, the other server answered`);
+  });
+
+  row("H1b", "oversized config, cache, env and token files (caps lowered); a config given as a pipe", here, async ({ note }) => {
+    const agent = tempAgent(({ cwd, home }) => ({
+      mcpServers: {
+        good: faulty([], { cwd }),
+        envy: faulty([], { cwd, envFile: join(home, "big.env") }),
+        remote: { url: "http://127.0.0.1:9/mcp", auth: "oauth" },
+      },
+    }));
+    try {
+      writeFileSync(join(agent.cwd, ".mcp.json"), JSON.stringify({ mcpServers: { padded: faulty([]) }, pad: "x".repeat(4096) }));
+      writeFileSync(agent.cachePath, JSON.stringify({ version: 1, servers: { pad: { tools: [], pad: "x".repeat(8192) } } }));
+      writeFileSync(join(agent.home, "big.env"), `A=${"x".repeat(4096)}\n`);
+      mkdirSync(join(agent.agentDir, "mcp-oauth", "remote"), { recursive: true });
+      writeFileSync(join(agent.agentDir, "mcp-oauth", "remote", "tokens.json"), JSON.stringify({ access_token: "t".repeat(4096) }));
+      const caps = { maxConfigBytes: 2048, maxCacheBytes: 4096, maxEnvFileBytes: 1024, maxTokenFileBytes: 1024 };
+      const got = await openInHost({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env, ...caps }, "good_echo");
+      const lines = got.diagnostics.join("\n");
+      assert.match(lines, /project\/\.mcp\.json: the config file is 4\.\d KiB, over the 2 KiB limit; its servers are not loaded/);
+      assert.match(lines, /mcp-cache\.json is 8\.\d KiB, over the 4 KiB limit; it is ignored and will be rewritten/);
+      assert.match(lines, /server "envy", field `envFile`: .*big\.env is 4\.\d KiB, over the 1 KiB limit; its variables are not set/);
+      assert.equal(got.text, "echo: still works");
+      const token = await openInHost({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env, ...caps }, "remote_anything");
+      assert.equal(token.error, "server_unavailable", token.text);
+      assert.match(token.text, /needs authentication: the OAuth token file .*mcp-oauth\/remote\/tokens\.json is 4\.\d KiB, over the 1 KiB limit/);
+      assert.doesNotMatch(token.text, /tttt/);
+
+      // A config named explicitly (`--mcp-config <(…)`) may be a pipe: read to its end.
+      const pipe = join(agent.home, "given.json");
+      mkfifo(pipe);
+      const writer = spawn("sh", ["-c", `printf '%s' '${JSON.stringify({ mcpServers: { piped: faulty([], { cwd: agent.cwd }) } })}' > "${pipe}"`]);
+      const piped = await openInHost({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env, configPath: pipe }, "piped_echo");
+      await new Promise((resolve) => (writer.exitCode === null ? writer.once("exit", resolve) : resolve()));
+      assert.equal(piped.text, "echo: still works");
+      note(`config, cache and env file over their caps: one diagnostic each naming the file and the cap, other servers answered; token file over its cap: "needs authentication" naming the file, no token sent; a config given as a FIFO read to its end (open ${piped.openMs} ms)`);
+    } finally {
+      agent.cleanup();
+    }
+  });
+
+  row("H1c", "the real Pi starts in a repo whose .mcp.json is a FIFO and .pi/mcp.json a link to /dev/zero", here, async ({ note }) => {
+    const steps = [{ tool_calls: [{ name: "mcp", arguments: {} }] }, { tool_calls: [{ name: "mcp", arguments: { tool: "s_echo", args: { text: "hi" } } }] }, { text: "done" }];
+    const prepare = (box) => {
+      mkfifo(join(box.cwd, ".mcp.json"));
+      mkdirSync(join(box.cwd, ".pi"));
+      symlinkSync("/dev/zero", join(box.cwd, ".pi", "mcp.json"));
+    };
+    const mcpConfig = { mcpServers: { s: faulty([]) } };
+    const r = await runPi({ extensionDir: root, mcpConfig, prepare, script: { steps }, timeoutMs: 30_000 });
+    assert.equal(r.timedOut, false, `Pi froze: ${r.stderr}`);
+    assert.equal(r.code, 0, r.stderr);
+    const [status, call] = r.toolResults;
+    assert.match(status.text, /\.mcp\.json: the config file is a FIFO \(named pipe\), not a regular file/);
+    assert.match(status.text, /\.pi\/mcp\.json: the config file is a character device, not a regular file/);
+    assert.equal(call.text, "echo: hi");
+    assert.equal(r.leftover, false, "a process outlived Pi");
+    note(`Pi 1.5.2 ran its turn and exited in ${r.timing.wallMs} ms; the status names both files; the configured server answered`);
+  });
+});

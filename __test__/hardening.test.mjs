@@ -6,7 +6,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { row } from "./helpers/matrix.mjs";
-import { runPi } from "./helpers/pi.mjs";
+import { PI_15, runPi } from "./helpers/pi.mjs";
 import { faulty, root, sleep, tempAgent } from "./helpers/servers.mjs";
 
 const here = import.meta.url;
@@ -134,7 +134,7 @@ describe("reliability matrix: hostile files where configs are looked for", () =>
       symlinkSync("/dev/zero", join(box.cwd, ".pi", "mcp.json"));
     };
     const mcpConfig = { mcpServers: { s: faulty([]) } };
-    const r = await runPi({ extensionDir: root, mcpConfig, prepare, script: { steps }, timeoutMs: 30_000 });
+    const r = await runPi({ pi: PI_15, extensionDir: root, mcpConfig, prepare, script: { steps }, timeoutMs: 30_000 });
     assert.equal(r.timedOut, false, `Pi froze: ${r.stderr}`);
     assert.equal(r.code, 0, r.stderr);
     const [status, call] = r.toolResults;
@@ -142,6 +142,6 @@ describe("reliability matrix: hostile files where configs are looked for", () =>
     assert.match(status.text, /\.pi\/mcp\.json: the config file is a character device, not a regular file/);
     assert.equal(call.text, "echo: hi");
     assert.equal(r.leftover, false, "a process outlived Pi");
-    note(`Pi 1.5.2 ran its turn and exited in ${r.timing.wallMs} ms; the status names both files; the configured server answered`);
+    note(`Pi ${PI_15} ran its turn and exited in ${r.timing.wallMs} ms; the status names both files; the configured server answered`);
   });
 });

@@ -260,7 +260,7 @@ describe("reliability matrix", () => {
     }
     // Unreadable: a directory where the file should be. Warned about; the gateway works without it.
     await withAgent((agent) => mkdirSync(agent.cachePath), async ({ adapter }) => {
-      assert.match(adapter.diagnostics().join("\n"), /mcp-cache\.json cannot be read \(.*\); it is ignored/);
+      assert.match(adapter.diagnostics().join("\n"), /mcp-cache\.json is a directory, not a regular file; it is ignored/);
       assert.equal(text(await adapter.call("s_echo", { text: "x" })), "echo: x");
     });
     note(`${Object.keys(cases).join(", ")}: warned, ignored, rewritten (the other version first backed up as mcp-cache.json.bak-<time>); unreadable: warned, calls work`);

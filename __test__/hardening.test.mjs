@@ -1,14 +1,17 @@
 // Reliability matrix rows from independent attacks on the built product (issue 15): hostile files
-// where configs, caches, env and token files are looked for (H1). Row ids follow the issue's items.
+// where configs, caches, env and token files are looked for (H1), server names that are paths (H7).
+// Row ids follow the issue's items.
 import { describe } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
+import { createRequire } from "node:module";
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { row } from "./helpers/matrix.mjs";
 import { PI_15, runPi } from "./helpers/pi.mjs";
-import { faulty, root, sleep, tempAgent } from "./helpers/servers.mjs";
+import { everythingHttp, faulty, freePort, recordingProxy, root, sleep, tempAgent } from "./helpers/servers.mjs";
 
+const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 const here = import.meta.url;
 const MiB = 1024 * 1024;
 const mb = (bytes) => (bytes / MiB).toFixed(0);
@@ -143,5 +146,49 @@ describe("reliability matrix: hostile files where configs are looked for", () =>
     assert.equal(call.text, "echo: hi");
     assert.equal(r.leftover, false, "a process outlived Pi");
     note(`Pi ${PI_15} ran its turn and exited in ${r.timing.wallMs} ms; the status names both files; the configured server answered`);
+  });
+});
+
+describe("reliability matrix: server names are never paths", () => {
+  row("H7", "OAuth servers named ../../../outside and /abs/dir: no token file outside <agentDir>/mcp-oauth is read", here, async ({ note }) => {
+    const remote = await everythingHttp("streamableHttp", await freePort());
+    const proxy = await recordingProxy(remote.port, { authorization: "Bearer the-right-token" });
+    const agent = tempAgent(({ home }) => ({
+      mcpServers: {
+        "../../../outside": { url: `${proxy.url}/mcp`, auth: "oauth" },
+        [join(home, "abs", "dir")]: { url: `${proxy.url}/mcp`, auth: "oauth" },
+      },
+    }));
+    const adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
+    const store = (dir, token) => {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, "tokens.json"), JSON.stringify({ access_token: token }));
+    };
+    try {
+      // Where the names point if joined as paths: tokens that must never be read, let alone sent.
+      mkdirSync(join(agent.agentDir, "mcp-oauth")); // as after any sign-in: `mcp-oauth/..` resolves
+      const outside = join(agent.agentDir, "mcp-oauth", "../../../outside");
+      store(outside, "stolen-outside");
+      store(join(agent.home, "abs", "dir"), "stolen-abs");
+      for (const name of ["../../../outside", join(agent.home, "abs", "dir")]) {
+        const refused = await adapter.connect(name);
+        assert.equal(refused.isError, true, name);
+        assert.match(refused.content[0].text, /no OAuth token is stored \(.*\/mcp-oauth\/sha256-[0-9a-f]{64}\/tokens\.json is missing\)/, name);
+      }
+      assert.deepEqual(proxy.requests, [], "a token was sent");
+      // The encoded directory is where the token lives (pi-mcp-adapter's layout for such names).
+      store(join(agent.agentDir, "mcp-oauth", "sha256-e1a01a12d2ce52e7ebc44d5879e35c09f794475daa43c249c06f8bf998483d94"), "the-right-token");
+      assert.equal((await adapter.connect("../../../outside")).isError, false);
+      const called = await adapter.call("echo", { message: "via the encoded dir" }, { server: "../../../outside" });
+      assert.equal(called.content[0].text, "Echo: via the encoded dir");
+      const sent = new Set(proxy.requests.map((r) => r.headers.authorization));
+      assert.deepEqual([...sent], ["Bearer the-right-token"]);
+      note(`no token outside <agentDir>/mcp-oauth was read or sent (0 requests); the name's sha256-<hex> directory was used, and its token sent (${proxy.requests.length} requests)`);
+    } finally {
+      await adapter.shutdown();
+      await proxy.close();
+      await remote.stop();
+      agent.cleanup();
+    }
   });
 });

@@ -33,6 +33,7 @@ const MATRIX = [
   ["S5", "project-level config can launch commands: status shows which file each server came from"],
   // Issue 15 (independent attacks): row H<n> is the issue's item n.
   ["H1", "a config, cache, env or token file that is a FIFO, a link to /dev/zero, a directory or oversize: `open` returns at once with bounded memory, a diagnostic names the file, the rest works; Pi does not freeze"],
+  ["H7", "server names that are paths (`../../../outside`, `/abs/dir`): nothing outside `<agentDir>/mcp-oauth` is read, no token is sent"],
 ];
 /** What building the matrix found, and what was done about it (kept with the generator, not the run). */
 const FINDINGS = [
@@ -42,6 +43,7 @@ const FINDINGS = [
   "S2: a mistyped `env`, `headers` or `args` (a string where an object or array belongs) was quoted in the diagnostic, secret included. Diagnostics now name only the type.",
   "S5: status did not say where a server came from. It now lists each config file with its servers and flags project files, which can launch commands.",
   "H1: a project `.mcp.json` linked to /dev/zero grew the host without bound (2 GB after 3.8 s, still growing) and a FIFO there or at `<agentDir>/mcp.json` blocked `open` forever, so Pi froze on start in such a repo. Files we look for are now opened without blocking, must be regular files and are read up to a cap (config 8 MiB, cache 64 MiB, env and token files 1 MiB); `open` takes ~1 ms with +6 MB peak RSS in that repo.",
+  "H7: a server named `../../../outside` or `/abs/dir` with `auth: \"oauth\"` read `tokens.json` outside `<agentDir>/mcp-oauth` and sent its token to the configured URL. A name that is not `[A-Za-z0-9_-]+` is now never a path: it becomes `sha256-<hex>`, pi-mcp-adapter's directory for such names.",
 ];
 const records = existsSync(resultsDir)
   ? readdirSync(resultsDir)

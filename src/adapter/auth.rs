@@ -5,6 +5,7 @@
 use super::{now_ms, Adapter, Outcome};
 use crate::bounded_read;
 use crate::config::{HttpAuth, ServerConfig, Transport};
+use crate::path_component;
 use crate::pool::ConnectError;
 use crate::render;
 use crate::secret::Secret;
@@ -47,11 +48,12 @@ impl Adapter {
         }
     }
 
-    /// `<agentDir>/mcp-oauth/<server>/tokens.json`.
+    /// `<agentDir>/mcp-oauth/<server>/tokens.json` (a name that is not one safe path component
+    /// is encoded).
     fn tokens_path(&self, server: &str) -> PathBuf {
         self.agent_dir
             .join("mcp-oauth")
-            .join(server)
+            .join(&*path_component::component(server))
             .join("tokens.json")
     }
 

@@ -180,7 +180,8 @@ pub enum HttpAuth {
         token: Option<Secret>,
         env_var: Option<String>,
     },
-    /// An access token stored in `<agentDir>/mcp-oauth/<server>/tokens.json`.
+    /// An access token stored in `<agentDir>/mcp-oauth/<server>/tokens.json` (see
+    /// [`crate::path_component`]).
     OAuth,
 }
 

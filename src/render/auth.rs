@@ -71,7 +71,8 @@ pub fn auth_help(server: &str, kind: &AuthKind, failing: Option<&str>) -> String
     };
     if matches!(kind, AuthKind::None) {
         out.push_str(&format!(
-            "\n  OAuth tokens go to <agentDir>/mcp-oauth/{server}/tokens.json as {{ \"access_token\": \"...\" }}."
+            "\n  OAuth tokens go to <agentDir>/mcp-oauth/{}/tokens.json as {{ \"access_token\": \"...\" }}.",
+            crate::path_component::component(server)
         ));
     }
     match failing {

@@ -7,7 +7,7 @@ export type ContentBlock = { type: "text"; text: string } | { type: "image"; dat
 /** What every mode returns. `details.mode` names the mode; failures set `details.error` to a stable code. */
 export interface Outcome {
   content: ContentBlock[]
-  details: { mode: string; error?: string; server?: string; tool?: string; [key: string]: unknown }
+  details: { mode: string; error?: ErrorCode; server?: string; tool?: string; [key: string]: unknown }
   isError: boolean
 }
 
@@ -115,6 +115,12 @@ export interface CallOpts {
  * references resolve from `env`, else from the process environment.
  */
 export declare function configHash(entry: Record<string, unknown>, env?: Record<string, string>): string
+
+/**
+ * The stable codes of `details.error`, the one list of them (exported to TypeScript as a
+ * string-literal union). Programs branch on these; the text beside them is for the model.
+ */
+export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'call_failed' | 'config_error' | 'shut_down'
 
 export interface OpenOptions {
   /** The session's working directory (project config, default server cwd); `process.cwd()` if absent. */

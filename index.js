@@ -3,8 +3,8 @@
 // do) so that napi does not replace this file with its generated loader.
 const binding = require("./loader.js").load();
 
-module.exports = binding;
 // Spelled out so that Node sees them as named exports of this CommonJS module in
-// `import { McpAdapter } from "pi-mcp-native"` (the install test checks none is missing).
+// `import { McpAdapter } from "pi-mcp-native"` (the install test checks none is missing). Only
+// the values index.d.ts declares: the string enums it declares as types (`ErrorCode`) stay inside.
 module.exports.McpAdapter = binding.McpAdapter;
 module.exports.configHash = binding.configHash;

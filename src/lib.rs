@@ -17,5 +17,4 @@ pub mod secret;
 mod test_report;
 pub mod validate;
 
-#[cfg(not(test))]
-mod binding;
+pub mod binding;

@@ -7,7 +7,7 @@ export type ContentBlock = { type: "text"; text: string } | { type: "image"; dat
 /** What every mode returns. `details.mode` names the mode; failures set `details.error` to a stable code. */
 export interface Outcome {
   content: ContentBlock[]
-  details: { mode: string; error?: string; server?: string; tool?: string; [key: string]: unknown }
+  details: { mode: string; error?: ErrorCode; server?: string; tool?: string; [key: string]: unknown }
   isError: boolean
 }
 

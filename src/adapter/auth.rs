@@ -2,7 +2,7 @@
 //! token from the config or the environment, or a stored OAuth access token), what to do when a
 //! server wants credentials, and the `/mcp-auth` instructions.
 
-use super::{now_ms, Adapter, Outcome};
+use super::{now_ms, Adapter, ErrorCode, Outcome};
 use crate::bounded_read;
 use crate::config::{HttpAuth, ServerConfig, Transport};
 use crate::path_component;
@@ -87,16 +87,20 @@ impl Adapter {
                 .filter(|s| !s.disabled && matches!(s.transport, Transport::Http { .. }))
                 .map(|s| (s.name.as_str(), self.needs_auth(&s.name)))
                 .collect();
-            return Outcome::error("auth", "server_required", render::auth_usage(&remote));
+            return Outcome::error(
+                "auth",
+                ErrorCode::ServerRequired,
+                render::auth_usage(&remote),
+            );
         }
         let server = match self.enabled_server("auth", name) {
             Ok(server) => server,
             Err(outcome) => return outcome,
         };
-        let state = match self.failure_of(name) {
-            Some((_, why, true)) => Some(why),
-            _ => None,
-        };
+        let state = self
+            .failure_of(name)
+            .filter(|(_, cause)| cause.needs_auth())
+            .map(|(_, cause)| cause.reason(name));
         Outcome::text(
             "auth",
             render::auth_help(name, &self.auth_kind(server), state.as_deref()),

@@ -1,8 +1,7 @@
 //! Calling a tool (or reading a resource tool), and `execute`: the `mcp` tool's parameters
 //! mapped onto the modes.
 
-use super::modes::unavailable;
-use super::{Adapter, Outcome};
+use super::{Adapter, ErrorCode, Outcome};
 use crate::catalog::ToolInfo;
 use crate::config::value_kind;
 use crate::output_guard::{guard, spill, Limits};
@@ -53,7 +52,7 @@ impl Adapter {
         }
         let (conn, event) = match self.handshaken(&tool.server).await {
             Ok(reached) => reached,
-            Err(why) => return unavailable("call", &tool.server, &why),
+            Err(why) => return why.outcome("call", &tool.server),
         };
         self.used.lock().insert(tool.server.clone());
         // A server that was just started is not listed yet, but the catalog knows the tool (from
@@ -63,7 +62,7 @@ impl Adapter {
             true => tool,
             false => {
                 if let Err(why) = self.take_listing(&conn, event).await {
-                    return unavailable("call", &tool.server, &why);
+                    return why.outcome("call", &tool.server);
                 }
                 // Connecting may have refreshed the catalog: call what the server lists now.
                 match self.resolve("call", &tool.name, Some(&tool.server)).await {
@@ -139,27 +138,21 @@ impl Adapter {
                 if let Some(path) = spilled {
                     outcome.set("fullOutputPath", path);
                 }
-                outcome.is_error = rendered.is_error;
                 if rendered.is_error {
-                    outcome.set("error", "tool_error");
+                    outcome.fail(ErrorCode::ToolError);
                 }
                 details(outcome)
             }
             Err(RequestError::Aborted) => details(Outcome::error(
                 "call",
-                "aborted",
+                ErrorCode::Aborted,
                 format!(
                     "Call to {} was aborted; the server was told to stop.",
                     tool.name
                 ),
             )),
             Err(e) => {
-                let code = match e {
-                    RequestError::Timeout(_) => "timeout",
-                    RequestError::Closed(_) => "connection_lost",
-                    RequestError::TooLarge(_) => "result_too_large",
-                    _ => "call_failed",
-                };
+                let code = ErrorCode::from(&e);
                 let mut text = format!("Failed to call {}: {e}", tool.name);
                 if let Some(schema) = tool.input_schema() {
                     text.push_str(&format!(
@@ -206,7 +199,7 @@ impl Adapter {
         if GATEWAY_FIELDS.iter().any(|f| args.contains_key(*f)) {
             return Outcome::error(
                 "call",
-                "nested_params",
+                ErrorCode::NestedParams,
                 "Gateway fields were nested inside `args`; pass them at the top level, e.g. mcp({ search: \"...\" }) or mcp({ tool: \"name\", args: {...} }).",
             );
         }
@@ -273,7 +266,7 @@ fn argument_problems(tool: &ToolInfo, args: &Map<String, Value>) -> Option<Outco
     }
     let text = render::invalid_arguments(&tool.name, &problems, schema);
     Some(
-        Outcome::error("call", "invalid_args", text)
+        Outcome::error("call", ErrorCode::InvalidArgs, text)
             .with("server", tool.server.clone())
             .with("tool", tool.name.clone())
             .with("problems", problems),
@@ -282,7 +275,7 @@ fn argument_problems(tool: &ToolInfo, args: &Map<String, Value>) -> Option<Outco
 
 /// `args` as an object: given as one, or as a JSON string encoding one.
 fn parse_args(args: Option<&Value>) -> Result<Map<String, Value>, Outcome> {
-    let invalid = |why: String| Outcome::error("call", "invalid_args", why);
+    let invalid = |why: String| Outcome::error("call", ErrorCode::InvalidArgs, why);
     match args {
         None | Some(Value::Null) => Ok(Map::new()),
         Some(Value::Object(map)) => Ok(map.clone()),

@@ -1,7 +1,7 @@
 //! Getting a live connection to a server, and keeping its metadata (catalog and cache) in step
 //! with what the server lists.
 
-use super::{now_ms, Adapter, Failure, ServerMeta};
+use super::{now_ms, Adapter, Failure, ServerMeta, Unavailable};
 use crate::cache::{self, CacheEntry};
 use crate::config::{self, ServerConfig, Transport};
 use crate::pool::{
@@ -29,7 +29,10 @@ impl Adapter {
     /// connects when there is none, unless the server failed recently (then the error says
     /// since when and why). A server that let a request time out and does not answer a ping
     /// either is restarted.
-    pub(super) async fn connected(self: &Arc<Self>, name: &str) -> Result<Arc<Connection>, String> {
+    pub(super) async fn connected(
+        self: &Arc<Self>,
+        name: &str,
+    ) -> Result<Arc<Connection>, Unavailable> {
         let (conn, event) = self.handshaken(name).await?;
         self.take_listing(&conn, event).await?;
         Ok(conn)
@@ -40,7 +43,7 @@ impl Adapter {
     pub(super) async fn handshaken(
         self: &Arc<Self>,
         name: &str,
-    ) -> Result<(Arc<Connection>, &'static str), String> {
+    ) -> Result<(Arc<Connection>, &'static str), Unavailable> {
         if let Some(conn) = self.pool.get(name) {
             let limit = self
                 .server(name)
@@ -69,7 +72,7 @@ impl Adapter {
         self: &Arc<Self>,
         name: &str,
         event: &'static str,
-    ) -> Result<Arc<Connection>, String> {
+    ) -> Result<Arc<Connection>, Unavailable> {
         let (conn, event) = self.reach(name, event).await?;
         self.take_listing(&conn, event).await?;
         Ok(conn)
@@ -81,10 +84,8 @@ impl Adapter {
         self: &Arc<Self>,
         name: &str,
         event: &'static str,
-    ) -> Result<(Arc<Connection>, &'static str), String> {
-        let server = self
-            .server(name)
-            .ok_or_else(|| format!("server \"{name}\" is not configured"))?;
+    ) -> Result<(Arc<Connection>, &'static str), Unavailable> {
+        let server = self.server(name).ok_or_else(|| self.not_configured())?;
         let connected = match self.connect_spec(server) {
             Ok(spec) => self.pool.connect(spec).await,
             Err(e) => Err(e),
@@ -97,9 +98,10 @@ impl Adapter {
                 Ok((conn, event))
             }
             Err(ConnectError::NeedsAuth(why)) => {
-                Err(self.fail(name, self.auth_fix(server, &why), true))
+                let fix = self.auth_fix(server, &why);
+                Err(self.fail(name, Unavailable::NeedsAuth { why, fix }))
             }
-            Err(ConnectError::Failed(why)) => Err(self.fail(name, why, false)),
+            Err(ConnectError::Failed(why)) => Err(self.fail(name, Unavailable::StartFailed(why))),
         }
     }
 
@@ -109,10 +111,10 @@ impl Adapter {
         self: &Arc<Self>,
         conn: &Arc<Connection>,
         event: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), Unavailable> {
         let name = conn.server.as_str();
         let Some(server) = self.server(name) else {
-            return Err(format!("server \"{name}\" is not configured"));
+            return Err(self.not_configured());
         };
         match conn.listed(self.request_timeout(server)).await {
             Ok(listing) => {
@@ -128,8 +130,7 @@ impl Adapter {
             Err(e) => {
                 self.pool.close_stale(conn).await;
                 conn.close().await;
-                let why = format!("connected, but listing its tools failed: {e}");
-                Err(self.fail(name, why, false))
+                Err(self.fail(name, Unavailable::ListingFailed(e)))
             }
         }
     }
@@ -154,48 +155,49 @@ impl Adapter {
     }
 
     /// Records that `name` could not be used (for the backoff and `status`), tells JS, and
-    /// returns the message.
-    fn fail(&self, name: &str, message: String, needs_auth: bool) -> String {
+    /// returns why.
+    fn fail(&self, name: &str, cause: Unavailable) -> Unavailable {
         self.failures.lock().insert(
             name.to_string(),
             Failure {
                 at: Instant::now(),
-                message: message.clone(),
-                needs_auth,
+                cause: cause.clone(),
             },
         );
         self.events.emit(
             "failed",
-            json!({ "server": name, "error": message, "needsAuth": needs_auth }),
+            json!({ "server": name, "error": cause.reason(name), "needsAuth": cause.needs_auth() }),
         );
-        message
+        cause
     }
 
-    /// Why `name` is skipped for now, if it failed less than a minute ago.
-    pub(super) fn backoff(&self, name: &str) -> Option<String> {
+    /// Why `name` is skipped for now, if it failed less than the backoff ago.
+    pub(super) fn backoff(&self, name: &str) -> Option<Unavailable> {
         let failures = self.failures.lock();
         let failure = failures
             .get(name)
             .filter(|f| f.at.elapsed() < self.timing.failure_backoff)?;
-        Some(format!(
-            "not available (failed {} s ago; retried automatically after {} s, or now with mcp({{ connect: \"{name}\" }})): {}",
-            failure.at.elapsed().as_secs(),
-            self.timing.failure_backoff.as_secs(),
-            failure.message
-        ))
+        Some(Unavailable::BackingOff {
+            ago: failure.at.elapsed(),
+            backoff: self.timing.failure_backoff,
+            cause: Box::new(failure.cause.clone()),
+        })
     }
 
-    /// Seconds since the last failure, its message, and whether credentials are the problem.
-    pub(super) fn failure_of(&self, name: &str) -> Option<(u64, String, bool)> {
+    /// How long ago `name` last failed, and why.
+    pub(super) fn failure_of(&self, name: &str) -> Option<(Duration, Unavailable)> {
         self.failures
             .lock()
             .get(name)
-            .map(|f| (f.at.elapsed().as_secs(), f.message.clone(), f.needs_auth))
+            .map(|f| (f.at.elapsed(), f.cause.clone()))
     }
 
     /// Whether `name` last failed for want of (valid) credentials.
     pub(super) fn needs_auth(&self, name: &str) -> bool {
-        self.failures.lock().get(name).is_some_and(|f| f.needs_auth)
+        self.failures
+            .lock()
+            .get(name)
+            .is_some_and(|f| f.cause.needs_auth())
     }
 
     pub(super) fn clear_failure(&self, name: &str) {

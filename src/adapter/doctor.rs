@@ -1,7 +1,7 @@
 //! `pi-mcp doctor`: every config source and what came of it, the merged servers with where each
 //! came from, every problem (notes included), and a fresh, timed connection to each server.
 
-use super::{lifecycle::PARALLEL_CONNECTS, Adapter, Outcome};
+use super::{lifecycle::PARALLEL_CONNECTS, Adapter, ErrorCode, Outcome};
 use crate::config::{Diagnostic, Level, Role, ServerConfig, Source, SourceState, Transport, Trust};
 use crate::render::{self, ConnectCheck};
 use futures::StreamExt;
@@ -55,16 +55,10 @@ impl Adapter {
         if let Some(warning) = &self.cache_warning {
             outcome.set("cacheWarning", warning.as_str());
         }
-        if errors || failed {
-            outcome.is_error = true;
-            outcome.set(
-                "error",
-                if failed {
-                    "connect_failed"
-                } else {
-                    "config_error"
-                },
-            );
+        if failed {
+            outcome.fail(ErrorCode::ConnectFailed);
+        } else if errors {
+            outcome.fail(ErrorCode::ConfigError);
         }
         outcome
     }
@@ -75,7 +69,9 @@ impl Adapter {
         let started = Instant::now();
         let result = self.connect_now(&name, "connected").await;
         let ms = started.elapsed().as_secs_f64() * 1000.0;
-        let result = result.map(|_| self.catalog.read().server_tools(&name).len());
+        let result = result
+            .map(|_| self.catalog.read().server_tools(&name).len())
+            .map_err(|why| why.reason(&name));
         ConnectCheck {
             server: name,
             ms,

@@ -7,6 +7,7 @@ mod catalog_state;
 mod connecting;
 mod direct;
 mod doctor;
+mod errors;
 mod lifecycle;
 mod modes;
 mod outcome;
@@ -14,6 +15,7 @@ mod outcome;
 pub use call::{CallOptions, DEFAULT_LIMIT};
 pub use catalog_state::{glob_match, ServerMeta};
 pub use direct::DirectToolSet;
+pub use errors::{ErrorCode, Unavailable};
 pub use lifecycle::Timing;
 pub use outcome::Outcome;
 
@@ -52,9 +54,7 @@ pub struct OpenOptions {
 
 struct Failure {
     at: Instant,
-    message: String,
-    /// HTTP 401/403, or credentials missing or expired before we asked.
-    needs_auth: bool,
+    cause: Unavailable,
 }
 
 pub struct Adapter {
@@ -202,6 +202,17 @@ impl Adapter {
     /// `HOME` as servers see it (paths under it are shown as `~/…`).
     fn home(&self) -> String {
         self.env.get("HOME").cloned().unwrap_or_default()
+    }
+
+    /// Why a name that is not a configured server cannot be used.
+    fn not_configured(&self) -> Unavailable {
+        Unavailable::NotConfigured {
+            configured: self
+                .server_names()
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+        }
     }
 
     fn server(&self, name: &str) -> Option<&ServerConfig> {

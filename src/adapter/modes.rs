@@ -1,6 +1,6 @@
 //! The read-only modes: status, list, search, describe, instructions; and connect.
 
-use super::{Adapter, Outcome};
+use super::{Adapter, ErrorCode, Outcome, Unavailable};
 use crate::catalog::{lookup, Lookup, ToolInfo};
 use crate::config::ServerConfig;
 use crate::render::{self, ServerState, ServerStatus};
@@ -97,11 +97,15 @@ impl Adapter {
             ServerState::Connected
         } else if self.pool.is_connecting(name) {
             ServerState::Connecting
-        } else if let Some((ago_secs, reason, needs_auth)) = self.failure_of(name) {
-            if needs_auth {
+        } else if let Some((ago, cause)) = self.failure_of(name) {
+            let reason = cause.reason(name);
+            if cause.needs_auth() {
                 ServerState::NeedsAuth { reason }
             } else {
-                ServerState::Failed { ago_secs, reason }
+                ServerState::Failed {
+                    ago_secs: ago.as_secs(),
+                    reason,
+                }
             }
         } else if has_metadata {
             ServerState::Cached
@@ -117,7 +121,7 @@ impl Adapter {
         };
         if self.catalog.read().meta(name).is_none() {
             if let Err(why) = self.connected(name).await {
-                return unavailable("list", name, &why);
+                return why.outcome("list", name);
             }
         }
         let catalog = self.catalog.read();
@@ -145,7 +149,7 @@ impl Adapter {
         let catalog = self.catalog.read();
         let page = match search::search(catalog.tools(), catalog.index(), query, &opts) {
             Ok(page) => page,
-            Err(why) => return Outcome::error("search", "invalid_query", why),
+            Err(why) => return Outcome::error("search", ErrorCode::InvalidQuery, why),
         };
         let mut text = render::search(query, opts.server.as_deref(), &page, include_schemas);
         append_unavailable(&mut text, &unavailable);
@@ -181,7 +185,7 @@ impl Adapter {
         }
         if self.catalog.read().meta(name).is_none() {
             if let Err(why) = self.connected(name).await {
-                return unavailable("instructions", name, &why);
+                return why.outcome("instructions", name);
             }
         }
         let catalog = self.catalog.read();
@@ -202,16 +206,7 @@ impl Adapter {
                 listed.set("mode", "connect");
                 listed
             }
-            Err(why) => Outcome::error(
-                "connect",
-                if self.needs_auth(name) {
-                    "auth_required"
-                } else {
-                    "connect_failed"
-                },
-                format!("Failed to connect to \"{name}\": {why}"),
-            )
-            .with("server", name),
+            Err(why) => why.connect_outcome(name),
         }
     }
 
@@ -242,7 +237,7 @@ impl Adapter {
                     .iter()
                     .any(|s| s != only && name.starts_with(&format!("{s}_")));
                 if !other_prefix {
-                    return Err(unavailable(mode, only, why));
+                    return Err(why.outcome(mode, only));
                 }
             }
         }
@@ -250,7 +245,7 @@ impl Adapter {
         let suggestions = search::did_you_mean(catalog.tools(), catalog.index(), name, server, 5);
         Err(Outcome::error(
             mode,
-            "tool_not_found",
+            ErrorCode::ToolNotFound,
             render::not_found(name, server, &suggestions),
         )
         .with("tool", name))
@@ -265,12 +260,12 @@ impl Adapter {
         let catalog = self.catalog.read();
         match lookup(catalog.tools(), name, server) {
             Lookup::Found(tool) => Ok(Some(tool.clone())),
-            Lookup::Ambiguous(candidates) => {
-                Err(
-                    Outcome::error(mode, "ambiguous_tool", render::ambiguous(name, &candidates))
-                        .with("tool", name),
-                )
-            }
+            Lookup::Ambiguous(candidates) => Err(Outcome::error(
+                mode,
+                ErrorCode::AmbiguousTool,
+                render::ambiguous(name, &candidates),
+            )
+            .with("tool", name)),
             Lookup::NotFound => Ok(None),
         }
     }
@@ -304,7 +299,7 @@ impl Adapter {
     }
 
     /// Connects the given servers in parallel (honouring backoff); returns the ones that failed.
-    async fn fetch_metadata(self: &Arc<Self>, servers: &[String]) -> Vec<(String, String)> {
+    async fn fetch_metadata(self: &Arc<Self>, servers: &[String]) -> Vec<(String, Unavailable)> {
         let attempts = servers
             .iter()
             .map(|name| async move { (name.clone(), self.connected(name).await.err()) });
@@ -317,40 +312,19 @@ impl Adapter {
 
     pub(super) fn enabled_server(&self, mode: &str, name: &str) -> Result<&ServerConfig, Outcome> {
         match self.server(name) {
-            Some(server) if server.disabled => Err(Outcome::error(
-                mode,
-                "server_disabled",
-                format!(
-                    "Server \"{name}\" is disabled in {}.",
-                    server.source.display()
-                ),
-            )
-            .with("server", name)),
+            Some(server) if server.disabled => Err(Unavailable::Disabled {
+                source: server.source.clone(),
+            }
+            .outcome(mode, name)),
             Some(server) => Ok(server),
-            None => Err(Outcome::error(
-                mode,
-                "server_not_found",
-                format!(
-                    "Server \"{name}\" not found. Configured servers: {}.",
-                    self.server_names().join(", ")
-                ),
-            )
-            .with("server", name)),
+            None => Err(self.not_configured().outcome(mode, name)),
         }
     }
 }
 
-pub(super) fn unavailable(mode: &str, name: &str, why: &str) -> Outcome {
-    Outcome::error(
-        mode,
-        "server_unavailable",
-        format!("Server \"{name}\" {why}"),
-    )
-    .with("server", name)
-}
-
-fn append_unavailable(text: &mut String, unavailable: &[(String, String)]) {
+fn append_unavailable(text: &mut String, unavailable: &[(String, Unavailable)]) {
     for (name, why) in unavailable {
+        let why = why.reason(name);
         let first_line = why.lines().next().unwrap_or_default();
         text.push_str(&format!(
             "\n(Server \"{name}\" was not searched: {first_line})"

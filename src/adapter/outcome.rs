@@ -1,5 +1,6 @@
 //! What every mode returns: content blocks for Pi, details for programs, and the error flag.
 
+use super::ErrorCode;
 use serde_json::{json, Map, Value};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -21,11 +22,16 @@ impl Outcome {
     }
 
     /// A failure the model can act on: `code` goes to `details.error`.
-    pub fn error(mode: &str, code: &str, text: impl Into<String>) -> Self {
+    pub fn error(mode: &str, code: ErrorCode, text: impl Into<String>) -> Self {
         let mut outcome = Outcome::text(mode, text);
-        outcome.is_error = true;
-        outcome.set("error", code);
+        outcome.fail(code);
         outcome
+    }
+
+    /// Marks the outcome failed with `code`.
+    pub fn fail(&mut self, code: ErrorCode) {
+        self.is_error = true;
+        self.set("error", code.as_str());
     }
 
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {

@@ -81,11 +81,16 @@ impl Adapter {
     pub fn auth_help(&self, name: &str) -> Outcome {
         if name.is_empty() {
             let remote: Vec<(&str, bool)> = self
-                .config
                 .servers
-                .iter()
+                .configs()
                 .filter(|s| !s.disabled && matches!(s.transport, Transport::Http { .. }))
-                .map(|s| (s.name.as_str(), self.needs_auth(&s.name)))
+                .map(|s| {
+                    let needs_auth = self
+                        .servers
+                        .failure(&s.name)
+                        .is_some_and(|(_, why)| why.needs_auth());
+                    (s.name.as_str(), needs_auth)
+                })
                 .collect();
             return Outcome::error(
                 "auth",
@@ -98,7 +103,8 @@ impl Adapter {
             Err(outcome) => return outcome,
         };
         let state = self
-            .failure_of(name)
+            .servers
+            .failure(name)
             .filter(|(_, cause)| cause.needs_auth())
             .map(|(_, cause)| cause.reason(name));
         Outcome::text(

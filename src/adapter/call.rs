@@ -12,7 +12,6 @@ use crate::validate::check_arguments;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
 
 /// Fields of the `mcp` tool that pick a mode; finding one inside `args` means the model nested them.
 const GATEWAY_FIELDS: [&str; 6] = [
@@ -54,7 +53,7 @@ impl Adapter {
             Ok(reached) => reached,
             Err(why) => return why.outcome("call", &tool.server),
         };
-        self.used.lock().insert(tool.server.clone());
+        self.servers.mark_used(&tool.server);
         // A server that was just started is not listed yet, but the catalog knows the tool (from
         // the cache): the call goes at once, and the server is listed once it is idle.
         let early = !conn.is_listed();
@@ -86,10 +85,9 @@ impl Adapter {
             ),
         };
         let cancel = self.closing.child_token();
-        let _registered = opts
-            .call_id
-            .as_ref()
-            .map(|id| CallRegistration::new(self, id, &cancel));
+        let _registered = self
+            .servers
+            .call_started(&tool.server, opts.call_id.as_deref(), &cancel);
         let on_progress = opts
             .on_progress
             .or_else(|| self.progress_events(opts.call_id.clone()?, &tool.server, &tool.name));
@@ -292,27 +290,5 @@ fn parse_args(args: Option<&Value>) -> Result<Map<String, Value>, Outcome> {
             "`args` must be an object, got {}.",
             value_kind(other)
         ))),
-    }
-}
-
-/// Keeps a call's cancel token findable by its id while the call runs.
-struct CallRegistration<'a> {
-    adapter: &'a Adapter,
-    id: String,
-}
-
-impl<'a> CallRegistration<'a> {
-    fn new(adapter: &'a Adapter, id: &str, token: &CancellationToken) -> Self {
-        adapter.calls.lock().insert(id.to_string(), token.clone());
-        CallRegistration {
-            adapter,
-            id: id.to_string(),
-        }
-    }
-}
-
-impl Drop for CallRegistration<'_> {
-    fn drop(&mut self) {
-        self.adapter.calls.lock().remove(&self.id);
     }
 }

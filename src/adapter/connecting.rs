@@ -1,14 +1,14 @@
 //! Getting a live connection to a server, and keeping its metadata (catalog and cache) in step
 //! with what the server lists.
 
-use super::{now_ms, Adapter, Failure, ServerMeta, Unavailable};
+use super::servers::Adopted;
+use super::{now_ms, Adapter, ServerMeta, Unavailable};
 use crate::cache::{self, CacheEntry};
 use crate::config::{self, ServerConfig, Transport};
 use crate::pool::{
     launch, ConnectError, ConnectSpec, Connection, Listing, Notice, RemoteSpec, StdioSpec,
     TransportSpec,
 };
-use parking_lot::RwLockUpgradableReadGuard;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -85,7 +85,9 @@ impl Adapter {
         name: &str,
         event: &'static str,
     ) -> Result<(Arc<Connection>, &'static str), Unavailable> {
-        let server = self.server(name).ok_or_else(|| self.not_configured())?;
+        let server = self
+            .server(name)
+            .ok_or_else(|| self.servers.not_configured())?;
         let connected = match self.connect_spec(server) {
             Ok(spec) => self.pool.connect(spec).await,
             Err(e) => Err(e),
@@ -93,7 +95,7 @@ impl Adapter {
         match connected {
             Ok(conn) => {
                 if let Some(kind) = conn.remote_kind() {
-                    self.remote_kinds.lock().insert(name.to_string(), kind);
+                    self.servers.set_remote_kind(name, kind);
                 }
                 Ok((conn, event))
             }
@@ -114,14 +116,13 @@ impl Adapter {
     ) -> Result<(), Unavailable> {
         let name = conn.server.as_str();
         let Some(server) = self.server(name) else {
-            return Err(self.not_configured());
+            return Err(self.servers.not_configured());
         };
         match conn.listed(self.request_timeout(server)).await {
             Ok(listing) => {
-                if self.adopt(server, conn, &listing, false) {
-                    self.failures.lock().remove(name);
+                if self.adopt(server, conn, &listing) != Adopted::Same {
                     self.save_metadata(name);
-                    let tools = self.catalog.read().server_tools(name).len();
+                    let tools = self.servers.view().server_tools(name).len();
                     self.events
                         .emit(event, json!({ "server": name, "tools": tools }));
                 }
@@ -157,13 +158,7 @@ impl Adapter {
     /// Records that `name` could not be used (for the backoff and `status`), tells JS, and
     /// returns why.
     fn fail(&self, name: &str, cause: Unavailable) -> Unavailable {
-        self.failures.lock().insert(
-            name.to_string(),
-            Failure {
-                at: Instant::now(),
-                cause: cause.clone(),
-            },
-        );
+        self.servers.record_failure(name, cause.clone());
         self.events.emit(
             "failed",
             json!({ "server": name, "error": cause.reason(name), "needsAuth": cause.needs_auth() }),
@@ -173,35 +168,7 @@ impl Adapter {
 
     /// Why `name` is skipped for now, if it failed less than the backoff ago.
     pub(super) fn backoff(&self, name: &str) -> Option<Unavailable> {
-        let failures = self.failures.lock();
-        let failure = failures
-            .get(name)
-            .filter(|f| f.at.elapsed() < self.timing.failure_backoff)?;
-        Some(Unavailable::BackingOff {
-            ago: failure.at.elapsed(),
-            backoff: self.timing.failure_backoff,
-            cause: Box::new(failure.cause.clone()),
-        })
-    }
-
-    /// How long ago `name` last failed, and why.
-    pub(super) fn failure_of(&self, name: &str) -> Option<(Duration, Unavailable)> {
-        self.failures
-            .lock()
-            .get(name)
-            .map(|f| (f.at.elapsed(), f.cause.clone()))
-    }
-
-    /// Whether `name` last failed for want of (valid) credentials.
-    pub(super) fn needs_auth(&self, name: &str) -> bool {
-        self.failures
-            .lock()
-            .get(name)
-            .is_some_and(|f| f.cause.needs_auth())
-    }
-
-    pub(super) fn clear_failure(&self, name: &str) {
-        self.failures.lock().remove(name);
+        self.servers.backoff(name, self.timing.failure_backoff)
     }
 
     fn connect_spec(&self, server: &ServerConfig) -> Result<ConnectSpec, ConnectError> {
@@ -222,7 +189,7 @@ impl Adapter {
                 headers: headers.clone(),
                 authorization: self.authorization(&server.name, auth)?,
                 ca_file: ca_file.clone(),
-                prefer: self.remote_kinds.lock().get(&server.name).copied(),
+                prefer: self.servers.remote_kind(&server.name),
             }),
         };
         Ok(ConnectSpec {
@@ -262,39 +229,10 @@ impl Adapter {
         }
     }
 
-    /// Takes `listing` from `conn` as the server's metadata. Unless `force`, only when the
-    /// metadata did not already come from this connection; returns whether it was taken.
-    fn adopt(
-        &self,
-        server: &ServerConfig,
-        conn: &Connection,
-        listing: &Listing,
-        force: bool,
-    ) -> bool {
-        // Every call on a listed server comes by here: checking blocks no reader, and only a
-        // new listing takes the write lock (after it has been copied).
-        let catalog = self.catalog.upgradable_read();
-        if !force
-            && catalog
-                .meta(&server.name)
-                .is_some_and(|m| m.live_connection == Some(conn.id))
-        {
-            return false;
-        }
-        let meta = ServerMeta {
-            tools: listing.tools.iter().cloned().map(Arc::new).collect(),
-            resources: listing.resources.clone(),
-            prompts: conn.has_prompts().then(|| listing.prompts.clone()),
-            instructions: conn.instructions.clone(),
-            live_connection: Some(conn.id),
-        };
-        RwLockUpgradableReadGuard::upgrade(catalog).set(
-            &server.name,
-            meta,
-            &self.config.servers,
-            self.config.settings.tool_prefix,
-        );
-        true
+    /// Takes `listing` from `conn` as the server's metadata, unless it already came from `conn`.
+    fn adopt(&self, server: &ServerConfig, conn: &Connection, listing: &Listing) -> Adopted {
+        self.servers
+            .adopt(&server.name, conn.id, || meta_of(conn, listing))
     }
 
     /// Persists the server's metadata in the background (off the call's path); `shutdown`
@@ -310,21 +248,20 @@ impl Adapter {
 
     /// Persists the server's current metadata (read-merge-write under the cache lock).
     async fn write_cache(&self, server: &ServerConfig) {
-        let Some(meta) = self.catalog.read().meta(&server.name).cloned() else {
+        let Some(meta) = self.servers.meta(&server.name) else {
             return;
         };
         let entry = CacheEntry {
             config_hash: cache::config_hash(&server.entry, &self.env),
             tools: meta.tools.iter().map(|t| Value::clone(t)).collect(),
-            resources: meta.resources,
-            prompts: meta.prompts,
-            instructions: meta.instructions,
+            resources: meta.resources.clone(),
+            prompts: meta.prompts.clone(),
+            instructions: meta.instructions.clone(),
             cached_at: now_ms(),
             ttl_ms: None,
             transport: self
-                .remote_kinds
-                .lock()
-                .get(&server.name)
+                .servers
+                .remote_kind(&server.name)
                 .map(|kind| kind.name().to_string()),
         };
         let (path, name) = (self.cache_path.clone(), server.name.clone());
@@ -354,9 +291,9 @@ impl Adapter {
             if listing == before {
                 return;
             }
-            self.adopt(server, &conn, &listing, true);
+            self.servers.replace(name, meta_of(&conn, &listing));
             self.write_cache(server).await;
-            let tools = self.catalog.read().server_tools(name).len();
+            let tools = self.servers.view().server_tools(name).len();
             self.events
                 .emit("catalog-changed", json!({ "server": name, "tools": tools }));
         }
@@ -391,5 +328,16 @@ impl Adapter {
                 }
             }
         }
+    }
+}
+
+/// The metadata `listing` of `conn` gives its server.
+fn meta_of(conn: &Connection, listing: &Listing) -> ServerMeta {
+    ServerMeta {
+        tools: listing.tools.iter().cloned().map(Arc::new).collect(),
+        resources: listing.resources.clone(),
+        prompts: conn.has_prompts().then(|| listing.prompts.clone()),
+        instructions: conn.instructions.clone(),
+        live_connection: Some(conn.id),
     }
 }

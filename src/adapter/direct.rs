@@ -24,7 +24,7 @@ pub struct DirectToolSet {
 impl Adapter {
     pub fn direct_tools(&self) -> DirectToolSet {
         let selection = self.direct_selection();
-        let catalog = self.catalog.read();
+        let catalog = self.servers.view();
         let mut set = DirectToolSet::default();
         let mut chosen: Vec<&ToolInfo> = Vec::new();
         for (server, wanted) in &selection {
@@ -71,7 +71,7 @@ impl Adapter {
 
     /// Per enabled server, which tools go direct: `MCP_DIRECT_TOOLS` when set, else the config.
     fn direct_selection(&self) -> Vec<(String, DirectTools)> {
-        let enabled = self.config.servers.iter().filter(|s| !s.disabled);
+        let enabled = self.servers.configs().filter(|s| !s.disabled);
         match self.env.get("MCP_DIRECT_TOOLS") {
             Some(spec) => {
                 let selectors: Vec<(&str, Option<&str>)> = spec

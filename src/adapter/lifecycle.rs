@@ -38,7 +38,7 @@ impl Adapter {
     pub(super) fn idle_limit(&self, server: &ServerConfig) -> Option<Duration> {
         let minutes = match server.lifecycle {
             Lifecycle::KeepAlive => return None,
-            Lifecycle::LazyKeepAlive if self.used.lock().contains(&server.name) => return None,
+            Lifecycle::LazyKeepAlive if self.servers.is_used(&server.name) => return None,
             Lifecycle::Eager => server.idle_timeout_min?,
             Lifecycle::Lazy | Lifecycle::LazyKeepAlive => server
                 .idle_timeout_min
@@ -53,7 +53,7 @@ impl Adapter {
     fn kept_alive(&self, server: &ServerConfig) -> bool {
         match server.lifecycle {
             Lifecycle::KeepAlive => true,
-            Lifecycle::LazyKeepAlive => self.used.lock().contains(&server.name),
+            Lifecycle::LazyKeepAlive => self.servers.is_used(&server.name),
             Lifecycle::Lazy | Lifecycle::Eager => false,
         }
     }
@@ -77,9 +77,8 @@ impl Adapter {
     /// their metadata and cache, and tells JS with `reconnected`.
     async fn reconnect_kept(self: &Arc<Self>) {
         let down: Vec<String> = self
-            .config
             .servers
-            .iter()
+            .configs()
             .filter(|s| !s.disabled && self.kept_alive(s))
             .filter(|s| !self.pool.is_live(&s.name) && !self.pool.is_connecting(&s.name))
             .filter(|s| self.backoff(&s.name).is_none())
@@ -95,7 +94,7 @@ impl Adapter {
     /// Stops servers unused for longer than their idle limit, when nothing is in flight; their
     /// metadata stays searchable.
     async fn stop_idle(self: &Arc<Self>) {
-        for server in self.config.servers.iter().filter(|s| !s.disabled) {
+        for server in self.servers.configs().filter(|s| !s.disabled) {
             let Some(limit) = self.idle_limit(server) else {
                 continue;
             };

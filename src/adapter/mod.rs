@@ -3,7 +3,7 @@
 
 mod auth;
 mod call;
-mod catalog_state;
+mod catalog_view;
 mod connecting;
 mod direct;
 mod doctor;
@@ -11,25 +11,26 @@ mod errors;
 mod lifecycle;
 mod modes;
 mod outcome;
+mod servers;
 
 pub use call::{CallOptions, DEFAULT_LIMIT};
-pub use catalog_state::{glob_match, ServerMeta};
 pub use direct::DirectToolSet;
 pub use errors::{ErrorCode, Unavailable};
 pub use lifecycle::Timing;
 pub use outcome::Outcome;
+pub use servers::ServerMeta;
 
 use crate::bounded_read::FileLimits;
 use crate::cache::{self, Loaded};
 use crate::config::{self, Config, Env, LoadOptions, ServerConfig, Transport};
 use crate::events::{EventSink, Events};
 use crate::pool::{Pool, RemoteKind};
-use catalog_state::CatalogState;
-use parking_lot::{Mutex, RwLock};
-use std::collections::{HashMap, HashSet};
+use parking_lot::Mutex;
+use servers::{Cached, Servers};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -52,11 +53,6 @@ pub struct OpenOptions {
     pub file_limits: FileLimits,
 }
 
-struct Failure {
-    at: Instant,
-    cause: Unavailable,
-}
-
 pub struct Adapter {
     cwd: PathBuf,
     agent_dir: PathBuf,
@@ -67,16 +63,11 @@ pub struct Adapter {
     launch_memo: PathBuf,
     file_limits: FileLimits,
     cache_warning: Option<String>,
-    catalog: RwLock<CatalogState>,
+    /// Everything known about each configured server, and the catalog derived from it.
+    servers: Servers,
     pool: Arc<Pool>,
     notices: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<crate::pool::Notice>>>,
-    failures: Mutex<HashMap<String, Failure>>,
-    /// The transport each remote server answered on, tried first when it reconnects.
-    remote_kinds: Mutex<HashMap<String, RemoteKind>>,
-    /// Servers the model has called this session (lazy-keep-alive ones stay up after that).
-    used: Mutex<HashSet<String>>,
     timing: Timing,
-    calls: Mutex<HashMap<String, CancellationToken>>,
     events: Events,
     /// Cancelled by `shutdown`: stops background work.
     closing: CancellationToken,
@@ -106,33 +97,28 @@ impl Adapter {
         let now = now_ms();
         // Entries are moved, not copied: a large catalog is cloned nowhere on the way to Pi.
         let mut cached = cached.map(|c| c.servers).unwrap_or_default();
-        let (mut metas, mut remote_kinds) = (Vec::new(), HashMap::new());
+        let mut known = HashMap::new();
         for server in &config.servers {
             let Some(entry) = cached.remove(&server.name) else {
                 continue;
             };
             let hash = cache::config_hash(&server.entry, &env);
             // The transport holds while the config does, however old the tool list.
-            let kind = entry.transport.as_deref().and_then(RemoteKind::from_name);
-            if let Some(kind) = kind.filter(|_| entry.config_hash == hash) {
-                remote_kinds.insert(server.name.clone(), kind);
-            }
-            if entry.is_valid(&hash, now) {
-                let meta = ServerMeta {
-                    tools: entry.tools.into_iter().map(Arc::new).collect(),
-                    resources: entry.resources,
-                    prompts: entry.prompts,
-                    instructions: entry.instructions,
-                    live_connection: None,
-                };
-                metas.push((server.name.clone(), meta));
-            }
+            let remote_kind = entry
+                .transport
+                .as_deref()
+                .and_then(RemoteKind::from_name)
+                .filter(|_| entry.config_hash == hash);
+            let meta = entry.is_valid(&hash, now).then(|| ServerMeta {
+                tools: entry.tools.into_iter().map(Arc::new).collect(),
+                resources: entry.resources,
+                prompts: entry.prompts,
+                instructions: entry.instructions,
+                live_connection: None,
+            });
+            known.insert(server.name.clone(), Cached { meta, remote_kind });
         }
-        let catalog = CatalogState::new(
-            metas.into_iter().collect(),
-            &config.servers,
-            config.settings.tool_prefix,
-        );
+        let servers = Servers::new(config.servers.clone(), config.settings.tool_prefix, known);
         let (pool, notices) = Pool::new();
         Arc::new(Adapter {
             cwd: opts.cwd,
@@ -143,14 +129,10 @@ impl Adapter {
             launch_memo: agent_dir.join("mcp-npx-cache.json"),
             file_limits: opts.file_limits,
             cache_warning,
-            catalog: RwLock::new(catalog),
+            servers,
             pool,
             notices: Mutex::new(Some(notices)),
-            failures: Mutex::new(HashMap::new()),
-            remote_kinds: Mutex::new(remote_kinds),
-            used: Mutex::new(HashSet::new()),
             timing: opts.timing,
-            calls: Mutex::new(HashMap::new()),
             events: Events::default(),
             closing: CancellationToken::new(),
             background: TaskTracker::new(),
@@ -191,12 +173,7 @@ impl Adapter {
 
     /// Names of the enabled servers, in config order.
     pub fn server_names(&self) -> Vec<&str> {
-        self.config
-            .servers
-            .iter()
-            .filter(|s| !s.disabled)
-            .map(|s| s.name.as_str())
-            .collect()
+        self.servers.enabled_names()
     }
 
     /// `HOME` as servers see it (paths under it are shown as `~/…`).
@@ -204,19 +181,8 @@ impl Adapter {
         self.env.get("HOME").cloned().unwrap_or_default()
     }
 
-    /// Why a name that is not a configured server cannot be used.
-    fn not_configured(&self) -> Unavailable {
-        Unavailable::NotConfigured {
-            configured: self
-                .server_names()
-                .into_iter()
-                .map(str::to_string)
-                .collect(),
-        }
-    }
-
     fn server(&self, name: &str) -> Option<&ServerConfig> {
-        self.config.servers.iter().find(|s| s.name == name)
+        self.servers.config(name)
     }
 
     fn request_timeout(&self, server: &ServerConfig) -> Duration {
@@ -240,18 +206,14 @@ impl Adapter {
         if self.config.servers.iter().any(stdio) {
             crate::pool::watchdog::start_in_background(); // before any server: off a call's path
         }
-        let servers: Vec<String> = {
-            let catalog = self.catalog.read();
-            self.config
-                .servers
-                .iter()
-                .filter(|s| {
-                    !s.disabled
-                        && (s.lifecycle.connects_at_start() || catalog.meta(&s.name).is_none())
-                })
-                .map(|s| s.name.clone())
-                .collect()
-        };
+        let servers: Vec<String> = self
+            .servers
+            .configs()
+            .filter(|s| {
+                !s.disabled && (s.lifecycle.connects_at_start() || !self.servers.has_meta(&s.name))
+            })
+            .map(|s| s.name.clone())
+            .collect();
         let this = self.clone();
         tokio::spawn(async move {
             use futures::StreamExt;
@@ -270,9 +232,7 @@ impl Adapter {
     /// Cancels running calls and closes every server (bounded in time).
     pub async fn shutdown(&self) {
         self.closing.cancel();
-        for token in self.calls.lock().values() {
-            token.cancel();
-        }
+        self.servers.cancel_all_calls();
         self.background.close();
         let stopped = futures::future::join(self.pool.close_all(), self.background.wait());
         let _ = tokio::time::timeout(Duration::from_secs(8), stopped).await;
@@ -280,9 +240,7 @@ impl Adapter {
 
     /// Cancels the call started with `call_id` (Pi's abort signal).
     pub fn cancel(&self, call_id: &str) {
-        if let Some(token) = self.calls.lock().get(call_id) {
-            token.cancel();
-        }
+        self.servers.cancel_call(call_id);
     }
 }
 

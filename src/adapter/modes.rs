@@ -66,7 +66,7 @@ impl Adapter {
 
     /// Every server's tools (`/mcp tools`), from what is known now.
     pub fn tools_overview(&self) -> Outcome {
-        let catalog = self.catalog.read();
+        let catalog = self.servers.view();
         let groups: Vec<(String, Vec<&ToolInfo>)> = self
             .server_names()
             .into_iter()
@@ -77,13 +77,12 @@ impl Adapter {
     }
 
     fn server_statuses(&self) -> Vec<ServerStatus> {
-        let catalog = self.catalog.read();
-        self.config
-            .servers
-            .iter()
+        let catalog = self.servers.view();
+        self.servers
+            .configs()
             .map(|s| ServerStatus {
                 name: s.name.clone(),
-                state: self.state_of(s, catalog.meta(&s.name).is_some()),
+                state: self.state_of(s, self.servers.has_meta(&s.name)),
                 tool_count: catalog.server_tools(&s.name).len(),
             })
             .collect()
@@ -97,7 +96,7 @@ impl Adapter {
             ServerState::Connected
         } else if self.pool.is_connecting(name) {
             ServerState::Connecting
-        } else if let Some((ago, cause)) = self.failure_of(name) {
+        } else if let Some((ago, cause)) = self.servers.failure(name) {
             let reason = cause.reason(name);
             if cause.needs_auth() {
                 ServerState::NeedsAuth { reason }
@@ -119,14 +118,15 @@ impl Adapter {
             Ok(server) => server,
             Err(outcome) => return outcome,
         };
-        if self.catalog.read().meta(name).is_none() {
+        if !self.servers.has_meta(name) {
             if let Err(why) = self.connected(name).await {
                 return why.outcome("list", name);
             }
         }
-        let catalog = self.catalog.read();
+        let catalog = self.servers.view();
         let state = self.state_of(server, true);
-        let instructions = catalog.meta(name).and_then(|m| m.instructions.as_deref());
+        let meta = self.servers.meta(name);
+        let instructions = meta.as_ref().and_then(|m| m.instructions.as_deref());
         let tools = catalog.server_tools(name);
         Outcome::text("list", render::list(name, &state, &tools, instructions))
             .with("server", name)
@@ -146,7 +146,7 @@ impl Adapter {
         }
         let missing = self.without_metadata(opts.server.as_deref(), None);
         let unavailable = self.fetch_metadata(&missing).await;
-        let catalog = self.catalog.read();
+        let catalog = self.servers.view();
         let page = match search::search(catalog.tools(), catalog.index(), query, &opts) {
             Ok(page) => page,
             Err(why) => return Outcome::error("search", ErrorCode::InvalidQuery, why),
@@ -183,13 +183,13 @@ impl Adapter {
         if let Err(outcome) = self.enabled_server("instructions", name) {
             return outcome;
         }
-        if self.catalog.read().meta(name).is_none() {
+        if !self.servers.has_meta(name) {
             if let Err(why) = self.connected(name).await {
                 return why.outcome("instructions", name);
             }
         }
-        let catalog = self.catalog.read();
-        let text = catalog.meta(name).and_then(|m| m.instructions.as_deref());
+        let meta = self.servers.meta(name);
+        let text = meta.as_ref().and_then(|m| m.instructions.as_deref());
         Outcome::text("instructions", render::instructions(name, text)).with("server", name)
     }
 
@@ -198,7 +198,7 @@ impl Adapter {
         if let Err(outcome) = self.enabled_server("connect", name) {
             return outcome;
         }
-        self.clear_failure(name);
+        self.servers.clear_failure(name);
         self.pool.close(name).await;
         match self.connect_now(name, "connected").await {
             Ok(_) => {
@@ -241,7 +241,7 @@ impl Adapter {
                 }
             }
         }
-        let catalog = self.catalog.read();
+        let catalog = self.servers.view();
         let suggestions = search::did_you_mean(catalog.tools(), catalog.index(), name, server, 5);
         Err(Outcome::error(
             mode,
@@ -257,7 +257,7 @@ impl Adapter {
         name: &str,
         server: Option<&str>,
     ) -> Result<Option<ToolInfo>, Outcome> {
-        let catalog = self.catalog.read();
+        let catalog = self.servers.view();
         match lookup(catalog.tools(), name, server) {
             Lookup::Found(tool) => Ok(Some(tool.clone())),
             Lookup::Ambiguous(candidates) => Err(Outcome::error(
@@ -273,13 +273,11 @@ impl Adapter {
     /// Enabled servers (or just `server`) that have no metadata yet; for a tool name, the
     /// servers whose prefix it starts with go first and alone when there are any.
     fn without_metadata(&self, server: Option<&str>, tool: Option<&str>) -> Vec<String> {
-        let catalog = self.catalog.read();
         let missing: Vec<&ServerConfig> = self
-            .config
             .servers
-            .iter()
+            .configs()
             .filter(|s| {
-                !s.disabled && server.is_none_or(|n| s.name == n) && catalog.meta(&s.name).is_none()
+                !s.disabled && server.is_none_or(|n| s.name == n) && !self.servers.has_meta(&s.name)
             })
             .collect();
         let prefixed: Vec<&ServerConfig> = match tool {
@@ -311,14 +309,9 @@ impl Adapter {
     }
 
     pub(super) fn enabled_server(&self, mode: &str, name: &str) -> Result<&ServerConfig, Outcome> {
-        match self.server(name) {
-            Some(server) if server.disabled => Err(Unavailable::Disabled {
-                source: server.source.clone(),
-            }
-            .outcome(mode, name)),
-            Some(server) => Ok(server),
-            None => Err(self.not_configured().outcome(mode, name)),
-        }
+        self.servers
+            .enabled(name)
+            .map_err(|why| why.outcome(mode, name))
     }
 }
 

@@ -1,48 +1,40 @@
-//! The metadata the adapter knows per server (from the cache or a live listing) and the
-//! flattened tool catalog built from it.
+//! The catalog as the modes see it: every enabled server's tools (and resource tools), named and
+//! filtered as configured, in config order, with the search index built at the first search.
+//! Derived from the server registry's metadata and rebuilt when that changes.
 
+use super::servers::ServerMeta;
 use crate::catalog::{build_server_tools, ToolInfo, ToolPrefix};
 use crate::config::ServerConfig;
 use crate::search::SearchIndex;
-use serde_json::Value;
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ServerMeta {
-    /// Shared with the catalog's entries, which point at their definitions.
-    pub tools: Vec<Arc<Value>>,
-    pub resources: Vec<Value>,
-    pub prompts: Option<Vec<Value>>,
-    pub instructions: Option<String>,
-    /// The id of the connection that listed it; `None` while it comes from the cache.
-    pub live_connection: Option<u64>,
-}
-
-#[derive(Default)]
-pub struct CatalogState {
-    meta: HashMap<String, ServerMeta>,
+pub struct View {
     tools: Vec<ToolInfo>,
     /// The search index of `tools`, built at the first search after they change (not at load).
     index: OnceLock<SearchIndex>,
 }
 
-impl CatalogState {
-    pub fn new(
-        meta: HashMap<String, ServerMeta>,
-        servers: &[ServerConfig],
+impl View {
+    /// The catalog of `servers` (each with its metadata, if known).
+    pub fn build(
+        servers: Vec<(&ServerConfig, Option<Arc<ServerMeta>>)>,
         prefix: ToolPrefix,
-    ) -> Self {
-        let mut state = CatalogState {
-            meta,
-            ..CatalogState::default()
-        };
-        state.rebuild(servers, prefix);
-        state
-    }
-
-    pub fn meta(&self, server: &str) -> Option<&ServerMeta> {
-        self.meta.get(server)
+    ) -> View {
+        let tools = servers
+            .into_iter()
+            .filter(|(s, _)| !s.disabled)
+            .filter_map(|(s, m)| m.map(|m| (s, m)))
+            .flat_map(|(s, m)| {
+                let prefix = s.tool_prefix.unwrap_or(prefix);
+                build_server_tools(&s.name, prefix, &m.tools, &m.resources, s.expose_resources)
+                    .into_iter()
+                    .filter(|t| selected(s, t))
+            })
+            .collect();
+        View {
+            tools,
+            index: OnceLock::new(),
+        }
     }
 
     pub fn tools(&self) -> &[ToolInfo] {
@@ -55,33 +47,6 @@ impl CatalogState {
 
     pub fn server_tools(&self, server: &str) -> Vec<&ToolInfo> {
         self.tools.iter().filter(|t| t.server == server).collect()
-    }
-
-    /// Stores `meta` for `server` and rebuilds the catalog in config order.
-    pub fn set(
-        &mut self,
-        server: &str,
-        meta: ServerMeta,
-        servers: &[ServerConfig],
-        prefix: ToolPrefix,
-    ) {
-        self.meta.insert(server.to_string(), meta);
-        self.rebuild(servers, prefix);
-    }
-
-    fn rebuild(&mut self, servers: &[ServerConfig], prefix: ToolPrefix) {
-        self.tools = servers
-            .iter()
-            .filter(|s| !s.disabled)
-            .filter_map(|s| self.meta.get(&s.name).map(|m| (s, m)))
-            .flat_map(|(s, m)| {
-                let prefix = s.tool_prefix.unwrap_or(prefix);
-                build_server_tools(&s.name, prefix, &m.tools, &m.resources, s.expose_resources)
-                    .into_iter()
-                    .filter(|t| selected(s, t))
-            })
-            .collect();
-        self.index = OnceLock::new();
     }
 }
 
@@ -99,7 +64,7 @@ fn selected(server: &ServerConfig, tool: &ToolInfo) -> bool {
 }
 
 /// `*` (any run) and `?` (one character) globs.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
+fn glob_match(pattern: &str, text: &str) -> bool {
     let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
     let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
     while ti < t.len() {

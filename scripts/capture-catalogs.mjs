@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // Captures the tool catalogs of real MCP servers into __test__/fixtures/catalogs/*.json, for the
-// search-quality evaluation (bench/search-eval.mjs) and search tests. Installs the servers (npm
-// and PyPI, pinned) into .tmp/catalogs, starts each through the native adapter, and copies what
-// it cached. Run it again only to refresh the fixtures: node scripts/capture-catalogs.mjs
-import { spawnSync } from "node:child_process";
+// search-quality evaluation (bench/search-eval.mjs) and search tests, and each server's
+// description into __test__/fixtures/search-eval/servers.json. Installs the servers (npm and
+// PyPI, pinned) into .tmp/catalogs, starts each through the native adapter, and copies what it
+// cached. The description is the server's own (`serverInfo.description`, else its instructions);
+// a server that gives neither gets the one sentence written below from its package's README.
+// Run it again only to refresh the fixtures: node scripts/capture-catalogs.mjs
+import { spawn, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -12,6 +15,7 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const work = join(root, ".tmp", "catalogs");
 const out = join(root, "__test__", "fixtures", "catalogs");
+const descriptionsFile = join(root, "__test__", "fixtures", "search-eval", "servers.json");
 const { McpAdapter } = createRequire(import.meta.url)(join(root, "index.js"));
 
 const NPM = {
@@ -22,8 +26,26 @@ const NPM = {
   "@modelcontextprotocol/server-github": "2025.4.8",
   "@notionhq/notion-mcp-server": "2.5.2",
   "mcp-server-kubernetes": "4.1.7",
+  "@modelcontextprotocol/server-slack": "2025.4.25",
+  "@modelcontextprotocol/server-postgres": "0.6.2",
+  "@modelcontextprotocol/server-puppeteer": "2025.5.12",
+  "@modelcontextprotocol/server-brave-search": "0.6.2",
+  "@modelcontextprotocol/server-google-maps": "0.6.2",
+  "@modelcontextprotocol/server-gitlab": "2025.4.25",
+  "mongodb-mcp-server": "3.0.4",
+  "@sentry/mcp-server": "0.39.0",
+  "@dangahagan/weather-mcp": "1.23.0",
+  "@wonderwhy-er/desktop-commander": "0.2.52",
 };
-const PYPI = ["mcp-server-git==2026.10.19", "mcp-server-fetch==2026.10.24", "mcp-server-time==2026.10.19"];
+// One virtual environment each: their dependency ranges do not all fit together.
+const PYPI = {
+  "mcp-server-git": "2026.10.19",
+  "mcp-server-fetch": "2026.10.24",
+  "mcp-server-time": "2026.10.19",
+  "mcp-atlassian": "0.23.1",
+  "excel-mcp-server": "2.2.2",
+  "mcp-obsidian": "0.2.3",
+};
 
 function run(command, args, options = {}) {
   const r = spawnSync(command, args, { stdio: "inherit", ...options });
@@ -31,20 +53,28 @@ function run(command, args, options = {}) {
 }
 
 mkdirSync(work, { recursive: true });
-if (!existsSync(join(work, "node_modules", ".bin", "playwright-mcp"))) {
+const installed = join(work, "installed.json");
+const wanted = JSON.stringify({ NPM, PYPI });
+if (!existsSync(installed) || readFileSync(installed, "utf8") !== wanted) {
   writeFileSync(join(work, "package.json"), JSON.stringify({ private: true }));
-  run("npm", ["install", "--no-audit", "--no-fund", ...Object.entries(NPM).map(([p, v]) => `${p}@${v}`)], { cwd: work });
-}
-if (!existsSync(join(work, "py", "bin", "mcp-server-git"))) {
-  run("python3", ["-m", "venv", join(work, "py")]);
-  run(join(work, "py", "bin", "pip"), ["install", "-q", ...PYPI]);
+  // Install scripts stay off: none of these servers needs one to list its tools (puppeteer's would
+  // download a browser).
+  run("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", ...Object.entries(NPM).map(([p, v]) => `${p}@${v}`)], { cwd: work });
+  for (const [name, version] of Object.entries(PYPI)) {
+    run("python3", ["-m", "venv", join(work, "py", name)]);
+    run(join(work, "py", name, "bin", "pip"), ["install", "-q", `${name}==${version}`]);
+  }
+  writeFileSync(installed, wanted);
 }
 
 const bin = (name) => join(work, "node_modules", ".bin", name);
+const pyBin = (name, program = name) => join(work, "py", name, "bin", program);
 const repoServer = (name) => join(root, "node_modules", "@modelcontextprotocol", name, "dist", "index.js");
 const scratch = join(work, "scratch");
 mkdirSync(join(scratch, "repo"), { recursive: true });
+mkdirSync(join(scratch, "home"), { recursive: true });
 spawnSync("git", ["init", "-q", join(scratch, "repo")]);
+// Credentials are placeholders: these servers list their tools without calling their service.
 const servers = {
   everything: { command: process.execPath, args: [repoServer("server-everything"), "stdio"] },
   filesystem: { command: process.execPath, args: [repoServer("server-filesystem"), scratch] },
@@ -56,10 +86,102 @@ const servers = {
   github: { command: bin("mcp-server-github"), env: { GITHUB_PERSONAL_ACCESS_TOKEN: "unused" } },
   notion: { command: bin("notion-mcp-server"), env: { NOTION_TOKEN: "unused" } },
   kubernetes: { command: bin("mcp-server-kubernetes") },
-  git: { command: join(work, "py", "bin", "mcp-server-git"), args: ["--repository", join(scratch, "repo")] },
-  fetch: { command: join(work, "py", "bin", "mcp-server-fetch") },
-  time: { command: join(work, "py", "bin", "mcp-server-time"), args: ["--local-timezone", "UTC"] },
+  git: { command: pyBin("mcp-server-git"), args: ["--repository", join(scratch, "repo")] },
+  fetch: { command: pyBin("mcp-server-fetch") },
+  time: { command: pyBin("mcp-server-time"), args: ["--local-timezone", "UTC"] },
+  slack: { command: bin("mcp-server-slack"), env: { SLACK_BOT_TOKEN: "unused", SLACK_TEAM_ID: "unused" } },
+  postgres: { command: bin("mcp-server-postgres"), args: ["postgresql://127.0.0.1:1/unused"] },
+  puppeteer: { command: bin("mcp-server-puppeteer") },
+  "brave-search": { command: bin("mcp-server-brave-search"), env: { BRAVE_API_KEY: "unused" } },
+  "google-maps": { command: bin("mcp-server-google-maps"), env: { GOOGLE_MAPS_API_KEY: "unused" } },
+  gitlab: { command: bin("mcp-server-gitlab"), env: { GITLAB_PERSONAL_ACCESS_TOKEN: "unused" } },
+  mongodb: { command: bin("mongodb-mcp-server"), env: { MDB_MCP_TELEMETRY: "disabled", HOME: join(scratch, "home") } },
+  sentry: { command: bin("sentry-mcp"), args: ["--access-token=unused"] },
+  // Every tool group (the README's `all` preset), not only the basic five.
+  weather: { command: bin("weather-mcp"), env: { ENABLED_TOOLS: "all" } },
+  "desktop-commander": { command: bin("desktop-commander"), env: { HOME: join(scratch, "home") } },
+  atlassian: {
+    command: pyBin("mcp-atlassian"),
+    env: {
+      JIRA_URL: "https://unused.atlassian.net",
+      JIRA_USERNAME: "unused@example.com",
+      JIRA_API_TOKEN: "unused",
+      CONFLUENCE_URL: "https://unused.atlassian.net/wiki",
+      CONFLUENCE_USERNAME: "unused@example.com",
+      CONFLUENCE_API_TOKEN: "unused",
+    },
+  },
+  excel: { command: pyBin("excel-mcp-server"), args: ["stdio"], env: { EXCEL_FILES_PATH: scratch } },
+  obsidian: { command: pyBin("mcp-obsidian"), env: { OBSIDIAN_API_KEY: "unused" } },
 };
+
+// For servers that describe themselves neither in `serverInfo` nor in instructions (or whose
+// instructions name their tools): one neutral sentence from the package's README or registry
+// summary, never from its tool list.
+const WRITTEN = {
+  everything: "A test server from the MCP project that exercises every feature of the protocol, for developers of MCP clients.",
+  filesystem: "File system operations on the local machine, limited to the directories it is allowed to use.",
+  memory: "A persistent memory kept as a local knowledge graph, so that the assistant remembers information about the user across chats.",
+  "sequential-thinking": "Dynamic and reflective problem solving through a structured thinking process, broken down into steps.",
+  playwright: "Browser automation with Playwright: the assistant works with web pages through structured accessibility snapshots instead of screenshots.",
+  "chrome-devtools": "Controls and inspects a live Chrome browser with the full power of Chrome DevTools, for automation, in-depth debugging and performance analysis.",
+  github: "The GitHub API: file operations, repository management, search and more.",
+  notion: "The official server for the Notion API.",
+  kubernetes: "Connects to a Kubernetes cluster and manages it through kubectl.",
+  git: "Reads, searches and manipulates Git repositories.",
+  fetch: "Fetches web content and converts it for use by the assistant.",
+  time: "Time queries and time zone conversions.",
+  slack: "The Slack API: lets the assistant interact with Slack workspaces.",
+  postgres: "Read-only access to PostgreSQL databases: inspect database schemas and execute read-only queries.",
+  puppeteer: "Browser automation with Puppeteer: interact with web pages, take screenshots and execute JavaScript in a real browser.",
+  "brave-search": "Web and local search through the Brave Search API.",
+  "google-maps": "The Google Maps API.",
+  gitlab: "The GitLab API: project management, file operations and more.",
+  mongodb: "Works with MongoDB databases and MongoDB Atlas.",
+  sentry: "Sentry, the application monitoring service, for the assistant.",
+  weather: "Real weather data from free public services: forecasts, current conditions, alerts, air quality, marine conditions, lightning, radar, river levels, wildfires and historical weather.",
+  "desktop-commander": "Terminal operations and file editing on the local machine: search, update and manage files, run terminal commands and processes.",
+  atlassian: "Connects the assistant to the Atlassian products Jira and Confluence.",
+  obsidian: "Works with an Obsidian vault through Obsidian's Local REST API plugin.",
+};
+
+/** The server's own description: `serverInfo.description`, else its instructions unless they
+ * name one of its tools (a description must tell what the server is for, not how to call it). */
+function ownDescription(info, tools) {
+  const described = info.serverInfo?.description?.trim();
+  if (described) return described;
+  const instructions = info.instructions?.trim();
+  const namesTool = (text) => tools.some(({ name }) => new RegExp(`(^|[^\\w-])${name.replace(/[^\w]/g, "\\$&")}($|[^\\w-])`).test(text));
+  return instructions && !namesTool(instructions) ? instructions : undefined;
+}
+
+/** `serverInfo` and instructions from a bare initialize over stdio (the adapter keeps only the
+ * instructions). The process is stopped by its PID within 60 s whatever happens. */
+function serverInfo({ command, args = [], env = {} }) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: scratch, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "ignore"] });
+    let pending = "";
+    const finish = (result) => {
+      clearTimeout(timer);
+      child.kill("SIGKILL");
+      resolve(result);
+    };
+    const timer = setTimeout(() => finish({}), 60_000);
+    child.on("error", () => finish({}));
+    child.on("exit", () => finish({}));
+    child.stdout.on("data", (chunk) => {
+      pending += chunk;
+      for (let i; (i = pending.indexOf("\n")) >= 0; pending = pending.slice(i + 1)) {
+        try {
+          const message = JSON.parse(pending.slice(0, i));
+          if (message.id === 1) finish(message.result ?? {});
+        } catch {}
+      }
+    });
+    const clientInfo = { name: "capture-catalogs", version: "1" };
+    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo } })}\n`);
+  });
+}
 
 const agentDir = join(work, "agent");
 rmSync(agentDir, { recursive: true, force: true });
@@ -77,9 +199,19 @@ try {
 }
 const cache = JSON.parse(readFileSync(join(agentDir, "mcp-cache.json"), "utf8"));
 mkdirSync(out, { recursive: true });
-for (const [name, entry] of Object.entries(cache.servers)) {
+const descriptions = {};
+for (const name of Object.keys(servers).sort()) {
+  const entry = cache.servers[name];
+  if (!entry) continue;
   const catalog = { server: name, tools: entry.tools, resources: entry.resources ?? [] };
-  writeFileSync(join(out, `${name}.json`), JSON.stringify(catalog, null, 1) + "\n");
-  console.log(`${name}: ${entry.tools.length} tools, ${catalog.resources.length} resources`);
+  if (entry.instructions) catalog.instructions = entry.instructions;
+  // A server may quote the folder it was given (excel does): a machine's path is no fixture.
+  writeFileSync(join(out, `${name}.json`), JSON.stringify(catalog, null, 1).replaceAll(scratch, "/home/user") + "\n");
+  const own = ownDescription(await serverInfo(servers[name]), entry.tools);
+  descriptions[name] = own ?? WRITTEN[name];
+  if (!descriptions[name]) throw new Error(`${name} describes itself nowhere: write its sentence in WRITTEN`);
+  console.log(`${name}: ${entry.tools.length} tools, ${catalog.resources.length} resources; description ${own ? "its own" : "written"}`);
 }
+mkdirSync(dirname(descriptionsFile), { recursive: true });
+writeFileSync(descriptionsFile, JSON.stringify(descriptions, null, 1) + "\n");
 if (failed.length) console.error(`not captured:\n${failed.join("\n")}`);

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Search quality on real catalogs: recall@1, recall@5 and MRR of `mcp({ search })` over the
-// labelled requests in __test__/fixtures/search-eval.json (tuning set and held-out set), and the
-// size of the answers in o200k tokens. Runs the native search from a metadata cache built from
-// the captured catalogs: no server is started. Usage: node bench/search-eval.mjs [--verbose]
+// labelled requests in __test__/fixtures/search-eval/queries.json, for all of them, per kind of
+// query, and for the tuning and held-out sets, with the size of the answers in o200k tokens. Runs
+// the native search from a metadata cache built from the captured catalogs: no server is started.
+// `--v1` reproduces the first eval (its 13 catalogs and 75 queries, split as they were then).
+// Usage: node bench/search-eval.mjs [--v1] [--verbose]
 import { createRequire } from "node:module";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,61 +16,102 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const fixtures = join(root, "__test__", "fixtures");
 const { McpAdapter, configHash } = createRequire(import.meta.url)(join(root, "index.js"));
 
-/** Opens an adapter whose cache holds every captured catalog. */
-function catalogAdapter(home) {
+export const KINDS = ["exact", "paraphrase", "jargon", "intent"];
+export const SETS = ["tuning", "heldout"];
+
+export function loadEval() {
+  return JSON.parse(readFileSync(join(fixtures, "search-eval", "queries.json"), "utf8"));
+}
+
+/** The captured catalogs (all, or those of `only`), as `{ server, tools, resources, instructions }`. */
+export function loadCatalogs(only) {
+  return readdirSync(join(fixtures, "catalogs"))
+    .sort()
+    .map((file) => JSON.parse(readFileSync(join(fixtures, "catalogs", file), "utf8")))
+    .filter(({ server }) => !only || only.includes(server));
+}
+
+/** Opens an adapter in `home` whose cache holds `catalogs`; its servers are never started. */
+export function catalogAdapter(home, catalogs) {
   const agentDir = join(home, "agent");
   mkdirSync(agentDir, { recursive: true });
   const mcpServers = {};
   const servers = {};
-  for (const file of readdirSync(join(fixtures, "catalogs")).sort()) {
-    const { server, tools, resources } = JSON.parse(readFileSync(join(fixtures, "catalogs", file), "utf8"));
+  for (const { server, tools, resources, instructions } of catalogs) {
     mcpServers[server] = { command: `never-started-${server}` };
-    servers[server] = { configHash: configHash(mcpServers[server], {}), tools, resources, cachedAt: Date.now() };
+    servers[server] = { configHash: configHash(mcpServers[server], {}), tools, resources, instructions, cachedAt: Date.now() };
   }
   writeFileSync(join(agentDir, "mcp.json"), JSON.stringify({ mcpServers }));
   writeFileSync(join(agentDir, "mcp-cache.json"), JSON.stringify({ version: 1, servers }));
   return McpAdapter.open({ cwd: home, agentDir, env: {} });
 }
 
-export async function evaluate({ verbose = false } = {}) {
-  const { queries } = JSON.parse(readFileSync(join(fixtures, "search-eval.json"), "utf8"));
+/** recall@1, recall@5, MRR and the average answer size of ranked rows. */
+export function summary(rows) {
+  const share = (hit) => (rows.length ? rows.filter(hit).length / rows.length : NaN);
+  const mean = (value) => (rows.length ? rows.reduce((s, r) => s + value(r), 0) / rows.length : NaN);
+  return {
+    queries: rows.length,
+    recallAt1: share((r) => r.rank === 1),
+    recallAt5: share((r) => r.rank >= 1 && r.rank <= 5),
+    mrr: mean((r) => (r.rank ? 1 / r.rank : 0)),
+    avgTokens: mean((r) => r.tokens),
+  };
+}
+
+/**
+ * Runs every query through the native search. Returns the catalog's size, every tool name the
+ * model can be offered (`toolNames`), one row per query (`rank` 0: not in the answer) and the
+ * summaries: `all`, `tuning`, `heldout`, each kind, and each kind within each set (`heldout/paraphrase`).
+ */
+export async function evaluate({ v1 = false } = {}) {
+  const spec = loadEval();
+  const queries = v1 ? spec.queries.filter((q) => q.v1).map((q) => ({ ...q, set: q.v1 === "holdout" ? "heldout" : "tuning" })) : spec.queries;
+  const catalogs = loadCatalogs(v1 ? spec.v1.servers : undefined);
   const home = mkdtempSync(join(tmpdir(), "pi-mcp-search-eval-"));
-  const adapter = catalogAdapter(home);
-  const sets = { tuning: [], holdout: [] };
+  const adapter = catalogAdapter(home, catalogs);
   try {
-    const toolCount = (await adapter.status()).details.totalTools;
-    for (const { query, expect, holdout } of queries) {
-      const result = await adapter.search(query);
+    const everything = await adapter.search(".", { regex: true, limit: 1_000_000, includeSchemas: false });
+    const toolNames = everything.details.matches.map((m) => m.tool);
+    const rows = [];
+    for (const q of queries) {
+      const result = await adapter.search(q.query);
       const names = result.details.matches.map((m) => m.tool);
-      const rank = names.findIndex((n) => expect.includes(n)) + 1; // 0: not found
+      const rank = names.findIndex((n) => q.expect.includes(n)) + 1;
       const tokens = encode(result.content.map((c) => c.text).join("\n")).length;
-      sets[holdout ? "holdout" : "tuning"].push({ query, rank, tokens, top: names.slice(0, 3) });
+      rows.push({ ...q, rank, tokens, top: names.slice(0, 3) });
     }
-    const summary = (rows) => ({
-      queries: rows.length,
-      recallAt1: rows.filter((r) => r.rank === 1).length / rows.length,
-      recallAt5: rows.filter((r) => r.rank >= 1 && r.rank <= 5).length / rows.length,
-      mrr: rows.reduce((s, r) => s + (r.rank ? 1 / r.rank : 0), 0) / rows.length,
-      avgTokens: rows.reduce((s, r) => s + r.tokens, 0) / rows.length,
-    });
-    const all = [...sets.tuning, ...sets.holdout];
-    if (verbose) {
-      for (const r of all.filter((r) => r.rank !== 1)) console.log(`rank ${r.rank || "-"}  ${r.query}  → ${r.top.join(", ")}`);
+    const groups = { all: summary(rows) };
+    for (const set of SETS) groups[set] = summary(rows.filter((r) => r.set === set));
+    for (const kind of KINDS) groups[kind] = summary(rows.filter((r) => r.kind === kind));
+    for (const set of SETS) {
+      for (const kind of KINDS) groups[`${set}/${kind}`] = summary(rows.filter((r) => r.set === set && r.kind === kind));
     }
-    return { toolCount, tuning: summary(sets.tuning), holdout: summary(sets.holdout), all: summary(all) };
+    return { servers: catalogs.length, toolCount: toolNames.length, toolNames, rows, groups };
   } finally {
     await adapter.shutdown();
     rmSync(home, { recursive: true, force: true });
   }
 }
 
+/** The report as a Markdown table, one line per non-empty group. */
+export function table({ groups }) {
+  const lines = ["| queries | n | recall@1 | recall@5 | MRR | answer tokens (avg) |", "|---|---|---|---|---|---|"];
+  for (const [name, s] of Object.entries(groups)) {
+    if (!s.queries) continue;
+    lines.push(`| ${name} | ${s.queries} | ${s.recallAt1.toFixed(2)} | ${s.recallAt5.toFixed(2)} | ${s.mrr.toFixed(3)} | ${s.avgTokens.toFixed(0)} |`);
+  }
+  return lines.join("\n");
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const report = await evaluate({ verbose: process.argv.includes("--verbose") });
-  console.log(`catalog: ${report.toolCount} tools from ${readdirSync(join(fixtures, "catalogs")).length} servers`);
-  for (const set of ["tuning", "holdout", "all"]) {
-    const s = report[set];
-    console.log(
-      `${set.padEnd(8)} n=${s.queries}  recall@1 ${s.recallAt1.toFixed(2)}  recall@5 ${s.recallAt5.toFixed(2)}  MRR ${s.mrr.toFixed(3)}  avg answer ${s.avgTokens.toFixed(0)} tokens`,
-    );
+  const report = await evaluate({ v1: process.argv.includes("--v1") });
+  console.log(`catalog: ${report.toolCount} tools from ${report.servers} servers\n`);
+  console.log(table(report));
+  if (process.argv.includes("--verbose")) {
+    console.log("\nnot first:");
+    for (const r of report.rows.filter((r) => r.rank !== 1)) {
+      console.log(`rank ${r.rank || "-"}  [${r.set} ${r.kind}] ${r.query}  → ${r.top.join(", ")}`);
+    }
   }
 }

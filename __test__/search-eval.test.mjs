@@ -1,0 +1,116 @@
+// The search eval (__test__/fixtures/search-eval/) through the native API: the scores are
+// computed and printed, the eval's integrity is asserted (every expected tool exists, no
+// duplicate request, the split and the held-out requests as declared, each kind as defined), and
+// the first eval keeps the floor it had.
+import { before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { KINDS, SETS, catalogAdapter, evaluate, loadCatalogs, loadEval, table } from "../bench/search-eval.mjs";
+
+const spec = loadEval();
+const catalogs = loadCatalogs();
+const serverDescriptions = JSON.parse(readFileSync(new URL("fixtures/search-eval/servers.json", import.meta.url), "utf8"));
+
+const STOPWORDS = new Set(
+  "a an the of to in on at by for from with into onto as and or but not no is are was be been it its this that these those there here my me i we our you your what which who whom whose how when where why all any some each every one two up out about than then so do does did can could should would will just".split(" "),
+);
+/** Content words of a request or a tool's text, lowercased and crudely stemmed: a plural's `s`
+ * dropped, then the first five letters ("messages" and "message", "created" and "create" meet). */
+function words(text) {
+  const stem = (w) => w.replace(/([^s])s$/, "$1").slice(0, 5);
+  return new Set(
+    text
+      .replace(/([a-z])([A-Z])/g, "$1 $2")
+      .toLowerCase()
+      .split(/[^a-z0-9]+/)
+      .filter((w) => w && !STOPWORDS.has(w))
+      .map(stem),
+  );
+}
+const shares = (a, b) => [...a].some((w) => b.has(w));
+
+describe("search eval (26 real catalogs)", () => {
+  let report;
+  before(async () => {
+    report = await evaluate();
+    console.log(`search eval: ${report.toolCount} tools of ${report.servers} servers\n${table(report)}`);
+  });
+
+  test("every expected tool exists; no request is duplicated", () => {
+    const names = new Set(report.toolNames);
+    const seen = new Map();
+    for (const { query, expect } of spec.queries) {
+      assert.ok(typeof query === "string" && query.trim() === query && query, `request ${JSON.stringify(query)}`);
+      assert.ok(Array.isArray(expect) && expect.length, `"${query}": expect lists no tool`);
+      assert.equal(new Set(expect).size, expect.length, `"${query}": a tool is listed twice`);
+      for (const name of expect) assert.ok(names.has(name), `"${query}": no tool ${name} in the catalogs`);
+      const key = query.toLowerCase().replace(/\s+/g, " ");
+      assert.ok(!seen.has(key), `"${query}" is in the eval twice`);
+      seen.set(key, query);
+    }
+  });
+
+  test("the split and the held-out requests are as declared", () => {
+    const counts = {};
+    for (const { query, kind, set, author } of spec.queries) {
+      assert.ok(KINDS.includes(kind), `"${query}": kind ${kind}`);
+      assert.ok(SETS.includes(set), `"${query}": set ${set}`);
+      assert.ok(["engineer", "lead-blind"].includes(author), `"${query}": author ${author}`);
+      counts[set] ??= {};
+      counts[set][kind] = (counts[set][kind] ?? 0) + 1;
+    }
+    assert.deepEqual(counts, spec.split, "counts per set and kind differ from `split`");
+    const heldout = spec.queries.filter((q) => q.set === "heldout");
+    const digest = createHash("sha256").update(JSON.stringify(heldout)).digest("hex");
+    assert.equal(digest, spec.heldoutSha256, "the held-out requests changed: they are never edited once committed");
+    const v1 = spec.queries.filter((q) => q.v1);
+    assert.equal(v1.length, 75, "the first eval's 75 requests");
+    assert.ok(v1.every((q) => q.set === "tuning" && ["tuning", "holdout"].includes(q.v1)), "the first eval's requests were all seen while tuning");
+  });
+
+  test("each kind is what it says: exact shares a word with the tool, a paraphrase none with its name", async () => {
+    const home = mkdtempSync(join(tmpdir(), "pi-mcp-search-eval-"));
+    const adapter = catalogAdapter(home, catalogs);
+    try {
+      const described = new Map();
+      for (const name of new Set(spec.queries.flatMap((q) => q.expect))) {
+        described.set(name, words((await adapter.describe(name)).content.map((c) => c.text).join("\n")));
+      }
+      for (const { query, expect, kind } of spec.queries) {
+        const asked = words(query);
+        if (kind === "exact") {
+          assert.ok(expect.some((name) => shares(asked, described.get(name))), `"${query}" is \`exact\` but shares no word with ${expect.join(", ")}`);
+        }
+        if (kind === "paraphrase") {
+          const named = expect.find((name) => shares(asked, words(name)));
+          assert.equal(named, undefined, `"${query}" is a \`paraphrase\` but shares a word with the name ${named}`);
+        }
+      }
+    } finally {
+      await adapter.shutdown();
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  test("every catalog has a one-server description, and the first eval's servers are catalogs", () => {
+    const servers = catalogs.map((c) => c.server).sort();
+    assert.deepEqual(Object.keys(serverDescriptions).sort(), servers);
+    for (const [server, text] of Object.entries(serverDescriptions)) assert.ok(text.trim(), `${server} has no description`);
+    for (const server of spec.v1.servers) assert.ok(servers.includes(server), `v1 server ${server}`);
+    assert.ok(servers.length >= 20, `${servers.length} catalogs`);
+  });
+});
+
+describe("the first eval (13 catalogs, 75 requests) keeps its floor", () => {
+  test("recall@5 ≥ 0.9 on its tuning and held-out requests, answers ≤ 1,000 tokens", async () => {
+    const { groups } = await evaluate({ v1: true });
+    for (const set of SETS) {
+      const r = groups[set];
+      assert.ok(r.recallAt5 >= 0.9, `${set} recall@5 is ${r.recallAt5}`);
+      assert.ok(r.avgTokens <= 1000, `${set} answers average ${r.avgTokens} tokens`);
+    }
+  });
+});

@@ -69,6 +69,9 @@ if (!existsSync(installed) || readFileSync(installed, "utf8") !== wanted) {
 
 const bin = (name) => join(work, "node_modules", ".bin", name);
 const pyBin = (name, program = name) => join(work, "py", name, "bin", program);
+// Python's string hashing is salted per process: a set the server turns into text (a parameter's
+// default, for one) would come out in another order at each capture.
+process.env.PYTHONHASHSEED = "0";
 const repoServer = (name) => join(root, "node_modules", "@modelcontextprotocol", name, "dist", "index.js");
 const scratch = join(work, "scratch");
 mkdirSync(join(scratch, "repo"), { recursive: true });

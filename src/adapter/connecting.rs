@@ -88,10 +88,12 @@ impl Adapter {
         let server = self
             .server(name)
             .ok_or_else(|| self.servers.not_configured())?;
-        let connected = match self.connect_spec(server) {
-            Ok(spec) => self.pool.connect(spec).await,
-            Err(e) => Err(e),
+        // Made only when a new connection is opened (it may run `!command` values).
+        let spec = {
+            let (this, server) = (self.clone(), server.clone());
+            async move { this.connect_spec(&server).await }
         };
+        let connected = self.pool.connect_with(name, spec).await;
         match connected {
             Ok(conn) => {
                 if let Some(kind) = conn.remote_kind() {
@@ -171,14 +173,28 @@ impl Adapter {
         self.servers.backoff(name, self.timing.failure_backoff)
     }
 
-    fn connect_spec(&self, server: &ServerConfig) -> Result<ConnectSpec, ConnectError> {
+    /// How to open `server`, its `!command` values run.
+    async fn connect_spec(&self, server: &ServerConfig) -> Result<ConnectSpec, ConnectError> {
+        let ctx = config::RunContext {
+            env: &self.env,
+            cwd: &self.cwd,
+        };
+        let failed = |e: config::ValueError| ConnectError::Failed(e.to_string());
         let transport = match &server.transport {
             Transport::Stdio {
                 command,
                 args,
                 env,
                 cwd,
-            } => TransportSpec::Stdio(self.stdio_spec(server, command, args, env, cwd.as_ref())),
+            } => {
+                let env: Vec<(String, String)> = config::resolve_all("env", env, &ctx)
+                    .await
+                    .map_err(failed)?
+                    .into_iter()
+                    .map(|(name, value)| (name, value.expose().to_string()))
+                    .collect();
+                TransportSpec::Stdio(self.stdio_spec(server, command, args, &env, cwd.as_ref()))
+            }
             Transport::Http {
                 url,
                 headers,
@@ -186,7 +202,9 @@ impl Adapter {
                 ca_file,
             } => TransportSpec::Remote(RemoteSpec {
                 url: url.clone(),
-                headers: headers.clone(),
+                headers: config::resolve_all("header", headers, &ctx)
+                    .await
+                    .map_err(failed)?,
                 authorization: self.authorization(&server.name, auth)?,
                 ca_file: ca_file.clone(),
                 prefer: self.servers.remote_kind(&server.name),

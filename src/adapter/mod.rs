@@ -148,7 +148,7 @@ impl Adapter {
         serde_json::json!({
             "name": "mcp",
             "label": "MCP",
-            "description": crate::render::tool_description(&self.server_names()),
+            "description": crate::render::tool_description(&self.server_summaries()),
             "promptSnippet": "MCP gateway: status, search, describe and call tools of MCP servers",
             "parameters": crate::render::tool_parameters(),
         })
@@ -174,6 +174,16 @@ impl Adapter {
     /// Names of the enabled servers, in config order.
     pub fn server_names(&self) -> Vec<&str> {
         self.servers.enabled_names()
+    }
+
+    /// The enabled servers with their `description`, for the `mcp` tool's description.
+    fn server_summaries(&self) -> Vec<(&str, Option<&str>)> {
+        self.config
+            .servers
+            .iter()
+            .filter(|s| !s.disabled)
+            .map(|s| (s.name.as_str(), s.description.as_deref()))
+            .collect()
     }
 
     /// `HOME` as servers see it (paths under it are shown as `~/…`).

@@ -20,7 +20,7 @@ impl Adapter {
                     .and_then(|c| c.remote_kind())
                     .map(|kind| kind.name());
                 let source = self.server(&s.name).map(|c| c.source.display().to_string());
-                json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count, "source": source, "transport": transport })
+                json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count, "source": source, "transport": transport, "description": s.description })
             })
             .collect();
         let total: usize = servers
@@ -84,6 +84,7 @@ impl Adapter {
                 name: s.name.clone(),
                 state: self.state_of(s, self.servers.has_meta(&s.name)),
                 tool_count: catalog.server_tools(&s.name).len(),
+                description: s.description.clone(),
             })
             .collect()
     }

@@ -72,13 +72,19 @@ fn lookup(name: &str, env: &Env, missing: &mut Vec<String>) -> String {
 
 /// A path with references expanded and a leading `~` replaced by `HOME`.
 pub fn expand_path(text: &str, env: &Env) -> PathBuf {
+    PathBuf::from(expand_home(text, env))
+}
+
+/// References expanded, and `~` or a leading `~/` replaced by `HOME` (as a shell would, and Pi
+/// does for `command`, `args` and `cwd`).
+pub fn expand_home(text: &str, env: &Env) -> String {
     let text = expand(text, env);
     let home = env.get("HOME").filter(|h| !h.is_empty());
     match (text.strip_prefix('~'), home) {
         (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
-            PathBuf::from(format!("{home}{rest}"))
+            format!("{home}{rest}")
         }
-        _ => PathBuf::from(text),
+        _ => text,
     }
 }
 

@@ -61,6 +61,8 @@ pub struct Merged {
     pub servers: Vec<MergedServer>,
     /// `imports` in the order first asked for, with the file that asked.
     pub imports: Vec<(ImportKind, PathBuf)>,
+    /// Pi's `autoEnableCodemode`, from the last file that set it.
+    pub auto_enable_codemode: Option<bool>,
 }
 
 /// Fields that belong to one transport; setting the other transport drops them.
@@ -113,6 +115,15 @@ impl Merged {
                     "must be an object, got {}; its settings are not used",
                     describe(other)
                 ),
+            ),
+        }
+        match root.get("autoEnableCodemode") {
+            None | Some(Value::Null) => {}
+            Some(Value::Bool(on)) => self.auto_enable_codemode = Some(*on),
+            Some(other) => report(
+                Level::Warning,
+                "autoEnableCodemode",
+                format!("must be true or false, got {}; ignored", describe(other)),
             ),
         }
         self.add_imports(path, root.get("imports"), &mut report);

@@ -3,6 +3,7 @@
 //! name file, line, server and field. Nothing here fails: a bad file or server is reported and
 //! the rest is used.
 
+mod command;
 mod envfile;
 mod fields;
 mod files;
@@ -11,11 +12,15 @@ mod interpolate;
 mod jsonc;
 mod locate;
 mod merge;
+mod names;
 mod server;
 mod settings;
 mod sources;
 mod trust;
 
+pub use command::{
+    resolve_all, CommandPolicy, ConfigValue, RunContext, ValueError, ValueErrorKind,
+};
 pub use imports::ImportKind;
 pub use interpolate::{expand, interpolate};
 pub use server::value_kind;
@@ -61,6 +66,8 @@ pub struct Config {
     /// Every file looked at, lowest precedence first, with what came of it.
     pub sources: Vec<Source>,
     pub trust: Trust,
+    /// Pi's `autoEnableCodemode` (beside `mcpServers`; a later file wins).
+    pub auto_enable_codemode: Option<bool>,
 }
 
 impl Config {
@@ -129,6 +136,8 @@ pub struct ServerConfig {
     pub tool_prefix: Option<ToolPrefix>,
     /// Tools registered as Pi tools of their own; `None`: `settings.directTools` decides.
     pub direct_tools: Option<DirectTools>,
+    /// Pi's `description`: what the server offers, in a sentence.
+    pub description: Option<String>,
 }
 
 /// Which of a server's tools Pi gets as first-class tools (besides the `mcp` gateway).
@@ -151,17 +160,18 @@ pub struct Imported {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Transport {
     Stdio {
+        /// `~/` and variables expanded, as `args`.
         command: String,
         args: Vec<String>,
-        /// Added to the inherited environment (interpolated).
-        env: Vec<(String, String)>,
-        /// `None`: the session's cwd.
+        /// Added to the inherited environment.
+        env: Vec<(String, ConfigValue)>,
+        /// Absolute; `None`: the session's cwd.
         cwd: Option<PathBuf>,
     },
     Http {
         /// Secret: a key may sit in its query string.
         url: Secret,
-        headers: Vec<(String, Secret)>,
+        headers: Vec<(String, ConfigValue)>,
         auth: HttpAuth,
         /// PEM certificates trusted besides the system's (`caFile`).
         ca_file: Option<PathBuf>,
@@ -300,7 +310,12 @@ pub fn load(opts: &LoadOptions) -> Config {
     let mut merged = Merged::default();
     let mut sources: Vec<Source> = vec![];
     let mut places = Places::default();
-    for (path, role, required) in sources::native(opts) {
+    let native = sources::native(opts);
+    let commands = CommandPolicy::new(
+        &trust,
+        native.iter().map(|(path, role, _)| (path.as_path(), role)),
+    );
+    for (path, role, required) in native {
         if sources.iter().any(|s| s.path == path) {
             continue; // e.g. the project is the home directory
         }
@@ -371,11 +386,18 @@ pub fn load(opts: &LoadOptions) -> Config {
         sources.extend(kind_sources);
     }
     let settings = settings::parse(&merged.settings, &merged.setting_files, &mut diagnostics);
+    let ctx = server::Context {
+        env: &opts.env,
+        limits: &opts.limits,
+        cwd: &opts.cwd,
+        commands: &commands,
+    };
     let servers = merged
         .servers
         .iter()
-        .filter_map(|s| server::parse(s, &opts.env, &opts.limits, &mut diagnostics))
+        .filter_map(|s| server::parse(s, &ctx, &mut diagnostics))
         .collect();
+    names::check(&merged.servers, &mut diagnostics);
     places.locate(&mut diagnostics, &merged.servers);
     Config {
         servers,
@@ -383,6 +405,7 @@ pub fn load(opts: &LoadOptions) -> Config {
         diagnostics,
         sources,
         trust,
+        auto_enable_codemode: merged.auto_enable_codemode,
     }
 }
 
@@ -476,7 +499,7 @@ impl Places {
 /// Values a server's `inheritEnv: false` still passes on.
 pub const MINIMAL_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
-/// The whole environment a stdio server starts with.
+/// The whole environment a stdio server starts with: `overlay` holds its resolved `env`.
 pub fn server_env(
     base: &Env,
     inherit: bool,

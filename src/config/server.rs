@@ -1,24 +1,34 @@
 //! One merged server entry checked and turned into a [`ServerConfig`]. Every problem becomes a
 //! diagnostic naming the server and the field; only a server that cannot run at all is dropped.
 
-use super::interpolate::{expand, expand_path, expand_reporting};
+use super::interpolate::{expand, expand_home, expand_path, expand_reporting};
 use super::merge::MergedServer;
 use super::{
-    envfile, fields, Diagnostic, DirectTools, Env, HttpAuth, Level, Lifecycle, ServerConfig,
-    Transport,
+    envfile, fields, CommandPolicy, ConfigValue, Diagnostic, DirectTools, Env, HttpAuth, Level,
+    Lifecycle, ServerConfig, Transport,
 };
 use crate::bounded_read::{self, FileLimits};
 use crate::catalog::ToolPrefix;
 use crate::pool::Protocol;
 use crate::secret::Secret;
 use serde_json::{Map, Value};
+use std::path::Path;
+
+/// What parsing a server needs besides its entry.
+pub struct Context<'a> {
+    pub env: &'a Env,
+    /// Caps on the files a config names (`envFile`).
+    pub limits: &'a FileLimits,
+    /// The session's directory: a relative `cwd` is relative to it.
+    pub cwd: &'a Path,
+    pub commands: &'a CommandPolicy,
+}
 
 /// Checks the fields of one entry, collecting diagnostics as it goes.
 struct Fields<'a> {
     server: &'a MergedServer,
     entry: &'a Map<String, Value>,
-    env: &'a Env,
-    limits: &'a FileLimits,
+    ctx: &'a Context<'a>,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -81,7 +91,25 @@ impl<'a> Fields<'a> {
         items
     }
 
-    /// An object of string values (numbers and booleans are taken as their text).
+    /// `env` or `headers`: text with variables expanded, or (in our own config files) a
+    /// `!command` run when connecting.
+    fn values(&mut self, field: &str) -> Vec<(String, ConfigValue)> {
+        let file = self.server.file_of(field).to_path_buf();
+        let (env, imported) = (self.ctx.env, self.server.imported.is_some());
+        let commands = self.ctx.commands;
+        self.string_map(field)
+            .into_iter()
+            .map(|(key, raw)| {
+                let value = match imported {
+                    true => ConfigValue::text(expand(&raw, env)),
+                    false => commands.value(&raw, &file, |text| expand(text, env)),
+                };
+                (key, value)
+            })
+            .collect()
+    }
+
+    /// An object of string values as written (numbers and booleans are taken as their text).
     fn string_map(&mut self, field: &str) -> Vec<(String, String)> {
         let Some(value) = self.get(field) else {
             return vec![];
@@ -98,7 +126,7 @@ impl<'a> Fields<'a> {
         let mut out = Vec::with_capacity(map.len());
         for (key, v) in map {
             match scalar_string(v) {
-                Some(s) => out.push((key.clone(), expand(&s, self.env))),
+                Some(s) => out.push((key.clone(), s)),
                 None => {
                     let got = value_kind(v);
                     self.report(
@@ -136,13 +164,87 @@ impl<'a> Fields<'a> {
             }
         }
     }
+
+    /// Pi's `timeout`: seconds (fractions allowed), as milliseconds.
+    fn seconds(&mut self, field: &str) -> Option<u64> {
+        match self.get(field)? {
+            Value::Number(n) if n.as_f64().is_some_and(|s| s > 0.0 && s.is_finite()) => {
+                n.as_f64().map(|s| ((s * 1000.0).round() as u64).max(1))
+            }
+            other => {
+                let got = describe(other);
+                self.report(
+                    Level::Warning,
+                    field,
+                    format!("must be a positive number of seconds, got {got}; using the default"),
+                );
+                None
+            }
+        }
+    }
+
+    /// `disabled` or `enabled`: `None` when absent. Any other value than a boolean is an error,
+    /// and counts as off (`off`), as Pi skips such an entry: a server the user meant to turn off
+    /// must not start.
+    fn switch(&mut self, field: &str, off: bool, problems: &mut Vec<Diagnostic>) -> Option<bool> {
+        match self.get(field)? {
+            Value::Bool(b) => Some(*b),
+            other => {
+                let got = describe(other);
+                self.report(
+                    Level::Error,
+                    field,
+                    format!(
+                        "must be true or false, got {got}; the server stays off until it is fixed"
+                    ),
+                );
+                problems.append(&mut self.diagnostics);
+                Some(off)
+            }
+        }
+    }
+}
+
+/// Whether the server is turned off: by pi-mcp-adapter's `disabled: true` or Pi's
+/// `enabled: false`. When the two keys disagree it stays off, and one warning names both.
+/// Reported into `problems`, which a disabled server's other diagnostics do not reach.
+fn switched_off(f: &mut Fields, problems: &mut Vec<Diagnostic>) -> bool {
+    let disabled = f.switch("disabled", true, problems);
+    let enabled = f.switch("enabled", false, problems);
+    let off = disabled == Some(true) || enabled == Some(false);
+    if let (Some(disabled), Some(enabled)) = (disabled, enabled) {
+        if disabled == enabled {
+            let message = format!(
+                "says {enabled} while `disabled` says {disabled}; either key can turn the server off, so it stays off"
+            );
+            f.report(Level::Warning, "enabled", message);
+            problems.append(&mut f.diagnostics);
+        }
+    }
+    off
+}
+
+/// How long a request may take: Pi's `timeout` (seconds) or pi-mcp-adapter's
+/// `requestTimeoutMs`; when both are set and differ, the shorter, with a warning naming both.
+fn request_timeout(f: &mut Fields) -> Option<u64> {
+    match (f.seconds("timeout"), f.positive_millis("requestTimeoutMs")) {
+        (Some(pi), Some(adapter)) if pi != adapter => {
+            let shorter = pi.min(adapter);
+            let message = format!(
+                "({} s) and `requestTimeoutMs` ({adapter} ms) both set how long a request may take; the shorter, {shorter} ms, applies",
+                pi as f64 / 1000.0
+            );
+            f.report(Level::Warning, "timeout", message);
+            Some(shorter)
+        }
+        (pi, adapter) => pi.or(adapter),
+    }
 }
 
 /// Parses a server (already merged across files). `None` when it cannot be used.
 pub fn parse(
     server: &MergedServer,
-    env: &Env,
-    limits: &FileLimits,
+    ctx: &Context,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<ServerConfig> {
     let value = &server.entry;
@@ -163,16 +265,15 @@ pub fn parse(
     let mut f = Fields {
         server,
         entry,
-        env,
-        limits,
+        ctx,
         diagnostics: Vec::new(),
     };
+    let disabled = switched_off(&mut f, diagnostics);
     for key in entry.keys() {
         if let Some((level, message)) = fields::SERVER.check(key) {
             f.report(level, key, message);
         }
     }
-    let disabled = matches!(f.get("disabled"), Some(Value::Bool(true)));
     let transport = transport(&mut f);
     let config = transport.map(|transport| ServerConfig {
         name: server.name.clone(),
@@ -183,7 +284,7 @@ pub fn parse(
         transport,
         lifecycle: lifecycle(&mut f),
         protocol: protocol(&mut f),
-        request_timeout_ms: f.positive_millis("requestTimeoutMs"),
+        request_timeout_ms: request_timeout(&mut f),
         idle_timeout_min: f.minutes("idleTimeout"),
         disabled,
         debug: f.flag("debug", false),
@@ -195,6 +296,7 @@ pub fn parse(
             .string("toolPrefix")
             .and_then(|p| tool_prefix(&p, &mut |m| f.report(Level::Warning, "toolPrefix", m))),
         direct_tools: direct_tools(&mut f),
+        description: f.string("description").filter(|d| !d.trim().is_empty()),
     });
     // A disabled server is never started: its problems do not matter until it is enabled.
     if !disabled {
@@ -253,27 +355,30 @@ fn transport(f: &mut Fields) -> Option<Transport> {
             None
         }
         (Some(command), None) => {
+            // `~/` is expanded here, after the cache hash (which takes args as written).
             let args = f
                 .strings("args")
                 .unwrap_or_default()
                 .iter()
-                .map(|a| expand(a, f.env))
+                .map(|a| expand_home(a, f.ctx.env))
                 .collect();
             let mut env = env_file(f);
-            for (key, value) in f.string_map("env") {
+            for (key, value) in f.values("env") {
                 env.retain(|(k, _)| *k != key);
                 env.push((key, value));
             }
-            let cwd = f.string("cwd").map(|c| expand_path(&c, f.env));
+            let cwd = f
+                .string("cwd")
+                .map(|c| f.ctx.cwd.join(expand_path(&c, f.ctx.env)));
             Some(Transport::Stdio {
-                command: expand(&command, f.env),
+                command: expand_home(&command, f.ctx.env),
                 args,
                 env,
                 cwd,
             })
         }
         (None, Some(url)) => {
-            let (url, missing) = expand_reporting(&url, f.env);
+            let (url, missing) = expand_reporting(&url, f.ctx.env);
             if !missing.is_empty() {
                 f.report(
                     Level::Error,
@@ -285,13 +390,9 @@ fn transport(f: &mut Fields) -> Option<Transport> {
                 );
                 return None;
             }
-            let headers = f
-                .string_map("headers")
-                .into_iter()
-                .map(|(name, value)| (name, Secret::new(value)))
-                .collect();
+            let headers = f.values("headers");
             let auth = http_auth(f);
-            let ca_file = f.string("caFile").map(|p| expand_path(&p, f.env));
+            let ca_file = f.string("caFile").map(|p| expand_path(&p, f.ctx.env));
             Some(Transport::Http {
                 url: Secret::new(url),
                 headers,
@@ -319,16 +420,16 @@ fn transport(f: &mut Fields) -> Option<Transport> {
 }
 
 /// The variables of `envFile` (a dotenv file; relative to the config file that names it).
-fn env_file(f: &mut Fields) -> Vec<(String, String)> {
+fn env_file(f: &mut Fields) -> Vec<(String, ConfigValue)> {
     let Some(path) = f.string("envFile") else {
         return vec![];
     };
-    let path = expand_path(&path, f.env);
+    let path = expand_path(&path, f.ctx.env);
     let path = match f.server.file_of("envFile").parent() {
         Some(dir) if path.is_relative() => dir.join(path),
         _ => path,
     };
-    let text = match bounded_read::found(&path, f.limits.env_file_bytes) {
+    let text = match bounded_read::found(&path, f.ctx.limits.env_file_bytes) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) => {
             let message = format!("{} {e}; its variables are not set", path.display());
@@ -339,7 +440,7 @@ fn env_file(f: &mut Fields) -> Vec<(String, String)> {
     match envfile::parse(&text) {
         Ok(vars) => vars
             .into_iter()
-            .map(|(k, v)| (k, expand(&v, f.env)))
+            .map(|(k, v)| (k, ConfigValue::text(expand(&v, f.ctx.env))))
             .collect(),
         Err(why) => {
             let message = format!(
@@ -356,7 +457,7 @@ fn env_file(f: &mut Fields) -> Vec<(String, String)> {
 fn http_auth(f: &mut Fields) -> HttpAuth {
     let token = f
         .string("bearerToken")
-        .map(|t| Secret::new(expand(&t, f.env)));
+        .map(|t| Secret::new(expand(&t, f.ctx.env)));
     let env_var = f.string("bearerTokenEnv").filter(|v| !v.trim().is_empty());
     let bearer = HttpAuth::Bearer {
         token: token.clone(),
@@ -520,7 +621,13 @@ mod tests {
             .collect();
         let mut diagnostics = vec![];
         let merged = MergedServer::new("s", value, std::path::Path::new("/cfg/mcp.json"));
-        let server = parse(&merged, &env, &FileLimits::default(), &mut diagnostics);
+        let ctx = Context {
+            env: &env,
+            limits: &FileLimits::default(),
+            cwd: Path::new("/session"),
+            commands: &CommandPolicy::default(),
+        };
+        let server = parse(&merged, &ctx, &mut diagnostics);
         (server, diagnostics.iter().map(|d| d.to_string()).collect())
     }
 
@@ -578,7 +685,7 @@ mod tests {
             server.transport,
             Transport::Http {
                 url: Secret::new("https://h/mcp?k=k"),
-                headers: vec![("X-Key".into(), Secret::new("k"))],
+                headers: vec![("X-Key".into(), "k".into())],
                 auth: HttpAuth::Bearer {
                     token: None,
                     env_var: Some("TOKEN".into())
@@ -653,6 +760,101 @@ mod tests {
             parse_one(json!({"command": "x", "disabled": true, "lifecycle": "?"}));
         assert!(server.unwrap().disabled);
         assert!(diags.is_empty());
+    }
+
+    #[test]
+    fn pi_enabled_and_adapter_disabled_either_turns_it_off() {
+        let off = |entry: Value| {
+            let (server, diags) = parse_one(entry);
+            (server.unwrap().disabled, diags)
+        };
+        assert_eq!(
+            off(json!({"command": "x", "enabled": false})),
+            (true, vec![])
+        );
+        assert_eq!(
+            off(json!({"command": "x", "enabled": true})),
+            (false, vec![])
+        );
+        assert_eq!(
+            off(json!({"command": "x", "enabled": true, "disabled": false})),
+            (false, vec![])
+        );
+        // They disagree: off, and one warning naming both keys (although the server is off).
+        for (enabled, disabled) in [(true, true), (false, false)] {
+            let (is_off, diags) =
+                off(json!({"command": "x", "enabled": enabled, "disabled": disabled}));
+            assert!(is_off);
+            assert_eq!(diags.len(), 1, "{diags:?}");
+            assert!(diags[0].starts_with("warning: /cfg/mcp.json: server \"s\", field `enabled`:"));
+            assert!(diags[0].contains("`disabled` says"), "{diags:?}");
+        }
+        // Not a boolean: an error, and the server stays off (Pi skips such an entry).
+        let (is_off, diags) = off(json!({"command": "x", "enabled": "false"}));
+        assert!(is_off);
+        assert!(
+            diags[0].starts_with("error:") && diags[0].contains("stays off"),
+            "{diags:?}"
+        );
+        assert!(off(json!({"command": "x", "disabled": "yes"})).0);
+    }
+
+    #[test]
+    fn pi_timeout_in_seconds_and_the_shorter_of_both() {
+        let timeout = |entry: Value| {
+            let (server, diags) = parse_one(entry);
+            (server.unwrap().request_timeout_ms, diags)
+        };
+        assert_eq!(
+            timeout(json!({"command": "x", "timeout": 2})),
+            (Some(2000), vec![])
+        );
+        assert_eq!(
+            timeout(json!({"command": "x", "timeout": 0.25})).0,
+            Some(250)
+        );
+        assert_eq!(
+            timeout(json!({"command": "x", "timeout": 3, "requestTimeoutMs": 3000})),
+            (Some(3000), vec![])
+        );
+        let (ms, diags) = timeout(json!({"command": "x", "timeout": 30, "requestTimeoutMs": 5000}));
+        assert_eq!(ms, Some(5000));
+        assert_eq!(diags.len(), 1);
+        assert!(
+            diags[0].contains("`timeout`: (30 s) and `requestTimeoutMs` (5000 ms)"),
+            "{diags:?}"
+        );
+        let (ms, diags) = timeout(json!({"command": "x", "timeout": "2"}));
+        assert_eq!(ms, None);
+        assert!(diags[0].contains("positive number of seconds"), "{diags:?}");
+        assert_eq!(timeout(json!({"command": "x", "timeout": -1})).0, None);
+    }
+
+    #[test]
+    fn home_and_relative_paths_the_way_pi_reads_them() {
+        let (server, diags) = parse_one(json!({
+            "command": "~/bin/server", "args": ["~/data", "--x=~/y", "~"], "cwd": "sub/dir",
+            "description": "  ", "type": "stdio"
+        }));
+        assert!(diags.is_empty(), "{diags:?}");
+        let server = server.unwrap();
+        assert_eq!(server.description, None);
+        let Transport::Stdio {
+            command, args, cwd, ..
+        } = server.transport
+        else {
+            panic!("stdio expected");
+        };
+        assert_eq!(command, "/h/bin/server");
+        assert_eq!(args, ["/h/data", "--x=~/y", "/h"]);
+        assert_eq!(cwd, Some("/session/sub/dir".into()));
+        let (server, _) =
+            parse_one(json!({"command": "x", "cwd": "~/w", "description": "Docs search"}));
+        let server = server.unwrap();
+        assert_eq!(server.description.as_deref(), Some("Docs search"));
+        assert!(
+            matches!(server.transport, Transport::Stdio { cwd: Some(c), .. } if c == std::path::Path::new("/h/w"))
+        );
     }
 
     #[test]

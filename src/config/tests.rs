@@ -365,7 +365,7 @@ fn interpolation_in_every_field() {
         config.servers[1].transport,
         Transport::Http {
             url: Secret::new("http://localhost:8080/mcp"),
-            headers: vec![("Authorization".into(), Secret::new("Bearer t0k"))],
+            headers: vec![("Authorization".into(), "Bearer t0k".into())],
             auth: HttpAuth::None,
             ca_file: None,
         }
@@ -385,8 +385,8 @@ fn env_file_variables_under_env() {
     assert_eq!(
         env,
         &[
-            ("A".to_string(), "from-file".to_string()),
-            ("B".to_string(), "from-env".to_string())
+            ("A".to_string(), "from-file".into()),
+            ("B".to_string(), "from-env".into())
         ]
     );
 }
@@ -620,4 +620,94 @@ fn a_config_given_as_a_pipe_is_read() {
     assert!(messages(&config, &tree)[0].ends_with(
         "given.json: the config file did not reach its end within 0.1 s (a pipe nobody finishes writing?); its servers are not loaded"
     ));
+}
+
+/// The value `env` or `headers` field `key` of server `name` resolves to (commands run).
+async fn resolved(config: &Config, name: &str, key: &str) -> Result<String, String> {
+    let server = config.servers.iter().find(|s| s.name == name).unwrap();
+    let values = match &server.transport {
+        Transport::Stdio { env, .. } => env,
+        Transport::Http { headers, .. } => headers,
+    };
+    let (_, value) = values.iter().find(|(k, _)| k == key).unwrap();
+    let env: Env = std::env::vars().collect();
+    let ctx = RunContext {
+        env: &env,
+        cwd: &std::env::temp_dir(),
+    };
+    value
+        .resolve(key, &ctx)
+        .await
+        .map(|s| s.expose().to_string())
+        .map_err(|e| e.to_string())
+}
+
+#[tokio::test]
+async fn commands_run_from_user_files_and_explicitly_trusted_projects_only() {
+    let tree = Tree::new();
+    tree.pi_config(json!({
+        "mcpServers": {"user": {"url": "http://h", "headers": {"A": "!echo from-user"}}},
+        "imports": ["cursor"]
+    }));
+    let project = tree.write(
+        "project/.mcp.json",
+        &json!({"mcpServers": {"proj": {"command": "x", "env": {"T": "!echo from-project"}}}})
+            .to_string(),
+    );
+    tree.write(
+        ".cursor/mcp.json",
+        &json!({"mcpServers": {"cur": {"command": "x", "env": {"T": "!not a command in Cursor"}}}})
+            .to_string(),
+    );
+    // No decision saved: the project's servers load, its commands do not run.
+    let config = tree.load();
+    assert_eq!(resolved(&config, "user", "A").await.unwrap(), "from-user");
+    assert_eq!(
+        resolved(&config, "cur", "T").await.unwrap(),
+        "!not a command in Cursor"
+    );
+    let refused = resolved(&config, "proj", "T").await.unwrap_err();
+    assert!(
+        refused.contains(&project.display().to_string()),
+        "{refused}"
+    );
+    assert!(refused.contains("--approve"), "{refused}");
+    // Pi said it trusts the project (or --approve): they run.
+    let mut opts = tree.opts();
+    opts.project_trusted = Some(true);
+    let trusted = load(&opts);
+    assert_eq!(
+        resolved(&trusted, "proj", "T").await.unwrap(),
+        "from-project"
+    );
+    // So does a decision Pi saved.
+    let canonical = std::fs::canonicalize(&tree.project).unwrap();
+    tree.write(
+        ".pi/agent/trust.json",
+        &json!({ canonical.to_str().unwrap(): true }).to_string(),
+    );
+    assert_eq!(
+        resolved(&tree.load(), "proj", "T").await.unwrap(),
+        "from-project"
+    );
+}
+
+#[test]
+fn auto_enable_codemode_a_later_file_wins() {
+    let tree = Tree::new();
+    tree.pi_config(json!({"autoEnableCodemode": false, "mcpServers": {}}));
+    assert_eq!(tree.load().auto_enable_codemode, Some(false));
+    tree.write(
+        "project/.pi/mcp.json",
+        &json!({"autoEnableCodemode": true}).to_string(),
+    );
+    assert_eq!(tree.load().auto_enable_codemode, Some(true));
+    tree.write(
+        "project/.pi/mcp.json",
+        &json!({"autoEnableCodemode": "no"}).to_string(),
+    );
+    let config = tree.load();
+    assert_eq!(config.auto_enable_codemode, Some(false));
+    assert!(messages(&config, &tree)[0]
+        .contains("`autoEnableCodemode`: must be true or false, got the string \"no\"; ignored"));
 }

@@ -23,6 +23,7 @@ use futures::future::{BoxFuture, FutureExt, Shared};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
@@ -190,14 +191,25 @@ impl Pool {
         self: &Arc<Self>,
         spec: ConnectSpec,
     ) -> Result<Arc<Connection>, ConnectError> {
+        let server = spec.server.clone();
+        self.connect_with(&server, async move { Ok(spec) }).await
+    }
+
+    /// Like [`Pool::connect`], with the spec awaited only when a new attempt starts: callers
+    /// that find a live connection or join an attempt do not make one.
+    pub async fn connect_with(
+        self: &Arc<Self>,
+        server: &str,
+        spec: impl Future<Output = Result<ConnectSpec, ConnectError>> + Send + 'static,
+    ) -> Result<Arc<Connection>, ConnectError> {
         let attempt = {
             let mut slots = self.slots.lock();
-            match slots.get(&spec.server) {
+            match slots.get(server) {
                 Some(Slot::Ready(conn)) if conn.is_alive() => return Ok(conn.clone()),
                 Some(Slot::Connecting(attempt)) => attempt.clone(),
                 _ => {
-                    let attempt = self.clone().attempt(spec.clone());
-                    slots.insert(spec.server.clone(), Slot::Connecting(attempt.clone()));
+                    let attempt = self.clone().attempt(server.to_string(), spec);
+                    slots.insert(server.to_string(), Slot::Connecting(attempt.clone()));
                     attempt
                 }
             }
@@ -205,13 +217,20 @@ impl Pool {
         attempt.await
     }
 
-    fn attempt(self: Arc<Self>, spec: ConnectSpec) -> Attempt {
+    fn attempt(
+        self: Arc<Self>,
+        server: String,
+        spec: impl Future<Output = Result<ConnectSpec, ConnectError>> + Send + 'static,
+    ) -> Attempt {
         async move {
-            let opened = Connection::open(&spec, self.notices.clone()).await;
+            let opened = match spec.await {
+                Ok(spec) => Connection::open(&spec, self.notices.clone()).await,
+                Err(e) => Err(e),
+            };
             let mut slots = self.slots.lock();
             match &opened {
-                Ok(conn) => slots.insert(spec.server.clone(), Slot::Ready(conn.clone())),
-                Err(_) => slots.remove(&spec.server),
+                Ok(conn) => slots.insert(server, Slot::Ready(conn.clone())),
+                Err(_) => slots.remove(&server),
             };
             opened
         }

@@ -32,12 +32,26 @@ pub struct Spawned {
 /// a way to have that task kill it.
 #[derive(Clone)]
 pub struct ExitWatch {
-    status: watch::Receiver<Option<String>>,
+    status: watch::Receiver<Option<Exit>>,
     kill: Arc<Notify>,
 }
 
+/// How a process ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Exit {
+    /// Exit code 0.
+    pub success: bool,
+    /// E.g. "exited with code 1", "was killed by signal 9".
+    pub text: String,
+}
+
 impl ExitWatch {
+    /// How it ended, in words.
     pub fn get(&self) -> Option<String> {
+        self.status().map(|exit| exit.text)
+    }
+
+    pub fn status(&self) -> Option<Exit> {
         self.status.borrow().clone()
     }
 
@@ -117,8 +131,14 @@ fn watch_exit(mut child: Box<dyn ChildWrapper>) -> ExitWatch {
             }
         };
         let _ = tx.send(Some(match status {
-            Ok(status) => describe_exit(status),
-            Err(e) => format!("could not be waited for ({e})"),
+            Ok(status) => Exit {
+                success: status.success(),
+                text: describe_exit(status),
+            },
+            Err(e) => Exit {
+                success: false,
+                text: format!("could not be waited for ({e})"),
+            },
         }));
     });
     ExitWatch { status, kill }

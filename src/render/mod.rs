@@ -22,12 +22,27 @@ const LIST_DESCRIPTION: usize = 90;
 /// Instructions quoted in a list before pointing at `instructions`.
 const INSTRUCTIONS_PREVIEW: usize = 240;
 
-/// The `mcp` tool's description: the modes and the configured servers; byte-stable for a config.
-pub fn tool_description(servers: &[&str]) -> String {
+/// A server's `description` in the `mcp` tool's description is cut near this many characters.
+const TOOL_SERVER_DESCRIPTION: usize = 60;
+
+/// The `mcp` tool's description: the modes and the configured servers (name, and `description`
+/// when the config gives one); byte-stable for a config.
+pub fn tool_description(servers: &[(&str, Option<&str>)]) -> String {
     let servers = if servers.is_empty() {
         "none configured".to_string()
     } else {
-        servers.join(", ")
+        let server = |(name, description): &(&str, Option<&str>)| match description {
+            Some(d) => format!("{name}: {}", clip(first_line(d), TOOL_SERVER_DESCRIPTION)),
+            None => name.to_string(),
+        };
+        // Descriptions may hold commas.
+        let described = servers.iter().any(|(_, d)| d.is_some());
+        let separator = if described { "; " } else { ", " };
+        servers
+            .iter()
+            .map(server)
+            .collect::<Vec<_>>()
+            .join(separator)
     };
     format!(
         "Tools of MCP servers ({servers}). Pass one of: tool+args to call one; search (words OR'd) to \
@@ -82,6 +97,8 @@ pub struct ServerStatus {
     pub name: String,
     pub state: ServerState,
     pub tool_count: usize,
+    /// The config's `description`.
+    pub description: Option<String>,
 }
 
 pub fn status(servers: &[ServerStatus], notes: &[String]) -> String {
@@ -120,6 +137,14 @@ pub fn status(servers: &[ServerStatus], notes: &[String]) -> String {
 }
 
 fn status_line(s: &ServerStatus) -> String {
+    let line = state_line(s);
+    match &s.description {
+        Some(description) => format!("{line} — {}", first_line(description)),
+        None => line,
+    }
+}
+
+fn state_line(s: &ServerStatus) -> String {
     let tools = plural(s.tool_count, "tool");
     match &s.state {
         ServerState::Connected => format!("✓ {}: connected, {tools}", s.name),

@@ -26,11 +26,13 @@ fn status_text() {
             name: "everything".into(),
             state: ServerState::Connected,
             tool_count: 4,
+            description: Some("Everything, for tests\nsecond line".into()),
         },
         ServerStatus {
             name: "memory".into(),
             state: ServerState::Cached,
             tool_count: 1,
+            description: None,
         },
         ServerStatus {
             name: "broken".into(),
@@ -39,6 +41,7 @@ fn status_text() {
                 reason: "cannot start `x`: command not found\nstderr…".into(),
             },
             tool_count: 0,
+            description: None,
         },
         ServerStatus {
             name: "web".into(),
@@ -52,17 +55,19 @@ fn status_text() {
                 ),
             },
             tool_count: 0,
+            description: None,
         },
         ServerStatus {
             name: "old".into(),
             state: ServerState::Disabled,
             tool_count: 7,
+            description: None,
         },
     ];
     assert_eq!(
         status(&servers, &["warning: x".into()]),
         "MCP: 1/4 servers connected, 5 tools\n\
-         ✓ everything: connected, 4 tools\n\
+         ✓ everything: connected, 4 tools — Everything, for tests\n\
          ○ memory: 1 tool (cached; starts on first use)\n\
          ✗ broken: failed 12 s ago: cannot start `x`: command not found\n\
          🔒 web: needs authentication: the server answered HTTP 401 Unauthorized. Set WEB_TOKEN to a valid token, then mcp({ connect: \"web\" }); /mcp-auth web shows how.\n\
@@ -191,9 +196,23 @@ fn errors_point_to_the_next_step() {
 
 #[test]
 fn tool_definition_is_small_and_stable() {
-    let description = tool_description(&["everything", "memory"]);
-    assert_eq!(description, tool_description(&["everything", "memory"]));
+    let servers = [("everything", None), ("memory", None)];
+    let description = tool_description(&servers);
+    assert_eq!(description, tool_description(&servers));
     assert!(description.contains("(everything, memory)"));
+    let described = tool_description(&[
+        (
+            "docs",
+            Some("Search and read the product documentation of every release, v1 to v9"),
+        ),
+        ("memory", None),
+    ]);
+    assert!(
+        described.contains(
+            "(docs: Search and read the product documentation of every release…; memory)"
+        ),
+        "{described}"
+    );
     let bytes = description.len() + tool_parameters().to_string().len();
     assert!(
         bytes < 1400,

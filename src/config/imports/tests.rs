@@ -22,7 +22,7 @@ fn stdio(command: &str, args: &[&str], env: &[(&str, &str)]) -> Transport {
         args: args.iter().map(|a| a.to_string()).collect(),
         env: env
             .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .map(|(k, v)| (k.to_string(), (*v).into()))
             .collect(),
         cwd: None,
     }
@@ -33,7 +33,7 @@ fn http(url: &str, headers: &[(&str, &str)]) -> Transport {
         url: Secret::new(url),
         headers: headers
             .iter()
-            .map(|(k, v)| (k.to_string(), Secret::new(*v)))
+            .map(|(k, v)| (k.to_string(), (*v).into()))
             .collect(),
         auth: HttpAuth::None,
         ca_file: None,

@@ -242,6 +242,13 @@ impl Adapter {
                 }
             }
         }
+        // A tool of a server that is turned off: that is the answer, not suggestions.
+        let off = self.config.servers.iter().find(|s| {
+            s.disabled && server.is_none_or(|n| n == s.name) && name.starts_with(&format!("{}_", s.name))
+        });
+        if let Some(off) = off {
+            self.enabled_server(mode, &off.name)?;
+        }
         let catalog = self.servers.view();
         let suggestions = search::did_you_mean(catalog.tools(), catalog.index(), name, server, 5);
         Err(Outcome::error(

@@ -1,0 +1,101 @@
+// Pi 1.5's own mcp.json keys with Pi's meaning, inside the real Pi (0.87.1 and 1.5.2) and from
+// `pi-mcp`: `enabled: false` keeps a server from ever starting, `timeout` is in seconds,
+// `description` reaches the model, `!command` header values arrive resolved at the server, and a
+// project's `!command` runs only in a project trusted by a decision.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { piTest, runPi } from "./helpers/pi.mjs";
+import { everything, everythingHttp, faulty, freePort, processesIn, recordingProxy, root, waitFor } from "./helpers/servers.mjs";
+
+const OPTS = { timeout: 120_000 };
+const mcp = (args) => ({ tool_calls: [{ name: "mcp", arguments: args }] });
+let scratch;
+let remote;
+let proxy;
+
+before(async () => {
+  scratch = mkdtempSync(join(tmpdir(), "pi-mcp-native-dialect-"));
+  remote = await everythingHttp("streamableHttp", await freePort());
+  // Refuses every request whose Authorization is not what the !command prints.
+  proxy = await recordingProxy(remote.port, { authorization: "Bearer from-a-command" });
+});
+after(async () => {
+  await proxy?.close();
+  await remote?.stop();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+piTest("enabled: false, timeout in seconds, description and a !command header", OPTS, async (pi) => {
+  const dir = join(scratch, `pi-${pi}`);
+  mkdirSync(dir);
+  const marker = join(dir, "off-server-started");
+  const config = {
+    mcpServers: {
+      // Would leave a file behind if it were ever started.
+      off: { command: process.execPath, args: ["-e", `require("fs").writeFileSync(${JSON.stringify(marker)}, "")`], enabled: false },
+      web: {
+        url: `${proxy.url}/mcp`,
+        headers: { Authorization: "!echo Bearer from-a-command" },
+        description: "The everything server over HTTP, behind a proxy that checks the token",
+      },
+      slow: faulty([], { cwd: dir, timeout: 1 }),
+    },
+  };
+  const steps = [
+    mcp({}),
+    mcp({ tool: "off_echo", args: { message: "x" } }),
+    mcp({ tool: "web_echo", args: { message: "through a !command header" } }),
+    mcp({ tool: "slow_hang", args: {} }),
+    { text: "done" },
+  ];
+  const started = proxy.requests.length;
+  const r = await runPi({ pi, extensionDir: root, mcpConfig: config, script: { steps } });
+  assert.equal(r.code, 0, r.stderr);
+  const [status, off, web, hang] = r.toolResults;
+  assert.match(status.text, /⊘ off: disabled/);
+  assert.match(status.text, /web: .* — The everything server over HTTP, behind a proxy that checks the token/);
+  assert.equal(off.isError, true);
+  assert.equal(off.details.error, "server_disabled");
+  assert.match(off.text, /^Server "off" is disabled in \S*mcp\.json\.$/);
+  assert.equal(web.text, "Echo: through a !command header", web.text);
+  const seen = proxy.requests.slice(started).map((q) => q.headers.authorization);
+  assert.ok(seen.length > 0 && seen.every((a) => a === "Bearer from-a-command"), JSON.stringify(seen));
+  assert.equal(hang.isError, true);
+  assert.match(hang.text, /no answer within 1 s/);
+  // The description reaches the model in the mcp tool's description (clipped), the disabled server not at all.
+  const { description } = r.requests[0].body.tools.find((t) => t.function.name === "mcp").function;
+  assert.match(description, /\(web: The everything server over HTTP, behind a proxy that checks…; slow\)/);
+  assert.equal(existsSync(marker), false, "the disabled server was started");
+  await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
+/** `pi-mcp args…` in `cwd` with HOME at `home` (no trust decision saved there). */
+function pimcp(cwd, home, args) {
+  const env = { ...process.env, HOME: home, PI_CODING_AGENT_DIR: join(home, ".pi", "agent") };
+  return spawnSync(process.execPath, [join(root, "bin", "pi-mcp.mjs"), ...args], { cwd, env, encoding: "utf8", timeout: 30_000 });
+}
+
+test("pi-mcp in a fresh repository: its .mcp.json's !command is refused, naming the file and --approve", () => {
+  const home = join(scratch, "home");
+  const repo = join(scratch, "repo");
+  mkdirSync(join(home, ".pi", "agent"), { recursive: true });
+  mkdirSync(repo);
+  const ran = join(scratch, "command-ran");
+  const server = everything({ cwd: repo, env: { TOKEN: `!touch ${ran} && echo t0k` } });
+  writeFileSync(join(repo, ".mcp.json"), JSON.stringify({ mcpServers: { repo: server } }));
+
+  const refused = pimcp(repo, home, ["call", "repo_echo", '{"message":"hi"}']);
+  assert.equal(refused.status, 1, refused.stderr);
+  assert.match(refused.stdout, new RegExp(`env "TOKEN" is a !command in ${join(repo, ".mcp.json").replace(/[.]/g, "\\.")}, a project file`));
+  assert.match(refused.stdout, /--approve/);
+  assert.equal(existsSync(ran), false, "the command ran");
+
+  const approved = pimcp(repo, home, ["--approve", "call", "repo_echo", '{"message":"hi"}']);
+  assert.equal(approved.status, 0, approved.stdout + approved.stderr);
+  assert.equal(approved.stdout.trim(), "Echo: hi");
+  assert.equal(existsSync(ran), true, "the command did not run");
+});

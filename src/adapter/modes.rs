@@ -244,7 +244,9 @@ impl Adapter {
         }
         // A tool of a server that is turned off: that is the answer, not suggestions.
         let off = self.config.servers.iter().find(|s| {
-            s.disabled && server.is_none_or(|n| n == s.name) && name.starts_with(&format!("{}_", s.name))
+            s.disabled
+                && server.is_none_or(|n| n == s.name)
+                && name.starts_with(&format!("{}_", s.name))
         });
         if let Some(off) = off {
             self.enabled_server(mode, &off.name)?;

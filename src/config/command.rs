@@ -333,20 +333,10 @@ mod tests {
         let result = run_shell(&line, &ctx, Duration::from_millis(300)).await;
         assert_eq!(result, Err(ValueErrorKind::TimedOut));
         assert!(started.elapsed() < Duration::from_secs(3));
-        let pid = std::fs::read_to_string(&marker).unwrap();
+        let pid: i32 = std::fs::read_to_string(&marker).unwrap().trim().parse().unwrap();
         let _ = std::fs::remove_file(&marker);
-        let alive = |pid: &str| {
-            std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).is_ok_and(|stat| {
-                !stat
-                    .rsplit(')')
-                    .next()
-                    .unwrap_or("")
-                    .trim_start()
-                    .starts_with('Z')
-            })
-        };
         for _ in 0..100 {
-            if !alive(&pid) {
+            if !process::alive(pid) {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;

@@ -209,21 +209,22 @@ pub fn signal_group(pid: u32, signal: Signal) {
 #[cfg(not(unix))]
 pub fn signal_group(_pid: u32, _signal: Signal) {}
 
+/// Running and not a zombie (an orphan may wait a while to be reaped by init); Linux only.
+#[cfg(test)]
+pub fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Running and not a zombie (an orphan may wait a while to be reaped by init).
-    fn alive(pid: i32) -> bool {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-            !stat
-                .rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .starts_with('Z')
-        })
-    }
 
     #[tokio::test]
     async fn stop_group_kills_grandchildren() {

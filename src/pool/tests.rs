@@ -48,14 +48,7 @@ fn opts(timeout: Duration) -> RequestOptions {
 }
 
 fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        !stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z')
-    })
+    super::process::alive(pid as i32)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -333,7 +333,11 @@ mod tests {
         let result = run_shell(&line, &ctx, Duration::from_millis(300)).await;
         assert_eq!(result, Err(ValueErrorKind::TimedOut));
         assert!(started.elapsed() < Duration::from_secs(3));
-        let pid: i32 = std::fs::read_to_string(&marker).unwrap().trim().parse().unwrap();
+        let pid: i32 = std::fs::read_to_string(&marker)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
         let _ = std::fs::remove_file(&marker);
         for _ in 0..100 {
             if !process::alive(pid) {

@@ -30,7 +30,8 @@ export default function piMcpNative(pi) {
   let startTimer;
   const progressSinks = new Map();
 
-  const showFooter = () => footerCtx?.ui?.setStatus?.("mcp", adapter.footer());
+  // No servers: no footer. Pi 1.5's footer throws on a null status text (undefined clears it).
+  const showFooter = () => footerCtx?.ui?.setStatus?.("mcp", adapter.footer() ?? undefined);
   const onEvent = (event) => {
     if (event.type === "progress") {
       progressSinks.get(event.callId)?.({ content: [{ type: "text", text: event.text }], details: event });

@@ -36,6 +36,11 @@ pub fn open_private(path: &Path) -> io::Result<fs::File> {
         .open(path)
 }
 
+/// Opens (creating it 0600 if needed) a file that every write appends to (`O_APPEND`).
+pub fn open_append_private(path: &Path) -> io::Result<fs::File> {
+    private_options().create(true).append(true).open(path)
+}
+
 /// Creates `dir` and its missing parents as 0700 (existing ones are left as they are).
 pub fn create_private_dir(dir: &Path) -> io::Result<()> {
     let mut builder = fs::DirBuilder::new();

@@ -6,6 +6,7 @@ pub mod bounded_read;
 pub mod cache;
 pub mod catalog;
 pub mod config;
+pub mod elicitation;
 pub mod events;
 pub mod output_guard;
 pub mod path_component;
@@ -13,6 +14,7 @@ pub mod pool;
 pub mod render;
 pub mod search;
 pub mod secret;
+pub mod server_log;
 #[cfg(test)]
 mod test_report;
 pub mod validate;

@@ -96,7 +96,7 @@ fn field(name: &str, property: &Value, required: bool) -> Result<Field, SchemaEr
     };
     let kind = match p.get("type").and_then(Value::as_str) {
         Some("string") if p.contains_key("enum") || p.contains_key("oneOf") => Kind::Choice {
-            options: choices(p).map_err(|e| at(e))?,
+            options: choices(p).map_err(&at)?,
         },
         Some("string") => Kind::Text {
             min_length: count("minLength")?,

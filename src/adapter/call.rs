@@ -95,6 +95,7 @@ impl Adapter {
             timeout,
             cancel,
             on_progress,
+            caller: opts.call_id.as_deref().map(Into::into),
         };
         let details = |outcome: Outcome| {
             outcome

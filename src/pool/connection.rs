@@ -1,8 +1,11 @@
 //! One live MCP server: how we reach it (a process we own, or a remote endpoint), its rmcp peer,
 //! and the requests we send it.
 
+use super::client_side::{ClientSide, LogTail, Pending, PendingRequest};
+use super::handler::Progress;
 use super::handler::{Handler, Notice, ProgressRoutes, ProgressSink};
 use super::handshake::Protocol;
+use super::host::{Caller, ClientFeatures, Host};
 use super::link::{open_process, open_remote, with_stderr, Link};
 use super::oversize::TOO_LARGE_FIELD;
 use super::process::{self, StdioSpec};
@@ -10,11 +13,12 @@ use super::remote::{RemoteKind, RemoteSpec};
 use super::{ConnectError, RequestError};
 use parking_lot::Mutex;
 use rmcp::model::{
-    CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest, ServerResult,
+    CancelledNotification, CancelledNotificationParam, ClientRequest, CustomNotification,
+    CustomRequest, RequestId, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RoleClient};
 use rmcp::{Peer, ServiceError};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -27,6 +31,10 @@ use tokio_util::sync::CancellationToken;
 const STOP_GRACE: Duration = Duration::from_millis(1500);
 /// Guards against servers that never stop paginating.
 const MAX_PAGES: usize = 1000;
+/// Guards against servers that never stop asking for input (MRTR).
+const MAX_INPUT_ROUNDS: usize = 16;
+/// A request may run this many times its timeout in all, progress or not.
+const MAX_TOTAL_FACTOR: u32 = 10;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConnectSpec {
@@ -37,6 +45,8 @@ pub struct ConnectSpec {
     pub timeout: Duration,
     /// Echo the server's stderr to ours.
     pub debug: bool,
+    /// What the server may ask of us.
+    pub client: ClientFeatures,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -74,6 +84,8 @@ pub struct Connection {
     ended: CancellationToken,
     link: Link,
     progress: ProgressRoutes,
+    /// Answers what the server asks (also inside `input_required` results).
+    client: ClientSide,
     in_flight: AtomicUsize,
     last_used: Mutex<Instant>,
     /// A request timed out since the server last answered: it may be stuck as a whole.
@@ -82,9 +94,12 @@ pub struct Connection {
 
 /// Per-request options.
 pub struct RequestOptions {
+    /// Without progress, an answer to a question of the server, or a reply.
     pub timeout: Duration,
     pub cancel: CancellationToken,
     pub on_progress: Option<ProgressSink>,
+    /// Who the request is for: questions the server asks meanwhile name it.
+    pub caller: Option<Caller>,
 }
 
 impl Connection {
@@ -93,10 +108,18 @@ impl Connection {
     pub async fn open(
         spec: &ConnectSpec,
         notices: UnboundedSender<Notice>,
+        host: Arc<dyn Host>,
     ) -> Result<Arc<Self>, ConnectError> {
         let progress = ProgressRoutes::default();
-        let handler = Handler {
+        let client = ClientSide {
             server: spec.server.clone(),
+            features: spec.client.clone(),
+            host,
+            pending: Arc::new(Pending::default()),
+            log_tail: Arc::new(LogTail::default()),
+        };
+        let handler = Handler {
+            client: client.clone(),
             progress: progress.clone(),
             notices: notices.clone(),
         };
@@ -128,6 +151,7 @@ impl Connection {
             ended: CancellationToken::new(),
             link,
             progress,
+            client,
             in_flight: AtomicUsize::new(0),
             last_used: Mutex::new(Instant::now()),
             listing: Mutex::default(),
@@ -151,7 +175,52 @@ impl Connection {
             }
             supervised.ended.cancel();
         });
+        conn.ask_log_level().await;
         Ok(conn)
+    }
+
+    /// Whether the connection speaks the stateless 2026-07-28 revision.
+    pub fn is_modern(&self) -> bool {
+        self.peer
+            .peer_info()
+            .is_some_and(|info| !info.protocol_version.has_initialize())
+    }
+
+    /// `logging/setLevel` to the configured level, where the server logs and the revision has
+    /// the method (2026-07-28 removed it: there the level only filters what we write).
+    async fn ask_log_level(&self) {
+        let logs = self
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.logging.is_some());
+        if logs && !self.is_modern() {
+            let level = json!({ "level": self.client.features.log_level.name() });
+            let _ = self
+                .request(
+                    "logging/setLevel",
+                    level,
+                    self.plain(Duration::from_secs(5)),
+                )
+                .await;
+        }
+    }
+
+    /// Tells the server its roots changed (the session's directory moved), where it was
+    /// offered roots and the revision has the notification.
+    pub async fn roots_changed(&self) {
+        if self.client.features.roots && !self.is_modern() {
+            let notice = CustomNotification::new("notifications/roots/list_changed", None);
+            let _ = tokio::time::timeout(
+                Duration::from_secs(1),
+                self.peer.send_notification(notice.into()),
+            )
+            .await;
+        }
+    }
+
+    /// The last warnings and errors the server logged, one per line.
+    pub fn recent_log(&self) -> Option<String> {
+        self.client.log_tail.lines()
     }
 
     /// The process group leader, for a server we started.
@@ -329,45 +398,155 @@ impl Connection {
             timeout,
             cancel: CancellationToken::new(),
             on_progress: None,
+            caller: None,
         }
     }
 
-    /// Sends one request and returns its raw result. Counts as use of the server (in-flight
-    /// while it runs). Cancelling `opts.cancel` sends `notifications/cancelled`.
+    /// Sends one request and returns its raw result, answering any `input_required` rounds
+    /// (MRTR) on the way. Counts as use of the server (in-flight while it runs). Cancelling
+    /// `opts.cancel` sends `notifications/cancelled`.
     pub async fn request(
         &self,
         method: &str,
-        params: Value,
+        mut params: Value,
         opts: RequestOptions,
     ) -> Result<Value, RequestError> {
-        let _busy = InFlight::start(self);
+        let busy = InFlight::start(self, opts.caller.clone());
+        let mut state_only_rounds = 0;
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let result = self.send(method, params.clone(), &opts, &busy.1).await?;
+            if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+                return Ok(result);
+            }
+            let asked = result.get("inputRequests").and_then(Value::as_object);
+            if asked.is_none_or(|a| a.is_empty()) {
+                // Only state to hand back: the server is not done yet, so do not hurry it.
+                let wait = 50u64 << state_only_rounds.min(2);
+                tokio::time::sleep(Duration::from_millis(wait)).await;
+                state_only_rounds += 1;
+            }
+            params = self.with_input(params, &result, &opts).await?;
+        }
+        Err(RequestError::Protocol(format!(
+            "the server still asked for input after {MAX_INPUT_ROUNDS} rounds"
+        )))
+    }
+
+    /// The params of the retry of an `input_required` result: the original ones with the
+    /// answers to its `inputRequests` and its `requestState`, exactly as given (absent if
+    /// absent).
+    async fn with_input(
+        &self,
+        params: Value,
+        result: &Value,
+        opts: &RequestOptions,
+    ) -> Result<Value, RequestError> {
+        let state = result.get("requestState").cloned();
+        let asked = result
+            .get("inputRequests")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        if asked.is_empty() && state.is_none() {
+            return Err(RequestError::Protocol(
+                "an input_required result with neither inputRequests nor requestState".into(),
+            ));
+        }
+        let answers = asked.into_iter().map(|(key, request)| {
+            let method = request
+                .get("method")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let inner = request.get("params").cloned().unwrap_or(Value::Null);
+            let answer = self.client.answer(&method, inner, opts.cancel.clone());
+            async move {
+                answer
+                    .await
+                    .map(|a| (key.clone(), a))
+                    .map_err(|e| RequestError::Mcp {
+                        code: e.code.0,
+                        message: format!(
+                            "could not answer the server's request `{key}` ({method}): {}",
+                            e.message
+                        ),
+                    })
+            }
+        });
+        let answers = futures::future::try_join_all(answers).await?;
+        let mut params = match params {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        params.remove("inputResponses");
+        params.remove("requestState");
+        if !answers.is_empty() {
+            params.insert(
+                "inputResponses".into(),
+                Value::Object(answers.into_iter().collect()),
+            );
+        }
+        if let Some(state) = state {
+            params.insert("requestState".into(), state);
+        }
+        Ok(Value::Object(params))
+    }
+
+    /// One JSON-RPC request (a fresh id each time). Its timeout counts from the last sign of
+    /// life (sent, progress, a question of the server answered) and waits while a question is
+    /// open; the whole request is bounded by [`MAX_TOTAL_FACTOR`] times the timeout.
+    async fn send(
+        &self,
+        method: &str,
+        params: Value,
+        opts: &RequestOptions,
+        pending: &Arc<PendingRequest>,
+    ) -> Result<Value, RequestError> {
         let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
-        let options = PeerRequestOptions::with_timeout(opts.timeout)
-            .reset_timeout_on_progress()
-            .with_max_total_timeout(opts.timeout.saturating_mul(10));
-        let handle = match self.peer.send_request_with_option(request, options).await {
+        let handle = match self
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+        {
             Ok(handle) => handle,
             Err(e) => return Err(self.failure(e).await),
         };
-        let _route = opts
-            .on_progress
-            .map(|sink| ProgressRoute::add(&self.progress, handle.progress_token.clone(), sink));
-        let (id, peer) = (handle.id.clone(), handle.peer.clone());
-        tokio::select! {
-            result = handle.await_response() => match result {
-                Ok(result) => {
-                    self.suspect.store(false, Ordering::SeqCst);
-                    Ok(result_json(result))
+        pending.touch();
+        let sink = {
+            let (pending, forward) = (pending.clone(), opts.on_progress.clone());
+            Arc::new(move |progress: Progress| {
+                pending.touch();
+                if let Some(forward) = &forward {
+                    forward(progress);
                 }
-                Err(e) => Err(self.failure(e).await),
-            },
-            _ = opts.cancel.cancelled() => {
-                let notice = CancelledNotification::new(CancelledNotificationParam::new(
-                    Some(id),
-                    Some("cancelled by the user".into()),
-                ));
-                let _ = tokio::time::timeout(Duration::from_secs(1), peer.send_notification(notice.into())).await;
-                Err(RequestError::Aborted)
+            })
+        };
+        let _route = ProgressRoute::add(&self.progress, handle.progress_token.clone(), sink);
+        let (id, peer) = (handle.id.clone(), handle.peer.clone());
+        let response = handle.await_response();
+        tokio::pin!(response);
+        let total = tokio::time::Instant::now() + opts.timeout.saturating_mul(MAX_TOTAL_FACTOR);
+        loop {
+            tokio::select! {
+                result = &mut response => return match result {
+                    Ok(result) => {
+                        self.suspect.store(false, Ordering::SeqCst);
+                        Ok(result_json(result))
+                    }
+                    Err(e) => Err(self.failure(e).await),
+                },
+                _ = opts.cancel.cancelled() => {
+                    cancel(&peer, id, "cancelled by the user").await;
+                    return Err(RequestError::Aborted);
+                }
+                _ = tokio::time::sleep_until(pending.due(opts.timeout).min(total)) => {
+                    let over = tokio::time::Instant::now() >= total && !pending.asking();
+                    if pending.timed_out(opts.timeout) || over {
+                        self.suspect.store(true, Ordering::SeqCst);
+                        cancel(&peer, id, "request timeout").await;
+                        return Err(RequestError::Timeout(opts.timeout));
+                    }
+                }
             }
         }
     }
@@ -418,6 +597,14 @@ impl Connection {
 
     /// Why the connection is gone, for the model: exit status and the end of stderr.
     async fn death_note(&self) -> String {
+        let note = self.exit_note().await;
+        match self.recent_log() {
+            Some(lines) => format!("{note}\nIts last logged warnings and errors:\n{lines}"),
+            None => note,
+        }
+    }
+
+    async fn exit_note(&self) -> String {
         let (mut exit, tail) = match &self.link {
             Link::Process { exit, stderr, .. } => (exit.clone(), stderr),
             Link::Remote { .. } if self.asked.load(Ordering::SeqCst) => {
@@ -469,18 +656,32 @@ fn valid_resource(resource: &Value) -> Option<&str> {
     resource.get("uri")?.as_str().filter(|u| !u.is_empty())
 }
 
-struct InFlight<'a>(&'a Connection);
+/// Tells the server we no longer wait for request `id`.
+async fn cancel(peer: &Peer<RoleClient>, id: RequestId, reason: &str) {
+    let notice = CancelledNotification::new(CancelledNotificationParam::new(
+        Some(id),
+        Some(reason.into()),
+    ));
+    let _ = tokio::time::timeout(
+        Duration::from_secs(1),
+        peer.send_notification(notice.into()),
+    )
+    .await;
+}
+
+struct InFlight<'a>(&'a Connection, Arc<PendingRequest>);
 
 impl<'a> InFlight<'a> {
-    fn start(conn: &'a Connection) -> Self {
+    fn start(conn: &'a Connection, caller: Option<Caller>) -> Self {
         conn.in_flight.fetch_add(1, Ordering::SeqCst);
         *conn.last_used.lock() = Instant::now();
-        InFlight(conn)
+        InFlight(conn, conn.client.pending.start(caller))
     }
 }
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
+        self.0.client.pending.end(&self.1);
         *self.0.last_used.lock() = Instant::now();
         self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
     }

@@ -1,17 +1,27 @@
-//! What a server may tell us on its own: progress of a running request, and that its tool or
-//! resource list changed.
+//! rmcp's side of a connection: what the server tells us on its own (progress of a running
+//! request, changed lists, log messages) and what it asks of us (answered by [`ClientSide`]).
+#![expect(
+    deprecated,
+    reason = "roots, sampling and logging are deprecated by 2026-07-28 but servers still use them"
+)]
 
+use super::client_side::ClientSide;
 use parking_lot::Mutex;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion,
+    ClientConfig, CreateMessageRequestParams, CreateMessageResult, CustomRequest, CustomResult,
+    ElicitRequestParams, ElicitResult, Implementation, ListRootsResult,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
 };
-use rmcp::service::{NotificationContext, RoleClient};
-use rmcp::ClientHandler;
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+use rmcp::{ClientHandler, ErrorData};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Progress {
@@ -36,7 +46,7 @@ pub enum Notice {
 
 #[derive(Clone)]
 pub struct Handler {
-    pub server: String,
+    pub client: ClientSide,
     pub progress: ProgressRoutes,
     pub notices: UnboundedSender<Notice>,
 }
@@ -44,13 +54,66 @@ pub struct Handler {
 impl Handler {
     fn list_changed(&self) {
         let _ = self.notices.send(Notice::ListChanged {
-            server: self.server.clone(),
+            server: self.client.server.clone(),
             at: Instant::now(),
         });
+    }
+
+    /// Answers a typed request through the JSON answer of [`ClientSide`].
+    async fn answer<P: Serialize, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: P,
+        withdrawn: CancellationToken,
+    ) -> Result<R, ErrorData> {
+        let params = serde_json::to_value(params)
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        let answer = self.client.answer(method, params, withdrawn).await?;
+        serde_json::from_value(answer).map_err(|e| {
+            ErrorData::internal_error(format!("the client's answer is malformed: {e}"), None)
+        })
     }
 }
 
 impl ClientHandler for Handler {
+    async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.answer("elicitation/create", params, context.ct).await
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.answer("sampling/createMessage", params, context.ct)
+            .await
+    }
+
+    async fn list_roots(
+        &self,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        self.answer("roots/list", Value::Null, context.ct).await
+    }
+
+    /// Requests rmcp could not read as their typed form (an elicitation whose schema is not a
+    /// flat form, say) arrive here, so they get the same answer or a specific error.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CustomResult, ErrorData> {
+        let params = request.params.unwrap_or(Value::Null);
+        self.client
+            .answer(&request.method, params, context.ct)
+            .await
+            .map(CustomResult)
+    }
+
     async fn on_progress(
         &self,
         params: ProgressNotificationParam,
@@ -66,6 +129,16 @@ impl ClientHandler for Handler {
         }
     }
 
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        if let Ok(params) = serde_json::to_value(params) {
+            self.client.log(&params);
+        }
+    }
+
     async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
         self.list_changed();
     }
@@ -74,9 +147,13 @@ impl ClientHandler for Handler {
         self.list_changed();
     }
 
+    async fn on_prompt_list_changed(&self, _: NotificationContext<RoleClient>) {
+        self.list_changed();
+    }
+
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
-            ClientCapabilities::default(),
+            self.client.capabilities(),
             Implementation::new("pi-mcp-native", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)

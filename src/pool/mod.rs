@@ -1,9 +1,11 @@
 //! The connection table: at most one live connection per server, concurrent connects to one
 //! server share a single attempt.
 
+mod client_side;
 mod connection;
 mod handler;
 mod handshake;
+pub mod host;
 pub mod launch;
 mod link;
 mod oversize;
@@ -16,6 +18,9 @@ pub mod watchdog;
 pub use connection::{ConnectSpec, Connection, Listing, RequestOptions, TransportSpec};
 pub use handler::{Notice, Progress, ProgressSink};
 pub use handshake::Protocol;
+pub use host::{
+    Asker, Caller, ClientFeatures, ElicitationPolicy, Host, NoHost, Question, Reply, Root,
+};
 pub use process::StdioSpec;
 pub use remote::{display_url, RemoteKind, RemoteSpec};
 
@@ -107,16 +112,25 @@ enum Slot {
 pub struct Pool {
     slots: Mutex<HashMap<String, Slot>>,
     notices: UnboundedSender<Notice>,
+    /// Answers what servers ask of the client.
+    host: Arc<dyn Host>,
 }
 
 impl Pool {
-    /// The pool and the receiving end of what its connections report.
+    /// The pool and the receiving end of what its connections report; nobody answers the
+    /// servers' questions.
     pub fn new() -> (Arc<Pool>, UnboundedReceiver<Notice>) {
+        Pool::with_host(Arc::new(NoHost))
+    }
+
+    /// A pool whose servers' questions go to `host`.
+    pub fn with_host(host: Arc<dyn Host>) -> (Arc<Pool>, UnboundedReceiver<Notice>) {
         let (notices, rx) = mpsc::unbounded_channel();
         (
             Arc::new(Pool {
                 slots: Mutex::new(HashMap::new()),
                 notices,
+                host,
             }),
             rx,
         )
@@ -224,7 +238,7 @@ impl Pool {
     ) -> Attempt {
         async move {
             let opened = match spec.await {
-                Ok(spec) => Connection::open(&spec, self.notices.clone()).await,
+                Ok(spec) => Connection::open(&spec, self.notices.clone(), self.host.clone()).await,
                 Err(e) => Err(e),
             };
             let mut slots = self.slots.lock();
@@ -277,3 +291,6 @@ mod tests;
 
 #[cfg(test)]
 mod remote_tests;
+
+#[cfg(test)]
+mod client_tests;

@@ -65,6 +65,7 @@ fn remote(url: String, prefer: Option<RemoteKind>) -> ConnectSpec {
         protocol: Protocol::Initialize,
         timeout: Duration::from_secs(20),
         debug: false,
+        client: ClientFeatures::none(),
     }
 }
 
@@ -73,6 +74,7 @@ fn opts() -> RequestOptions {
         timeout: Duration::from_secs(10),
         cancel: CancellationToken::new(),
         on_progress: None,
+        caller: None,
     }
 }
 

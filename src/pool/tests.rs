@@ -18,6 +18,7 @@ fn everything() -> ConnectSpec {
         protocol: Protocol::Initialize,
         timeout: Duration::from_secs(30),
         debug: false,
+        client: ClientFeatures::none(),
     }
 }
 
@@ -39,11 +40,12 @@ fn stdio(spec: &mut ConnectSpec) -> &mut StdioSpec {
     }
 }
 
-fn opts(timeout: Duration) -> RequestOptions {
+pub(super) fn opts(timeout: Duration) -> RequestOptions {
     RequestOptions {
         timeout,
         cancel: CancellationToken::new(),
         on_progress: None,
+        caller: None,
     }
 }
 

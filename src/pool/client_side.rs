@@ -1,0 +1,407 @@
+//! Answering what a server asks of us, whichever way it asks: a server→client request on a
+//! 2025 connection (`elicitation/create`, `sampling/createMessage`, `roots/list`) or an
+//! `input_required` result on a 2026-07-28 one (MRTR). The answers follow the connection's
+//! [`ClientFeatures`]; the [`Host`] is asked only where a person or a model must decide. While a
+//! question is open, the requests it may belong to do not time out.
+
+use super::host::{Asker, Caller, ClientFeatures, ElicitationPolicy, Host, Question, Reply};
+use crate::elicitation::Form;
+use crate::server_log::{LogLevel, LogMessage};
+use futures::future::BoxFuture;
+use parking_lot::Mutex;
+use rmcp::model::{
+    ClientCapabilities, ElicitationCapability, ErrorCode, FormElicitationCapability,
+    RootsCapabilities, SamplingCapability, UrlElicitationCapability,
+};
+use rmcp::ErrorData;
+use serde_json::{json, Map, Value};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// The most a sampling request's messages may weigh (serialized); a bigger one is refused.
+pub const MAX_SAMPLING_BYTES: usize = 4 * 1024 * 1024;
+/// The warnings and errors a server logged last, kept for its failure message.
+const LOG_TAIL: usize = 5;
+/// The spec's code for "the user rejected the request".
+const USER_REJECTED: ErrorCode = ErrorCode(-1);
+
+/// One request in flight to the server.
+pub struct PendingRequest {
+    pub caller: Option<Caller>,
+    /// Cancelled when the request has ended.
+    pub done: CancellationToken,
+    /// Open questions that may belong to this request: its timeout waits for them.
+    questions: AtomicUsize,
+    activity: Mutex<Instant>,
+}
+
+impl PendingRequest {
+    /// Whether its timeout is due: idle for `limit` (counted from the last progress or answer)
+    /// with no question open.
+    pub fn timed_out(&self, limit: Duration) -> bool {
+        !self.asking() && self.activity.lock().elapsed() >= limit
+    }
+
+    /// When its timeout is next due (a full `limit` from now while a question is open).
+    pub fn due(&self, limit: Duration) -> tokio::time::Instant {
+        let from = match self.asking() {
+            true => Instant::now(),
+            false => *self.activity.lock(),
+        };
+        tokio::time::Instant::from_std(from + limit)
+    }
+
+    pub fn asking(&self) -> bool {
+        self.questions.load(Ordering::SeqCst) > 0
+    }
+
+    /// Progress or an answered question: the timeout starts again.
+    pub fn touch(&self) {
+        *self.activity.lock() = Instant::now();
+    }
+}
+
+/// The requests in flight to one server.
+#[derive(Default)]
+pub struct Pending(Mutex<Vec<Arc<PendingRequest>>>);
+
+impl Pending {
+    pub fn start(&self, caller: Option<Caller>) -> Arc<PendingRequest> {
+        let request = Arc::new(PendingRequest {
+            caller,
+            done: CancellationToken::new(),
+            questions: AtomicUsize::new(0),
+            activity: Mutex::new(Instant::now()),
+        });
+        self.0.lock().push(request.clone());
+        request
+    }
+
+    pub fn end(&self, request: &Arc<PendingRequest>) {
+        request.done.cancel();
+        self.0.lock().retain(|r| !Arc::ptr_eq(r, request));
+    }
+
+    /// The requests a question may belong to: those sent for a caller.
+    fn with_callers(&self) -> Vec<Arc<PendingRequest>> {
+        self.0
+            .lock()
+            .iter()
+            .filter(|r| r.caller.is_some())
+            .cloned()
+            .collect()
+    }
+}
+
+/// Holds the timeouts of the requests a question may belong to while it is open.
+struct OpenQuestion(Vec<Arc<PendingRequest>>);
+
+impl OpenQuestion {
+    fn open(requests: Vec<Arc<PendingRequest>>) -> OpenQuestion {
+        for r in &requests {
+            r.questions.fetch_add(1, Ordering::SeqCst);
+        }
+        OpenQuestion(requests)
+    }
+}
+
+impl Drop for OpenQuestion {
+    fn drop(&mut self) {
+        for r in &self.0 {
+            r.touch();
+            r.questions.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// The last warnings and errors a server logged.
+#[derive(Default)]
+pub struct LogTail(Mutex<VecDeque<String>>);
+
+impl LogTail {
+    fn push(&self, line: String) {
+        let mut lines = self.0.lock();
+        if lines.len() == LOG_TAIL {
+            lines.pop_front();
+        }
+        lines.push_back(line);
+    }
+
+    /// One line each, oldest first.
+    pub fn lines(&self) -> Option<String> {
+        let lines = self.0.lock();
+        (!lines.is_empty()).then(|| lines.iter().cloned().collect::<Vec<_>>().join("\n"))
+    }
+}
+
+#[derive(Clone)]
+pub struct ClientSide {
+    pub server: String,
+    pub features: ClientFeatures,
+    pub host: Arc<dyn Host>,
+    pub pending: Arc<Pending>,
+    pub log_tail: Arc<LogTail>,
+}
+
+impl ClientSide {
+    /// What we advertise.
+    pub fn capabilities(&self) -> ClientCapabilities {
+        let mut caps = ClientCapabilities::default();
+        if self.features.elicitation != ElicitationPolicy::Off {
+            caps.elicitation = Some(
+                ElicitationCapability::new()
+                    .with_form(FormElicitationCapability::new())
+                    .with_url(UrlElicitationCapability::new()),
+            );
+        }
+        if self.features.sampling {
+            caps.sampling = Some(SamplingCapability::default());
+        }
+        if self.features.roots {
+            let mut roots = RootsCapabilities::default();
+            roots.list_changed = Some(true);
+            caps.roots = Some(roots);
+        }
+        caps
+    }
+
+    /// Answers one question of the server, by its method. `withdrawn` is cancelled when the
+    /// server no longer needs the answer.
+    pub fn answer(
+        &self,
+        method: &str,
+        params: Value,
+        withdrawn: CancellationToken,
+    ) -> BoxFuture<'static, Result<Value, ErrorData>> {
+        let this = self.clone();
+        match method {
+            "elicitation/create" => Box::pin(async move { this.elicit(params, withdrawn).await }),
+            "sampling/createMessage" => {
+                Box::pin(async move { this.sample(params, withdrawn).await })
+            }
+            "roots/list" => Box::pin(std::future::ready(this.roots())),
+            other => {
+                let error = ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!("the client does not answer `{other}`"),
+                    None,
+                );
+                Box::pin(std::future::ready(Err(error)))
+            }
+        }
+    }
+
+    async fn elicit(
+        &self,
+        params: Value,
+        withdrawn: CancellationToken,
+    ) -> Result<Value, ErrorData> {
+        let policy = self.features.elicitation;
+        if policy == ElicitationPolicy::Off {
+            return Err(self.turned_off("asked for user input (elicitation)", "elicitation"));
+        }
+        let question = question(&params).map_err(|why| {
+            ErrorData::invalid_params(format!("elicitation refused: {why}"), None)
+        })?;
+        if policy == ElicitationPolicy::Decline {
+            return Ok(json!({ "action": "decline" }));
+        }
+        let host = self.host.clone();
+        let asked = self
+            .asked(withdrawn, |asker| host.elicit(asker, question.clone()))
+            .await;
+        let reply = match asked {
+            None => Reply::Cancel,
+            Some(Some(reply)) => reply,
+            Some(None) => match (&question, policy) {
+                (Question::Form { form, .. }, ElicitationPolicy::Defaults) => {
+                    form.defaults_only().map_or(Reply::Decline, Reply::Accept)
+                }
+                _ => Reply::Decline,
+            },
+        };
+        match (reply, &question) {
+            (Reply::Accept(content), Question::Form { form, .. }) => {
+                let content = form.complete(content).map_err(|e| {
+                    ErrorData::internal_error(
+                        format!("the answer does not fit the form: {e}"),
+                        None,
+                    )
+                })?;
+                Ok(json!({ "action": "accept", "content": content }))
+            }
+            (Reply::Accept(_), Question::Url { .. }) => Ok(json!({ "action": "accept" })),
+            (Reply::Decline, _) => Ok(json!({ "action": "decline" })),
+            (Reply::Cancel, _) => Ok(json!({ "action": "cancel" })),
+        }
+    }
+
+    async fn sample(
+        &self,
+        params: Value,
+        withdrawn: CancellationToken,
+    ) -> Result<Value, ErrorData> {
+        if !self.features.sampling {
+            return Err(self.turned_off("asked the model (sampling)", "sampling"));
+        }
+        check_sampling(&params).map_err(|why| {
+            ErrorData::invalid_params(format!("sampling request refused: {why}"), None)
+        })?;
+        let host = self.host.clone();
+        match self
+            .asked(withdrawn, |asker| host.sample(asker, params))
+            .await
+        {
+            Some(Ok(result)) => Ok(result),
+            Some(Err(refusal)) => Err(ErrorData::new(USER_REJECTED, refusal, None)),
+            None => Err(ErrorData::new(
+                USER_REJECTED,
+                "the sampling request was cancelled",
+                None,
+            )),
+        }
+    }
+
+    fn roots(&self) -> Result<Value, ErrorData> {
+        if !self.features.roots {
+            return Err(self.turned_off("asked for its roots", "roots"));
+        }
+        let roots: Vec<Value> = self
+            .host
+            .roots()
+            .into_iter()
+            .map(|root| {
+                let mut entry = Map::new();
+                entry.insert("uri".into(), Value::String(root.uri));
+                if let Some(name) = root.name {
+                    entry.insert("name".into(), Value::String(name));
+                }
+                Value::Object(entry)
+            })
+            .collect();
+        Ok(json!({ "roots": roots }))
+    }
+
+    /// A `notifications/message`: to the host at or above the log level; warnings and worse
+    /// also kept for the failure message.
+    pub fn log(&self, params: &Value) {
+        let message = LogMessage::from_params(params);
+        if message.level >= LogLevel::Warning {
+            let logger = message
+                .logger
+                .as_deref()
+                .map_or(String::new(), |l| format!(" {l}:"));
+            self.log_tail
+                .push(format!("{}{logger} {}", message.level, message.text()));
+        }
+        if message.level >= self.features.log_level {
+            self.host.log(&self.server, &message);
+        }
+    }
+
+    fn turned_off(&self, what: &str, setting: &str) -> ErrorData {
+        ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "{} {what}, but the client did not offer it: `{setting}` is false for this server",
+                self.server
+            ),
+            None,
+        )
+    }
+
+    /// Runs `ask` with the requests the question may belong to held open; `None` when the
+    /// question became void first (withdrawn, or every such request ended).
+    async fn asked<T>(
+        &self,
+        withdrawn: CancellationToken,
+        ask: impl FnOnce(Asker) -> BoxFuture<'static, T>,
+    ) -> Option<T> {
+        let requests = self.pending.with_callers();
+        let void = CancellationToken::new();
+        let asker = Asker {
+            server: self.server.clone(),
+            callers: requests.iter().filter_map(|r| r.caller.clone()).collect(),
+            void: void.clone(),
+        };
+        let dones: Vec<CancellationToken> = requests.iter().map(|r| r.done.clone()).collect();
+        let _open = OpenQuestion::open(requests);
+        let all_ended = async move {
+            if dones.is_empty() {
+                std::future::pending::<()>().await;
+            }
+            futures::future::join_all(dones.iter().map(|d| d.cancelled())).await;
+        };
+        let answer = ask(asker);
+        let answered = tokio::select! {
+            answer = answer => Some(answer),
+            _ = withdrawn.cancelled() => None,
+            _ = all_ended => None,
+        };
+        if answered.is_none() {
+            void.cancel();
+        }
+        answered
+    }
+}
+
+/// An `elicitation/create`'s params as a question; the error says what is wrong with them.
+fn question(params: &Value) -> Result<Question, String> {
+    let message = params
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    match params.get("mode").and_then(Value::as_str).unwrap_or("form") {
+        "form" => {
+            let schema = params
+                .get("requestedSchema")
+                .ok_or("it has no requestedSchema")?;
+            let form = Form::from_schema(schema).map_err(|e| e.to_string())?;
+            Ok(Question::Form { message, form })
+        }
+        "url" => {
+            let url = params
+                .get("url")
+                .and_then(Value::as_str)
+                .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
+                .ok_or("URL mode without an http(s) `url`")?;
+            Ok(Question::Url {
+                message,
+                url: url.to_string(),
+                id: params
+                    .get("elicitationId")
+                    .and_then(Value::as_str)
+                    .filter(|id| !id.is_empty())
+                    .map(str::to_string),
+            })
+        }
+        other => Err(format!("unknown mode \"{other}\"")),
+    }
+}
+
+/// The checks a sampling request passes before anyone sees it.
+fn check_sampling(params: &Value) -> Result<(), String> {
+    let messages = params
+        .get("messages")
+        .and_then(Value::as_array)
+        .ok_or("it has no `messages` array")?;
+    if messages.is_empty() {
+        return Err("its `messages` are empty".into());
+    }
+    let bytes = serde_json::to_vec(messages).map_or(0, |b| b.len());
+    if bytes > MAX_SAMPLING_BYTES {
+        return Err(format!(
+            "its messages weigh {:.1} MiB, over the {} MiB limit",
+            bytes as f64 / (1024.0 * 1024.0),
+            MAX_SAMPLING_BYTES / (1024 * 1024)
+        ));
+    }
+    match params.get("maxTokens") {
+        Some(n) if n.as_u64().is_some_and(|n| n > 0) => Ok(()),
+        _ => Err("it has no positive `maxTokens`".into()),
+    }
+}

@@ -1,0 +1,132 @@
+//! What a connection needs from whoever runs it, to answer a server's own questions: a person
+//! (elicitation), a model (sampling), the project's roots, and a place for the server's log. The
+//! Pi extension and the command line each implement [`Host`] as thin callbacks; a broker that
+//! shares one server among sessions routes by [`Asker::callers`].
+
+use crate::elicitation::{Content, Form};
+use crate::server_log::{LogLevel, LogMessage};
+use futures::future::BoxFuture;
+use serde_json::Value;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Who a request was sent for (a call id, a session): opaque to the pool.
+pub type Caller = Arc<str>;
+
+/// The client features a connection offers its server (per server, from the settings).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientFeatures {
+    pub elicitation: ElicitationPolicy,
+    pub sampling: bool,
+    pub roots: bool,
+    /// The least severe log level written (and asked for with `logging/setLevel`).
+    pub log_level: LogLevel,
+}
+
+impl ClientFeatures {
+    /// Nothing advertised: the server cannot ask anything.
+    pub fn none() -> ClientFeatures {
+        ClientFeatures {
+            elicitation: ElicitationPolicy::Off,
+            sampling: false,
+            roots: false,
+            log_level: LogLevel::Info,
+        }
+    }
+}
+
+/// The `elicitation` setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElicitationPolicy {
+    /// `false`: not advertised; a server that asks anyway gets an error.
+    Off,
+    /// `"ask"` (or `true`): whoever can answer is asked; where nobody can, declined.
+    Ask,
+    /// `"defaults"`: asked where someone can answer; elsewhere accepted with the schema's
+    /// defaults when every required field has one, declined otherwise.
+    Defaults,
+    /// `"decline"`: advertised, always declined.
+    Decline,
+}
+
+/// The server asking, and what it may be asking for.
+#[derive(Clone, Debug)]
+pub struct Asker {
+    pub server: String,
+    /// The callers whose requests to this server were in flight when it asked: the question
+    /// belongs to one of them (a server does not say which).
+    pub callers: Vec<Caller>,
+    /// Cancelled when the question no longer needs an answer: the server withdrew it, or every
+    /// request it could belong to has ended (answered, aborted, timed out).
+    pub void: CancellationToken,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Question {
+    /// Fill in a form (already checked: a flat object of simple fields).
+    Form { message: String, form: Form },
+    /// Visit a URL (for something the client must not see, such as a password or a payment).
+    Url {
+        message: String,
+        url: String,
+        /// The server's id for it (absent on 2026-07-28 connections).
+        id: Option<String>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reply {
+    /// The form's content as given (checked and completed with defaults by the pool), or empty
+    /// for a URL the user agreed to open.
+    Accept(Content),
+    /// An explicit no.
+    Decline,
+    /// Dismissed without a choice (Esc).
+    Cancel,
+}
+
+/// A root the server may work in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Root {
+    /// A `file://` URI.
+    pub uri: String,
+    pub name: Option<String>,
+}
+
+pub trait Host: Send + Sync + 'static {
+    /// Asks whoever can answer here; `None` when nobody can (no UI, no terminal).
+    fn elicit(&self, asker: Asker, question: Question) -> BoxFuture<'static, Option<Reply>>;
+
+    /// Runs a `sampling/createMessage` (its params, already checked for size) on a model and
+    /// returns the `CreateMessageResult`; `Err` is a refusal, said to the server as it is.
+    fn sample(&self, asker: Asker, params: Value) -> BoxFuture<'static, Result<Value, String>>;
+
+    /// The roots to offer, now.
+    fn roots(&self) -> Vec<Root>;
+
+    /// A `notifications/message` at or above the connection's `log_level`.
+    fn log(&self, server: &str, message: &LogMessage);
+}
+
+/// A host where nobody can be asked, no model runs, no roots exist and logs go nowhere.
+pub struct NoHost;
+
+impl Host for NoHost {
+    fn elicit(&self, _: Asker, _: Question) -> BoxFuture<'static, Option<Reply>> {
+        Box::pin(async { None })
+    }
+
+    fn sample(&self, asker: Asker, _: Value) -> BoxFuture<'static, Result<Value, String>> {
+        let why = format!(
+            "no model is available to answer {}'s sampling request",
+            asker.server
+        );
+        Box::pin(async move { Err(why) })
+    }
+
+    fn roots(&self) -> Vec<Root> {
+        vec![]
+    }
+
+    fn log(&self, _: &str, _: &LogMessage) {}
+}

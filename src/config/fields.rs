@@ -54,6 +54,13 @@ pub const SERVER: Vocabulary = Vocabulary {
         "toolPrefix",
         "description",
         "socket",
+        "elicitation",
+        "sampling",
+        "samplingAutoApprove",
+        "roots",
+        "logLevel",
+        "tasks",
+        "callTimeoutMs",
     ],
     adapter_only: &[
         "requestHeadersCommand",
@@ -61,7 +68,6 @@ pub const SERVER: Vocabulary = Vocabulary {
         "approveTools",
         "searchKeywords",
         "trace",
-        "tasks",
         "httpTransport",
         "pluginDataDir",
         "literalEnv",
@@ -75,6 +81,13 @@ pub const SETTINGS: Vocabulary = Vocabulary {
         "idleTimeout",
         "directTools",
         "outputGuard",
+        "elicitation",
+        "sampling",
+        "samplingAutoApprove",
+        "roots",
+        "logLevel",
+        "tasks",
+        "callTimeoutMs",
     ],
     adapter_only: &[
         "showStatusIcon",
@@ -96,9 +109,6 @@ pub const SETTINGS: Vocabulary = Vocabulary {
         "approveTools",
         "autoAuth",
         "authRequiredMessage",
-        "sampling",
-        "samplingAutoApprove",
-        "elicitation",
         "trace",
         "oauthCredentialStore",
         "oauthDir",
@@ -162,7 +172,7 @@ mod tests {
         );
         assert_eq!(SETTINGS.check("outputGuard"), None);
         assert_eq!(
-            SETTINGS.check("samplingAutoApprove").unwrap().0,
+            SETTINGS.check("freezeDirectTools").unwrap().0,
             Level::Note
         );
         assert_eq!(closest("cursr", &["cursor", "codex"]), Some("cursor"));

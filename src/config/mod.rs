@@ -4,6 +4,7 @@
 //! the rest is used.
 
 mod command;
+mod client;
 mod envfile;
 mod fields;
 mod files;
@@ -21,6 +22,7 @@ mod trust;
 pub use command::{
     resolve_all, CommandPolicy, ConfigValue, RunContext, ValueError, ValueErrorKind,
 };
+pub use client::{ClientSettings, DEFAULT_CALL_TIMEOUT};
 pub use imports::ImportKind;
 pub use interpolate::{expand, interpolate};
 pub use server::value_kind;
@@ -91,6 +93,8 @@ pub struct Settings {
     pub direct_tools: bool,
     /// Limits of the output guard; `None`: `outputGuard: false`.
     pub output_guard: Option<Limits>,
+    /// Defaults of each server's client-side settings.
+    pub client: ClientSettings,
 }
 
 impl Default for Settings {
@@ -101,6 +105,7 @@ impl Default for Settings {
             idle_timeout_min: None,
             direct_tools: false,
             output_guard: Some(DEFAULT_LIMITS),
+            client: ClientSettings::default(),
         }
     }
 }
@@ -138,6 +143,8 @@ pub struct ServerConfig {
     pub direct_tools: Option<DirectTools>,
     /// Pi's `description`: what the server offers, in a sentence.
     pub description: Option<String>,
+    /// Overrides `settings`' client-side values for this server.
+    pub client: ClientSettings,
 }
 
 /// Which of a server's tools Pi gets as first-class tools (besides the `mcp` gateway).

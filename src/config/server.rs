@@ -4,8 +4,8 @@
 use super::interpolate::{expand, expand_home, expand_path, expand_reporting};
 use super::merge::MergedServer;
 use super::{
-    envfile, fields, CommandPolicy, ConfigValue, Diagnostic, DirectTools, Env, HttpAuth, Level,
-    Lifecycle, ServerConfig, Transport,
+    envfile, fields, ClientSettings, CommandPolicy, ConfigValue, Diagnostic, DirectTools, Env,
+    HttpAuth, Level, Lifecycle, ServerConfig, Transport,
 };
 use crate::bounded_read::{self, FileLimits};
 use crate::catalog::ToolPrefix;
@@ -297,6 +297,9 @@ pub fn parse(
             .and_then(|p| tool_prefix(&p, &mut |m| f.report(Level::Warning, "toolPrefix", m))),
         direct_tools: direct_tools(&mut f),
         description: f.string("description").filter(|d| !d.trim().is_empty()),
+        client: ClientSettings::parse(|key| entry.get(key), &mut |level, key, message| {
+            f.report(level, key, message)
+        }),
     });
     // A disabled server is never started: its problems do not matter until it is enabled.
     if !disabled {

@@ -1,7 +1,7 @@
 //! The merged `settings` object: known values checked, unknown ones reported; a bad value is a
 //! warning and the default applies.
 
-use super::{fields, server, Diagnostic, Level, Settings};
+use super::{fields, server, ClientSettings, Diagnostic, Level, Settings};
 use crate::output_guard::{Limits, DEFAULT_LIMITS};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -108,7 +108,9 @@ pub fn parse(
             Some(DEFAULT_LIMITS)
         }
     };
+    let client = ClientSettings::parse(|key| raw.get(key), &mut report);
     Settings {
+        client,
         tool_prefix: tool_prefix.unwrap_or_default(),
         request_timeout_ms,
         idle_timeout_min,

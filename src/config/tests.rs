@@ -1,6 +1,9 @@
 use super::test_tree::{messages, names, Tree};
 use super::*;
+use crate::pool::ElicitationPolicy;
 use crate::secret::Secret;
+use crate::server_log::LogLevel;
+use std::time::Duration;
 use serde_json::json;
 
 fn stdio(command: &str, args: &[&str]) -> Transport {
@@ -107,8 +110,58 @@ fn project_overrides_global_field_by_field() {
             idle_timeout_min: Some(2.0),
             direct_tools: false,
             output_guard: Some(crate::output_guard::DEFAULT_LIMITS),
+            client: ClientSettings::default(),
         }
     );
+}
+
+#[test]
+fn client_settings_are_global_with_per_server_overrides() {
+    let tree = Tree::new();
+    tree.write(
+        ".pi/agent/mcp.json",
+        r#"{
+          "settings": { "elicitation": "defaults", "sampling": false, "logLevel": "warning", "callTimeoutMs": 0 },
+          "mcpServers": {
+            "a": { "command": "a", "elicitation": false, "roots": false, "tasks": false },
+            "b": { "command": "b", "elicitation": true, "sampling": true, "samplingAutoApprove": true, "callTimeoutMs": 5000 },
+            "c": { "command": "c", "elicitation": "maybe", "logLevel": "loud" }
+          }
+        }"#,
+    );
+    let config = tree.load();
+    let resolved = |name: &str| {
+        let server = config.servers.iter().find(|s| s.name == name).unwrap();
+        server.client.over(&config.settings.client)
+    };
+    let a = resolved("a");
+    assert_eq!(a.features().elicitation, ElicitationPolicy::Off);
+    assert!(!a.features().sampling && !a.features().roots && !a.tasks());
+    assert_eq!(a.features().log_level, LogLevel::Warning);
+    assert_eq!(a.call_timeout(), None);
+    let b = resolved("b");
+    assert_eq!(b.features().elicitation, ElicitationPolicy::Ask);
+    assert!(b.features().sampling && b.sampling_auto_approve() && b.features().roots);
+    assert_eq!(b.call_timeout(), Some(Duration::from_millis(5000)));
+    let c = resolved("c");
+    assert_eq!(c.features().elicitation, ElicitationPolicy::Defaults);
+    let messages: Vec<_> = config
+        .diagnostics
+        .iter()
+        .filter(|d| d.server.as_deref() == Some("c"))
+        .map(|d| format!("{}: {}", d.field.as_deref().unwrap_or(""), d.message))
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            r#"elicitation: must be "ask", "defaults", "decline", true or false, got the string "maybe"; using "ask""#,
+            r#"logLevel: must be one of debug, info, notice, warning, error, critical, alert, emergency, got the string "loud"; using "info""#,
+        ]
+    );
+    // The defaults, where nothing is set.
+    let none = ClientSettings::default();
+    assert_eq!(none.features().elicitation, ElicitationPolicy::Ask);
+    assert_eq!(none.call_timeout(), Some(DEFAULT_CALL_TIMEOUT));
 }
 
 #[test]
@@ -257,7 +310,7 @@ fn root_keys_and_settings_are_checked() {
   "settings": {
     "toolPrefix": 3,
     "requestTimeoutMs": "long",
-    "sampling": false,
+    "jev": false,
     "toolPrefx": "short",
     "colour": "blue"
   }
@@ -271,7 +324,7 @@ fn root_keys_and_settings_are_checked() {
             "warning: ~/.pi/agent/mcp.json:3: `mcpServer`: unknown key; did you mean `mcpServers`? It is ignored as written",
             "note: ~/.pi/agent/mcp.json:4: `claudePlugins`: a pi-mcp-adapter option that pi-mcp-native does not use; ignored",
             "error: ~/project/.mcp.json:1: `settings`: must be an object, got the string \"none\"; its settings are not used",
-            "note: ~/.pi/agent/mcp.json:8: `settings.sampling`: a pi-mcp-adapter option that pi-mcp-native does not use; ignored",
+            "note: ~/.pi/agent/mcp.json:8: `settings.jev`: a pi-mcp-adapter option that pi-mcp-native does not use; ignored",
             "warning: ~/.pi/agent/mcp.json:9: `settings.toolPrefx`: unknown key; did you mean `toolPrefix`? It is ignored as written",
             "note: ~/.pi/agent/mcp.json:10: `settings.colour`: unknown key; ignored",
             "warning: ~/.pi/agent/mcp.json:6: `settings.toolPrefix`: must be a string, got 3; using \"server\"",

@@ -1,58 +1,80 @@
-// The client under test for the official MCP conformance suite: the runner starts a mock server
-// per scenario and runs `node client.mjs <server-url>`. Everything goes through the native core
-// (config → connect → list → call), as in Pi; the exit code says whether the flow completed.
-import { createRequire } from "node:module";
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+// The client under test for the official MCP conformance suite, driven as a user drives it: the
+// runner starts a mock server per scenario and runs `node client.mjs <server-url>`; this script
+// writes a config naming that server and runs `pi-mcp` commands against it, each a process of its
+// own with stdin not a terminal (so nobody can be asked, and `elicitation: "defaults"` answers).
+// A scenario's flow is in FLOWS; any other scenario lists the server's tools and calls each.
+// Exit 0 when every command of the flow succeeded.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
-const require = createRequire(import.meta.url);
-const { McpAdapter } = require("../../index.js");
-
+const bin = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "pi-mcp.mjs");
 const url = process.argv.at(-1);
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
 const version = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION;
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}");
 
 const home = mkdtempSync(join(tmpdir(), "pi-mcp-conformance-"));
-const agentDir = join(home, "agent");
-mkdirSync(agentDir);
-const server = { url, ...(version === "2026-07-28" ? { protocolVersion: "2026-07-28" } : {}) };
-writeFileSync(join(agentDir, "mcp.json"), JSON.stringify({ settings: { toolPrefix: "none" }, mcpServers: { conf: server } }));
+const config = join(home, "mcp.json");
+const server = { url, elicitation: "defaults", ...(version === "2026-07-28" ? { protocolVersion: "2026-07-28" } : {}) };
+writeFileSync(config, JSON.stringify({ settings: { toolPrefix: "none" }, mcpServers: { conf: server } }));
 
-const adapter = McpAdapter.open({ cwd: home, agentDir, env: { PATH: process.env.PATH ?? "", HOME: home } });
-const must = (outcome, what) => {
+/** Runs `pi-mcp --config <file> --json <args>`; returns its outcome, throws if it failed. */
+function piMcp(...args) {
+  const env = { PATH: process.env.PATH ?? "", HOME: home, PI_CODING_AGENT_DIR: join(home, "agent") };
+  const run = spawnSync(process.execPath, [bin, "--config", config, "--json", ...args], { env, input: "", encoding: "utf8", timeout: 60_000 });
+  const what = `pi-mcp ${args.join(" ")}`;
+  let outcome;
+  try {
+    outcome = JSON.parse(run.stdout);
+  } catch {
+    throw new Error(`${what}: exit ${run.status}\n${run.stdout}${run.stderr}`);
+  }
   const text = outcome.content.map((c) => c.text ?? "").join("\n");
-  if (outcome.isError) throw new Error(`${what}: ${text}`);
+  if (run.status !== 0 || outcome.isError) throw new Error(`${what}: ${text}`);
   console.log(`${what}: ${text.split("\n")[0]}`);
   return outcome;
-};
-
-async function flow() {
-  must(await adapter.connect("conf"), "connect");
-  if (scenario === "initialize") return;
-  if (scenario === "tools_call") {
-    must(await adapter.call("add_numbers", { a: 5, b: 3 }, { server: "conf" }), "call add_numbers");
-    return;
-  }
-  if (scenario === "json-schema-2020-12-preservation") {
-    const described = must(await adapter.describe("json_schema_2020_12_tool", "conf"), "describe");
-    must(await adapter.call("json_schema_echo", { schema: described.details.inputSchema }, { server: "conf" }), "echo the schema");
-    return;
-  }
-  // Any other scenario: call every tool (and read every resource) the server lists.
-  const listed = must(await adapter.list("conf"), "list");
-  const names = listed.content[0].text.split("\n").filter((l) => l.startsWith("- ")).map((l) => l.slice(2).split(":")[0]);
-  for (const name of names) must(await adapter.call(name, {}, { server: "conf" }), `call ${name}`);
 }
+
+const call = (tool, args = {}) => piMcp("call", tool, JSON.stringify(args), "--server", "conf");
+
+/** Every tool the server lists (the CLI's `list` output: `- name: description`). */
+function toolNames() {
+  const text = piMcp("list", "conf").content[0].text;
+  return text.split("\n").filter((l) => l.startsWith("- ")).map((l) => l.slice(2).split(":")[0]);
+}
+
+const SAMPLES = { string: "x", number: 1, integer: 1, boolean: true };
+
+/** Calls a tool as its description asks: a sample value for each required parameter. */
+function callDescribed(tool) {
+  const schema = piMcp("describe", tool, "--server", "conf").details.inputSchema ?? {};
+  const args = Object.fromEntries((schema.required ?? []).map((name) => [name, SAMPLES[schema.properties?.[name]?.type] ?? "x"]));
+  call(tool, args);
+}
+
+const FLOWS = {
+  initialize: () => piMcp("connect", "conf"),
+  tools_call: () => call("add_numbers", { a: 5, b: 3 }),
+  // The mock only lists (its tool's schema has a network $ref, never to be fetched).
+  "json-schema-ref-no-deref": () => toolNames().forEach((tool) => piMcp("describe", tool, "--server", "conf")),
+  "http-custom-headers": () => context.toolCalls.forEach((c) => call(c.name, c.arguments)),
+  "json-schema-2020-12-preservation": () => {
+    const described = piMcp("describe", "json_schema_2020_12_tool", "--server", "conf");
+    call("json_schema_echo", { schema: described.details.inputSchema });
+  },
+};
 
 let code = 0;
 try {
-  await flow();
+  const flow = FLOWS[scenario] ?? (() => toolNames().forEach(callDescribed));
+  flow();
 } catch (error) {
   console.error(String(error?.message ?? error));
   code = 1;
 } finally {
-  await adapter.shutdown();
   rmSync(home, { recursive: true, force: true });
 }
 process.exit(code);

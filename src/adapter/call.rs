@@ -8,7 +8,7 @@ use crate::output_guard::{guard, spill, Limits};
 use crate::pool::{ProgressSink, RequestError, RequestOptions};
 use crate::render;
 use crate::search::SearchOptions;
-use crate::validate::check_arguments;
+use crate::validate::{check_arguments, without_null_optionals};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,6 +44,10 @@ impl Adapter {
         let tool = match self.resolve("call", name, opts.server.as_deref()).await {
             Ok(tool) => tool,
             Err(outcome) => return outcome,
+        };
+        let args = match tool.input_schema() {
+            Some(schema) => without_null_optionals(schema, args),
+            None => args,
         };
         // Checked against the known schema before any server starts: a wrong call costs nothing.
         if let Some(outcome) = argument_problems(&tool, &args) {

@@ -6,8 +6,8 @@ use super::{now_ms, Adapter, ServerMeta, Unavailable};
 use crate::cache::{self, CacheEntry};
 use crate::config::{self, ServerConfig, Transport};
 use crate::pool::{
-    launch, ClientFeatures, ConnectError, ConnectSpec, Connection, Listing, Notice, RemoteSpec,
-    StdioSpec, TransportSpec,
+    launch, ConnectError, ConnectSpec, Connection, Listing, Notice, RemoteSpec, StdioSpec,
+    TransportSpec,
 };
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -216,7 +216,7 @@ impl Adapter {
             protocol: server.protocol,
             timeout: self.request_timeout(server),
             debug: server.debug,
-            client: ClientFeatures::none(),
+            client: self.config.client_settings(server).features(),
         })
     }
 

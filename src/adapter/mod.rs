@@ -8,6 +8,7 @@ mod connecting;
 mod direct;
 mod doctor;
 mod errors;
+mod host;
 mod lifecycle;
 mod modes;
 mod outcome;
@@ -16,6 +17,7 @@ mod servers;
 pub use call::{CallOptions, DEFAULT_LIMIT};
 pub use direct::DirectToolSet;
 pub use errors::{ErrorCode, Unavailable};
+pub use host::FrontEnd;
 pub use lifecycle::Timing;
 pub use outcome::Outcome;
 pub use servers::ServerMeta;
@@ -66,6 +68,8 @@ pub struct Adapter {
     /// Everything known about each configured server, and the catalog derived from it.
     servers: Servers,
     pool: Arc<Pool>,
+    /// Answers what servers ask (roots, logs, and through a front end, people and models).
+    host: Arc<host::SessionHost>,
     notices: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<crate::pool::Notice>>>,
     timing: Timing,
     events: Events,
@@ -119,7 +123,8 @@ impl Adapter {
             known.insert(server.name.clone(), Cached { meta, remote_kind });
         }
         let servers = Servers::new(config.servers.clone(), config.settings.tool_prefix, known);
-        let (pool, notices) = Pool::new();
+        let host = Arc::new(host::SessionHost::new(&opts.cwd, &agent_dir));
+        let (pool, notices) = Pool::with_host(host.clone());
         Arc::new(Adapter {
             cwd: opts.cwd,
             agent_dir: agent_dir.clone(),
@@ -131,6 +136,7 @@ impl Adapter {
             cache_warning,
             servers,
             pool,
+            host,
             notices: Mutex::new(Some(notices)),
             timing: opts.timing,
             events: Events::default(),
@@ -165,6 +171,11 @@ impl Adapter {
             .collect();
         lines.extend(self.cache_warning.clone());
         lines
+    }
+
+    /// Where servers' questions for a person or a model go from now on.
+    pub fn attach_front_end(&self, front_end: Arc<dyn FrontEnd>) {
+        self.host.attach(front_end);
     }
 
     pub fn on_event(&self, sink: EventSink) {

@@ -76,7 +76,10 @@ impl ClientSettings {
                 report(
                     Level::Warning,
                     "logLevel",
-                    format!("must be one of {}, got {got}; using \"info\"", names.join(", ")),
+                    format!(
+                        "must be one of {}, got {got}; using \"info\"",
+                        names.join(", ")
+                    ),
                 );
                 None
             }

@@ -171,10 +171,7 @@ mod tests {
             (Level::Note, "unknown key; ignored".to_string())
         );
         assert_eq!(SETTINGS.check("outputGuard"), None);
-        assert_eq!(
-            SETTINGS.check("freezeDirectTools").unwrap().0,
-            Level::Note
-        );
+        assert_eq!(SETTINGS.check("freezeDirectTools").unwrap().0, Level::Note);
         assert_eq!(closest("cursr", &["cursor", "codex"]), Some("cursor"));
         assert_eq!(closest("zed", &["cursor", "codex"]), None);
     }

@@ -73,6 +73,11 @@ pub struct Config {
 }
 
 impl Config {
+    /// `server`'s client-side settings: its own values over the global ones.
+    pub fn client_settings(&self, server: &ServerConfig) -> ClientSettings {
+        server.client.over(&self.settings.client)
+    }
+
     /// The files whose content was used, lowest precedence first.
     pub fn files(&self) -> Vec<&Path> {
         self.sources

@@ -3,8 +3,8 @@ use super::*;
 use crate::pool::ElicitationPolicy;
 use crate::secret::Secret;
 use crate::server_log::LogLevel;
-use std::time::Duration;
 use serde_json::json;
+use std::time::Duration;
 
 fn stdio(command: &str, args: &[&str]) -> Transport {
     Transport::Stdio {

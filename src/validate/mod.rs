@@ -43,6 +43,32 @@ pub fn check_arguments(schema: &Value, args: &Map<String, Value>) -> Vec<Problem
     checker.problems
 }
 
+/// `args` without the optional ones given as `null` where the schema does not allow null: models
+/// often write `null` for "not given", and servers (and SEP-2243 headers) treat it as left out.
+pub fn without_null_optionals(schema: &Value, mut args: Map<String, Value>) -> Map<String, Value> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let properties = schema.get("properties").and_then(Value::as_object);
+    args.retain(|key, value| {
+        let allows_null = || {
+            let Some(property) = properties.and_then(|p| p.get(key)) else {
+                return true; // unknown: not ours to judge
+            };
+            property.get("nullable").and_then(Value::as_bool) == Some(true)
+                || match property.get("type") {
+                    Some(Value::String(t)) => t == "null",
+                    Some(Value::Array(ts)) => ts.iter().any(|t| t == "null"),
+                    _ => true,
+                }
+        };
+        !value.is_null() || required.contains(&key.as_str()) || allows_null()
+    });
+    args
+}
+
 struct Checker<'a> {
     root: &'a Value,
     problems: Vec<Problem>,

@@ -156,3 +156,23 @@ fn self_referencing_schemas_end_and_problems_are_capped() {
     let closed = json!({ "type": "object", "additionalProperties": false });
     assert_eq!(check_arguments(&closed, &many).len(), MAX_PROBLEMS);
 }
+
+#[test]
+fn null_optionals_count_as_left_out() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "verbose": { "type": "boolean" },
+            "maybe": { "type": ["string", "null"] },
+            "must": { "type": "string" },
+            "free": {}
+        },
+        "required": ["must"]
+    });
+    let args = json!({ "verbose": null, "maybe": null, "must": null, "free": null, "other": null });
+    let kept = without_null_optionals(&schema, args.as_object().unwrap().clone());
+    let names: Vec<_> = kept.keys().map(String::as_str).collect();
+    assert_eq!(names, ["maybe", "must", "free", "other"]);
+    // What is left is checked as before: a required field may not be null.
+    assert_eq!(check_arguments(&schema, &kept).len(), 1);
+}

@@ -25,6 +25,8 @@ use url::Url;
 
 /// Bounds the TCP and TLS set-up of each request; the MCP timeouts bound the rest.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a connect waits for the session's standalone stream (see `session`).
+const STANDALONE_WAIT: Duration = Duration::from_secs(2);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RemoteKind {
@@ -217,11 +219,13 @@ async fn streamable(
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect();
     let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
-    let transport =
-        StreamableHttpClientTransport::with_client(session::SessionAware(client.clone()), config);
-    handshake::start(handler, transport, protocol, ct)
+    let (client, standalone) = session::SessionAware::new(client.clone());
+    let transport = StreamableHttpClientTransport::with_client(client, config);
+    let service = handshake::start(handler, transport, protocol, ct)
         .await
-        .map_err(|e| classify_init(&e))
+        .map_err(|e| classify_init(&e))?;
+    standalone.settled(STANDALONE_WAIT).await;
+    Ok(service)
 }
 
 async fn legacy(

@@ -4,6 +4,10 @@
 //! 404. rmcp would pass that error on, nobody could match it to the request, and the call would
 //! time out. Reported as an expired session instead, rmcp re-initializes and sends the request
 //! again, as it does for a 404.
+//!
+//! It also tells when the session's standalone GET stream has opened (or failed to): a server
+//! may send a request of its own (an elicitation, `roots/list`) right after the handshake, on
+//! that stream only, and it would be lost if the stream were not open yet.
 
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
@@ -14,13 +18,47 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::{Error as SseError, Sse};
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// The JSON-RPC code such servers use for "Bad Request: No valid session ID provided".
 const SERVER_ERROR: i32 = -32000;
 
 #[derive(Clone)]
-pub struct SessionAware(pub reqwest::Client);
+pub struct SessionAware {
+    client: reqwest::Client,
+    standalone: StandaloneStream,
+}
+
+impl SessionAware {
+    pub fn new(client: reqwest::Client) -> (SessionAware, StandaloneStream) {
+        let standalone = StandaloneStream::default();
+        let aware = SessionAware {
+            client,
+            standalone: standalone.clone(),
+        };
+        (aware, standalone)
+    }
+}
+
+/// Whether the session's standalone stream has been tried.
+#[derive(Clone, Default)]
+pub struct StandaloneStream {
+    /// rmcp opens the stream only for a session: set by the first request that carries one.
+    session: Arc<AtomicBool>,
+    tried: CancellationToken,
+}
+
+impl StandaloneStream {
+    /// Returns once the stream is open or refused, or after `limit`; at once without a session.
+    pub async fn settled(&self, limit: Duration) {
+        if self.session.load(Ordering::SeqCst) {
+            let _ = tokio::time::timeout(limit, self.tried.cancelled()).await;
+        }
+    }
+}
 
 type Result<T> = std::result::Result<T, StreamableHttpError<reqwest::Error>>;
 
@@ -53,8 +91,11 @@ impl StreamableHttpClient for SessionAware {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse> {
+        if session_id.is_some() {
+            self.standalone.session.store(true, Ordering::SeqCst);
+        }
         let response = self
-            .0
+            .client
             .post_message(
                 uri,
                 message,
@@ -75,8 +116,11 @@ impl StreamableHttpClient for SessionAware {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse> {
+        if session_id.is_some() {
+            self.standalone.session.store(true, Ordering::SeqCst);
+        }
         let response = self
-            .0
+            .client
             .post_message_with_max_sse_event_size(
                 uri,
                 message,
@@ -96,7 +140,7 @@ impl StreamableHttpClient for SessionAware {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> impl Future<Output = Result<()>> + Send + '_ {
-        self.0
+        self.client
             .delete_session(uri, session_id, auth_header, custom_headers)
     }
 
@@ -109,8 +153,10 @@ impl StreamableHttpClient for SessionAware {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> impl Future<Output = Result<BoxStream<'static, std::result::Result<Sse, SseError>>>> + Send + '_
     {
-        self.0
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+        let opened = self
+            .client
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers);
+        self.standalone.tried_after(opened)
     }
 
     fn get_stream_with_max_sse_event_size(
@@ -123,13 +169,22 @@ impl StreamableHttpClient for SessionAware {
         max_sse_event_size: usize,
     ) -> impl Future<Output = Result<BoxStream<'static, std::result::Result<Sse, SseError>>>> + Send + '_
     {
-        self.0.get_stream_with_max_sse_event_size(
+        let opened = self.client.get_stream_with_max_sse_event_size(
             uri,
             session_id,
             last_event_id,
             auth_header,
             custom_headers,
             max_sse_event_size,
-        )
+        );
+        self.standalone.tried_after(opened)
+    }
+}
+
+impl StandaloneStream {
+    async fn tried_after<T>(&self, opened: impl Future<Output = T>) -> T {
+        let result = opened.await;
+        self.tried.cancel();
+        result
     }
 }

@@ -153,9 +153,9 @@ impl StreamableHttpClient for SessionAware {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> impl Future<Output = Result<BoxStream<'static, std::result::Result<Sse, SseError>>>> + Send + '_
     {
-        let opened = self
-            .client
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers);
+        let opened =
+            self.client
+                .get_stream(uri, session_id, last_event_id, auth_header, custom_headers);
         self.standalone.tried_after(opened)
     }
 

@@ -8,8 +8,21 @@ use crate::search::similarity;
 /// that this version does not use.
 pub struct Vocabulary {
     pub used: &'static [&'static str],
+    /// Also read here: the keys servers and settings share.
+    shared: &'static [&'static str],
     adapter_only: &'static [&'static str],
 }
+
+/// The client-side keys, a global setting and a per-server field each (see `client`).
+const CLIENT: &[&str] = &[
+    "elicitation",
+    "sampling",
+    "samplingAutoApprove",
+    "roots",
+    "logLevel",
+    "tasks",
+    "callTimeoutMs",
+];
 
 pub const ROOT: Vocabulary = Vocabulary {
     used: &[
@@ -20,6 +33,7 @@ pub const ROOT: Vocabulary = Vocabulary {
         "autoEnableCodemode",
         "$schema",
     ],
+    shared: &[],
     adapter_only: &["claudePlugins"],
 };
 
@@ -54,14 +68,8 @@ pub const SERVER: Vocabulary = Vocabulary {
         "toolPrefix",
         "description",
         "socket",
-        "elicitation",
-        "sampling",
-        "samplingAutoApprove",
-        "roots",
-        "logLevel",
-        "tasks",
-        "callTimeoutMs",
     ],
+    shared: CLIENT,
     adapter_only: &[
         "requestHeadersCommand",
         "bearerTokenStore",
@@ -81,14 +89,8 @@ pub const SETTINGS: Vocabulary = Vocabulary {
         "idleTimeout",
         "directTools",
         "outputGuard",
-        "elicitation",
-        "sampling",
-        "samplingAutoApprove",
-        "roots",
-        "logLevel",
-        "tasks",
-        "callTimeoutMs",
     ],
+    shared: CLIENT,
     adapter_only: &[
         "showStatusIcon",
         "mcpFooterStatus",
@@ -120,7 +122,7 @@ pub const SETTINGS: Vocabulary = Vocabulary {
 impl Vocabulary {
     /// What to report about `key`; `None` for a key this version reads.
     pub fn check(&self, key: &str) -> Option<(Level, String)> {
-        if self.used.contains(&key) {
+        if self.used.contains(&key) || self.shared.contains(&key) {
             return None;
         }
         if self.adapter_only.contains(&key) {
@@ -129,7 +131,8 @@ impl Vocabulary {
                 "a pi-mcp-adapter option that pi-mcp-native does not use; ignored".into(),
             ));
         }
-        match closest(key, self.used) {
+        let known: Vec<&str> = self.used.iter().chain(self.shared).copied().collect();
+        match closest(key, &known) {
             Some(known) => Some((
                 Level::Warning,
                 format!("unknown key; did you mean `{known}`? It is ignored as written"),

@@ -2,6 +2,7 @@
 //! the user never meets a field it cannot show.
 
 use super::{Choice, Field, Form, Kind, TextFormat};
+use crate::config::value_kind;
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -27,7 +28,7 @@ fn error(text: impl Into<String>) -> SchemaError {
 pub(super) fn parse(schema: &Value) -> Result<Form, SchemaError> {
     let root = schema
         .as_object()
-        .ok_or_else(|| error(format!("it is {}, not an object", kind_of(schema))))?;
+        .ok_or_else(|| error(format!("it is {}, not an object", value_kind(schema))))?;
     match root.get("type") {
         Some(Value::String(t)) if t == "object" => {}
         Some(other) => return Err(error(format!("its type is {other}, not \"object\""))),
@@ -39,7 +40,7 @@ pub(super) fn parse(schema: &Value) -> Result<Form, SchemaError> {
         Some(other) => {
             return Err(error(format!(
                 "\"properties\" is {}, not an object",
-                kind_of(other)
+                value_kind(other)
             )))
         }
     };
@@ -74,7 +75,7 @@ fn field(name: &str, property: &Value, required: bool) -> Result<Field, SchemaEr
     let at = |text: String| error(format!("property `{name}` {text}"));
     let p = property
         .as_object()
-        .ok_or_else(|| at(format!("is {}, not a schema object", kind_of(property))))?;
+        .ok_or_else(|| at(format!("is {}, not a schema object", value_kind(property))))?;
     let text = |key: &str| p.get(key).and_then(Value::as_str).map(str::to_string);
     let count = |key: &str| -> Result<Option<u64>, SchemaError> {
         match p.get(key) {
@@ -197,15 +198,4 @@ fn choices(p: &Map<String, Value>) -> Result<Vec<Choice>, String> {
         return Err("an empty list of options".into());
     }
     Ok(options)
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }

@@ -3,8 +3,8 @@
 //! name file, line, server and field. Nothing here fails: a bad file or server is reported and
 //! the rest is used.
 
-mod command;
 mod client;
+mod command;
 mod envfile;
 mod fields;
 mod files;
@@ -19,10 +19,10 @@ mod settings;
 mod sources;
 mod trust;
 
+pub use client::{ClientSettings, DEFAULT_CALL_TIMEOUT};
 pub use command::{
     resolve_all, CommandPolicy, ConfigValue, RunContext, ValueError, ValueErrorKind,
 };
-pub use client::{ClientSettings, DEFAULT_CALL_TIMEOUT};
 pub use imports::ImportKind;
 pub use interpolate::{expand, interpolate};
 pub use server::value_kind;

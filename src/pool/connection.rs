@@ -514,7 +514,8 @@ impl Connection {
         pending.touch();
         let seen = Arc::new(ProgressSeen::default());
         let sink = {
-            let (pending, forward, seen) = (pending.clone(), opts.on_progress.clone(), seen.clone());
+            let (pending, forward, seen) =
+                (pending.clone(), opts.on_progress.clone(), seen.clone());
             Arc::new(move |progress: Progress| {
                 pending.touch();
                 seen.saw(&progress);

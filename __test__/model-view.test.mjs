@@ -26,12 +26,12 @@ describe("arguments are checked against the tool's schema", () => {
   test("a mismatch names each problem and the parameters, and starts no server", async () => {
     const adapter = open(agent);
     try {
-      const wrong = await adapter.execute({ tool: "everything_get-sum", args: { a: "1", c: 2 } });
+      const wrong = await adapter.execute({ tool: "everything_get-sum", args: { a: "one", c: 2 } });
       assert.equal(wrong.isError, true);
       assert.equal(wrong.details.error, "invalid_args");
       assert.deepEqual(wrong.details.problems, [
         "`b`: required (number), missing",
-        "`a`: expected number, got string \"1\"",
+        "`a`: expected number, got string \"one\"",
       ]);
       assert.match(text(wrong), /^Arguments for everything_get-sum do not fit its schema; nothing was sent:/);
       assert.match(text(wrong), /Expected parameters:\n- a \(number, required\)/);
@@ -42,6 +42,10 @@ describe("arguments are checked against the tool's schema", () => {
       const right = await adapter.execute({ tool: "everything_get-sum", args: '{"a": 1, "b": 2}' });
       assert.equal(right.isError, false, text(right));
       assert.match(text(right), /3/);
+      // Numbers sent as text, as models do, are converted where the schema wants a number.
+      const coerced = await adapter.execute({ tool: "everything_get-sum", args: { a: "2", b: " 5 " } });
+      assert.equal(coerced.isError, false, text(coerced));
+      assert.match(text(coerced), /7/);
     } finally {
       await adapter.shutdown();
     }

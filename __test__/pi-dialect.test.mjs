@@ -29,7 +29,7 @@ after(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-piTest("enabled: false, timeout in seconds, description and a !command header", OPTS, async (pi) => {
+piTest("enabled: false, timeout in seconds, description, a !command header, numbers as text", OPTS, async (pi) => {
   const dir = join(scratch, `pi-${pi}`);
   mkdirSync(dir);
   const marker = join(dir, "off-server-started");
@@ -50,12 +50,13 @@ piTest("enabled: false, timeout in seconds, description and a !command header", 
     mcp({ tool: "off_echo", args: { message: "x" } }),
     mcp({ tool: "web_echo", args: { message: "through a !command header" } }),
     mcp({ tool: "slow_hang", args: {} }),
+    mcp({ tool: "web_get-sum", args: { a: "2", b: "3.5" } }),
     { text: "done" },
   ];
   const started = proxy.requests.length;
   const r = await runPi({ pi, extensionDir: root, mcpConfig: config, script: { steps } });
   assert.equal(r.code, 0, r.stderr);
-  const [status, off, web, hang] = r.toolResults;
+  const [status, off, web, hang, sum] = r.toolResults;
   assert.match(status.text, /⊘ off: disabled/);
   assert.match(status.text, /web: .* — The everything server over HTTP, behind a proxy that checks the token/);
   assert.equal(off.isError, true);
@@ -66,6 +67,9 @@ piTest("enabled: false, timeout in seconds, description and a !command header", 
   assert.ok(seen.length > 0 && seen.every((a) => a === "Bearer from-a-command"), JSON.stringify(seen));
   assert.equal(hang.isError, true);
   assert.match(hang.text, /no answer within 1 s/);
+  // Numbers sent as text are converted where the schema wants numbers.
+  assert.equal(sum.isError, false, sum.text);
+  assert.match(sum.text, /5\.5/);
   // The description reaches the model in the mcp tool's description (clipped), the disabled server not at all.
   const { description } = r.requests[0].body.tools.find((t) => t.function.name === "mcp").function;
   assert.match(description, /\(web: The everything server over HTTP, behind a proxy that checks…; slow\)/);

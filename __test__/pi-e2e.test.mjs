@@ -162,6 +162,7 @@ piTest("direct tools are registered from the cache and called like any Pi tool",
   const steps = [
     { tool_calls: [{ name: "everything_echo", arguments: { message: "direct" } }] },
     { tool_calls: [{ name: "everything_get-sum", arguments: { a: 2, b: 3 } }] },
+    { tool_calls: [{ name: "everything_get-sum", arguments: { a: "4", b: "5" } }] },
     { text: "done" },
   ];
   const r = await runPi({ pi, extensionDir: root, mcpConfig: direct, cacheJson, script: { steps } });
@@ -170,10 +171,12 @@ piTest("direct tools are registered from the cache and called like any Pi tool",
   assert.deepEqual(names, ["everything_echo", "everything_get-sum", "mcp"]);
   const sum = r.requests[0].body.tools.find((t) => t.function.name === "everything_get-sum");
   assert.deepEqual(Object.keys(sum.function.parameters.properties).sort(), ["a", "b"]);
-  const [echo, added] = r.toolResults;
+  const [echo, added, fromText] = r.toolResults;
   assert.equal(echo.text, "Echo: direct", JSON.stringify(r.toolResults));
   assert.equal(echo.isError, false);
   assert.match(added.text, /5/);
+  assert.equal(fromText.isError, false, fromText.text);
+  assert.match(fromText.text, /9/);
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });
 

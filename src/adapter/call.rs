@@ -8,7 +8,7 @@ use crate::output_guard::{guard, spill, Limits};
 use crate::pool::{ProgressSink, RequestError, RequestOptions};
 use crate::render;
 use crate::search::SearchOptions;
-use crate::validate::{check_arguments, without_null_optionals};
+use crate::validate::{check_arguments, coerce_arguments, without_null_optionals};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,12 +45,12 @@ impl Adapter {
             Ok(tool) => tool,
             Err(outcome) => return outcome,
         };
-        let args = match tool.input_schema() {
+        let mut args = match tool.input_schema() {
             Some(schema) => without_null_optionals(schema, args),
             None => args,
         };
         // Checked against the known schema before any server starts: a wrong call costs nothing.
-        if let Some(outcome) = argument_problems(&tool, &args) {
+        if let Some(outcome) = argument_problems(&tool, &mut args) {
             return outcome;
         }
         let (conn, event) = match self.handshaken(&tool.server).await {
@@ -257,9 +257,11 @@ impl Adapter {
     }
 }
 
-/// The refusal to send `args` that do not fit the tool's input schema.
-fn argument_problems(tool: &ToolInfo, args: &Map<String, Value>) -> Option<Outcome> {
+/// The refusal to send `args` that do not fit the tool's input schema, once values of the wrong
+/// type that convert safely to the type it demands (`"2"` for a number) are converted.
+fn argument_problems(tool: &ToolInfo, args: &mut Map<String, Value>) -> Option<Outcome> {
     let schema = tool.input_schema().filter(|_| !tool.is_resource())?;
+    coerce_arguments(schema, args);
     let problems: Vec<String> = check_arguments(schema, args)
         .iter()
         .map(ToString::to_string)

@@ -7,8 +7,11 @@ use crate::search::similarity;
 use regex::Regex;
 use serde_json::{Map, Value};
 
+mod coerce;
 #[cfg(test)]
 mod tests;
+
+pub use coerce::coerce_arguments;
 
 /// Problems reported at most; more would bury the first ones.
 const MAX_PROBLEMS: usize = 8;
@@ -269,16 +272,10 @@ impl<'a> Checker<'a> {
                 format!("takes at most {max} items, got {}", items.len()),
             );
         }
-        let prefix = match (schema.get("prefixItems"), schema.get("items")) {
-            (Some(Value::Array(prefix)), _) | (None, Some(Value::Array(prefix))) => {
-                prefix.as_slice()
-            }
-            _ => &[],
-        };
-        let rest = schema.get("items").filter(|i| i.is_object());
+        let item_schema = item_schemas(schema);
         for (i, item) in items.iter().enumerate() {
             let item_path = format!("{path}[{i}]");
-            match prefix.get(i).or(rest) {
+            match item_schema(i) {
                 Some(sub) => self.check(sub, item, &item_path, depth + 1),
                 None => break,
             }
@@ -330,6 +327,16 @@ impl<'a> Checker<'a> {
             self.report(path, format!("must be less than {max}, got {n}"));
         }
     }
+}
+
+/// The schema of an array's `i`-th item: `prefixItems` (or a tuple `items`), then `items`.
+fn item_schemas<'a>(schema: &'a Map<String, Value>) -> impl Fn(usize) -> Option<&'a Value> {
+    let prefix = match (schema.get("prefixItems"), schema.get("items")) {
+        (Some(Value::Array(prefix)), _) | (None, Some(Value::Array(prefix))) => prefix.as_slice(),
+        _ => &[],
+    };
+    let rest = schema.get("items").filter(|i| i.is_object());
+    move |i| prefix.get(i).or(rest)
 }
 
 fn is_type(value: &Value, name: &str) -> bool {

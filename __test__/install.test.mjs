@@ -44,7 +44,10 @@ const freshDir = () => mkdtempSync(join(scratch, "case-"));
 test("the main tarball holds the runtime files only", () => {
   const relative = (p) => p.replace(/^\.\//, "");
   const entries = [...manifest.pi.extensions, ...Object.values(manifest.bin)].map(relative);
-  const expected = ["CHANGELOG.md", "LICENSE", "README.md", "index.d.ts", "index.js", "loader.js", "package.json", ...entries];
+  // The extension's folder is named so that Pi lists it as pi-mcp-native; its package.json only
+  // makes its index.js an ES module.
+  const marker = "extension/pi-mcp-native/package.json";
+  const expected = ["CHANGELOG.md", "LICENSE", "README.md", "index.d.ts", "index.js", "loader.js", "package.json", marker, ...entries];
   assert.deepEqual(release.main.files, expected.sort());
   assert.ok(release.main.size < 100 * 1024, `the main tarball grew to ${release.main.size} bytes`);
 });

@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { piTest, runPi } from "./helpers/pi.mjs";
+import { piTest, runPi, runPiRpc } from "./helpers/pi.mjs";
 import { everything, everythingHttp, faulty, freePort, processesIn, recordingProxy, root, waitFor } from "./helpers/servers.mjs";
 
 const OPTS = { timeout: 120_000 };
@@ -75,6 +75,25 @@ piTest("enabled: false, timeout in seconds, description, a !command header, numb
   assert.match(description, /\(web: The everything server over HTTP, behind a proxy that checks…; slow\)/);
   assert.equal(existsSync(marker), false, "the disabled server was started");
   await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
+piTest("--no-mcp turns pi-mcp-native off for the run: no tool, no /mcp, no server", OPTS, async (pi) => {
+  const dir = join(scratch, `no-mcp-${pi}`);
+  mkdirSync(dir);
+  const config = { mcpServers: { eager: everything({ cwd: dir, lifecycle: "eager" }) } };
+  const commands = [{ type: "get_commands" }, "/mcp"];
+  const r = await runPiRpc({ pi, extensionDir: root, mcpConfig: config, commands, extraArgs: ["--no-mcp"] });
+  assert.equal(r.code, 0, r.stderr);
+  const [list, mcpCommand] = r.perCommand;
+  assert.deepEqual(list.response.data.commands.filter((c) => /mcp/.test(c.name)), []);
+  assert.equal(mcpCommand.notifications.length, 0);
+  assert.deepEqual(processesIn(dir), []);
+  // Pi < 0.99 takes the word after an extension's flag as its value: `--no-mcp` must not
+  // come right before the prompt there.
+  const extraArgs = ["--no-mcp", "--offline"];
+  const run = await runPi({ pi, extensionDir: root, mcpConfig: config, script: { steps: [{ text: "done" }] }, extraArgs });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal((run.requests[0].body.tools ?? []).some((t) => t.function.name === "mcp"), false);
 });
 
 /** `pi-mcp args…` in `cwd` with HOME at `home` (no trust decision saved there). */

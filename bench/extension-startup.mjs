@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // What pi-mcp-native itself adds to Pi's start-up, without Pi's own noise: in a fresh Node 22
-// process (as Pi would), the import of extension/index.mjs (the addon loads here), the factory
+// process (as Pi would), the import of extension/pi-mcp-native/index.js (the addon loads here), the factory
 // (config + cache read, tool definition), and the session_start handler, with a metadata cache
 // on disk and without. Prints medians; not a test. Usage: node bench/extension-startup.mjs [--reps 30]
 import { execFileSync } from "node:child_process";
@@ -12,7 +12,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { ROOT } from "./lib/setup.mjs";
 import { summary } from "./lib/stats.mjs";
 
-const EXTENSION = join(ROOT, "extension", "index.mjs");
+const EXTENSION = join(ROOT, "extension", "pi-mcp-native", "index.js");
 
 /** Child mode: one cold start of the extension against a stub of Pi's API. */
 async function child() {

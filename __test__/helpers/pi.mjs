@@ -232,6 +232,18 @@ async function withSandbox(opts, run) {
 const DEFAULTS = { pi: PI_087, timeoutMs: 60_000, env: {}, keep: false };
 
 /**
+ * The sandbox, fake LLM and files of runPi's `options`, for running Pi some other way (the TUI):
+ * `run({ box, llm, args, env })` gets Pi's command line for Node (its CLI, the sandbox's flags,
+ * `extraArgs`) and environment.
+ */
+export function piSandbox(options, run) {
+  const opts = { ...DEFAULTS, ...options };
+  return withSandbox(opts, ({ cli, box, llm }) =>
+    run({ box, llm, args: piArgs(cli, opts.extensionDir, opts.extraArgs ?? []), env: piEnv(box, opts.env) }),
+  );
+}
+
+/**
  * One `pi --mode json <prompt>` run → { code, events, toolResults, requests (fake LLM log), stderr, timing,
  * home, agentDir, cwd, … }. Options: script {steps}, extensionDir (path or array), mcpConfig, cacheJson,
  * projectFiles ({ path relative to the project: content }), prepare(box) (more set-up of the sandbox's files),

@@ -128,7 +128,7 @@ export function writeReport({ out, before, after, reps, runs, startup, api, sear
   lines.push(`Warm call, native − adapter: ${shown(warmVsAdapter)} ms.`, "");
 
   lines.push("## pi-mcp-native's own start-up (fresh Node 22 process, a stub of Pi's extension API)", "");
-  lines.push(`Import of extension/index.mjs, the factory and the session_start handler, ${startup.cache.length} fresh processes each, interleaved; medians (p25–p75). This is the part of Pi's start-up that is ours, without the noise of Pi's own start-up.`, "");
+  lines.push(`Import of the extension (extension/pi-mcp-native/index.js), the factory and the session_start handler, ${startup.cache.length} fresh processes each, interleaved; medians (p25–p75). This is the part of Pi's start-up that is ours, without the noise of Pi's own start-up.`, "");
   row(["", "metadata cache on disk", "no cache (first run)"]);
   row(["---", "---", "---"]);
   for (const r of extensionStartupRows(startup)) row(r);

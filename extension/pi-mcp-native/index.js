@@ -3,15 +3,19 @@
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
-const { McpAdapter } = require("../index.js");
+const { McpAdapter } = require("../../index.js");
 
-/** `--mcp-config <path>` / `--mcp-config=<path>` from Pi's command line (flags are not readable at load). */
-function configPathFromArgv(argv) {
+/**
+ * `--<name> <value>` / `--<name>=<value>` from Pi's command line (flags are not readable at
+ * load): the value, `true` for a flag without one, or undefined.
+ */
+function argvOption(argv, name, { takesValue }) {
+  const flag = `--${name}`;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--") break;
-    if (arg === "--mcp-config") return argv[i + 1];
-    if (arg.startsWith("--mcp-config=")) return arg.slice("--mcp-config=".length);
+    if (arg === flag) return takesValue ? argv[i + 1] : true;
+    if (takesValue && arg.startsWith(`${flag}=`)) return arg.slice(flag.length + 1);
   }
   return undefined;
 }
@@ -20,7 +24,13 @@ function configPathFromArgv(argv) {
 const START_DELAY_MS = 1000;
 
 export default function piMcpNative(pi) {
-  const configPath = configPathFromArgv(process.argv);
+  // Pi ≥ 0.99 has `--no-mcp` for its own MCP support; older Pis learn it here. Either way it
+  // turns pi-mcp-native off for the run: no tool, no command, no server.
+  if (typeof pi.registerMcpServer !== "function") {
+    pi.registerFlag?.("no-mcp", { description: "Turn MCP (pi-mcp-native) off for this run", type: "boolean" });
+  }
+  if (argvOption(process.argv, "no-mcp", { takesValue: false })) return;
+  const configPath = argvOption(process.argv, "mcp-config", { takesValue: true });
   // projectTrusted undefined: the decision Pi saved in <agentDir>/trust.json, else trusted.
   const open = (cwd, projectTrusted) => McpAdapter.open({ cwd, configPath, projectTrusted });
   let adapter = open(process.cwd());

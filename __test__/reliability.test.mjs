@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, wri
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { row, timed } from "./helpers/matrix.mjs";
-import { everything, faulty, processesIn, root, sleep, tempAgent, text, waitFor, withAdapter } from "./helpers/servers.mjs";
+import { everything, extensionEntry, faulty, processesIn, sleep, tempAgent, text, waitFor, withAdapter } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 const here = import.meta.url;
@@ -310,7 +310,7 @@ describe("reliability matrix: Pi's abort signal", () => {
       on: (event, handler) => (handlers[event] = handler),
     };
     try {
-      const { default: extension } = await import(join(root, "extension", "index.mjs"));
+      const { default: extension } = await import(extensionEntry);
       extension(pi);
       handlers.session_start({}, { cwd: agent.cwd });
       const first = await tool.execute("warm-up", { tool: "s_echo", args: { text: "up" } }, undefined, undefined);

@@ -5,14 +5,14 @@
 // on disk and without. Prints medians; not a test. Usage: node bench/extension-startup.mjs [--reps 30]
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { ROOT } from "./lib/setup.mjs";
 import { summary } from "./lib/stats.mjs";
 
-const EXTENSION = join(ROOT, "extension", "pi-mcp-native", "index.js");
+const EXTENSION = join(ROOT, JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).pi.extensions[0]);
 
 /** Child mode: one cold start of the extension against a stub of Pi's API. */
 async function child() {

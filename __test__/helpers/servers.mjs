@@ -9,6 +9,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+/** The Pi extension's entry file, as package.json names it for Pi. */
+export const extensionEntry = join(root, JSON.parse(readFileSync(join(root, "package.json"), "utf8")).pi.extensions[0]);
 const serverScript = (name) => join(root, "node_modules", "@modelcontextprotocol", name, "dist", "index.js");
 
 /** server-everything over stdio, run by the Node that runs the tests. */

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { KINDS, SETS, catalogAdapter, evaluate, loadCatalogs, loadEval, table } from "../bench/search-eval.mjs";
+import { KINDS, SETS, blindSplit, catalogAdapter, evaluate, loadCatalogs, loadEval, table } from "../bench/search-eval.mjs";
 
 const spec = loadEval();
 const catalogs = loadCatalogs();
@@ -66,6 +66,11 @@ describe("search eval (26 real catalogs)", () => {
     const heldout = spec.queries.filter((q) => q.set === "heldout");
     const digest = createHash("sha256").update(JSON.stringify(heldout)).digest("hex");
     assert.equal(digest, spec.heldoutSha256, "the held-out requests changed: they are never edited once committed");
+    const blind = blindSplit(spec.queries);
+    for (const q of spec.queries.filter((q) => q.author === "lead-blind")) {
+      assert.equal(q.set, blind.get(q.query), `"${q.query}" is not in the set blindSplit deals it`);
+      assert.ok(q.server && q.want, `"${q.query}": a blind request keeps the writer's server and want`);
+    }
     const v1 = spec.queries.filter((q) => q.v1);
     assert.equal(v1.length, 75, "the first eval's 75 requests");
     assert.ok(v1.every((q) => q.set === "tuning" && ["tuning", "holdout"].includes(q.v1)), "the first eval's requests were all seen while tuning");
@@ -79,8 +84,9 @@ describe("search eval (26 real catalogs)", () => {
       for (const name of new Set(spec.queries.flatMap((q) => q.expect))) {
         described.set(name, words((await adapter.describe(name)).content.map((c) => c.text).join("\n")));
       }
-      for (const { query, expect, kind } of spec.queries) {
+      for (const { query, expect, kind, written } of spec.queries) {
         const asked = words(query);
+        if (written) assert.ok(written === "paraphrase" && kind === "exact", `"${query}": written as ${written}, kind ${kind}`);
         if (kind === "exact") {
           assert.ok(expect.some((name) => shares(asked, described.get(name))), `"${query}" is \`exact\` but shares no word with ${expect.join(", ")}`);
         }

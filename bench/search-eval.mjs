@@ -5,6 +5,7 @@
 // the native search from a metadata cache built from the captured catalogs: no server is started.
 // `--v1` reproduces the first eval (its 13 catalogs and 75 queries, split as they were then).
 // Usage: node bench/search-eval.mjs [--v1] [--verbose]
+import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,6 +22,31 @@ export const SETS = ["tuning", "heldout"];
 
 export function loadEval() {
   return JSON.parse(readFileSync(join(fixtures, "search-eval", "queries.json"), "utf8"));
+}
+
+/**
+ * The set of each request written blind (`author: "lead-blind"`): stratified by the server the
+ * writer had in mind and the kind, each stratum ordered by the SHA-256 of its request and dealt
+ * alternately to the tuning and the held-out set. A stratum of odd size gives its extra request
+ * to the set the previous odd stratum did not, so that both sets stay about half.
+ */
+export function blindSplit(queries) {
+  const strata = new Map();
+  for (const q of queries.filter((q) => q.author === "lead-blind")) {
+    const key = `${q.server}/${q.kind}`;
+    if (!strata.has(key)) strata.set(key, []);
+    strata.get(key).push(q.query);
+  }
+  const sha = (text) => createHash("sha256").update(text).digest("hex");
+  const sets = new Map();
+  let oddFirst = 0;
+  for (const key of [...strata.keys()].sort()) {
+    const ordered = strata.get(key).sort((a, b) => (sha(a) < sha(b) ? -1 : 1));
+    const first = ordered.length % 2 ? oddFirst : 0;
+    if (ordered.length % 2) oddFirst = 1 - oddFirst;
+    ordered.forEach((query, i) => sets.set(query, SETS[(i + first) % 2]));
+  }
+  return sets;
 }
 
 /** The captured catalogs (all, or those of `only`), as `{ server, tools, resources, instructions }`. */
@@ -62,7 +88,8 @@ export function summary(rows) {
 /**
  * Runs every query through the native search. Returns the catalog's size, every tool name the
  * model can be offered (`toolNames`), one row per query (`rank` 0: not in the answer) and the
- * summaries: `all`, `tuning`, `heldout`, each kind, and each kind within each set (`heldout/paraphrase`).
+ * summaries: `all`, `tuning`, `heldout`, each kind, the requests written blind (`blind`, `heldout/blind`)
+ * and each kind within each set (`heldout/paraphrase`).
  */
 export async function evaluate({ v1 = false } = {}) {
   const spec = loadEval();
@@ -84,6 +111,9 @@ export async function evaluate({ v1 = false } = {}) {
     const groups = { all: summary(rows) };
     for (const set of SETS) groups[set] = summary(rows.filter((r) => r.set === set));
     for (const kind of KINDS) groups[kind] = summary(rows.filter((r) => r.kind === kind));
+    const blind = rows.filter((r) => r.author === "lead-blind");
+    groups.blind = summary(blind);
+    for (const set of SETS) groups[`${set}/blind`] = summary(blind.filter((r) => r.set === set));
     for (const set of SETS) {
       for (const kind of KINDS) groups[`${set}/${kind}`] = summary(rows.filter((r) => r.set === set && r.kind === kind));
     }

@@ -77,9 +77,10 @@ export declare class McpAdapter {
   /** Every server's tools as known now (`/mcp tools`). */
   tools(): Promise<Outcome>
   /** Starts background work (first-run cache fill, eager servers) and returns at once. */
-  start(): Promise<void>
+  start(opts?: StartOpts | undefined | null): Promise<void>
   status(): Promise<Outcome>
-  list(server: string): Promise<Outcome>
+  /** A page of a server's tools (`limit` default 100). */
+  list(server: string, opts?: ListOpts | undefined | null): Promise<Outcome>
   search(query: string, opts?: SearchOpts | undefined | null): Promise<Outcome>
   describe(tool: string, server?: string | undefined | null): Promise<Outcome>
   instructions(server: string): Promise<Outcome>
@@ -122,6 +123,11 @@ export declare function configHash(entry: Record<string, unknown>, env?: Record<
  */
 export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'call_failed' | 'config_error' | 'shut_down'
 
+export interface ListOpts {
+  limit?: number
+  offset?: number
+}
+
 export interface OpenOptions {
   /** The session's working directory (project config, default server cwd); `process.cwd()` if absent. */
   cwd?: string
@@ -135,6 +141,14 @@ export interface OpenOptions {
   healthIntervalMs?: number
   /** How long a server that failed to connect is left alone (default 60000). */
   failureBackoffMs?: number
+  /** How long `shutdown` lets listings of the cache fill under way finish (default 2000). */
+  fillGraceMs?: number
+  /** Tools (and resources, and prompts) kept of one server (default and most 5000). */
+  maxServerTools?: number
+  /** Bytes of one server's tools, resources and prompts kept (default and most 16 MiB). */
+  maxServerMetadataBytes?: number
+  /** Servers the first-run cache fill starts at once (default and most: min(4, cores)). */
+  fillConcurrency?: number
   /**
    * Whether the project's configs (`.mcp.json`, `.pi/mcp.json`, …), which start programs, may
    * be used: Pi's `ctx.isProjectTrusted()`. If absent, the decision Pi saved for the project
@@ -159,4 +173,9 @@ export interface SearchOpts {
   includeSchemas?: boolean
   limit?: number
   offset?: number
+}
+
+export interface StartOpts {
+  /** Start the first-run cache fill at the first `execute` instead of now (one-shot runs). */
+  deferFill?: boolean
 }

@@ -1,6 +1,6 @@
 //! The napi surface: converts between JS and the core's types, nothing else.
 
-use crate::adapter::{self, Adapter, CallOptions, Timing};
+use crate::adapter::{self, Adapter, Bounds, CallOptions, Timing};
 use crate::bounded_read::FileLimits;
 use crate::search::SearchOptions;
 use napi::bindgen_prelude::*;
@@ -27,6 +27,14 @@ pub struct OpenOptions {
     pub health_interval_ms: Option<u32>,
     /// How long a server that failed to connect is left alone (default 60000).
     pub failure_backoff_ms: Option<u32>,
+    /// How long `shutdown` lets listings of the cache fill under way finish (default 2000).
+    pub fill_grace_ms: Option<u32>,
+    /// Tools (and resources, and prompts) kept of one server (default and most 5000).
+    pub max_server_tools: Option<u32>,
+    /// Bytes of one server's tools, resources and prompts kept (default and most 16 MiB).
+    pub max_server_metadata_bytes: Option<u32>,
+    /// Servers the first-run cache fill starts at once (default and most: min(4, cores)).
+    pub fill_concurrency: Option<u32>,
     /// Whether the project's configs (`.mcp.json`, `.pi/mcp.json`, …), which start programs, may
     /// be used: Pi's `ctx.isProjectTrusted()`. If absent, the decision Pi saved for the project
     /// in `<agentDir>/trust.json`, else trusted.
@@ -53,6 +61,18 @@ pub struct SearchOpts {
 }
 
 #[napi(object)]
+pub struct StartOpts {
+    /// Start the first-run cache fill at the first `execute` instead of now (one-shot runs).
+    pub defer_fill: Option<bool>,
+}
+
+#[napi(object)]
+pub struct ListOpts {
+    pub limit: Option<u32>,
+    pub offset: Option<u32>,
+}
+
+#[napi(object)]
 pub struct CallOpts {
     pub server: Option<String>,
     /// An id for `cancel(callId)`; progress events carry it.
@@ -74,12 +94,23 @@ fn file_limits(opts: &OpenOptions) -> FileLimits {
     }
 }
 
-fn timing(health_interval_ms: Option<u32>, failure_backoff_ms: Option<u32>) -> Timing {
+fn timing(opts: &OpenOptions) -> Timing {
     let ms = |v: Option<u32>| v.map(|ms| Duration::from_millis(u64::from(ms)));
     let default = Timing::default();
     Timing {
-        health_interval: ms(health_interval_ms).unwrap_or(default.health_interval),
-        failure_backoff: ms(failure_backoff_ms).unwrap_or(default.failure_backoff),
+        health_interval: ms(opts.health_interval_ms).unwrap_or(default.health_interval),
+        failure_backoff: ms(opts.failure_backoff_ms).unwrap_or(default.failure_backoff),
+        fill_grace: ms(opts.fill_grace_ms).unwrap_or(default.fill_grace),
+    }
+}
+
+fn bounds(opts: &OpenOptions) -> Bounds {
+    let default = Bounds::default();
+    let or = |v: Option<u32>, default: usize| v.map_or(default, |n| n as usize);
+    Bounds {
+        max_server_tools: or(opts.max_server_tools, default.max_server_tools),
+        max_server_metadata: or(opts.max_server_metadata_bytes, default.max_server_metadata),
+        fill_concurrency: or(opts.fill_concurrency, default.fill_concurrency),
     }
 }
 
@@ -102,7 +133,7 @@ impl McpAdapter {
     #[napi(factory)]
     pub fn open(opts: Option<OpenOptions>) -> Result<McpAdapter> {
         let opts = opts.unwrap_or_default();
-        let file_limits = file_limits(&opts);
+        let (file_limits, timing, bounds) = (file_limits(&opts), timing(&opts), bounds(&opts));
         let cwd = match opts.cwd {
             Some(cwd) => PathBuf::from(cwd),
             None => std::env::current_dir()
@@ -113,7 +144,8 @@ impl McpAdapter {
             agent_dir: opts.agent_dir.map(PathBuf::from),
             config_path: opts.config_path.map(PathBuf::from),
             env: opts.env,
-            timing: timing(opts.health_interval_ms, opts.failure_backoff_ms),
+            timing,
+            bounds,
             project_trusted: opts.project_trusted,
             file_limits,
         });
@@ -170,8 +202,9 @@ impl McpAdapter {
 
     /// Starts background work (first-run cache fill, eager servers) and returns at once.
     #[napi]
-    pub async fn start(&self) {
-        self.inner.start();
+    pub async fn start(&self, opts: Option<StartOpts>) {
+        let defer_fill = opts.and_then(|o| o.defer_fill).unwrap_or(false);
+        self.inner.start(adapter::StartOptions { defer_fill });
     }
 
     #[napi(ts_return_type = "Promise<Outcome>")]
@@ -179,9 +212,14 @@ impl McpAdapter {
         self.inner.status().to_json()
     }
 
+    /// A page of a server's tools (`limit` default 100).
     #[napi(ts_return_type = "Promise<Outcome>")]
-    pub async fn list(&self, server: String) -> Value {
-        self.inner.list(&server).await.to_json()
+    pub async fn list(&self, server: String, opts: Option<ListOpts>) -> Value {
+        let page = opts.map_or_else(adapter::Page::default, |o| adapter::Page {
+            limit: o.limit.filter(|n| *n > 0).map(|n| n as usize),
+            offset: o.offset.unwrap_or(0) as usize,
+        });
+        self.inner.list(&server, page).await.to_json()
     }
 
     #[napi(ts_return_type = "Promise<Outcome>")]

@@ -87,11 +87,11 @@ export const text = (outcome) => outcome.content.map((c) => c.text ?? "").join("
 export const FAST = { healthIntervalMs: 100, failureBackoffMs: 800 };
 export const IDLE = 0.005; // minutes: 300 ms
 
-/** An adapter on a temp agent dir; `run(ctx)` gets it with the events it emits; always cleaned up. */
-export async function withAdapter(servers, run, { timing = FAST, base, settings } = {}) {
+/** An adapter on a temp agent dir; `run(ctx)` gets it with the events it emits; always cleaned up. `open`: more McpAdapter.open options. */
+export async function withAdapter(servers, run, { timing = FAST, base, settings, open = {} } = {}) {
   const config = ({ cwd, home }) => ({ mcpServers: typeof servers === "function" ? servers({ cwd, home }) : servers, ...(settings && { settings }) });
   const agent = tempAgent(config, { base });
-  const adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env, ...timing });
+  const adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env, ...timing, ...open });
   const events = [];
   adapter.onEvent((e) => events.push(e));
   try {

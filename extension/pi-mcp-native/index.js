@@ -23,6 +23,17 @@ function argvOption(argv, name, { takesValue }) {
 /** Longest wait for Pi's first request before background start-up begins anyway. */
 const START_DELAY_MS = 1000;
 
+/**
+ * Whether Pi runs one prompt and exits (`-p`, `--mode json`): such a run mostly ends before a
+ * cache fill could finish, so the fill waits for the model's first use of `mcp`. Pi ≥ 0.87 says
+ * so in `ctx.mode`; older ones only on their command line.
+ */
+function oneShotRun(ctx, argv) {
+  if (typeof ctx?.mode === "string") return ctx.mode === "print" || ctx.mode === "json";
+  const at = argv.indexOf("--mode");
+  return argv.includes("-p") || argv.includes("--print") || ["print", "json"].includes(argv[at + 1]) || argv.some((a) => a === "--mode=json" || a === "--mode=print");
+}
+
 export default function piMcpNative(pi) {
   // Pi ≥ 0.99 has `--no-mcp` for its own MCP support; older Pis learn it here. Either way it
   // turns pi-mcp-native off for the run: no tool, no command, no server.
@@ -38,6 +49,7 @@ export default function piMcpNative(pi) {
   let stale = false;
   let footerCtx;
   let startTimer;
+  let oneShot = false;
   const progressSinks = new Map();
 
   // No servers: no footer. Pi 1.5's footer throws on a null status text (undefined clears it).
@@ -184,6 +196,7 @@ export default function piMcpNative(pi) {
       stale = false;
     }
     footerCtx = ctx;
+    oneShot = oneShotRun(ctx, process.argv);
     syncDirectTools();
     adapter.onEvent(onEvent);
     clearTimeout(startTimer);
@@ -197,7 +210,7 @@ export default function piMcpNative(pi) {
   // answers, and a server booting beside Pi's own start-up delays Pi's first request.
   function startBackground() {
     clearTimeout(startTimer);
-    adapter.start();
+    adapter.start({ deferFill: oneShot });
   }
   pi.on("before_provider_request", () => {
     startBackground();

@@ -1,17 +1,19 @@
 //! Calling a tool (or reading a resource tool), and `execute`: the `mcp` tool's parameters
 //! mapped onto the modes.
 
-use super::{Adapter, ErrorCode, Outcome};
+use super::connect::Need;
+use super::modes::Page;
+use super::{Adapter, ErrorCode, Outcome, DEFAULT_REQUEST_TIMEOUT};
 use crate::catalog::ToolInfo;
 use crate::config::value_kind;
-use crate::output_guard::{guard, spill, Limits};
-use crate::pool::{ProgressSink, RequestError, RequestOptions};
+use crate::pool::{Connection, ProgressSink, RequestError, RequestOptions};
 use crate::render;
 use crate::search::SearchOptions;
 use crate::validate::{check_arguments, coerce_arguments, without_null_optionals};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// Fields of the `mcp` tool that pick a mode; finding one inside `args` means the model nested them.
 const GATEWAY_FIELDS: [&str; 6] = [
@@ -35,6 +37,9 @@ pub struct CallOptions {
 }
 
 impl Adapter {
+    /// Calls a tool (or reads a resource tool). Its arguments are checked against the known
+    /// schema before any server starts; a server started just now gets the call at once when
+    /// the tool is known from the cache, and is listed once it is idle.
     pub async fn call(
         self: &Arc<Self>,
         name: &str,
@@ -53,34 +58,64 @@ impl Adapter {
         if let Some(outcome) = argument_problems(&tool, &mut args) {
             return outcome;
         }
-        let (conn, event) = match self.handshaken(&tool.server).await {
+        let cancel = self.closing.child_token();
+        let _pending = self
+            .servers
+            .call_started(&tool.server, opts.call_id.as_deref(), &cancel);
+        let (conn, tool) = match self.reach_for_call(tool).await {
             Ok(reached) => reached,
-            Err(why) => return why.outcome("call", &tool.server),
+            Err(outcome) => return outcome,
         };
-        self.servers.mark_used(&tool.server);
-        // A server that was just started is not listed yet, but the catalog knows the tool (from
-        // the cache): the call goes at once, and the server is listed once it is idle.
         let early = !conn.is_listed();
-        let tool = match early {
-            true => tool,
-            false => {
-                if let Err(why) = self.take_listing(&conn, event).await {
-                    return why.outcome("call", &tool.server);
-                }
-                // Connecting may have refreshed the catalog: call what the server lists now.
-                match self.resolve("call", &tool.name, Some(&tool.server)).await {
-                    Ok(tool) => tool,
-                    Err(outcome) => return outcome,
-                }
+        let result = self.send(&conn, &tool, args, &opts, cancel).await;
+        if early {
+            if let Some(outcome) = self.after_early_call(&conn, &tool, &result).await {
+                return outcome;
             }
+        }
+        self.call_outcome(&tool, result)
+    }
+
+    /// The connection for a call of `tool`, and the tool as the server lists it by then.
+    async fn reach_for_call(
+        self: &Arc<Self>,
+        tool: ToolInfo,
+    ) -> Result<(Arc<Connection>, ToolInfo), Outcome> {
+        let reached = self
+            .ready(&tool.server, Need::Handshake)
+            .await
+            .map_err(|why| why.outcome("call", &tool.server))?;
+        self.servers.mark_used(&tool.server);
+        if !reached.conn.is_listed() {
+            return Ok((reached.conn, tool));
+        }
+        let listed = self
+            .ready(&tool.server, Need::Listed)
+            .await
+            .map_err(|why| why.outcome("call", &tool.server))?;
+        // A new listing may have changed the catalog: call what the server lists now.
+        let tool = match listed.refreshed {
+            true => self.resolve("call", &tool.name, Some(&tool.server)).await?,
+            false => tool,
         };
-        let server = self
-            .server(&tool.server)
-            .expect("resolved tools belong to configured servers");
-        let timeout = opts
-            .timeout_ms
-            .map(Duration::from_millis)
-            .unwrap_or_else(|| self.request_timeout(server));
+        Ok((listed.conn, tool))
+    }
+
+    /// Sends the call (`tools/call`, or `resources/read` for a resource tool).
+    async fn send(
+        self: &Arc<Self>,
+        conn: &Connection,
+        tool: &ToolInfo,
+        args: Map<String, Value>,
+        opts: &CallOptions,
+        cancel: CancellationToken,
+    ) -> Result<Value, RequestError> {
+        let timeout = match opts.timeout_ms {
+            Some(ms) => Duration::from_millis(ms),
+            None => self
+                .server(&tool.server)
+                .map_or(DEFAULT_REQUEST_TIMEOUT, |s| self.request_timeout(s)),
+        };
         let (method, params) = match &tool.resource_uri {
             Some(uri) => ("resources/read", json!({ "uri": uri })),
             None => (
@@ -88,74 +123,69 @@ impl Adapter {
                 json!({ "name": tool.original, "arguments": args }),
             ),
         };
-        let cancel = self.closing.child_token();
-        let _registered = self
-            .servers
-            .call_started(&tool.server, opts.call_id.as_deref(), &cancel);
-        let on_progress = opts
-            .on_progress
-            .or_else(|| self.progress_events(opts.call_id.clone()?, &tool.server, &tool.name));
+        let on_progress = opts.on_progress.clone().or_else(|| {
+            let call_id = opts.call_id.clone()?;
+            Some(self.progress_events(call_id, &tool.server, &tool.name))
+        });
         let request = RequestOptions {
             timeout,
             cancel,
             on_progress,
             caller: opts.call_id.as_deref().map(Into::into),
         };
-        let details = |outcome: Outcome| {
-            outcome
-                .with("server", tool.server.clone())
-                .with("tool", tool.name.clone())
-        };
-        let result = conn.request(method, params, request).await;
-        if early {
-            self.take_listing_when_idle(&conn, event);
-        }
-        let refused = match &result {
+        conn.request(method, params, request).await
+    }
+
+    /// After a call that went before the server's listing: the listing follows once the server
+    /// is idle, at once when the server refused the call (the cache may know a tool the server
+    /// no longer has; then that is the answer).
+    async fn after_early_call(
+        self: &Arc<Self>,
+        conn: &Arc<Connection>,
+        tool: &ToolInfo,
+        result: &Result<Value, RequestError>,
+    ) -> Option<Outcome> {
+        let refused = match result {
             Ok(raw) => raw.get("isError").and_then(Value::as_bool) == Some(true),
             Err(e) => matches!(e, RequestError::Mcp { .. }),
         };
-        if early && refused {
-            // The server may no longer have the tool the cache knew: say so as for any other.
-            if self.take_listing(&conn, event).await.is_ok() {
-                if let Err(outcome) = self.resolve("call", &tool.name, Some(&tool.server)).await {
-                    return outcome;
-                }
-            }
+        if !refused {
+            self.list_when_idle(conn);
+            return None;
         }
-        match result {
+        self.listed_on(conn.clone()).await?;
+        self.resolve("call", &tool.name, Some(&tool.server))
+            .await
+            .err()
+    }
+
+    /// The call's answer: the result rendered and guarded, or why it failed.
+    fn call_outcome(&self, tool: &ToolInfo, result: Result<Value, RequestError>) -> Outcome {
+        let outcome = match result {
             Ok(raw) => {
                 let rendered = match tool.resource_uri {
                     Some(_) => render::resource_result(&raw),
                     None => render::call_result(&raw),
                 };
                 let mut outcome = Outcome::text("call", "");
-                let mut spilled = None;
-                outcome.content = match self.output_limits() {
-                    Some(limits) => guard(rendered.content, limits, |full| {
-                        let path = spill(&tool.name, full)?;
-                        spilled = Some(path.display().to_string());
-                        Ok(path)
-                    }),
-                    None => rendered.content,
-                };
-                if let Some(path) = spilled {
-                    outcome.set("fullOutputPath", path);
-                }
+                outcome.content = rendered.content;
                 if rendered.is_error {
                     outcome.fail(ErrorCode::ToolError);
                 }
-                details(outcome)
+                match self.output_limits() {
+                    Some(limits) => Self::guarded(outcome, limits, &tool.name),
+                    None => outcome,
+                }
             }
-            Err(RequestError::Aborted) => details(Outcome::error(
+            Err(RequestError::Aborted) => Outcome::error(
                 "call",
                 ErrorCode::Aborted,
                 format!(
                     "Call to {} was aborted; the server was told to stop.",
                     tool.name
                 ),
-            )),
+            ),
             Err(e) => {
-                let code = ErrorCode::from(&e);
                 let mut text = format!("Failed to call {}: {e}", tool.name);
                 if let Some(schema) = tool.input_schema() {
                     text.push_str(&format!(
@@ -163,14 +193,18 @@ impl Adapter {
                         render::parameters(schema)
                     ));
                 }
-                details(Outcome::error("call", code, text))
+                Outcome::error("call", ErrorCode::from(&e), text)
             }
-        }
+        };
+        outcome
+            .with("server", tool.server.clone())
+            .with("tool", tool.name.clone())
     }
 
     /// Runs the `mcp` tool: picks the mode from `params` (tool > connect > describe >
     /// instructions > search > server > status).
     pub async fn execute(self: &Arc<Self>, params: &Value, call_id: Option<String>) -> Outcome {
+        self.begin_deferred_fill();
         let text = |key: &str| {
             params
                 .get(key)
@@ -222,7 +256,11 @@ impl Adapter {
             self.search(query.trim(), opts, flag("includeSchemas").unwrap_or(true))
                 .await
         } else if let Some(name) = server {
-            self.list(name).await
+            let page = Page {
+                limit: count("limit").filter(|n| *n > 0),
+                offset: count("offset").unwrap_or(0),
+            };
+            self.list(name, page).await
         } else {
             self.status()
         }
@@ -230,30 +268,21 @@ impl Adapter {
 }
 
 impl Adapter {
-    /// The output guard's limits: `settings.outputGuard`, unless `MCP_OUTPUT_GUARD=0` turns it off.
-    fn output_limits(&self) -> Option<Limits> {
-        let off = self
-            .env
-            .get("MCP_OUTPUT_GUARD")
-            .is_some_and(|v| matches!(v.trim(), "0" | "false" | "off"));
-        self.config.settings.output_guard.filter(|_| !off)
-    }
-
     /// Progress of call `call_id` reported as `progress` events.
     fn progress_events(
         self: &Arc<Self>,
         call_id: String,
         server: &str,
         tool: &str,
-    ) -> Option<ProgressSink> {
+    ) -> ProgressSink {
         let (this, server, tool) = (Arc::downgrade(self), server.to_string(), tool.to_string());
-        Some(Arc::new(move |p| {
+        Arc::new(move |p| {
             if let Some(this) = this.upgrade() {
                 let text = render::progress(&tool, p.progress, p.total, p.message.as_deref());
                 let fields = json!({ "callId": call_id, "server": server, "tool": tool, "progress": p.progress, "total": p.total, "message": p.message, "text": text });
                 this.events.emit("progress", fields);
             }
-        }))
+        })
     }
 }
 

@@ -64,10 +64,8 @@ impl Adapter {
     }
 
     async fn timed_connect(self: &Arc<Self>, name: String) -> ConnectCheck {
-        self.servers.clear_failure(&name);
-        self.pool.close(&name).await;
         let started = Instant::now();
-        let result = self.connect_now(&name, "connected").await;
+        let result = self.reconnect(&name).await;
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         let result = result
             .map(|_| self.servers.view().server_tools(&name).len())

@@ -1,17 +1,25 @@
-//! Keeping each server in the state its `lifecycle` asks for: a health loop on the native runtime
-//! (it never keeps Node alive) that reconnects dropped keep-alive servers and stops idle ones.
+//! Keeping each server in the state its `lifecycle` asks for: start-up (eager and keep-alive
+//! servers, the first-run cache fill), a health loop on the native runtime (it never keeps Node
+//! alive) that reconnects dropped keep-alive servers and stops idle ones, and shutdown.
 
+use super::connect::Need;
 use super::Adapter;
-use crate::config::{Lifecycle, ServerConfig};
+use crate::config::{Lifecycle, ServerConfig, Transport};
+use crate::pool::Notice;
 use futures::StreamExt;
+use parking_lot::Mutex;
 use serde_json::json;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio_util::task::TaskTracker;
 
 /// Idle minutes of a lazy server when neither the server nor the settings say.
 const DEFAULT_IDLE_MINUTES: f64 = 10.0;
-/// Servers connected at once by start-up and health work.
+/// Eager and keep-alive servers connected at once by start-up, health work and `doctor`.
 pub const PARALLEL_CONNECTS: usize = 10;
+/// How long `shutdown` waits for everything else (servers to stop, cache writes).
+const SHUTDOWN_LIMIT: Duration = Duration::from_secs(8);
 
 /// The lifecycle's clocks; tests shorten them.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -20,6 +28,9 @@ pub struct Timing {
     pub health_interval: Duration,
     /// How long a server that failed to connect is left alone.
     pub failure_backoff: Duration,
+    /// How long `shutdown` lets listings of the cache fill under way finish (and be written),
+    /// so that a fill that started pays off even in a short run.
+    pub fill_grace: Duration,
 }
 
 impl Default for Timing {
@@ -27,15 +38,196 @@ impl Default for Timing {
         Timing {
             health_interval: Duration::from_secs(30),
             failure_backoff: Duration::from_secs(60),
+            fill_grace: Duration::from_secs(2),
+        }
+    }
+}
+
+/// How much of each server the gateway keeps, and how many servers the cache fill starts at
+/// once. Options can lower the defaults (tests do), never raise them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bounds {
+    /// Tools (and resources, and prompts) of one server.
+    pub max_server_tools: usize,
+    /// Bytes of one server's tools, resources and prompts (as JSON).
+    pub max_server_metadata: usize,
+    /// Servers the first-run cache fill starts at once.
+    pub fill_concurrency: usize,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Bounds {
+            max_server_tools: 5_000,
+            max_server_metadata: 16 * 1024 * 1024,
+            fill_concurrency: cores.clamp(1, 4),
+        }
+    }
+}
+
+impl Bounds {
+    /// These bounds, none above the default, none zero.
+    pub fn lowered_from_default(self) -> Bounds {
+        let default = Bounds::default();
+        let lower = |given: usize, default: usize| given.clamp(1, default);
+        Bounds {
+            max_server_tools: lower(self.max_server_tools, default.max_server_tools),
+            max_server_metadata: lower(self.max_server_metadata, default.max_server_metadata),
+            fill_concurrency: lower(self.fill_concurrency, default.fill_concurrency),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StartOptions {
+    /// Start the first-run cache fill at the first `execute` (the model's first use of `mcp`),
+    /// not now: for one-shot runs (Pi's print and JSON modes), which mostly end before a fill
+    /// could finish and where the lazy path lists what the model needs anyway.
+    pub defer_fill: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum FillState {
+    NotStarted,
+    Deferred,
+    Started,
+}
+
+/// What `start` sets going.
+pub(super) struct Startup {
+    /// The pool's notices, until `start` takes them (so it runs once).
+    notices: Mutex<Option<UnboundedReceiver<Notice>>>,
+    fill: Mutex<FillState>,
+    /// The cache fill's tasks: `shutdown` gives them [`Timing::fill_grace`].
+    fills: TaskTracker,
+}
+
+impl Startup {
+    pub fn new(notices: UnboundedReceiver<Notice>) -> Startup {
+        Startup {
+            notices: Mutex::new(Some(notices)),
+            fill: Mutex::new(FillState::NotStarted),
+            fills: TaskTracker::new(),
         }
     }
 }
 
 impl Adapter {
+    /// Background start-up, never awaited by Pi: connects `eager` and `keep-alive` servers, fills
+    /// the cache with the servers it lacks (all of them on the very first run; now or at the
+    /// first `execute`), and runs the health loop. Calling it again (or after shutdown) does
+    /// nothing.
+    pub fn start(self: &Arc<Self>, opts: StartOptions) {
+        if self.closing.is_cancelled() {
+            return;
+        }
+        let Some(notices) = self.startup.notices.lock().take() else {
+            return;
+        };
+        self.tasks
+            .spawn(Adapter::watch_notices(Arc::downgrade(self), notices));
+        let stdio =
+            |s: &ServerConfig| !s.disabled && matches!(s.transport, Transport::Stdio { .. });
+        if self.servers.configs().any(stdio) {
+            crate::pool::watchdog::start_in_background(); // before any server: off a call's path
+        }
+        let eager: Vec<String> = self
+            .servers
+            .configs()
+            .filter(|s| !s.disabled && s.lifecycle.connects_at_start())
+            .map(|s| s.name.clone())
+            .collect();
+        let this = self.clone();
+        self.tasks.spawn(async move {
+            futures::stream::iter(eager)
+                .for_each_concurrent(PARALLEL_CONNECTS, |name| {
+                    let this = this.clone();
+                    async move {
+                        let _ = this.reach(&name, Need::Listed).await;
+                    }
+                })
+                .await;
+        });
+        if opts.defer_fill {
+            *self.startup.fill.lock() = FillState::Deferred;
+        } else {
+            self.fill_cache();
+        }
+        self.tasks.spawn(Adapter::health_loop(
+            Arc::downgrade(self),
+            self.timing.health_interval,
+        ));
+    }
+
+    /// Starts a deferred cache fill (the model's first use of `mcp`).
+    pub(super) fn begin_deferred_fill(self: &Arc<Self>) {
+        if *self.startup.fill.lock() == FillState::Deferred {
+            self.fill_cache();
+        }
+    }
+
+    /// Lists the lazy servers the cache lacks, a few at once, each stopped again once listed
+    /// unless the model wanted it meanwhile.
+    fn fill_cache(self: &Arc<Self>) {
+        {
+            let mut state = self.startup.fill.lock();
+            if *state == FillState::Started {
+                return;
+            }
+            *state = FillState::Started;
+        }
+        let missing: Vec<String> = self
+            .servers
+            .configs()
+            .filter(|s| !s.disabled && !s.lifecycle.connects_at_start())
+            .filter(|s| !self.servers.has_meta(&s.name))
+            .map(|s| s.name.clone())
+            .collect();
+        let this = self.clone();
+        self.startup.fills.spawn(async move {
+            futures::stream::iter(missing)
+                .for_each_concurrent(this.bounds.fill_concurrency, |name| {
+                    let this = this.clone();
+                    async move {
+                        if this.reach(&name, Need::Listed).await.is_ok() {
+                            this.stop_if_unwanted(&name).await;
+                        }
+                    }
+                })
+                .await;
+        });
+    }
+
+    /// Stops a server the cache fill started once it is listed, unless the model wants it.
+    async fn stop_if_unwanted(&self, name: &str) {
+        if self.servers.is_wanted(name) {
+            return;
+        }
+        if self.pool.close_if_idle(name, Duration::ZERO).await {
+            self.events.emit(
+                "idle-shutdown",
+                json!({ "server": name, "idleMinutes": 0.0 }),
+            );
+        }
+    }
+
+    /// Cancels running calls and closes every server (bounded in time). Listings of the cache
+    /// fill under way get a short grace first; nothing starts any more.
+    pub async fn shutdown(&self) {
+        self.closing.cancel();
+        self.servers.cancel_all_calls();
+        self.startup.fills.close();
+        let _ = tokio::time::timeout(self.timing.fill_grace, self.startup.fills.wait()).await;
+        self.tasks.close();
+        let stopped = futures::future::join(self.pool.close_all(), self.tasks.wait());
+        let _ = tokio::time::timeout(SHUTDOWN_LIMIT, stopped).await;
+    }
+
     /// How long `server` may sit unused before it is stopped; `None`: never. Lazy servers (and
     /// lazy-keep-alive ones not used yet) use their own `idleTimeout`, else `settings.idleTimeout`,
     /// else 10 minutes; eager ones only their own; keep-alive ones never stop.
-    pub(super) fn idle_limit(&self, server: &ServerConfig) -> Option<Duration> {
+    fn idle_limit(&self, server: &ServerConfig) -> Option<Duration> {
         let minutes = match server.lifecycle {
             Lifecycle::KeepAlive => return None,
             Lifecycle::LazyKeepAlive if self.servers.is_used(&server.name) => return None,
@@ -58,35 +250,45 @@ impl Adapter {
         }
     }
 
-    /// Runs until shutdown: a check every `health_interval`.
-    pub(super) async fn health_loop(self: Arc<Self>) {
-        let mut ticks = tokio::time::interval(self.timing.health_interval);
+    /// Runs until shutdown (or until the adapter is dropped): a check every `interval`.
+    async fn health_loop(this: Weak<Self>, interval: Duration) {
+        let mut ticks = tokio::time::interval(interval);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         ticks.tick().await; // the first tick is immediate; start-up work covers it
         loop {
+            let Some(closing) = this.upgrade().map(|a| a.closing.clone()) else {
+                return;
+            };
             tokio::select! {
                 _ = ticks.tick() => {}
-                _ = self.closing.cancelled() => return,
+                _ = closing.cancelled() => return,
             }
-            self.reconnect_kept().await;
-            self.stop_idle().await;
+            let Some(adapter) = this.upgrade() else {
+                return;
+            };
+            adapter.reconnect_kept().await;
+            adapter.stop_idle().await;
         }
     }
 
     /// Reconnects keep-alive servers that are down (honouring the failure backoff), refreshing
-    /// their metadata and cache, and tells JS with `reconnected`.
+    /// their metadata and cache.
     async fn reconnect_kept(self: &Arc<Self>) {
         let down: Vec<String> = self
             .servers
             .configs()
             .filter(|s| !s.disabled && self.kept_alive(s))
             .filter(|s| !self.pool.is_live(&s.name) && !self.pool.is_connecting(&s.name))
-            .filter(|s| self.backoff(&s.name).is_none())
+            .filter(|s| {
+                self.servers
+                    .backoff(&s.name, self.timing.failure_backoff)
+                    .is_none()
+            })
             .map(|s| s.name.clone())
             .collect();
         futures::stream::iter(down)
             .for_each_concurrent(PARALLEL_CONNECTS, |name| async move {
-                let _ = self.connect_now(&name, "reconnected").await;
+                let _ = self.reach(&name, Need::Listed).await;
             })
             .await;
     }

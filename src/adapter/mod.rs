@@ -1,33 +1,42 @@
-//! The gateway: configuration, cached metadata, the connection pool and the modes the `mcp`
+//! The gateway: configuration, the server registry, the connection pool and the modes the `mcp`
 //! tool offers, behind one object that the napi binding (and tests) drive.
+//!
+//! Where things are: `servers` (the registry: one record per server, and the catalog view
+//! derived from it) · `connect` (the one way to reach a server) · `listing` (metadata in step
+//! with the servers, the cache writes) · `lifecycle` (start-up, cache fill, health loop, idle
+//! stop, shutdown) · `modes` and `call` (what the model asks for) · `errors` (codes, why a server
+//! is unavailable) · `auth`, `direct`, `doctor`.
 
 mod auth;
 mod call;
 mod catalog_view;
-mod connecting;
+mod connect;
 mod direct;
 mod doctor;
 mod errors;
 mod host;
 mod lifecycle;
+mod listing;
 mod modes;
 mod outcome;
+mod output;
 mod servers;
 
 pub use call::{CallOptions, DEFAULT_LIMIT};
 pub use direct::DirectToolSet;
 pub use errors::{ErrorCode, Unavailable};
 pub use host::FrontEnd;
-pub use lifecycle::Timing;
+pub use lifecycle::{Bounds, StartOptions, Timing};
+pub use modes::{Page, DEFAULT_LIST_LIMIT};
 pub use outcome::Outcome;
 pub use servers::ServerMeta;
 
 use crate::bounded_read::FileLimits;
 use crate::cache::{self, Loaded};
-use crate::config::{self, Config, Env, LoadOptions, ServerConfig, Transport};
+use crate::config::{self, Config, Env, LoadOptions, ServerConfig};
 use crate::events::{EventSink, Events};
 use crate::pool::{Pool, RemoteKind};
-use parking_lot::Mutex;
+use lifecycle::Startup;
 use servers::{Cached, Servers};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -48,6 +57,7 @@ pub struct OpenOptions {
     /// The environment servers inherit and `${VAR}` reads; the process environment when `None`.
     pub env: Option<Env>,
     pub timing: Timing,
+    pub bounds: Bounds,
     /// Whether the project's configs may be used (Pi's project trust); `None`: Pi's saved
     /// decision, else trusted.
     pub project_trusted: Option<bool>,
@@ -70,13 +80,16 @@ pub struct Adapter {
     pool: Arc<Pool>,
     /// Answers what servers ask (roots, logs, and through a front end, people and models).
     host: Arc<host::SessionHost>,
-    notices: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<crate::pool::Notice>>>,
+    /// What `start` sets going (the pool's notices, the cache fill).
+    startup: Startup,
     timing: Timing,
+    bounds: Bounds,
     events: Events,
-    /// Cancelled by `shutdown`: stops background work.
+    /// Cancelled by `shutdown` (and drop): stops background work, refuses new work.
     closing: CancellationToken,
-    /// Cache writes in flight, waited for by `shutdown`.
-    background: TaskTracker,
+    /// Every task the adapter spawns; `shutdown` waits for them. Long-lived ones hold the
+    /// adapter weakly, so dropping it stops them too.
+    tasks: TaskTracker,
 }
 
 impl Adapter {
@@ -119,6 +132,7 @@ impl Adapter {
                 prompts: entry.prompts,
                 instructions: entry.instructions,
                 live_connection: None,
+                cut: None,
             });
             known.insert(server.name.clone(), Cached { meta, remote_kind });
         }
@@ -137,11 +151,12 @@ impl Adapter {
             servers,
             pool,
             host,
-            notices: Mutex::new(Some(notices)),
+            startup: Startup::new(notices),
             timing: opts.timing,
+            bounds: opts.bounds.lowered_from_default(),
             events: Events::default(),
             closing: CancellationToken::new(),
-            background: TaskTracker::new(),
+            tasks: TaskTracker::new(),
         })
     }
 
@@ -212,51 +227,6 @@ impl Adapter {
             .or(self.config.settings.request_timeout_ms)
             .map(Duration::from_millis)
             .unwrap_or(DEFAULT_REQUEST_TIMEOUT)
-    }
-
-    /// Background start-up, never awaited by Pi: connects `eager` and `keep-alive` servers, and
-    /// every server without cached metadata (all of them on the very first run) to fill the
-    /// cache; then runs the health loop. Calling it again does nothing.
-    pub fn start(self: &Arc<Self>) {
-        let Some(notices) = self.notices.lock().take() else {
-            return;
-        };
-        tokio::spawn(self.clone().watch_notices(notices));
-        let stdio =
-            |s: &ServerConfig| !s.disabled && matches!(s.transport, Transport::Stdio { .. });
-        if self.config.servers.iter().any(stdio) {
-            crate::pool::watchdog::start_in_background(); // before any server: off a call's path
-        }
-        let servers: Vec<String> = self
-            .servers
-            .configs()
-            .filter(|s| {
-                !s.disabled && (s.lifecycle.connects_at_start() || !self.servers.has_meta(&s.name))
-            })
-            .map(|s| s.name.clone())
-            .collect();
-        let this = self.clone();
-        tokio::spawn(async move {
-            use futures::StreamExt;
-            futures::stream::iter(servers)
-                .for_each_concurrent(lifecycle::PARALLEL_CONNECTS, |name: String| {
-                    let this = this.clone();
-                    async move {
-                        let _ = this.connected(&name).await;
-                    }
-                })
-                .await;
-        });
-        tokio::spawn(self.clone().health_loop());
-    }
-
-    /// Cancels running calls and closes every server (bounded in time).
-    pub async fn shutdown(&self) {
-        self.closing.cancel();
-        self.servers.cancel_all_calls();
-        self.background.close();
-        let stopped = futures::future::join(self.pool.close_all(), self.background.wait());
-        let _ = tokio::time::timeout(Duration::from_secs(8), stopped).await;
     }
 
     /// Cancels the call started with `call_id` (Pi's abort signal).

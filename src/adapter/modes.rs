@@ -1,12 +1,26 @@
 //! The read-only modes: status, list, search, describe, instructions; and connect.
 
+use super::connect::Need;
+use super::lifecycle::PARALLEL_CONNECTS;
 use super::{Adapter, ErrorCode, Outcome, Unavailable};
 use crate::catalog::{lookup, Lookup, ToolInfo};
 use crate::config::ServerConfig;
 use crate::render::{self, ServerState, ServerStatus};
 use crate::search::{self, SearchOptions};
+use futures::StreamExt;
 use serde_json::json;
 use std::sync::Arc;
+
+/// Tools a `list` shows unless `limit` says otherwise.
+pub const DEFAULT_LIST_LIMIT: usize = 100;
+
+/// Which part of a long answer to show.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Page {
+    /// `None`: the mode's default.
+    pub limit: Option<usize>,
+    pub offset: usize,
+}
 
 impl Adapter {
     pub fn status(&self) -> Outcome {
@@ -34,10 +48,12 @@ impl Adapter {
             text.push_str("\n\n");
             text.push_str(&render::config_sources(&self.config_sources()));
         }
-        Outcome::text("status", text)
-            .with("servers", details)
-            .with("totalTools", total)
-            .with("problems", problems)
+        self.bounded(
+            Outcome::text("status", text)
+                .with("servers", details)
+                .with("totalTools", total)
+                .with("problems", problems),
+        )
     }
 
     /// Each config file that defines servers: its path (`~` for home), whether it belongs to the
@@ -114,24 +130,37 @@ impl Adapter {
         }
     }
 
-    pub async fn list(self: &Arc<Self>, name: &str) -> Outcome {
+    /// A page of a server's tools (connecting it when its metadata is not known yet).
+    pub async fn list(self: &Arc<Self>, name: &str, page: Page) -> Outcome {
         let server = match self.enabled_server("list", name) {
             Ok(server) => server,
             Err(outcome) => return outcome,
         };
         if !self.servers.has_meta(name) {
-            if let Err(why) = self.connected(name).await {
+            if let Err(why) = self.ready(name, Need::Listed).await {
                 return why.outcome("list", name);
             }
         }
-        let catalog = self.servers.view();
-        let state = self.state_of(server, true);
-        let meta = self.servers.meta(name);
-        let instructions = meta.as_ref().and_then(|m| m.instructions.as_deref());
-        let tools = catalog.server_tools(name);
-        Outcome::text("list", render::list(name, &state, &tools, instructions))
-            .with("server", name)
-            .with("tools", tools.len())
+        let outcome = {
+            let catalog = self.servers.view();
+            let state = self.state_of(server, true);
+            let meta = self.servers.meta(name);
+            let tools = catalog.server_tools(name);
+            let listed = render::Listed {
+                server: name,
+                state: &state,
+                tools: &tools,
+                offset: page.offset,
+                limit: page.limit.unwrap_or(DEFAULT_LIST_LIMIT),
+                instructions: meta.as_ref().and_then(|m| m.instructions.as_deref()),
+                cut: meta.as_ref().and_then(|m| m.cut),
+            };
+            Outcome::text("list", render::list(&listed))
+                .with("server", name)
+                .with("tools", tools.len())
+                .with("offset", page.offset)
+        };
+        self.bounded(outcome)
     }
 
     pub async fn search(
@@ -159,23 +188,27 @@ impl Adapter {
             .iter()
             .map(|t| json!({ "server": t.server, "tool": t.name }))
             .collect();
-        Outcome::text("search", text)
+        let outcome = Outcome::text("search", text)
             .with("query", query)
             .with("matches", matches)
             .with("total", page.total)
-            .with("offset", page.offset)
+            .with("offset", page.offset);
+        drop(catalog);
+        self.bounded(outcome)
     }
 
     pub async fn describe(self: &Arc<Self>, name: &str, server: Option<&str>) -> Outcome {
         match self.resolve("describe", name, server).await {
-            Ok(tool) => Outcome::text("describe", render::describe(&tool))
-                .with("server", tool.server.clone())
-                .with("tool", tool.name.clone())
-                // For programs: the schema exactly as the server sent it.
-                .with(
-                    "inputSchema",
-                    tool.input_schema().cloned().unwrap_or_default(),
-                ),
+            Ok(tool) => self.bounded(
+                Outcome::text("describe", render::describe(&tool))
+                    .with("server", tool.server.clone())
+                    .with("tool", tool.name.clone())
+                    // For programs: the schema exactly as the server sent it.
+                    .with(
+                        "inputSchema",
+                        tool.input_schema().cloned().unwrap_or_default(),
+                    ),
+            ),
             Err(outcome) => outcome,
         }
     }
@@ -185,13 +218,15 @@ impl Adapter {
             return outcome;
         }
         if !self.servers.has_meta(name) {
-            if let Err(why) = self.connected(name).await {
+            if let Err(why) = self.ready(name, Need::Listed).await {
                 return why.outcome("instructions", name);
             }
         }
         let meta = self.servers.meta(name);
         let text = meta.as_ref().and_then(|m| m.instructions.as_deref());
-        Outcome::text("instructions", render::instructions(name, text)).with("server", name)
+        self.bounded(
+            Outcome::text("instructions", render::instructions(name, text)).with("server", name),
+        )
     }
 
     /// (Re)connects `name` now, ignoring backoff, refreshing its metadata and cache.
@@ -199,11 +234,9 @@ impl Adapter {
         if let Err(outcome) = self.enabled_server("connect", name) {
             return outcome;
         }
-        self.servers.clear_failure(name);
-        self.pool.close(name).await;
-        match self.connect_now(name, "connected").await {
+        match self.reconnect(name).await {
             Ok(_) => {
-                let mut listed = self.list(name).await;
+                let mut listed = self.list(name, Page::default()).await;
                 listed.set("mode", "connect");
                 listed
             }
@@ -306,15 +339,18 @@ impl Adapter {
         chosen.into_iter().map(|s| s.name.clone()).collect()
     }
 
-    /// Connects the given servers in parallel (honouring backoff); returns the ones that failed.
+    /// Lists the given servers, a few at once (honouring backoff); returns the ones that failed.
     async fn fetch_metadata(self: &Arc<Self>, servers: &[String]) -> Vec<(String, Unavailable)> {
-        let attempts = servers
-            .iter()
-            .map(|name| async move { (name.clone(), self.connected(name).await.err()) });
-        futures::future::join_all(attempts)
-            .await
-            .into_iter()
-            .filter_map(|(name, err)| err.map(|e| (name, e)))
+        let attempts = servers.iter().cloned().map(|name| async move {
+            let failed = self.ready(&name, Need::Listed).await.err();
+            (name, failed)
+        });
+        let done: Vec<(String, Option<Unavailable>)> = futures::stream::iter(attempts)
+            .buffered(PARALLEL_CONNECTS)
+            .collect()
+            .await;
+        done.into_iter()
+            .filter_map(|(name, failed)| failed.map(|why| (name, why)))
             .collect()
     }
 

@@ -11,7 +11,7 @@ use super::catalog_view::View;
 use super::Unavailable;
 use crate::catalog::ToolPrefix;
 use crate::config::ServerConfig;
-use crate::pool::RemoteKind;
+use crate::pool::{Cut, RemoteKind};
 use parking_lot::{Mutex, RwLock, RwLockReadGuard};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -29,6 +29,8 @@ pub struct ServerMeta {
     pub instructions: Option<String>,
     /// The id of the connection that listed it; `None` while it comes from the cache.
     pub live_connection: Option<u64>,
+    /// The bound the listing ran into, when the server listed more than is kept.
+    pub cut: Option<Cut>,
 }
 
 /// What the cache knew of a server when the session opened.
@@ -68,6 +70,8 @@ struct RecordState {
     remote_kind: Option<RemoteKind>,
     /// The model has called one of its tools this session (lazy-keep-alive servers stay up then).
     used: bool,
+    /// A request of the model needed the server this session (the cache fill leaves it running).
+    wanted: bool,
     calls: Vec<PendingCall>,
     /// Connections whose listing was taken this session.
     listed_connections: u32,
@@ -259,6 +263,14 @@ impl Servers {
 
     pub fn is_used(&self, name: &str) -> bool {
         self.state(name, |s| s.used).unwrap_or(false)
+    }
+
+    pub fn mark_wanted(&self, name: &str) {
+        self.state(name, |s| s.wanted = true);
+    }
+
+    pub fn is_wanted(&self, name: &str) -> bool {
+        self.state(name, |s| s.wanted).unwrap_or(false)
     }
 
     /// Registers a call of the model on `name` until the returned guard is dropped; `id` lets

@@ -2,7 +2,7 @@
 //! server-everything, which offers its tools for these only to clients that advertise them, and
 //! against the fault server for what no real server sends.
 
-use super::tests::{everything_script, opts};
+use super::tests::{bounds, everything_script, opts};
 use super::*;
 use crate::elicitation::Content;
 use crate::server_log::{LogLevel, LogMessage};
@@ -145,7 +145,7 @@ async fn call(conn: &Connection, tool: &str, args: Value) -> String {
 }
 
 async fn tool_names(conn: &Connection) -> Vec<String> {
-    let listing = conn.relist(Duration::from_secs(10)).await.unwrap();
+    let listing = conn.relist(&bounds(Duration::from_secs(10))).await.unwrap();
     listing
         .tools
         .iter()

@@ -62,6 +62,25 @@ pub struct Listing {
     pub resources: Vec<Value>,
     pub prompts: Vec<Value>,
     pub dropped: usize,
+    /// Set when the server listed more than the bounds keep (what is kept is the start).
+    pub cut: Option<Cut>,
+}
+
+/// How much of a server's listing is kept, and how long each page may take.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ListBounds {
+    pub timeout: Duration,
+    /// Tools (and resources, and prompts) at most.
+    pub items: usize,
+    /// Bytes of tools, resources and prompts together (as JSON) at most.
+    pub bytes: usize,
+}
+
+/// The bound a listing ran into; no more pages were asked for after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    Items(usize),
+    Bytes(usize),
 }
 
 pub struct Connection {
@@ -249,13 +268,13 @@ impl Connection {
 
     /// The connection's first listing: taken by the first caller, awaited by the others (a
     /// failed one is tried again by the next caller).
-    pub async fn listed(&self, timeout: Duration) -> Result<Arc<Listing>, RequestError> {
+    pub async fn listed(&self, bounds: &ListBounds) -> Result<Arc<Listing>, RequestError> {
         self.first_listing
             .get_or_try_init(|| {
                 self.first_listing_asked
                     .lock()
                     .get_or_insert_with(Instant::now);
-                self.relist(timeout)
+                self.relist(bounds)
             })
             .await
             .cloned()
@@ -289,8 +308,8 @@ impl Connection {
     }
 
     /// Lists the server again and keeps the result as [`Connection::listing`].
-    pub async fn relist(&self, timeout: Duration) -> Result<Arc<Listing>, RequestError> {
-        let listing = Arc::new(self.list(timeout).await?);
+    pub async fn relist(&self, bounds: &ListBounds) -> Result<Arc<Listing>, RequestError> {
+        let listing = Arc::new(self.list(bounds).await?);
         *self.listing.lock() = listing.clone();
         Ok(listing)
     }
@@ -299,6 +318,11 @@ impl Connection {
     pub fn abort(&self) {
         self.asked.store(true, Ordering::SeqCst);
         self.stop.cancel();
+    }
+
+    /// Whether we ended the session ourselves (closed, replaced, stopped as idle).
+    pub fn was_stopped(&self) -> bool {
+        self.asked.load(Ordering::SeqCst)
     }
 
     pub fn is_alive(&self) -> bool {
@@ -324,20 +348,25 @@ impl Connection {
         self.ended.cancelled().await;
     }
 
-    /// Lists tools, and resources and prompts when the server has them, all at once. Only a
-    /// failed tool listing fails: the other lists are then just empty.
-    async fn list(&self, timeout: Duration) -> Result<Listing, RequestError> {
-        let optional = |wanted: bool, method: &'static str, key: &'static str, valid| async move {
-            match wanted {
-                true => self
-                    .list_all(method, key, timeout, valid)
-                    .await
-                    .unwrap_or_default(),
-                false => (vec![], 0),
+    /// Lists tools, and resources and prompts when the server has them, all at once, within
+    /// `bounds` (one budget of bytes for the three). Only a failed tool listing fails: the other
+    /// lists are then just empty.
+    async fn list(&self, bounds: &ListBounds) -> Result<Listing, RequestError> {
+        let budget = Budget::new(bounds);
+        let optional = |wanted: bool, method: &'static str, key: &'static str, valid| {
+            let budget = &budget;
+            async move {
+                match wanted {
+                    true => self
+                        .list_all(method, key, bounds.timeout, valid, budget)
+                        .await
+                        .unwrap_or_default(),
+                    false => Paged::default(),
+                }
             }
         };
         let (tools, resources, prompts) = tokio::join!(
-            self.list_all("tools/list", "tools", timeout, valid_tool),
+            self.list_all("tools/list", "tools", bounds.timeout, valid_tool, &budget),
             optional(
                 self.has_resources,
                 "resources/list",
@@ -346,12 +375,13 @@ impl Connection {
             ),
             optional(self.has_prompts, "prompts/list", "prompts", valid_prompt),
         );
-        let (tools, dropped) = tools?;
+        let tools = tools?;
         Ok(Listing {
-            tools,
-            resources: resources.0,
-            prompts: prompts.0,
-            dropped: dropped + resources.1 + prompts.1,
+            cut: tools.cut.or(resources.cut).or(prompts.cut),
+            dropped: tools.dropped + resources.dropped + prompts.dropped,
+            tools: tools.items,
+            resources: resources.items,
+            prompts: prompts.items,
         })
     }
 
@@ -361,24 +391,30 @@ impl Connection {
         key: &str,
         timeout: Duration,
         valid: fn(&Value) -> Option<&str>,
-    ) -> Result<(Vec<Value>, usize), RequestError> {
-        let (mut items, mut dropped, mut names) = (Vec::new(), 0, HashSet::new());
-        let mut seen_cursors = HashSet::new();
+        budget: &Budget,
+    ) -> Result<Paged, RequestError> {
+        let mut paged = Paged::default();
+        let (mut names, mut seen_cursors) = (HashSet::new(), HashSet::new());
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {
             let params = cursor
                 .as_ref()
                 .map_or_else(|| json!({}), |c| json!({ "cursor": c }));
-            let page = self.request(method, params, self.plain(timeout)).await?;
-            for item in page
-                .get(key)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                match valid(item) {
-                    Some(name) if names.insert(name.to_string()) => items.push(item.clone()),
-                    _ => dropped += 1,
+            let mut page = self.request(method, params, self.plain(timeout)).await?;
+            let items = match page.get_mut(key).map(Value::take) {
+                Some(Value::Array(items)) => items,
+                _ => vec![],
+            };
+            for item in items {
+                match valid(&item) {
+                    Some(name) if names.insert(name.to_string()) => {
+                        if let Err(cut) = budget.charge(paged.items.len(), &item) {
+                            paged.cut = Some(cut);
+                            return Ok(paged);
+                        }
+                        paged.items.push(item);
+                    }
+                    _ => paged.dropped += 1,
                 }
             }
             cursor = page
@@ -390,7 +426,7 @@ impl Connection {
                 _ => break,
             }
         }
-        Ok((items, dropped))
+        Ok(paged)
     }
 
     fn plain(&self, timeout: Duration) -> RequestOptions {
@@ -642,6 +678,61 @@ fn result_json(result: ServerResult) -> Value {
         ServerResult::CustomResult(custom) => custom.0,
         other => serde_json::to_value(other).unwrap_or(Value::Null),
     }
+}
+
+/// One list's items as far as the bounds allowed.
+#[derive(Default)]
+struct Paged {
+    items: Vec<Value>,
+    dropped: usize,
+    cut: Option<Cut>,
+}
+
+/// The bounds of one listing: items per list, and bytes for all its lists together.
+struct Budget {
+    items: usize,
+    bytes: usize,
+    spent: AtomicUsize,
+}
+
+impl Budget {
+    fn new(bounds: &ListBounds) -> Budget {
+        Budget {
+            items: bounds.items,
+            bytes: bounds.bytes,
+            spent: AtomicUsize::new(0),
+        }
+    }
+
+    /// Counts `item`, the next after `kept` of its list, unless it passes a bound.
+    fn charge(&self, kept: usize, item: &Value) -> Result<(), Cut> {
+        if kept >= self.items {
+            return Err(Cut::Items(self.items));
+        }
+        let size = json_size(item);
+        let spent = self.spent.fetch_add(size, Ordering::SeqCst) + size;
+        if spent > self.bytes {
+            return Err(Cut::Bytes(self.bytes));
+        }
+        Ok(())
+    }
+}
+
+/// The length of `value` as compact JSON, without building the text.
+fn json_size(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 fn valid_tool(tool: &Value) -> Option<&str> {

@@ -15,7 +15,9 @@ mod remote;
 mod stderr;
 pub mod watchdog;
 
-pub use connection::{ConnectSpec, Connection, Listing, RequestOptions, TransportSpec};
+pub use connection::{
+    ConnectSpec, Connection, Cut, ListBounds, Listing, RequestOptions, TransportSpec,
+};
 pub use handler::{Notice, Progress, ProgressSink};
 pub use handshake::Protocol;
 pub use host::{
@@ -29,6 +31,7 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
@@ -79,38 +82,50 @@ pub enum ConnectError {
     /// The server refused our credentials or wants some (HTTP 401/403).
     NeedsAuth(String),
     Failed(String),
+    /// The pool was closed (or the attempt was given up by `close`) before the connection opened.
+    Closed,
 }
 
 impl ConnectError {
-    pub fn message(&self) -> &str {
-        match self {
-            ConnectError::NeedsAuth(m) | ConnectError::Failed(m) => m,
-        }
-    }
-
     pub fn map(self, f: impl FnOnce(String) -> String) -> ConnectError {
         match self {
             ConnectError::NeedsAuth(m) => ConnectError::NeedsAuth(f(m)),
             ConnectError::Failed(m) => ConnectError::Failed(f(m)),
+            ConnectError::Closed => ConnectError::Closed,
         }
     }
 }
 
 impl fmt::Display for ConnectError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message())
+        match self {
+            ConnectError::NeedsAuth(m) | ConnectError::Failed(m) => f.write_str(m),
+            ConnectError::Closed => f.write_str("the connection pool is closed"),
+        }
     }
 }
 
 type Attempt = Shared<BoxFuture<'static, Result<Arc<Connection>, ConnectError>>>;
 
 enum Slot {
-    Connecting(Attempt),
+    /// An attempt to connect, which only it may replace by its result (`id` tells it apart from
+    /// a later attempt that took its place).
+    Connecting {
+        id: u64,
+        attempt: Attempt,
+    },
     Ready(Arc<Connection>),
 }
 
+#[derive(Default)]
+struct Table {
+    slots: HashMap<String, Slot>,
+    /// Set by `close_all`: nothing connects any more.
+    closed: bool,
+}
+
 pub struct Pool {
-    slots: Mutex<HashMap<String, Slot>>,
+    table: Mutex<Table>,
     notices: UnboundedSender<Notice>,
     /// Answers what servers ask of the client.
     host: Arc<dyn Host>,
@@ -128,7 +143,7 @@ impl Pool {
         let (notices, rx) = mpsc::unbounded_channel();
         (
             Arc::new(Pool {
-                slots: Mutex::new(HashMap::new()),
+                table: Mutex::default(),
                 notices,
                 host,
             }),
@@ -146,7 +161,7 @@ impl Pool {
 
     /// The live connection to `server`, without counting as use.
     pub fn peek(&self, server: &str) -> Option<Arc<Connection>> {
-        match self.slots.lock().get(server) {
+        match self.table.lock().slots.get(server) {
             Some(Slot::Ready(conn)) if conn.is_alive() => Some(conn.clone()),
             _ => None,
         }
@@ -161,12 +176,12 @@ impl Pool {
     /// request cannot slip in between.
     pub async fn close_if_idle(&self, server: &str, limit: Duration) -> bool {
         let idle = {
-            let mut slots = self.slots.lock();
-            match slots.get(server) {
+            let mut table = self.table.lock();
+            match table.slots.get(server) {
                 Some(Slot::Ready(conn))
                     if conn.is_alive() && conn.in_flight() == 0 && conn.idle_for() >= limit =>
                 {
-                    slots.remove(server)
+                    table.slots.remove(server)
                 }
                 _ => None,
             }
@@ -184,9 +199,11 @@ impl Pool {
     /// have replaced it already).
     pub async fn close_stale(&self, conn: &Arc<Connection>) {
         let removed = {
-            let mut slots = self.slots.lock();
-            match slots.get(&conn.server) {
-                Some(Slot::Ready(live)) if Arc::ptr_eq(live, conn) => slots.remove(&conn.server),
+            let mut table = self.table.lock();
+            match table.slots.get(&conn.server) {
+                Some(Slot::Ready(live)) if Arc::ptr_eq(live, conn) => {
+                    table.slots.remove(&conn.server)
+                }
                 _ => None,
             }
         };
@@ -196,7 +213,10 @@ impl Pool {
     }
 
     pub fn is_connecting(&self, server: &str) -> bool {
-        matches!(self.slots.lock().get(server), Some(Slot::Connecting(_)))
+        matches!(
+            self.table.lock().slots.get(server),
+            Some(Slot::Connecting { .. })
+        )
     }
 
     /// Returns the live connection, or connects; callers racing for the same server share one
@@ -217,36 +237,112 @@ impl Pool {
         spec: impl Future<Output = Result<ConnectSpec, ConnectError>> + Send + 'static,
     ) -> Result<Arc<Connection>, ConnectError> {
         let attempt = {
-            let mut slots = self.slots.lock();
-            match slots.get(server) {
+            let mut table = self.table.lock();
+            if table.closed {
+                return Err(ConnectError::Closed);
+            }
+            match table.slots.get(server) {
                 Some(Slot::Ready(conn)) if conn.is_alive() => return Ok(conn.clone()),
-                Some(Slot::Connecting(attempt)) => attempt.clone(),
-                _ => {
-                    let attempt = self.clone().attempt(server.to_string(), spec);
-                    slots.insert(server.to_string(), Slot::Connecting(attempt.clone()));
-                    attempt
-                }
+                Some(Slot::Connecting { attempt, .. }) => attempt.clone(),
+                _ => self.start_attempt(&mut table, server, spec.boxed(), None),
             }
         };
         attempt.await
     }
 
+    /// A new connection to `server`, replacing the live one (which is closed first). Callers
+    /// that replace a server while an attempt to connect it runs share that attempt instead.
+    pub async fn replace_with(
+        self: &Arc<Self>,
+        server: &str,
+        spec: impl Future<Output = Result<ConnectSpec, ConnectError>> + Send + 'static,
+    ) -> Result<Arc<Connection>, ConnectError> {
+        let attempt = {
+            let mut table = self.table.lock();
+            if table.closed {
+                return Err(ConnectError::Closed);
+            }
+            match table.slots.remove(server) {
+                Some(Slot::Connecting { id, attempt }) => {
+                    let shared = attempt.clone();
+                    table
+                        .slots
+                        .insert(server.to_string(), Slot::Connecting { id, attempt });
+                    shared
+                }
+                Some(Slot::Ready(old)) => {
+                    self.start_attempt(&mut table, server, spec.boxed(), Some(old))
+                }
+                None => self.start_attempt(&mut table, server, spec.boxed(), None),
+            }
+        };
+        attempt.await
+    }
+
+    /// Starts an attempt (after closing `old`) and puts it in the table.
+    fn start_attempt(
+        self: &Arc<Self>,
+        table: &mut Table,
+        server: &str,
+        spec: BoxFuture<'static, Result<ConnectSpec, ConnectError>>,
+        old: Option<Arc<Connection>>,
+    ) -> Attempt {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        let attempt = self.clone().attempt(server.to_string(), spec, id, old);
+        table.slots.insert(
+            server.to_string(),
+            Slot::Connecting {
+                id,
+                attempt: attempt.clone(),
+            },
+        );
+        attempt
+    }
+
     fn attempt(
         self: Arc<Self>,
         server: String,
-        spec: impl Future<Output = Result<ConnectSpec, ConnectError>> + Send + 'static,
+        spec: BoxFuture<'static, Result<ConnectSpec, ConnectError>>,
+        id: u64,
+        old: Option<Arc<Connection>>,
     ) -> Attempt {
         async move {
+            if let Some(old) = old {
+                old.close().await;
+            }
             let opened = match spec.await {
                 Ok(spec) => Connection::open(&spec, self.notices.clone(), self.host.clone()).await,
                 Err(e) => Err(e),
             };
-            let mut slots = self.slots.lock();
-            match &opened {
-                Ok(conn) => slots.insert(server, Slot::Ready(conn.clone())),
-                Err(_) => slots.remove(&server),
+            let orphan = {
+                let mut table = self.table.lock();
+                let current = !table.closed
+                    && matches!(
+                        table.slots.get(&server),
+                        Some(Slot::Connecting { id: current, .. }) if *current == id
+                    );
+                match (&opened, current) {
+                    (Ok(conn), true) => {
+                        table.slots.insert(server, Slot::Ready(conn.clone()));
+                        None
+                    }
+                    (Err(_), true) => {
+                        table.slots.remove(&server);
+                        None
+                    }
+                    // Given up while it ran (`close`, `close_all`): what it opened is stopped.
+                    (Ok(conn), false) => Some(conn.clone()),
+                    (Err(_), false) => None,
+                }
             };
-            opened
+            match orphan {
+                Some(conn) => {
+                    conn.close().await;
+                    Err(ConnectError::Closed)
+                }
+                None => opened,
+            }
         }
         .boxed()
         .shared()
@@ -254,34 +350,38 @@ impl Pool {
 
     /// Closes the connection to `server` (waiting until its processes are gone).
     pub async fn close(&self, server: &str) {
-        let slot = self.slots.lock().remove(server);
+        let slot = self.table.lock().slots.remove(server);
         match slot {
             Some(Slot::Ready(conn)) => conn.close().await,
-            Some(Slot::Connecting(attempt)) => {
-                if let Ok(conn) = attempt.await {
-                    conn.close().await;
-                }
+            Some(Slot::Connecting { attempt, .. }) => {
+                let _ = attempt.await;
             }
             None => {}
         }
     }
 
     pub fn servers(&self) -> Vec<String> {
-        self.slots.lock().keys().cloned().collect()
+        self.table.lock().slots.keys().cloned().collect()
     }
 
-    /// Tells every live server to stop, without waiting (for `Drop`).
+    /// Tells every live server to stop, without waiting (for `Drop`); nothing connects after.
     pub fn abort_all(&self) {
-        for slot in self.slots.lock().values() {
+        let mut table = self.table.lock();
+        table.closed = true;
+        for slot in table.slots.values() {
             if let Slot::Ready(conn) = slot {
                 conn.abort();
             }
         }
     }
 
-    /// Closes every connection at once.
+    /// Closes every connection at once; nothing connects after.
     pub async fn close_all(&self) {
-        let servers = self.servers();
+        let servers = {
+            let mut table = self.table.lock();
+            table.closed = true;
+            table.slots.keys().cloned().collect::<Vec<_>>()
+        };
         futures::future::join_all(servers.iter().map(|s| self.close(s))).await;
     }
 }

@@ -1,6 +1,6 @@
 //! Remote connections against the real server-everything in its `streamableHttp` and `sse` modes.
 
-use super::tests::everything_script;
+use super::tests::{bounds, everything_script};
 use super::*;
 use crate::secret::Secret;
 use serde_json::json;
@@ -79,7 +79,7 @@ fn opts() -> RequestOptions {
 }
 
 async fn echo_works(conn: &Connection) {
-    let listing = conn.listed(Duration::from_secs(10)).await.unwrap();
+    let listing = conn.listed(&bounds(Duration::from_secs(10))).await.unwrap();
     assert!(listing.tools.iter().any(|t| t["name"] == "echo"));
     let result = conn
         .request(

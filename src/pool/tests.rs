@@ -40,6 +40,15 @@ fn stdio(spec: &mut ConnectSpec) -> &mut StdioSpec {
     }
 }
 
+/// Listing bounds that keep everything a test server lists.
+pub(super) fn bounds(timeout: Duration) -> ListBounds {
+    ListBounds {
+        timeout,
+        items: usize::MAX,
+        bytes: usize::MAX,
+    }
+}
+
 pub(super) fn opts(timeout: Duration) -> RequestOptions {
     RequestOptions {
         timeout,
@@ -66,7 +75,7 @@ async fn lists_calls_and_closes() {
     assert!(a.instructions.is_some());
 
     assert!(!a.is_listed(), "connecting only runs the handshake");
-    let limit = Duration::from_secs(10);
+    let limit = &bounds(Duration::from_secs(10));
     let (first, same) = tokio::join!(a.listed(limit), b.listed(limit));
     let (first, same) = (first.unwrap(), same.unwrap());
     assert!(Arc::ptr_eq(&first, &same), "one first listing, shared");

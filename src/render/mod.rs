@@ -12,6 +12,7 @@ pub use doctor::{doctor, tilde, ConnectCheck};
 pub use schema::{parameters, shape};
 
 use crate::catalog::ToolInfo;
+use crate::pool::Cut;
 use crate::search::Page;
 use serde_json::{json, Value};
 
@@ -67,7 +68,7 @@ pub fn tool_parameters() -> Value {
             "server": text("List its tools, or scope tool/search/describe"),
             "instructions": text("Server name"),
             "connect": text("Server name"),
-            "limit": number("Max results (default 12)"),
+            "limit": number("Max results (search 12, list 100)"),
             "offset": number("Results to skip")
         }
     })
@@ -221,13 +222,22 @@ pub fn footer(servers: &[ServerStatus]) -> Option<String> {
     Some(out)
 }
 
-pub fn list(
-    server: &str,
-    state: &ServerState,
-    tools: &[&ToolInfo],
-    instructions: Option<&str>,
-) -> String {
-    let how = match state {
+/// What `list` shows: a page of a server's tools.
+pub struct Listed<'a> {
+    pub server: &'a str,
+    pub state: &'a ServerState,
+    /// All of the server's tools; `offset` and `limit` pick the page.
+    pub tools: &'a [&'a ToolInfo],
+    pub offset: usize,
+    pub limit: usize,
+    pub instructions: Option<&'a str>,
+    /// The bound its listing ran into, if any.
+    pub cut: Option<Cut>,
+}
+
+pub fn list(listed: &Listed) -> String {
+    let Listed { server, tools, .. } = *listed;
+    let how = match listed.state {
         ServerState::Connected => "connected",
         _ => "from cache, not running",
     };
@@ -235,7 +245,15 @@ pub fn list(
         return format!("Server \"{server}\" has no tools ({how}).");
     }
     let mut out = format!("{server}: {} ({how})", plural(tools.len(), "tool"));
-    for tool in tools {
+    let shown: Vec<&&ToolInfo> = tools
+        .iter()
+        .skip(listed.offset)
+        .take(listed.limit)
+        .collect();
+    if shown.is_empty() {
+        out.push_str(&format!("\nNone after offset {}.", listed.offset));
+    }
+    for tool in &shown {
         out.push_str(&format!("\n- {}", tool.name));
         let description = summary(tool);
         if !description.is_empty() {
@@ -243,7 +261,23 @@ pub fn list(
             out.push_str(&clip(&description, LIST_DESCRIPTION));
         }
     }
-    if let Some(text) = instructions.map(str::trim).filter(|t| !t.is_empty()) {
+    let shown_to = listed.offset + shown.len();
+    if !shown.is_empty() && (listed.offset > 0 || shown_to < tools.len()) {
+        out.push_str(&format!(
+            "\n\n{}–{shown_to} of {}",
+            listed.offset + 1,
+            tools.len()
+        ));
+        if shown_to < tools.len() {
+            out.push_str(&format!(
+                " — mcp({{ server: \"{server}\", offset: {shown_to} }}) for more."
+            ));
+        }
+    }
+    if let Some(cut) = listed.cut {
+        out.push_str(&format!("\n\n{}", cut_note(cut, tools.len())));
+    }
+    if let Some(text) = listed.instructions.map(str::trim).filter(|t| !t.is_empty()) {
         out.push_str(&format!(
             "\n\nInstructions: {}",
             clip(&one_line(text), INSTRUCTIONS_PREVIEW)
@@ -255,6 +289,27 @@ pub fn list(
         }
     }
     out
+}
+
+/// `bytes` in KiB or MiB, whole.
+fn binary_size(bytes: usize) -> String {
+    match bytes {
+        b if b >= 1024 * 1024 => format!("{} MiB", b / (1024 * 1024)),
+        b => format!("{} KiB", b.div_ceil(1024)),
+    }
+}
+
+/// What a listing that ran into a bound left out.
+fn cut_note(cut: Cut, kept: usize) -> String {
+    match cut {
+        Cut::Items(max) => format!(
+            "The server lists more than {max} tools; only the first {max} are kept (the bound per server)."
+        ),
+        Cut::Bytes(max) => format!(
+            "The server's metadata passes {}; only the first {kept} tools, within that bound, are kept.",
+            binary_size(max)
+        ),
+    }
 }
 
 /// `/mcp tools`: every server's tools.

@@ -103,7 +103,21 @@ fn list_text() {
     let tools = tools();
     let refs: Vec<&ToolInfo> = tools.iter().collect();
     let long = "Use echo for testing. ".repeat(20);
-    let text = list("everything", &ServerState::Connected, &refs, Some(&long));
+    let page = |server, state, tools, instructions| Listed {
+        server,
+        state,
+        tools,
+        offset: 0,
+        limit: 100,
+        instructions,
+        cut: None,
+    };
+    let text = list(&page(
+        "everything",
+        &ServerState::Connected,
+        &refs,
+        Some(&long),
+    ));
     assert!(
         text.starts_with(
             "everything: 4 tools (connected)\n\
@@ -119,7 +133,7 @@ fn list_text() {
         "{text}"
     );
     assert_eq!(
-        list("x", &ServerState::Cached, &[], None),
+        list(&page("x", &ServerState::Cached, &[], None)),
         "Server \"x\" has no tools (from cache, not running)."
     );
 }
@@ -234,4 +248,38 @@ fn progress_lines() {
         "s_t: 2/5 (copying)"
     );
     assert_eq!(progress("s_t", 0.5, None, None), "s_t: 0.5");
+}
+
+#[test]
+fn a_long_list_is_paged_and_says_what_a_bound_cut() {
+    let tools = tools();
+    let refs: Vec<&ToolInfo> = tools.iter().collect();
+    let listed = Listed {
+        server: "everything",
+        state: &ServerState::Connected,
+        tools: &refs,
+        offset: 1,
+        limit: 2,
+        instructions: None,
+        cut: Some(Cut::Items(4)),
+    };
+    assert_eq!(
+        list(&listed),
+        "everything: 4 tools (connected)\n\
+         - everything_get-sum: Returns the sum of two numbers\n\
+         - everything_noop\n\n\
+         2–3 of 4 — mcp({ server: \"everything\", offset: 3 }) for more.\n\n\
+         The server lists more than 4 tools; only the first 4 are kept (the bound per server)."
+    );
+    let past = Listed {
+        offset: 9,
+        cut: Some(Cut::Bytes(64 * 1024)),
+        ..listed
+    };
+    let text = list(&past);
+    assert!(text.contains("None after offset 9."), "{text}");
+    assert!(
+        text.ends_with("passes 64 KiB; only the first 4 tools, within that bound, are kept."),
+        "{text}"
+    );
 }

@@ -1,0 +1,272 @@
+//! Reaching a server: [`Adapter::ready`], the one way every mode, the start-up and the health
+//! loop get a connection, and [`Adapter::reconnect`], the explicit one that ignores the backoff.
+//! Failures are recorded in the registry (for the backoff and `status`) and told to JS here.
+
+use super::servers::Adopted;
+use super::{Adapter, Unavailable};
+use crate::config::{self, ServerConfig, Transport};
+use crate::pool::{
+    launch, ConnectError, ConnectSpec, Connection, RemoteSpec, StdioSpec, TransportSpec,
+};
+use serde_json::json;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a server whose request timed out gets to answer a ping before it is restarted
+/// (or its request timeout, when shorter).
+const PING_LIMIT: Duration = Duration::from_secs(2);
+/// How often a listing is tried again on the connection that replaced the one it was taken on.
+const LISTING_RETRIES: usize = 2;
+
+/// What the caller needs of the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Need {
+    /// A connection that has done its opening handshake (a call of a tool known from the cache
+    /// goes at once; the listing follows).
+    Handshake,
+    /// ... and whose tools are listed and taken as the server's metadata.
+    Listed,
+}
+
+/// A connection as [`Adapter::ready`] hands it out.
+pub(super) struct Ready {
+    pub conn: Arc<Connection>,
+    /// The server's metadata changed on the way (a new listing was taken): names resolved
+    /// before may mean other tools now.
+    pub refreshed: bool,
+}
+
+impl Adapter {
+    /// A live connection to `name` for the model: reuses the live one (restarting it first when
+    /// a request timed out and it does not answer a ping either), else connects, unless the
+    /// server failed less than the backoff ago; with [`Need::Listed`], also its listing.
+    pub(super) async fn ready(
+        self: &Arc<Self>,
+        name: &str,
+        need: Need,
+    ) -> Result<Ready, Unavailable> {
+        self.servers.mark_wanted(name);
+        self.reach(name, need).await
+    }
+
+    /// [`Adapter::ready`] for the gateway's own upkeep (start-up, cache fill, health loop): it
+    /// does not count as the model wanting the server.
+    pub(super) async fn reach(
+        self: &Arc<Self>,
+        name: &str,
+        need: Need,
+    ) -> Result<Ready, Unavailable> {
+        let server = self.servers.enabled(name)?;
+        if self.closing.is_cancelled() {
+            return Err(Unavailable::ShutDown);
+        }
+        let conn = match self.pool.get(name) {
+            Some(conn) => self.answering(server, conn).await?,
+            None => {
+                if let Some(why) = self.servers.backoff(name, self.timing.failure_backoff) {
+                    return Err(why);
+                }
+                self.connect_to(server, Opening::Reuse).await?
+            }
+        };
+        match need {
+            Need::Handshake => Ok(Ready {
+                conn,
+                refreshed: false,
+            }),
+            Need::Listed => self.listed(conn).await,
+        }
+    }
+
+    /// Connects `name` afresh, now, ignoring the backoff: the live connection is replaced (and
+    /// stopped), and reconnects of one server that overlap share one new connection.
+    pub(super) async fn reconnect(self: &Arc<Self>, name: &str) -> Result<Ready, Unavailable> {
+        let server = self.servers.enabled(name)?;
+        if self.closing.is_cancelled() {
+            return Err(Unavailable::ShutDown);
+        }
+        self.servers.mark_wanted(name);
+        self.servers.clear_failure(name);
+        let conn = self.connect_to(server, Opening::Replace).await?;
+        self.listed(conn).await
+    }
+
+    /// `conn` if it still answers; otherwise it is stopped and the server started again.
+    async fn answering(
+        self: &Arc<Self>,
+        server: &ServerConfig,
+        conn: Arc<Connection>,
+    ) -> Result<Arc<Connection>, Unavailable> {
+        let limit = self.request_timeout(server).min(PING_LIMIT);
+        if conn.responsive(limit).await {
+            return Ok(conn);
+        }
+        self.pool.close_stale(&conn).await;
+        let reason = format!(
+            "a request timed out and the server did not answer a ping within {} s either; restarting it",
+            limit.as_secs_f32()
+        );
+        self.events.emit(
+            "disconnected",
+            json!({ "server": server.name, "reason": reason }),
+        );
+        self.connect_to(server, Opening::Reuse).await
+    }
+
+    /// Starts or reaches the server and runs the opening handshake.
+    async fn connect_to(
+        self: &Arc<Self>,
+        server: &ServerConfig,
+        how: Opening,
+    ) -> Result<Arc<Connection>, Unavailable> {
+        let name = &server.name;
+        // Made only when a new connection is opened (it may run `!command` values).
+        let spec = {
+            let (this, server) = (self.clone(), server.clone());
+            async move { this.connect_spec(&server).await }
+        };
+        let opened = match how {
+            Opening::Reuse => self.pool.connect_with(name, spec).await,
+            Opening::Replace => self.pool.replace_with(name, spec).await,
+        };
+        match opened {
+            Ok(conn) => {
+                if let Some(kind) = conn.remote_kind() {
+                    self.servers.set_remote_kind(name, kind);
+                }
+                Ok(conn)
+            }
+            Err(_) if self.closing.is_cancelled() => Err(Unavailable::ShutDown),
+            Err(ConnectError::Closed) => Err(Unavailable::ShutDown),
+            Err(ConnectError::NeedsAuth(why)) => {
+                let fix = self.auth_fix(server, &why);
+                Err(self.fail(name, Unavailable::NeedsAuth { why, fix }))
+            }
+            Err(ConnectError::Failed(why)) => Err(self.fail(name, Unavailable::StartFailed(why))),
+        }
+    }
+
+    /// Waits for the first listing of `conn` and takes it as the server's metadata (registry,
+    /// cache, an event for JS) unless it already was. A listing lost because the connection was
+    /// replaced meanwhile is taken from the connection that replaced it; a server that cannot be
+    /// listed is stopped.
+    async fn listed(self: &Arc<Self>, mut conn: Arc<Connection>) -> Result<Ready, Unavailable> {
+        let name = conn.server.clone();
+        let server = self.servers.enabled(&name)?;
+        let mut retries = 0;
+        loop {
+            let error = match conn.listed(&self.list_bounds(server)).await {
+                Ok(listing) => {
+                    let refreshed = self.take_listing(&conn, &listing) != Adopted::Same;
+                    return Ok(Ready { conn, refreshed });
+                }
+                Err(error) => error,
+            };
+            if self.closing.is_cancelled() {
+                return Err(Unavailable::ShutDown);
+            }
+            if conn.was_stopped() && retries < LISTING_RETRIES {
+                retries += 1;
+                conn = self.connect_to(server, Opening::Reuse).await?;
+                continue;
+            }
+            self.pool.close_stale(&conn).await;
+            conn.close().await;
+            return Err(self.fail(&name, Unavailable::ListingFailed(error)));
+        }
+    }
+
+    /// Records that `name` could not be used (for the backoff and `status`), tells JS, and
+    /// returns why.
+    fn fail(&self, name: &str, cause: Unavailable) -> Unavailable {
+        self.servers.record_failure(name, cause.clone());
+        self.events.emit(
+            "failed",
+            json!({ "server": name, "error": cause.reason(name), "needsAuth": cause.needs_auth() }),
+        );
+        cause
+    }
+
+    /// How to open `server`, its `!command` values run.
+    async fn connect_spec(&self, server: &ServerConfig) -> Result<ConnectSpec, ConnectError> {
+        let ctx = config::RunContext {
+            env: &self.env,
+            cwd: &self.cwd,
+        };
+        let failed = |e: config::ValueError| ConnectError::Failed(e.to_string());
+        let transport = match &server.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let env: Vec<(String, String)> = config::resolve_all("env", env, &ctx)
+                    .await
+                    .map_err(failed)?
+                    .into_iter()
+                    .map(|(name, value)| (name, value.expose().to_string()))
+                    .collect();
+                TransportSpec::Stdio(self.stdio_spec(server, command, args, &env, cwd.as_ref()))
+            }
+            Transport::Http {
+                url,
+                headers,
+                auth,
+                ca_file,
+            } => TransportSpec::Remote(RemoteSpec {
+                url: url.clone(),
+                headers: config::resolve_all("header", headers, &ctx)
+                    .await
+                    .map_err(failed)?,
+                authorization: self.authorization(&server.name, auth)?,
+                ca_file: ca_file.clone(),
+                prefer: self.servers.remote_kind(&server.name),
+            }),
+        };
+        Ok(ConnectSpec {
+            server: server.name.clone(),
+            transport,
+            protocol: server.protocol,
+            timeout: self.request_timeout(server),
+            debug: server.debug,
+            client: self.config.client_settings(server).features(),
+        })
+    }
+
+    /// How to start a stdio server: Pi's environment plus the server's, the session's cwd unless
+    /// it has its own, and `npx`/`uvx` replaced by the binary they would run when it is known.
+    fn stdio_spec(
+        &self,
+        server: &ServerConfig,
+        command: &str,
+        args: &[String],
+        env: &[(String, String)],
+        cwd: Option<&PathBuf>,
+    ) -> StdioSpec {
+        let cwd = cwd.cloned().unwrap_or_else(|| self.cwd.clone());
+        let env = config::server_env(&self.env, server.inherit_env, env);
+        let lookup = launch::Lookup {
+            cwd: &cwd,
+            env: &env,
+        };
+        let (command, args) = match launch::resolve(command, args, &lookup, &self.launch_memo) {
+            Some(direct) => (direct.command, direct.args),
+            None => (command.to_string(), args.to_vec()),
+        };
+        StdioSpec {
+            command,
+            args,
+            env,
+            cwd,
+        }
+    }
+}
+
+/// Whether opening reuses a live connection (and joins an attempt under way) or replaces it.
+#[derive(Clone, Copy)]
+enum Opening {
+    Reuse,
+    Replace,
+}

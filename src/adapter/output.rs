@@ -1,0 +1,67 @@
+//! Keeping every answer within the output guard: call results by the guard's settings (which a
+//! user may turn off), and metadata (lists, descriptions, instructions, schemas) always, since no
+//! server should be able to flood the model's context by what it lists.
+
+use super::{Adapter, Outcome};
+use crate::output_guard::{guard, spill, Limits, DEFAULT_LIMITS};
+use serde_json::Value;
+
+impl Adapter {
+    /// The limits of call results: `settings.outputGuard`, unless `MCP_OUTPUT_GUARD=0` turns the
+    /// guard off.
+    pub(super) fn output_limits(&self) -> Option<Limits> {
+        let off = self
+            .env
+            .get("MCP_OUTPUT_GUARD")
+            .is_some_and(|v| matches!(v.trim(), "0" | "false" | "off"));
+        self.config.settings.output_guard.filter(|_| !off)
+    }
+
+    /// The limits of metadata answers: the guard's, or its defaults when it is off.
+    fn metadata_limits(&self) -> Limits {
+        self.config.settings.output_guard.unwrap_or(DEFAULT_LIMITS)
+    }
+
+    /// `outcome` with its text cut to `limits` (the whole text saved to a private file named
+    /// after `label`, its path in `details.fullOutputPath`).
+    pub(super) fn guarded(outcome: Outcome, limits: Limits, label: &str) -> Outcome {
+        let mut spilled = None;
+        let Outcome {
+            content,
+            mut details,
+            is_error,
+        } = outcome;
+        let content = guard(content, limits, |full| {
+            let path = spill(label, full)?;
+            spilled = Some(path.display().to_string());
+            Ok(path)
+        });
+        if let (Some(path), Value::Object(map)) = (spilled, &mut details) {
+            map.insert("fullOutputPath".into(), path.into());
+        }
+        Outcome {
+            content,
+            details,
+            is_error,
+        }
+    }
+
+    /// A metadata answer within the metadata limits; a schema in `details.inputSchema` over the
+    /// byte limit is left out there (it is in the saved text).
+    pub(super) fn bounded(&self, mut outcome: Outcome) -> Outcome {
+        let limits = self.metadata_limits();
+        if let Value::Object(map) = &mut outcome.details {
+            if map
+                .get("inputSchema")
+                .is_some_and(|schema| schema.to_string().len() > limits.max_bytes)
+            {
+                map.remove("inputSchema");
+            }
+        }
+        let label = outcome.details["mode"]
+            .as_str()
+            .unwrap_or("mcp")
+            .to_string();
+        Self::guarded(outcome, limits, &label)
+    }
+}

@@ -47,15 +47,6 @@ export interface DirectTools {
   warnings: string[]
 }
 
-export type LifecycleEvent =
-  | { type: "connected"; server: string; tools: number }
-  | { type: "reconnected"; server: string; tools: number }
-  | { type: "idle-shutdown"; server: string; idleMinutes: number }
-  | { type: "failed"; server: string; error: string; needsAuth: boolean }
-  | { type: "disconnected"; server: string; reason: string }
-  | { type: "catalog-changed"; server: string; tools: number }
-  | { type: "progress"; callId: string; server: string; tool: string; progress: number; total?: number; message?: string; text: string }
-
 export declare class McpAdapter {
   /** Reads config and metadata cache synchronously; starts nothing. */
   static open(opts?: OpenOptions | undefined | null): McpAdapter
@@ -99,7 +90,7 @@ export declare class McpAdapter {
   /** Aborts the running call started with `callId`; the server gets `notifications/cancelled`. */
   cancel(callId: string): void
   /** Receives lifecycle events; the callback never keeps Node alive. */
-  onEvent(callback: (event: LifecycleEvent) => void): void
+  onEvent(callback: (arg: LifecycleEvent) => void): void
   /** Cancels running calls and stops every server (bounded in time). */
   shutdown(): Promise<void>
 }
@@ -122,6 +113,16 @@ export declare function configHash(entry: Record<string, unknown>, env?: Record<
  * string-literal union). Programs branch on these; the text beside them is for the model.
  */
 export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'call_failed' | 'config_error' | 'shut_down'
+
+/** Something that happened to a server, or the progress of a running call. */
+export type LifecycleEvent =
+  | { type: 'connected'; server: string; tools: number }
+  | { type: 'reconnected'; server: string; tools: number }
+  | { type: 'idle-shutdown'; server: string; idleMinutes: number }
+  | { type: 'failed'; server: string; error: string; needsAuth: boolean }
+  | { type: 'disconnected'; server: string; reason: string }
+  | { type: 'catalog-changed'; server: string; tools: number }
+  | { type: 'progress'; callId: string; server: string; tool: string; progress: number; total?: number; message?: string; text: string }
 
 export interface ListOpts {
   limit?: number

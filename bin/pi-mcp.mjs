@@ -123,7 +123,7 @@ async function run(adapter, { command, rest, values }, spin, callId) {
     case "call": {
       const args = await callArgs(rest[1]);
       adapter.onEvent((event) => {
-        if (event.type === "progress" && event.callId === callId) spin.set(event.text);
+        if (event.callId === callId) spin.set(event.text); // progress of this call
       });
       return adapter.call(rest[0], args, { server: values.server, callId, timeoutMs: count("timeout", values.timeout) });
     }

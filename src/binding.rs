@@ -2,6 +2,7 @@
 
 use crate::adapter::{self, Adapter, Bounds, CallOptions, Timing};
 use crate::bounded_read::FileLimits;
+use crate::events::Event as LifecycleEvent;
 use crate::search::SearchOptions;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
@@ -316,10 +317,10 @@ impl McpAdapter {
     }
 
     /// Receives lifecycle events; the callback never keeps Node alive.
-    #[napi(ts_args_type = "callback: (event: LifecycleEvent) => void")]
-    pub fn on_event(&self, callback: Function<Value, ()>) -> Result<()> {
+    #[napi]
+    pub fn on_event(&self, callback: Function<LifecycleEvent, ()>) -> Result<()> {
         let tsfn = callback
-            .build_threadsafe_function::<Value>()
+            .build_threadsafe_function::<LifecycleEvent>()
             .weak::<true>()
             .build()?;
         self.inner.on_event(Arc::new(move |event| {

@@ -1,12 +1,46 @@
-//! Lifecycle events for whoever embeds the core (the Pi extension shows them in the footer).
+//! Lifecycle events for whoever embeds the core (the Pi extension shows them in the footer and
+//! routes progress to the running tool call). One enum: Rust code matches on it, serde gives it
+//! its JSON form, and napi derives its TypeScript type (`LifecycleEvent`) and its JS object.
 
 use parking_lot::Mutex;
-use serde_json::{Map, Value};
+use serde::Serialize;
 use std::sync::Arc;
 
-/// Receives events as JSON objects with a `type`: `connected`, `failed`, `disconnected`,
-/// `catalog-changed`, `progress`.
-pub type EventSink = Arc<dyn Fn(Value) + Send + Sync>;
+/// Something that happened to a server, or the progress of a running call.
+#[napi_derive::napi(js_name = "LifecycleEvent", discriminant_case = "kebab-case")]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case", rename_all_fields = "camelCase")]
+pub enum Event {
+    /// The server's first connection this session is listed.
+    Connected { server: String, tools: u32 },
+    /// A later connection is listed (after a crash, a restart, an idle stop or a reconnect).
+    Reconnected { server: String, tools: u32 },
+    /// The server was stopped as idle (0 minutes: it was started only to fill the cache).
+    IdleShutdown { server: String, idle_minutes: f64 },
+    /// The server could not be started, reached or listed.
+    Failed {
+        server: String,
+        error: String,
+        needs_auth: bool,
+    },
+    /// The connection ended without being asked to, or was restarted.
+    Disconnected { server: String, reason: String },
+    /// The server's tools changed (it said so, and was listed again).
+    CatalogChanged { server: String, tools: u32 },
+    /// Progress of the call started with `call_id`; `text` is the line to show.
+    Progress {
+        call_id: String,
+        server: String,
+        tool: String,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+        text: String,
+    },
+}
+
+/// Receives every event.
+pub type EventSink = Arc<dyn Fn(Event) + Send + Sync>;
 
 #[derive(Default)]
 pub struct Events(Mutex<Option<EventSink>>);
@@ -16,15 +50,33 @@ impl Events {
         *self.0.lock() = Some(sink);
     }
 
-    pub fn emit(&self, kind: &str, fields: Value) {
-        let Some(sink) = self.0.lock().clone() else {
-            return;
+    pub fn emit(&self, event: Event) {
+        let sink = self.0.lock().clone();
+        if let Some(sink) = sink {
+            sink(event);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_form_is_tagged_kebab_case_with_camel_case_fields() {
+        let event = Event::IdleShutdown {
+            server: "s".into(),
+            idle_minutes: 0.5,
         };
-        let mut event = match fields {
-            Value::Object(map) => map,
-            _ => Map::new(),
+        assert_eq!(
+            serde_json::to_value(&event).unwrap(),
+            serde_json::json!({ "type": "idle-shutdown", "server": "s", "idleMinutes": 0.5 })
+        );
+        let failed = Event::Failed {
+            server: "s".into(),
+            error: "x".into(),
+            needs_auth: true,
         };
-        event.insert("type".into(), Value::String(kind.into()));
-        sink(Value::Object(event));
+        assert_eq!(serde_json::to_value(&failed).unwrap()["needsAuth"], true);
     }
 }

@@ -46,13 +46,3 @@ export interface DirectTools {
   tools: DirectToolDefinition[]
   warnings: string[]
 }
-
-export type LifecycleEvent =
-  | { type: "connected"; server: string; tools: number }
-  | { type: "reconnected"; server: string; tools: number }
-  | { type: "idle-shutdown"; server: string; idleMinutes: number }
-  | { type: "failed"; server: string; error: string; needsAuth: boolean }
-  | { type: "disconnected"; server: string; reason: string }
-  | { type: "catalog-changed"; server: string; tools: number }
-  | { type: "progress"; callId: string; server: string; tool: string; progress: number; total?: number; message?: string; text: string }
-

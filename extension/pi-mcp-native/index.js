@@ -54,13 +54,17 @@ export default function piMcpNative(pi) {
 
   // No servers: no footer. Pi 1.5's footer throws on a null status text (undefined clears it).
   const showFooter = () => footerCtx?.ui?.setStatus?.("mcp", adapter.footer() ?? undefined);
+  /** @param {import("../index.js").LifecycleEvent} event */
   const onEvent = (event) => {
-    if (event.type === "progress") {
+    // Only progress carries a call id: it goes to that call (if it still runs). Any other event
+    // may change the footer, and the catalog the direct tools come from (re-registered only if
+    // their definitions changed).
+    if ("callId" in event) {
       progressSinks.get(event.callId)?.({ content: [{ type: "text", text: event.text }], details: event });
-    } else {
-      if (["connected", "reconnected", "catalog-changed"].includes(event.type)) syncDirectTools();
-      showFooter();
+      return;
     }
+    syncDirectTools();
+    showFooter();
   };
 
   pi.registerFlag?.("mcp-config", { description: "MCP config file to use instead of ~/.pi/agent/mcp.json", type: "string" });

@@ -6,6 +6,7 @@ use super::modes::Page;
 use super::{Adapter, ErrorCode, Outcome, DEFAULT_REQUEST_TIMEOUT};
 use crate::catalog::ToolInfo;
 use crate::config::value_kind;
+use crate::events::Event;
 use crate::pool::{Connection, ProgressSink, RequestError, RequestOptions};
 use crate::render;
 use crate::search::SearchOptions;
@@ -279,8 +280,15 @@ impl Adapter {
         Arc::new(move |p| {
             if let Some(this) = this.upgrade() {
                 let text = render::progress(&tool, p.progress, p.total, p.message.as_deref());
-                let fields = json!({ "callId": call_id, "server": server, "tool": tool, "progress": p.progress, "total": p.total, "message": p.message, "text": text });
-                this.events.emit("progress", fields);
+                this.events.emit(Event::Progress {
+                    call_id: call_id.clone(),
+                    server: server.clone(),
+                    tool: tool.clone(),
+                    progress: p.progress,
+                    total: p.total,
+                    message: p.message,
+                    text,
+                });
             }
         })
     }

@@ -5,10 +5,10 @@
 use super::servers::Adopted;
 use super::{Adapter, Unavailable};
 use crate::config::{self, ServerConfig, Transport};
+use crate::events::Event;
 use crate::pool::{
     launch, ConnectError, ConnectSpec, Connection, RemoteSpec, StdioSpec, TransportSpec,
 };
-use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -107,10 +107,10 @@ impl Adapter {
             "a request timed out and the server did not answer a ping within {} s either; restarting it",
             limit.as_secs_f32()
         );
-        self.events.emit(
-            "disconnected",
-            json!({ "server": server.name, "reason": reason }),
-        );
+        self.events.emit(Event::Disconnected {
+            server: server.name.clone(),
+            reason,
+        });
         self.connect_to(server, Opening::Reuse).await
     }
 
@@ -181,10 +181,11 @@ impl Adapter {
     /// returns why.
     fn fail(&self, name: &str, cause: Unavailable) -> Unavailable {
         self.servers.record_failure(name, cause.clone());
-        self.events.emit(
-            "failed",
-            json!({ "server": name, "error": cause.reason(name), "needsAuth": cause.needs_auth() }),
-        );
+        self.events.emit(Event::Failed {
+            server: name.to_string(),
+            error: cause.reason(name),
+            needs_auth: cause.needs_auth(),
+        });
         cause
     }
 

@@ -5,10 +5,10 @@
 use super::connect::Need;
 use super::Adapter;
 use crate::config::{Lifecycle, ServerConfig, Transport};
+use crate::events::Event;
 use crate::pool::Notice;
 use futures::StreamExt;
 use parking_lot::Mutex;
-use serde_json::json;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -205,10 +205,10 @@ impl Adapter {
             return;
         }
         if self.pool.close_if_idle(name, Duration::ZERO).await {
-            self.events.emit(
-                "idle-shutdown",
-                json!({ "server": name, "idleMinutes": 0.0 }),
-            );
+            self.events.emit(Event::IdleShutdown {
+                server: name.to_string(),
+                idle_minutes: 0.0,
+            });
         }
     }
 
@@ -301,11 +301,10 @@ impl Adapter {
                 continue;
             };
             if self.pool.close_if_idle(&server.name, limit).await {
-                let minutes = limit.as_secs_f64() / 60.0;
-                self.events.emit(
-                    "idle-shutdown",
-                    json!({ "server": server.name, "idleMinutes": minutes }),
-                );
+                self.events.emit(Event::IdleShutdown {
+                    server: server.name.clone(),
+                    idle_minutes: limit.as_secs_f64() / 60.0,
+                });
             }
         }
     }

@@ -5,8 +5,9 @@ use super::servers::Adopted;
 use super::{now_ms, Adapter, ServerMeta};
 use crate::cache::{self, CacheEntry};
 use crate::config::ServerConfig;
+use crate::events::Event;
 use crate::pool::{Connection, ListBounds, Listing, Notice};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -23,16 +24,22 @@ impl Adapter {
     pub(super) fn take_listing(self: &Arc<Self>, conn: &Connection, listing: &Listing) -> Adopted {
         let name = conn.server.as_str();
         let adopted = self.servers.adopt(name, conn.id, || meta_of(conn, listing));
-        let event = match adopted {
-            Adopted::Same => return adopted,
-            Adopted::First => "connected",
-            Adopted::Again => "reconnected",
-        };
+        if adopted == Adopted::Same {
+            return adopted;
+        }
         self.save_metadata(name);
-        let tools = self.servers.view().server_tools(name).len();
-        self.events
-            .emit(event, json!({ "server": name, "tools": tools }));
+        let (server, tools) = (name.to_string(), self.tool_count(name));
+        self.events.emit(match adopted {
+            Adopted::First => Event::Connected { server, tools },
+            _ => Event::Reconnected { server, tools },
+        });
         adopted
+    }
+
+    /// The number of the server's tools in the catalog.
+    fn tool_count(&self, name: &str) -> u32 {
+        let tools = self.servers.view().server_tools(name).len();
+        u32::try_from(tools).unwrap_or(u32::MAX)
     }
 
     /// How much of a server's listing is kept.
@@ -124,9 +131,10 @@ impl Adapter {
             }
             self.servers.replace(name, meta_of(&conn, &listing));
             self.write_cache(name).await;
-            let tools = self.servers.view().server_tools(name).len();
-            self.events
-                .emit("catalog-changed", json!({ "server": name, "tools": tools }));
+            self.events.emit(Event::CatalogChanged {
+                server: name.to_string(),
+                tools: self.tool_count(name),
+            });
         }
     }
 
@@ -159,9 +167,10 @@ impl Adapter {
                     }
                 }
                 Notice::Lost { server, why } => {
-                    adapter
-                        .events
-                        .emit("disconnected", json!({ "server": server, "reason": why }));
+                    adapter.events.emit(Event::Disconnected {
+                        server,
+                        reason: why,
+                    });
                 }
             }
         }

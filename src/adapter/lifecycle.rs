@@ -90,7 +90,10 @@ pub struct StartOptions {
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum FillState {
     NotStarted,
+    /// `start` deferred it to the first `execute`.
     Deferred,
+    /// An `execute` came before `start` did: `start` fills at once.
+    Wanted,
     Started,
 }
 
@@ -149,9 +152,15 @@ impl Adapter {
                 })
                 .await;
         });
-        if opts.defer_fill {
-            *self.startup.fill.lock() = FillState::Deferred;
-        } else {
+        let deferred = {
+            let mut state = self.startup.fill.lock();
+            let defer = opts.defer_fill && *state == FillState::NotStarted;
+            if defer {
+                *state = FillState::Deferred;
+            }
+            defer
+        };
+        if !deferred {
             self.fill_cache();
         }
         self.tasks.spawn(Adapter::health_loop(
@@ -160,9 +169,17 @@ impl Adapter {
         ));
     }
 
-    /// Starts a deferred cache fill (the model's first use of `mcp`).
+    /// Starts a deferred cache fill (the model's first use of `mcp`), or has `start` fill at
+    /// once when it has not run yet.
     pub(super) fn begin_deferred_fill(self: &Arc<Self>) {
-        if *self.startup.fill.lock() == FillState::Deferred {
+        let deferred = {
+            let mut state = self.startup.fill.lock();
+            if *state == FillState::NotStarted {
+                *state = FillState::Wanted;
+            }
+            *state == FillState::Deferred
+        };
+        if deferred {
             self.fill_cache();
         }
     }

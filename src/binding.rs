@@ -1,6 +1,6 @@
 //! The napi surface: converts between JS and the core's types, nothing else.
 
-use crate::adapter::{self, Adapter, Bounds, CallOptions, Timing};
+use crate::adapter::{self, Adapter, Bounds, CallOptions, DirectTools, Timing, ToolDefinition};
 use crate::bounded_read::FileLimits;
 use crate::events::Event as LifecycleEvent;
 use crate::search::SearchOptions;
@@ -59,6 +59,55 @@ pub struct SearchOpts {
     pub include_schemas: Option<bool>,
     pub limit: Option<u32>,
     pub offset: Option<u32>,
+}
+
+/// What every mode returns: content blocks for Pi, details for programs, and the error flag.
+#[napi(object)]
+pub struct Outcome {
+    pub content: Vec<ContentBlock>,
+    /// `mode` names the mode; failures set `error` to a stable code.
+    #[napi(ts_type = "OutcomeDetails")]
+    pub details: Value,
+    pub is_error: bool,
+}
+
+/// A text or image block as Pi shows it to the model.
+#[napi(discriminant_case = "lowercase")]
+pub enum ContentBlock {
+    Text { text: String },
+    Image { data: String, mime_type: String },
+}
+
+impl From<Value> for ContentBlock {
+    /// The core renders text and image blocks only; the strings are moved, not copied.
+    fn from(block: Value) -> Self {
+        let Value::Object(mut block) = block else {
+            return ContentBlock::Text {
+                text: block.to_string(),
+            };
+        };
+        let mut take = |key: &str| match block.remove(key) {
+            Some(Value::String(s)) => s,
+            _ => String::new(),
+        };
+        match take("type").as_str() {
+            "image" => ContentBlock::Image {
+                data: take("data"),
+                mime_type: take("mimeType"),
+            },
+            _ => ContentBlock::Text { text: take("text") },
+        }
+    }
+}
+
+impl From<adapter::Outcome> for Outcome {
+    fn from(outcome: adapter::Outcome) -> Self {
+        Outcome {
+            content: outcome.content.into_iter().map(ContentBlock::from).collect(),
+            details: outcome.details,
+            is_error: outcome.is_error,
+        }
+    }
 }
 
 #[napi(object)]
@@ -153,18 +202,17 @@ impl McpAdapter {
         Ok(McpAdapter { inner })
     }
 
-    /// The `mcp` tool as Pi registers it: `{ name, label, description, promptSnippet, parameters }`.
-    #[napi(ts_return_type = "ToolDefinition")]
-    pub fn tool_definition(&self) -> Value {
+    /// The `mcp` tool as Pi registers it.
+    #[napi]
+    pub fn tool_definition(&self) -> ToolDefinition {
         self.inner.tool_definition()
     }
 
     /// Tools to register as Pi tools of their own (`directTools`, `MCP_DIRECT_TOOLS`), from the
     /// catalog known now; `warnings` say why selected tools were left out.
-    #[napi(ts_return_type = "DirectTools")]
-    pub fn direct_tools(&self) -> Value {
-        let set = self.inner.direct_tools();
-        serde_json::json!({ "tools": set.tools, "warnings": set.warnings })
+    #[napi]
+    pub fn direct_tools(&self) -> DirectTools {
+        self.inner.direct_tools()
     }
 
     /// Whether the project's configs are used (see `OpenOptions.projectTrusted`).
@@ -196,9 +244,9 @@ impl McpAdapter {
     }
 
     /// Every server's tools as known now (`/mcp tools`).
-    #[napi(ts_return_type = "Promise<Outcome>")]
-    pub async fn tools(&self) -> Value {
-        self.inner.tools_overview().to_json()
+    #[napi]
+    pub async fn tools(&self) -> Outcome {
+        self.inner.tools_overview().into()
     }
 
     /// Starts background work (first-run cache fill, eager servers) and returns at once.
@@ -208,23 +256,23 @@ impl McpAdapter {
         self.inner.start(adapter::StartOptions { defer_fill });
     }
 
-    #[napi(ts_return_type = "Promise<Outcome>")]
-    pub async fn status(&self) -> Value {
-        self.inner.status().to_json()
+    #[napi]
+    pub async fn status(&self) -> Outcome {
+        self.inner.status().into()
     }
 
     /// A page of a server's tools (`limit` default 100).
-    #[napi(ts_return_type = "Promise<Outcome>")]
-    pub async fn list(&self, server: String, opts: Option<ListOpts>) -> Value {
+    #[napi]
+    pub async fn list(&self, server: String, opts: Option<ListOpts>) -> Outcome {
         let page = opts.map_or_else(adapter::Page::default, |o| adapter::Page {
             limit: o.limit.filter(|n| *n > 0).map(|n| n as usize),
             offset: o.offset.unwrap_or(0) as usize,
         });
-        self.inner.list(&server, page).await.to_json()
+        self.inner.list(&server, page).await.into()
     }
 
-    #[napi(ts_return_type = "Promise<Outcome>")]
-    pub async fn search(&self, query: String, opts: Option<SearchOpts>) -> Value {
+    #[napi]
+    pub async fn search(&self, query: String, opts: Option<SearchOpts>) -> Outcome {
         let opts = opts.unwrap_or(SearchOpts {
             regex: None,
             server: None,
@@ -244,43 +292,42 @@ impl McpAdapter {
         self.inner
             .search(&query, search, opts.include_schemas.unwrap_or(true))
             .await
-            .to_json()
+            .into()
     }
 
-    #[napi(ts_return_type = "Promise<Outcome>")]
-    pub async fn describe(&self, tool: String, server: Option<String>) -> Value {
+    #[napi]
+    pub async fn describe(&self, tool: String, server: Option<String>) -> Outcome {
         self.inner
             .describe(&tool, server.as_deref())
             .await
-            .to_json()
+            .into()
     }
 
-    #[napi(ts_return_type = "Promise<Outcome>")]
-    pub async fn instructions(&self, server: String) -> Value {
-        self.inner.instructions(&server).await.to_json()
+    #[napi]
+    pub async fn instructions(&self, server: String) -> Outcome {
+        self.inner.instructions(&server).await.into()
     }
 
     /// `/mcp-auth <server>`: how to give the server credentials, and its auth state.
-    #[napi(ts_return_type = "Outcome")]
-    pub fn auth_help(&self, server: String) -> Value {
-        self.inner.auth_help(&server).to_json()
+    #[napi]
+    pub fn auth_help(&self, server: String) -> Outcome {
+        self.inner.auth_help(&server).into()
     }
 
-    #[napi(ts_return_type = "Promise<Outcome>")]
-    pub async fn connect(&self, server: String) -> Value {
-        self.inner.connect(&server).await.to_json()
+    #[napi]
+    pub async fn connect(&self, server: String) -> Outcome {
+        self.inner.connect(&server).await.into()
     }
 
     #[napi(
         ts_args_type = "tool: string, args?: Record<string, unknown>, opts?: CallOpts",
-        ts_return_type = "Promise<Outcome>"
     )]
     pub async fn call(
         &self,
         tool: String,
         args: Option<Map<String, Value>>,
         opts: Option<CallOpts>,
-    ) -> Value {
+    ) -> Outcome {
         let opts = opts.map_or_else(CallOptions::default, |o| CallOptions {
             server: o.server,
             call_id: o.call_id,
@@ -290,24 +337,23 @@ impl McpAdapter {
         self.inner
             .call(&tool, args.unwrap_or_default(), opts)
             .await
-            .to_json()
+            .into()
     }
 
     /// Runs the `mcp` tool with the parameters the model gave.
     #[napi(
         ts_args_type = "params: McpParams, callId?: string",
-        ts_return_type = "Promise<Outcome>"
     )]
-    pub async fn execute(&self, params: Value, call_id: Option<String>) -> Value {
-        self.inner.execute(&params, call_id).await.to_json()
+    pub async fn execute(&self, params: Value, call_id: Option<String>) -> Outcome {
+        self.inner.execute(&params, call_id).await.into()
     }
 
     /// Every config source and what came of it, the merged servers with where each came from,
     /// every problem (notes included) and, unless `connect` is false, a fresh timed connection
     /// to each enabled server. `isError` when a server failed or a config has an error.
-    #[napi(ts_return_type = "Promise<Outcome>")]
-    pub async fn doctor(&self, connect: Option<bool>) -> Value {
-        self.inner.doctor(connect.unwrap_or(true)).await.to_json()
+    #[napi]
+    pub async fn doctor(&self, connect: Option<bool>) -> Outcome {
+        self.inner.doctor(connect.unwrap_or(true)).await.into()
     }
 
     /// Aborts the running call started with `callId`; the server gets `notifications/cancelled`.

@@ -1,32 +1,16 @@
-//! Calling a tool (or reading a resource tool), and `execute`: the `mcp` tool's parameters
-//! mapped onto the modes.
+//! Calling a tool (or reading a resource tool).
 
 use super::connect::Need;
-use super::modes::Page;
 use super::{Adapter, ErrorCode, Outcome, DEFAULT_REQUEST_TIMEOUT};
 use crate::catalog::ToolInfo;
-use crate::config::value_kind;
 use crate::events::Event;
 use crate::pool::{Connection, ProgressSink, RequestError, RequestOptions};
 use crate::render;
-use crate::search::SearchOptions;
 use crate::validate::{check_arguments, coerce_arguments, without_null_optionals};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-
-/// Fields of the `mcp` tool that pick a mode; finding one inside `args` means the model nested them.
-const GATEWAY_FIELDS: [&str; 6] = [
-    "tool",
-    "connect",
-    "describe",
-    "instructions",
-    "search",
-    "server",
-];
-/// Search results per page unless `limit` says otherwise.
-pub const DEFAULT_LIMIT: usize = 12;
 
 #[derive(Clone, Default)]
 pub struct CallOptions {
@@ -201,71 +185,6 @@ impl Adapter {
             .with("server", tool.server.clone())
             .with("tool", tool.name.clone())
     }
-
-    /// Runs the `mcp` tool: picks the mode from `params` (tool > connect > describe >
-    /// instructions > search > server > status).
-    pub async fn execute(self: &Arc<Self>, params: &Value, call_id: Option<String>) -> Outcome {
-        self.begin_deferred_fill();
-        let text = |key: &str| {
-            params
-                .get(key)
-                .and_then(Value::as_str)
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-        };
-        let flag = |key: &str| params.get(key).and_then(Value::as_bool);
-        let count = |key: &str| {
-            params
-                .get(key)
-                .and_then(Value::as_f64)
-                .filter(|n| *n >= 0.0)
-                .map(|n| n as usize)
-        };
-        let server = text("server");
-        let args = match parse_args(params.get("args")) {
-            Ok(args) => args,
-            Err(outcome) => return outcome,
-        };
-        if let Some(tool) = text("tool") {
-            let opts = CallOptions {
-                server: server.map(str::to_string),
-                call_id,
-                ..CallOptions::default()
-            };
-            return self.call(tool, args, opts).await;
-        }
-        if GATEWAY_FIELDS.iter().any(|f| args.contains_key(*f)) {
-            return Outcome::error(
-                "call",
-                ErrorCode::NestedParams,
-                "Gateway fields were nested inside `args`; pass them at the top level, e.g. mcp({ search: \"...\" }) or mcp({ tool: \"name\", args: {...} }).",
-            );
-        }
-        if let Some(name) = text("connect") {
-            self.connect(name).await
-        } else if let Some(name) = text("describe") {
-            self.describe(name, server).await
-        } else if let Some(name) = text("instructions") {
-            self.instructions(name).await
-        } else if let Some(query) = params.get("search").and_then(Value::as_str) {
-            let opts = SearchOptions {
-                regex: flag("regex").unwrap_or(false),
-                server: server.map(str::to_string),
-                limit: count("limit").filter(|n| *n > 0).unwrap_or(DEFAULT_LIMIT),
-                offset: count("offset").unwrap_or(0),
-            };
-            self.search(query.trim(), opts, flag("includeSchemas").unwrap_or(true))
-                .await
-        } else if let Some(name) = server {
-            let page = Page {
-                limit: count("limit").filter(|n| *n > 0),
-                offset: count("offset").unwrap_or(0),
-            };
-            self.list(name, page).await
-        } else {
-            self.status()
-        }
-    }
 }
 
 impl Adapter {
@@ -313,26 +232,4 @@ fn argument_problems(tool: &ToolInfo, args: &mut Map<String, Value>) -> Option<O
             .with("tool", tool.name.clone())
             .with("problems", problems),
     )
-}
-
-/// `args` as an object: given as one, or as a JSON string encoding one.
-fn parse_args(args: Option<&Value>) -> Result<Map<String, Value>, Outcome> {
-    let invalid = |why: String| Outcome::error("call", ErrorCode::InvalidArgs, why);
-    match args {
-        None | Some(Value::Null) => Ok(Map::new()),
-        Some(Value::Object(map)) => Ok(map.clone()),
-        Some(Value::String(s)) if s.trim().is_empty() => Ok(Map::new()),
-        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
-            Ok(Value::Object(map)) => Ok(map),
-            Ok(other) => Err(invalid(format!(
-                "`args` must be a JSON object, got {}.",
-                value_kind(&other)
-            ))),
-            Err(e) => Err(invalid(format!("`args` is not valid JSON: {e}."))),
-        },
-        Some(other) => Err(invalid(format!(
-            "`args` must be an object, got {}.",
-            value_kind(other)
-        ))),
-    }
 }

@@ -4,7 +4,7 @@
 
 use super::Adapter;
 use crate::catalog::ToolInfo;
-use crate::config::DirectTools;
+use crate::config::DirectTools as Selection;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
@@ -14,22 +14,38 @@ const RESERVED_NAMES: [&str; 8] = ["read", "bash", "edit", "write", "grep", "fin
 const NONE_SELECTED: &str = "__none__";
 
 /// The tools to register, and why any selected tool was left out.
+#[napi_derive::napi(object)]
 #[derive(Debug, Default, PartialEq)]
-pub struct DirectToolSet {
-    /// Pi tool definitions: `name, label, description, promptSnippet, parameters, server, tool`.
-    pub tools: Vec<Value>,
+pub struct DirectTools {
+    pub tools: Vec<DirectToolDefinition>,
     pub warnings: Vec<String>,
 }
 
+/// A Pi tool definition for one MCP tool, and the server and MCP name it calls.
+#[napi_derive::napi(object)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct DirectToolDefinition {
+    pub name: String,
+    pub label: String,
+    pub description: String,
+    pub prompt_snippet: String,
+    /// An object schema (what Pi registers).
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub parameters: Value,
+    pub server: String,
+    /// The tool's MCP name.
+    pub tool: String,
+}
+
 impl Adapter {
-    pub fn direct_tools(&self) -> DirectToolSet {
+    pub fn direct_tools(&self) -> DirectTools {
         let selection = self.direct_selection();
         let catalog = self.servers.view();
-        let mut set = DirectToolSet::default();
+        let mut set = DirectTools::default();
         let mut chosen: Vec<&ToolInfo> = Vec::new();
         for (server, wanted) in &selection {
             let tools = catalog.server_tools(server);
-            if let DirectTools::Only(names) = wanted {
+            if let Selection::Only(names) = wanted {
                 if !tools.is_empty() {
                     for name in names
                         .iter()
@@ -42,9 +58,9 @@ impl Adapter {
                 }
             }
             chosen.extend(tools.into_iter().filter(|t| match wanted {
-                DirectTools::All => true,
-                DirectTools::Only(names) => names.iter().any(|n| names_tool(n, t)),
-                DirectTools::None => false,
+                Selection::All => true,
+                Selection::Only(names) => names.iter().any(|n| names_tool(n, t)),
+                Selection::None => false,
             }));
         }
         let mut seen: HashMap<&str, usize> = HashMap::new();
@@ -70,7 +86,7 @@ impl Adapter {
     }
 
     /// Per enabled server, which tools go direct: `MCP_DIRECT_TOOLS` when set, else the config.
-    fn direct_selection(&self) -> Vec<(String, DirectTools)> {
+    fn direct_selection(&self) -> Vec<(String, Selection)> {
         let enabled = self.servers.configs().filter(|s| !s.disabled);
         match self.env.get("MCP_DIRECT_TOOLS") {
             Some(spec) => {
@@ -89,11 +105,11 @@ impl Adapter {
                         let mut names = Vec::new();
                         for (_, tool) in mine {
                             match tool {
-                                None => return Some((server.name.clone(), DirectTools::All)),
+                                None => return Some((server.name.clone(), Selection::All)),
                                 Some(tool) => names.push(tool.to_string()),
                             }
                         }
-                        (!names.is_empty()).then(|| (server.name.clone(), DirectTools::Only(names)))
+                        (!names.is_empty()).then(|| (server.name.clone(), Selection::Only(names)))
                     })
                     .collect()
             }
@@ -101,13 +117,13 @@ impl Adapter {
                 .map(|server| {
                     let wanted = server.direct_tools.clone().unwrap_or(
                         match self.config.settings.direct_tools {
-                            true => DirectTools::All,
-                            false => DirectTools::None,
+                            true => Selection::All,
+                            false => Selection::None,
                         },
                     );
                     (server.name.clone(), wanted)
                 })
-                .filter(|(_, wanted)| *wanted != DirectTools::None)
+                .filter(|(_, wanted)| *wanted != Selection::None)
                 .collect(),
         }
     }
@@ -118,7 +134,7 @@ fn names_tool(name: &str, tool: &ToolInfo) -> bool {
     name == tool.original || name == tool.name
 }
 
-fn definition(tool: &ToolInfo) -> Value {
+fn definition(tool: &ToolInfo) -> DirectToolDefinition {
     let description = match (&tool.resource_uri, tool.description.trim()) {
         (Some(uri), "") => format!("Reads the MCP resource {uri}."),
         (Some(uri), text) => format!("{text}\n\nReads the MCP resource {uri}."),
@@ -129,15 +145,15 @@ fn definition(tool: &ToolInfo) -> Value {
         words if words.is_empty() => format!("MCP tool from {}", tool.server),
         words => clip_words(&words, 100),
     };
-    json!({
-        "name": tool.name,
-        "label": format!("MCP: {}", tool.original),
-        "description": description,
-        "promptSnippet": snippet,
-        "parameters": parameters(tool),
-        "server": tool.server,
-        "tool": tool.original,
-    })
+    DirectToolDefinition {
+        name: tool.name.clone(),
+        label: format!("MCP: {}", tool.original),
+        description,
+        prompt_snippet: snippet,
+        parameters: parameters(tool),
+        server: tool.server.clone(),
+        tool: tool.original.clone(),
+    }
 }
 
 /// The input schema as Pi expects it: an object schema, without `$schema` and the top-level

@@ -4,8 +4,9 @@
 //! Where things are: `servers` (the registry: one record per server, and the catalog view
 //! derived from it) · `connect` (the one way to reach a server) · `listing` (metadata in step
 //! with the servers, the cache writes) · `lifecycle` (start-up, cache fill, health loop, idle
-//! stop, shutdown) · `modes` and `call` (what the model asks for) · `errors` (codes, why a server
-//! is unavailable) · `auth`, `direct`, `doctor`.
+//! stop, shutdown) · `request` (the `mcp` tool's parameters, parsed once, dispatched by one match)
+//! · `modes` and `call` (what each request does) · `errors` (codes, why a server is unavailable) ·
+//! `output` (every answer within the output guard) · `auth`, `direct`, `doctor`.
 
 mod auth;
 mod call;
@@ -20,15 +21,17 @@ mod listing;
 mod modes;
 mod outcome;
 mod output;
+mod request;
 mod servers;
 
-pub use call::{CallOptions, DEFAULT_LIMIT};
-pub use direct::DirectToolSet;
+pub use call::CallOptions;
+pub use direct::{DirectToolDefinition, DirectTools};
 pub use errors::{ErrorCode, Unavailable};
 pub use host::FrontEnd;
 pub use lifecycle::{Bounds, StartOptions, Timing};
 pub use modes::{Page, DEFAULT_LIST_LIMIT};
 pub use outcome::Outcome;
+pub use request::{Request, DEFAULT_LIMIT};
 pub use servers::ServerMeta;
 
 use crate::bounded_read::FileLimits;
@@ -63,6 +66,19 @@ pub struct OpenOptions {
     pub project_trusted: Option<bool>,
     /// Caps on the config, cache, env and token files read.
     pub file_limits: FileLimits,
+}
+
+/// The `mcp` tool as Pi registers it.
+#[napi_derive::napi(object)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolDefinition {
+    pub name: String,
+    pub label: String,
+    pub description: String,
+    pub prompt_snippet: String,
+    /// Its parameters' JSON Schema.
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub parameters: serde_json::Value,
 }
 
 pub struct Adapter {
@@ -165,14 +181,15 @@ impl Adapter {
     }
 
     /// The `mcp` tool as registered with Pi; byte-stable for a given config.
-    pub fn tool_definition(&self) -> serde_json::Value {
-        serde_json::json!({
-            "name": "mcp",
-            "label": "MCP",
-            "description": crate::render::tool_description(&self.server_summaries()),
-            "promptSnippet": "MCP gateway: status, search, describe and call tools of MCP servers",
-            "parameters": crate::render::tool_parameters(),
-        })
+    pub fn tool_definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: "mcp".into(),
+            label: "MCP".into(),
+            description: crate::render::tool_description(&self.server_summaries()),
+            prompt_snippet: "MCP gateway: status, search, describe and call tools of MCP servers"
+                .into(),
+            parameters: crate::render::tool_parameters(),
+        }
     }
 
     /// Config problems and cache warnings, one line each (notes are left to `doctor`).

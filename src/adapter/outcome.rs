@@ -1,7 +1,7 @@
 //! What every mode returns: content blocks for Pi, details for programs, and the error flag.
 
 use super::ErrorCode;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
@@ -52,13 +52,5 @@ impl Outcome {
             .filter_map(|b| b.get("text").and_then(Value::as_str))
             .collect::<Vec<_>>()
             .join("\n")
-    }
-
-    pub fn to_json(&self) -> Value {
-        let mut map = Map::new();
-        map.insert("content".into(), Value::Array(self.content.clone()));
-        map.insert("details".into(), self.details.clone());
-        map.insert("isError".into(), Value::Bool(self.is_error));
-        Value::Object(map)
     }
 }

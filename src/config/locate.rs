@@ -55,6 +55,73 @@ pub fn line_at(text: &str, offset: usize) -> usize {
         + 1
 }
 
+/// The members of the object whose `{` is at `open` in `text` (comments already blanked), with
+/// where each key and value is; `None` when there is no object there.
+pub fn members(text: &str, open: usize) -> Option<Members> {
+    let mut scanner = Scanner {
+        bytes: text.as_bytes(),
+        at: open,
+    };
+    if scanner.peek()? != b'{' {
+        return None;
+    }
+    scanner.at += 1;
+    let mut items = vec![];
+    loop {
+        scanner.skip_space();
+        match scanner.peek()? {
+            b'}' => {
+                return Some(Members {
+                    open,
+                    close: scanner.at,
+                    items,
+                })
+            }
+            b',' => scanner.at += 1,
+            b'"' => {
+                let key_start = scanner.at;
+                let key = scanner.string()?;
+                scanner.skip_space();
+                if scanner.peek()? != b':' {
+                    return None;
+                }
+                scanner.at += 1;
+                scanner.skip_space();
+                let start = scanner.at;
+                scanner.skip_value()?;
+                let value = start..text[..scanner.at].trim_end().len();
+                items.push(Member {
+                    key,
+                    key_start,
+                    value,
+                });
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// An object's braces and members in a text.
+pub struct Members {
+    /// Byte offsets of `{` and `}`.
+    pub open: usize,
+    pub close: usize,
+    pub items: Vec<Member>,
+}
+
+pub struct Member {
+    pub key: String,
+    /// Byte offset of the key's opening quote.
+    pub key_start: usize,
+    pub value: std::ops::Range<usize>,
+}
+
+impl Members {
+    pub fn get(&self, key: &str) -> Option<&Member> {
+        self.items.iter().find(|m| m.key == key)
+    }
+}
+
 /// Walks JSON text (comments already blanked) one object level at a time.
 struct Scanner<'a> {
     bytes: &'a [u8],

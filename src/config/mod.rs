@@ -5,6 +5,7 @@
 
 mod client;
 mod command;
+mod edit;
 mod envfile;
 mod fields;
 mod files;
@@ -23,6 +24,7 @@ pub use client::{ClientSettings, DEFAULT_CALL_TIMEOUT};
 pub use command::{
     resolve_all, CommandPolicy, ConfigValue, RunContext, ValueError, ValueErrorKind,
 };
+pub use edit::{edit_server, Change, EditError};
 pub use imports::ImportKind;
 pub use interpolate::{expand, interpolate};
 pub use server::value_kind;

@@ -1,0 +1,296 @@
+//! Changing one field of one server in a config file, keeping everything else as the user wrote
+//! it: comments, order, indentation, the other servers and keys. `/mcp` turns servers on and off
+//! with it: the change is spliced into the text, never written back from a parsed value.
+
+use super::jsonc;
+use super::locate::{members, Members};
+use crate::atomic_file;
+use serde_json::Value;
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+/// What to do with the field.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Change {
+    Set(Value),
+    Remove,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct EditError {
+    pub file: PathBuf,
+    pub why: String,
+}
+
+impl fmt::Display for EditError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot change {}: {}", self.file.display(), self.why)
+    }
+}
+
+impl std::error::Error for EditError {}
+
+/// Applies `change` to `field` of `server` under `servers_key` (`mcpServers`) in `file`; a
+/// missing file, servers object or server entry is created for `Set`. Returns whether the file
+/// changed. The file keeps its permissions.
+pub fn edit_server(
+    file: &Path,
+    servers_key: &str,
+    server: &str,
+    field: &str,
+    change: &Change,
+) -> Result<bool, EditError> {
+    let error = |why: String| EditError {
+        file: file.to_path_buf(),
+        why,
+    };
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(error(e.to_string())),
+    };
+    let Some(edited) = edit_text(&text, servers_key, server, field, change).map_err(error)? else {
+        return Ok(false);
+    };
+    let permissions = std::fs::metadata(file).ok().map(|m| m.permissions());
+    if let Some(dir) = file.parent() {
+        atomic_file::create_private_dir(dir).map_err(|e| error(e.to_string()))?;
+    }
+    atomic_file::write(file, edited.as_bytes()).map_err(|e| error(e.to_string()))?;
+    if let Some(permissions) = permissions {
+        std::fs::set_permissions(file, permissions).map_err(|e| error(e.to_string()))?;
+    }
+    Ok(true)
+}
+
+/// `text` with the change made; `None` when it would not change.
+pub fn edit_text(
+    text: &str,
+    servers_key: &str,
+    server: &str,
+    field: &str,
+    change: &Change,
+) -> Result<Option<String>, String> {
+    // The keys from the root down to the field; the value for the first missing one is built.
+    let path = [servers_key, server, field];
+    if jsonc::is_blank(text) {
+        return Ok(match change {
+            Change::Set(value) => Some(format!("{}\n", block(&path, value, ""))),
+            Change::Remove => None,
+        });
+    }
+    let stripped = jsonc::strip(text);
+    match serde_json::from_str::<Value>(&stripped) {
+        Ok(Value::Object(_)) => {}
+        Ok(_) => return Err("it does not hold a JSON object".into()),
+        Err(e) => return Err(format!("it is not valid JSON ({e})")),
+    }
+    let start = stripped.find('{').unwrap_or_default();
+    let mut object = members(&stripped, start).ok_or("it does not hold a JSON object")?;
+    for (depth, key) in path.iter().enumerate() {
+        let Some(member) = object.get(key) else {
+            return Ok(match change {
+                Change::Set(value) => Some(insert(text, &stripped, &object, &path[depth..], value)),
+                Change::Remove => None,
+            });
+        };
+        if depth + 1 == path.len() {
+            return Ok(replace(text, &stripped, &object, member.value.clone(), member.key_start, change));
+        }
+        object = members(&stripped, member.value.start)
+            .ok_or_else(|| format!("`{}` is not an object", path[..=depth].join(".")))?;
+    }
+    Ok(None)
+}
+
+/// Sets or removes the member whose value spans `value`.
+fn replace(
+    text: &str,
+    stripped: &str,
+    object: &Members,
+    value: Range<usize>,
+    key_start: usize,
+    change: &Change,
+) -> Option<String> {
+    let mut out = text.to_string();
+    match change {
+        Change::Set(new) => {
+            let current: Option<Value> = serde_json::from_str(&stripped[value.clone()]).ok();
+            if current.as_ref() == Some(new) {
+                return None;
+            }
+            out.replace_range(value, &new.to_string());
+        }
+        Change::Remove => {
+            let before = stripped[..key_start].trim_end();
+            if before.ends_with(',') {
+                // `…, "key": value`: from the comma before it.
+                out.replace_range(before.len() - 1..value.end, "");
+            } else {
+                // The first member: up to the next one, or to the closing brace.
+                let rest = &stripped[value.end..object.close];
+                let end = match rest.trim_start().strip_prefix(',') {
+                    Some(after) => object.close - after.trim_start().len(),
+                    None => value.end,
+                };
+                let start = if end == value.end { before.len() } else { key_start };
+                out.replace_range(start..end, "");
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Inserts `"path[0]": …` (nested down to `value`) as the last member of `object`, indented like
+/// the members it has (or two spaces more than the object's line).
+fn insert(text: &str, stripped: &str, object: &Members, path: &[&str], value: &Value) -> String {
+    let outer = line_indent(stripped, object.open);
+    let indent = object
+        .items
+        .first()
+        .map(|m| line_indent(stripped, m.key_start))
+        .filter(|indent| indent.len() > outer.len())
+        .unwrap_or_else(|| format!("{outer}  "));
+    let member = format!("{indent}{}", member(path, value, &indent));
+    let inner = stripped[object.open + 1..object.close].trim_end();
+    let mut out = text.to_string();
+    if inner.trim().is_empty() {
+        out.replace_range(object.open + 1..object.close, &format!("\n{member}\n{outer}"));
+    } else {
+        let end = object.open + 1 + inner.len();
+        let comma = if inner.ends_with(',') { "" } else { "," };
+        out.insert_str(end, &format!("{comma}\n{member}"));
+    }
+    out
+}
+
+/// `"a": {…"z": value…}` for `path` [a, …, z], each level on its own lines below `indent`.
+fn member(path: &[&str], value: &Value, indent: &str) -> String {
+    match path {
+        [] => value.to_string(),
+        [key] => format!("{}: {value}", quote(key)),
+        [key, rest @ ..] => format!("{}: {}", quote(key), block(rest, value, indent)),
+    }
+}
+
+/// `{ "a": … }` spread over lines, its closing brace at `indent`.
+fn block(path: &[&str], value: &Value, indent: &str) -> String {
+    let inner = format!("{indent}  ");
+    format!("{{\n{inner}{}\n{indent}}}", member(path, value, &inner))
+}
+
+fn quote(key: &str) -> String {
+    Value::String(key.to_string()).to_string()
+}
+
+fn line_indent(text: &str, at: usize) -> String {
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    text[line_start..]
+        .chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn edit(text: &str, server: &str, field: &str, change: Change) -> String {
+        let out = edit_text(text, "mcpServers", server, field, &change)
+            .unwrap()
+            .unwrap_or_else(|| text.to_string());
+        let parsed: Value = serde_json::from_str(&jsonc::strip(&out)).unwrap_or_else(|e| panic!("{e}:\n{out}"));
+        assert!(parsed.is_object());
+        out
+    }
+
+    const FILE: &str = r#"{
+  // my servers
+  "mcpServers": {
+    "fs": {
+      "command": "npx", // the filesystem server
+      "args": ["-y", "fs"]
+    },
+    "web": { "url": "https://x/mcp", "enabled": true }
+  },
+  "settings": {"toolPrefix": "server"} /* keep */
+}
+"#;
+
+    #[test]
+    fn sets_a_field_keeping_comments_and_layout() {
+        let out = edit(FILE, "fs", "enabled", Change::Set(json!(false)));
+        assert_eq!(
+            out,
+            FILE.replace(
+                "\"args\": [\"-y\", \"fs\"]\n",
+                "\"args\": [\"-y\", \"fs\"],\n      \"enabled\": false\n"
+            )
+        );
+        let out = edit(FILE, "web", "enabled", Change::Set(json!(false)));
+        assert_eq!(out, FILE.replace("\"enabled\": true }", "\"enabled\": false }"));
+        assert_eq!(edit_text(FILE, "mcpServers", "web", "enabled", &Change::Set(json!(true))), Ok(None));
+    }
+
+    #[test]
+    fn removes_a_field_with_its_comma() {
+        let out = edit(FILE, "web", "enabled", Change::Remove);
+        assert_eq!(out, FILE.replace(", \"enabled\": true }", " }"));
+        let first = r#"{"mcpServers": {"a": {"disabled": true, "command": "x"}}}"#;
+        let out = edit(first, "a", "disabled", Change::Remove);
+        assert_eq!(out, r#"{"mcpServers": {"a": {"command": "x"}}}"#);
+        let only = r#"{"mcpServers": {"a": { "disabled": true }}}"#;
+        assert_eq!(edit(only, "a", "disabled", Change::Remove), r#"{"mcpServers": {"a": { }}}"#);
+        assert_eq!(edit_text(FILE, "mcpServers", "fs", "enabled", &Change::Remove), Ok(None));
+    }
+
+    #[test]
+    fn adds_an_override_entry_or_the_whole_file() {
+        let out = edit(FILE, "cursor-server", "enabled", Change::Set(json!(false)));
+        assert!(
+            out.contains("\"web\": { \"url\": \"https://x/mcp\", \"enabled\": true },\n    \"cursor-server\": {\n      \"enabled\": false\n    }\n  },"),
+            "{out}"
+        );
+        assert!(out.contains("// my servers") && out.contains("/* keep */"));
+        let out = edit("", "s", "enabled", Change::Set(json!(false)));
+        assert_eq!(out, "{\n  \"mcpServers\": {\n    \"s\": {\n      \"enabled\": false\n    }\n  }\n}\n");
+        let out = edit("{\"settings\": {}}", "s", "exposure", Change::Set(json!("direct")));
+        assert_eq!(out, "{\"settings\": {},\n  \"mcpServers\": {\n    \"s\": {\n      \"exposure\": \"direct\"\n    }\n  }}");
+        let out = edit("{ }", "s", "enabled", Change::Set(json!(false)));
+        assert!(out.starts_with("{\n  \"mcpServers\": {"), "{out}");
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_edit_safely() {
+        assert!(edit_text("[1]", "mcpServers", "s", "enabled", &Change::Set(json!(false))).is_err());
+        assert!(edit_text("{\"mcpServers\": [", "mcpServers", "s", "enabled", &Change::Remove).is_err());
+        let err = edit_text("{\"mcpServers\": {\"s\": \"npx\"}}", "mcpServers", "s", "enabled", &Change::Set(json!(false)));
+        assert_eq!(err, Err("`mcpServers.s` is not an object".into()));
+    }
+
+    #[test]
+    fn writes_the_file_keeping_its_permissions() {
+        let dir = std::env::temp_dir().join(format!("pi-mcp-edit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("mcp.json");
+        std::fs::write(&file, FILE).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        assert_eq!(edit_server(&file, "mcpServers", "fs", "enabled", &Change::Set(json!(false))), Ok(true));
+        assert!(std::fs::read_to_string(&file).unwrap().contains("\"enabled\": false"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o644);
+        }
+        let created = dir.join("new/mcp.json");
+        assert_eq!(edit_server(&created, "mcpServers", "s", "enabled", &Change::Set(json!(false))), Ok(true));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -77,6 +77,35 @@ piTest("enabled: false, timeout in seconds, description, a !command header, numb
   await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
+piTest("a hidden tool (toolExposure, exact name or pattern) is unreachable by every mode", OPTS, async (pi) => {
+  const dir = join(scratch, `hidden-${pi}`);
+  mkdirSync(dir);
+  const config = { mcpServers: { ev: everything({ cwd: dir, toolExposure: { echo: "hidden", "get-*": "hidden", "get-sum": "direct" } }) } };
+  const steps = [
+    mcp({ server: "ev" }),
+    mcp({ search: "echo get environment" }),
+    mcp({ describe: "ev_echo" }),
+    mcp({ tool: "ev_echo", args: { message: "x" } }),
+    mcp({ tool: "ev_get-env", args: {} }),
+    mcp({ tool: "ev_get-sum", args: { a: 1, b: 2 } }),
+    { text: "done" },
+  ];
+  const r = await runPi({ pi, extensionDir: root, mcpConfig: config, script: { steps } });
+  assert.equal(r.code, 0, r.stderr);
+  const [list, search, describe, call, pattern, exact] = r.toolResults;
+  assert.match(list.text, /ev_get-sum/);
+  assert.doesNotMatch(list.text, /ev_echo|ev_get-env/);
+  assert.doesNotMatch(search.text, /ev_echo|ev_get-env/);
+  for (const hidden of [describe, call, pattern]) {
+    assert.equal(hidden.isError, true);
+    assert.equal(hidden.details.error, "tool_hidden", hidden.text);
+    assert.match(hidden.text, /is hidden by its config/);
+  }
+  // An exact name wins over a pattern.
+  assert.equal(exact.isError, false, exact.text);
+  await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
 piTest("--no-mcp turns pi-mcp-native off for the run: no tool, no /mcp, no server", OPTS, async (pi) => {
   const dir = join(scratch, `no-mcp-${pi}`);
   mkdirSync(dir);

@@ -3,6 +3,7 @@
 //! the original MCP name.
 
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
 /// `settings.toolPrefix`: how a server's name is put in front of its tools' names.
@@ -14,6 +15,8 @@ pub enum ToolPrefix {
     None,
     /// `mcp__<server>_<tool>` (pi-mcp-adapter's `"mcp"`).
     Mcp,
+    /// Pi's own names, `mcp__<server>__<tool>` (see [`pi_tool_names`]).
+    Pi,
 }
 
 /// One callable entry of the catalog: an MCP tool, or a resource exposed as a `get_<name>` tool.
@@ -51,6 +54,7 @@ pub fn server_prefix(server: &str, prefix: ToolPrefix) -> Option<String> {
     let base = match prefix {
         ToolPrefix::None => return None,
         ToolPrefix::Mcp => return Some(format!("mcp__{}", sanitize_prefix(server))),
+        ToolPrefix::Pi => return Some(format!("mcp__{}_", pi_word(server))),
         ToolPrefix::Server => server,
         ToolPrefix::Short => {
             let trimmed = server
@@ -82,9 +86,71 @@ fn sanitize_prefix(name: &str) -> String {
     out
 }
 
+/// Pi's tools are named like OpenAI's functions: at most this many characters.
+const PI_NAME_MAX: usize = 64;
+
+/// Every character other than ASCII letters, digits and `_` replaced by `_` (one per UTF-16
+/// unit, as Pi's JavaScript does it).
+fn pi_word(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('_', c.len_utf16()));
+        }
+    }
+    out
+}
+
+/// Pi's name for `tool` of `server`: `mcp__<server>__<tool>`, every character other than
+/// letters, digits and `_` replaced by `_`. When that is too long, or `clash` (another tool of
+/// the server comes out the same), it is cut to make room for `_` and the first 8 hex digits of
+/// the SHA-256 of `<server>\0<tool>`, as Pi's built-in MCP names them.
+pub fn pi_tool_name(server: &str, tool: &str, clash: bool) -> String {
+    let name = pi_word(&format!("mcp__{server}__{tool}"));
+    if name.len() <= PI_NAME_MAX && !clash {
+        return name;
+    }
+    let digest = Sha256::digest(format!("{server}\0{tool}").as_bytes());
+    let hash: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}_{hash}",
+        &name[..name.len().min(PI_NAME_MAX - hash.len() - 1)]
+    )
+}
+
+/// Pi's names for the tools of one server (`tools`: their MCP names, in order): all the tools
+/// whose names come out the same get the hash suffix, so which one would keep the plain name
+/// does not depend on the order of the list.
+pub fn pi_tool_names(server: &str, tools: &[&str]) -> Vec<String> {
+    let mut distinct: Vec<&str> = tools.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let plain: Vec<String> = distinct
+        .iter()
+        .map(|t| pi_word(&format!("mcp__{server}__{t}")))
+        .collect();
+    tools
+        .iter()
+        .map(|tool| {
+            let mine = pi_word(&format!("mcp__{server}__{tool}"));
+            pi_tool_name(
+                server,
+                tool,
+                plain.iter().filter(|p| **p == mine).count() > 1,
+            )
+        })
+        .collect()
+}
+
 /// The name the model sees for `tool` of `server`. Dots become `_`; a tool whose name already
-/// starts with the prefix is not prefixed twice.
+/// starts with the prefix is not prefixed twice. (Pi's names of a whole server's tools, which
+/// depend on each other, come from [`pi_tool_names`].)
 pub fn format_tool_name(tool: &str, server: &str, prefix: ToolPrefix) -> String {
+    if prefix == ToolPrefix::Pi {
+        return pi_tool_name(server, tool, false);
+    }
     let tool = tool.replace('.', "_");
     match server_prefix(server, prefix) {
         None => tool,
@@ -172,6 +238,13 @@ pub fn build_server_tools(
                 definition: None,
                 resource_uri: Some(uri.to_string()),
             });
+        }
+    }
+    if prefix == ToolPrefix::Pi {
+        let originals: Vec<&str> = out.iter().map(|t| t.original.as_str()).collect();
+        let names = pi_tool_names(server, &originals);
+        for (tool, name) in out.iter_mut().zip(names) {
+            tool.name = name;
         }
     }
     out
@@ -294,6 +367,35 @@ mod tests {
             resource_tool_name("2024 report"),
             "get_resource_2024_report"
         );
+    }
+
+    #[test]
+    fn pi_names_as_pis_built_in_makes_them() {
+        // Expected values computed with Pi 1.5.2's createMcpToolName.
+        assert_eq!(
+            pi_tool_name("git-hub", "get.issue", false),
+            "mcp__git_hub__get_issue"
+        );
+        assert_eq!(pi_tool_name("srv", "tool😀", false), "mcp__srv__tool__");
+        assert_eq!(
+            pi_tool_name("s", &"x".repeat(70), false),
+            format!("mcp__s__{}_7790a31a", "x".repeat(47))
+        );
+        assert_eq!(
+            pi_tool_names("everything", &["a-b", "echo", "a.b"]),
+            [
+                "mcp__everything__a_b_c79ad592",
+                "mcp__everything__echo",
+                "mcp__everything__a_b_67aa159a"
+            ]
+        );
+        let tools: Vec<Arc<Value>> = ["echo", "get-sum"]
+            .iter()
+            .map(|n| Arc::new(serde_json::json!({ "name": n })))
+            .collect();
+        let built = build_server_tools("my-srv", ToolPrefix::Pi, &tools, &[], true);
+        let names: Vec<&str> = built.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["mcp__my_srv__echo", "mcp__my_srv__get_sum"]);
     }
 
     #[test]

@@ -4,12 +4,15 @@
 
 use super::servers::ServerMeta;
 use crate::catalog::{build_server_tools, ToolInfo, ToolPrefix};
-use crate::config::ServerConfig;
+use crate::config::{Exposure, ServerConfig};
 use crate::search::SearchIndex;
 use std::sync::{Arc, OnceLock};
 
 pub struct View {
     tools: Vec<ToolInfo>,
+    /// Tools the config hides (`exposure`/`toolExposure` `"hidden"`): in no list, search or call,
+    /// kept only so that naming one says why it is unreachable.
+    hidden: Vec<ToolInfo>,
     /// The search index of `tools`, built at the first search after they change (not at load).
     index: OnceLock<SearchIndex>,
 }
@@ -20,7 +23,7 @@ impl View {
         servers: Vec<(&ServerConfig, Option<Arc<ServerMeta>>)>,
         prefix: ToolPrefix,
     ) -> View {
-        let tools = servers
+        let (hidden, tools) = servers
             .into_iter()
             .filter(|(s, _)| !s.disabled)
             .filter_map(|(s, m)| m.map(|m| (s, m)))
@@ -29,12 +32,19 @@ impl View {
                 build_server_tools(&s.name, prefix, &m.tools, &m.resources, s.expose_resources)
                     .into_iter()
                     .filter(|t| selected(s, t))
+                    .map(|t| (s.exposure.of(&t.original) == Some(Exposure::Hidden), t))
             })
-            .collect();
+            .partition::<Vec<_>, _>(|(hidden, _)| *hidden);
         View {
-            tools,
+            tools: tools.into_iter().map(|(_, t)| t).collect(),
+            hidden: hidden.into_iter().map(|(_, t)| t).collect(),
             index: OnceLock::new(),
         }
+    }
+
+    /// The tools the config hides.
+    pub fn hidden(&self) -> &[ToolInfo] {
+        &self.hidden
     }
 
     pub fn tools(&self) -> &[ToolInfo] {

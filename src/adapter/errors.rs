@@ -21,6 +21,8 @@ pub enum ErrorCode {
     ToolNotFound,
     /// The name matches tools of several servers; the text lists them.
     AmbiguousTool,
+    /// The config hides the tool (`exposure`/`toolExposure` `"hidden"`).
+    ToolHidden,
     ServerNotFound,
     ServerDisabled,
     /// `/mcp-auth` without a server name.
@@ -56,6 +58,7 @@ impl ErrorCode {
             ErrorCode::InvalidQuery => "invalid_query",
             ErrorCode::ToolNotFound => "tool_not_found",
             ErrorCode::AmbiguousTool => "ambiguous_tool",
+            ErrorCode::ToolHidden => "tool_hidden",
             ErrorCode::ServerNotFound => "server_not_found",
             ErrorCode::ServerDisabled => "server_disabled",
             ErrorCode::ServerRequired => "server_required",

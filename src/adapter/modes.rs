@@ -285,6 +285,14 @@ impl Adapter {
             self.enabled_server(mode, &off.name)?;
         }
         let catalog = self.servers.view();
+        if let Lookup::Found(tool) = lookup(catalog.hidden(), name, server) {
+            let source = self
+                .server(&tool.server)
+                .map(|s| s.source.clone())
+                .unwrap_or_default();
+            let text = render::hidden(&tool.name, &tool.server, &source);
+            return Err(Outcome::error(mode, ErrorCode::ToolHidden, text).with("tool", name));
+        }
         let suggestions = search::did_you_mean(catalog.tools(), catalog.index(), name, server, 5);
         Err(Outcome::error(
             mode,

@@ -96,7 +96,14 @@ pub fn edit_text(
             });
         };
         if depth + 1 == path.len() {
-            return Ok(replace(text, &stripped, &object, member.value.clone(), member.key_start, change));
+            return Ok(replace(
+                text,
+                &stripped,
+                &object,
+                member.value.clone(),
+                member.key_start,
+                change,
+            ));
         }
         object = members(&stripped, member.value.start)
             .ok_or_else(|| format!("`{}` is not an object", path[..=depth].join(".")))?;
@@ -134,7 +141,11 @@ fn replace(
                     Some(after) => object.close - after.trim_start().len(),
                     None => value.end,
                 };
-                let start = if end == value.end { before.len() } else { key_start };
+                let start = if end == value.end {
+                    before.len()
+                } else {
+                    key_start
+                };
                 out.replace_range(start..end, "");
             }
         }
@@ -156,7 +167,10 @@ fn insert(text: &str, stripped: &str, object: &Members, path: &[&str], value: &V
     let inner = stripped[object.open + 1..object.close].trim_end();
     let mut out = text.to_string();
     if inner.trim().is_empty() {
-        out.replace_range(object.open + 1..object.close, &format!("\n{member}\n{outer}"));
+        out.replace_range(
+            object.open + 1..object.close,
+            &format!("\n{member}\n{outer}"),
+        );
     } else {
         let end = object.open + 1 + inner.len();
         let comma = if inner.ends_with(',') { "" } else { "," };
@@ -201,7 +215,8 @@ mod tests {
         let out = edit_text(text, "mcpServers", server, field, &change)
             .unwrap()
             .unwrap_or_else(|| text.to_string());
-        let parsed: Value = serde_json::from_str(&jsonc::strip(&out)).unwrap_or_else(|e| panic!("{e}:\n{out}"));
+        let parsed: Value =
+            serde_json::from_str(&jsonc::strip(&out)).unwrap_or_else(|e| panic!("{e}:\n{out}"));
         assert!(parsed.is_object());
         out
     }
@@ -230,8 +245,20 @@ mod tests {
             )
         );
         let out = edit(FILE, "web", "enabled", Change::Set(json!(false)));
-        assert_eq!(out, FILE.replace("\"enabled\": true }", "\"enabled\": false }"));
-        assert_eq!(edit_text(FILE, "mcpServers", "web", "enabled", &Change::Set(json!(true))), Ok(None));
+        assert_eq!(
+            out,
+            FILE.replace("\"enabled\": true }", "\"enabled\": false }")
+        );
+        assert_eq!(
+            edit_text(
+                FILE,
+                "mcpServers",
+                "web",
+                "enabled",
+                &Change::Set(json!(true))
+            ),
+            Ok(None)
+        );
     }
 
     #[test]
@@ -242,8 +269,14 @@ mod tests {
         let out = edit(first, "a", "disabled", Change::Remove);
         assert_eq!(out, r#"{"mcpServers": {"a": {"command": "x"}}}"#);
         let only = r#"{"mcpServers": {"a": { "disabled": true }}}"#;
-        assert_eq!(edit(only, "a", "disabled", Change::Remove), r#"{"mcpServers": {"a": { }}}"#);
-        assert_eq!(edit_text(FILE, "mcpServers", "fs", "enabled", &Change::Remove), Ok(None));
+        assert_eq!(
+            edit(only, "a", "disabled", Change::Remove),
+            r#"{"mcpServers": {"a": { }}}"#
+        );
+        assert_eq!(
+            edit_text(FILE, "mcpServers", "fs", "enabled", &Change::Remove),
+            Ok(None)
+        );
     }
 
     #[test]
@@ -255,8 +288,16 @@ mod tests {
         );
         assert!(out.contains("// my servers") && out.contains("/* keep */"));
         let out = edit("", "s", "enabled", Change::Set(json!(false)));
-        assert_eq!(out, "{\n  \"mcpServers\": {\n    \"s\": {\n      \"enabled\": false\n    }\n  }\n}\n");
-        let out = edit("{\"settings\": {}}", "s", "exposure", Change::Set(json!("direct")));
+        assert_eq!(
+            out,
+            "{\n  \"mcpServers\": {\n    \"s\": {\n      \"enabled\": false\n    }\n  }\n}\n"
+        );
+        let out = edit(
+            "{\"settings\": {}}",
+            "s",
+            "exposure",
+            Change::Set(json!("direct")),
+        );
         assert_eq!(out, "{\"settings\": {},\n  \"mcpServers\": {\n    \"s\": {\n      \"exposure\": \"direct\"\n    }\n  }}");
         let out = edit("{ }", "s", "enabled", Change::Set(json!(false)));
         assert!(out.starts_with("{\n  \"mcpServers\": {"), "{out}");
@@ -264,9 +305,29 @@ mod tests {
 
     #[test]
     fn refuses_what_it_cannot_edit_safely() {
-        assert!(edit_text("[1]", "mcpServers", "s", "enabled", &Change::Set(json!(false))).is_err());
-        assert!(edit_text("{\"mcpServers\": [", "mcpServers", "s", "enabled", &Change::Remove).is_err());
-        let err = edit_text("{\"mcpServers\": {\"s\": \"npx\"}}", "mcpServers", "s", "enabled", &Change::Set(json!(false)));
+        assert!(edit_text(
+            "[1]",
+            "mcpServers",
+            "s",
+            "enabled",
+            &Change::Set(json!(false))
+        )
+        .is_err());
+        assert!(edit_text(
+            "{\"mcpServers\": [",
+            "mcpServers",
+            "s",
+            "enabled",
+            &Change::Remove
+        )
+        .is_err());
+        let err = edit_text(
+            "{\"mcpServers\": {\"s\": \"npx\"}}",
+            "mcpServers",
+            "s",
+            "enabled",
+            &Change::Set(json!(false)),
+        );
         assert_eq!(err, Err("`mcpServers.s` is not an object".into()));
     }
 
@@ -281,8 +342,19 @@ mod tests {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
         }
-        assert_eq!(edit_server(&file, "mcpServers", "fs", "enabled", &Change::Set(json!(false))), Ok(true));
-        assert!(std::fs::read_to_string(&file).unwrap().contains("\"enabled\": false"));
+        assert_eq!(
+            edit_server(
+                &file,
+                "mcpServers",
+                "fs",
+                "enabled",
+                &Change::Set(json!(false))
+            ),
+            Ok(true)
+        );
+        assert!(std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("\"enabled\": false"));
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -290,7 +362,16 @@ mod tests {
             assert_eq!(mode, 0o644);
         }
         let created = dir.join("new/mcp.json");
-        assert_eq!(edit_server(&created, "mcpServers", "s", "enabled", &Change::Set(json!(false))), Ok(true));
+        assert_eq!(
+            edit_server(
+                &created,
+                "mcpServers",
+                "s",
+                "enabled",
+                &Change::Set(json!(false))
+            ),
+            Ok(true)
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

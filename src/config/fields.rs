@@ -60,6 +60,8 @@ pub const SERVER: Vocabulary = Vocabulary {
         "disabled",
         "enabled",
         "timeout",
+        "exposure",
+        "toolExposure",
         "debug",
         "exposeResources",
         "directTools",
@@ -89,6 +91,7 @@ pub const SETTINGS: Vocabulary = Vocabulary {
         "idleTimeout",
         "directTools",
         "outputGuard",
+        "exposure",
     ],
     shared: CLIENT,
     adapter_only: &[

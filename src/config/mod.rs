@@ -7,6 +7,7 @@ mod client;
 mod command;
 mod edit;
 mod envfile;
+mod exposure;
 mod fields;
 mod files;
 mod imports;
@@ -25,6 +26,7 @@ pub use command::{
     resolve_all, CommandPolicy, ConfigValue, RunContext, ValueError, ValueErrorKind,
 };
 pub use edit::{edit_server, Change, EditError};
+pub use exposure::{Exposure, ToolExposure};
 pub use imports::ImportKind;
 pub use interpolate::{expand, interpolate};
 pub use server::value_kind;
@@ -102,6 +104,8 @@ pub struct Settings {
     pub output_guard: Option<Limits>,
     /// Defaults of each server's client-side settings.
     pub client: ClientSettings,
+    /// Pi's `exposure` for servers that set neither `exposure` nor `toolExposure`.
+    pub exposure: Option<Exposure>,
 }
 
 impl Default for Settings {
@@ -113,6 +117,7 @@ impl Default for Settings {
             direct_tools: false,
             output_guard: Some(DEFAULT_LIMITS),
             client: ClientSettings::default(),
+            exposure: None,
         }
     }
 }
@@ -152,6 +157,8 @@ pub struct ServerConfig {
     pub description: Option<String>,
     /// Overrides `settings`' client-side values for this server.
     pub client: ClientSettings,
+    /// Pi's `exposure` and `toolExposure` (or `settings.exposure`).
+    pub exposure: ToolExposure,
 }
 
 /// Which of a server's tools Pi gets as first-class tools (besides the `mcp` gateway).
@@ -401,6 +408,7 @@ pub fn load(opts: &LoadOptions) -> Config {
     }
     let settings = settings::parse(&merged.settings, &merged.setting_files, &mut diagnostics);
     let ctx = server::Context {
+        default_exposure: settings.exposure,
         env: &opts.env,
         limits: &opts.limits,
         cwd: &opts.cwd,

@@ -4,8 +4,8 @@
 use super::interpolate::{expand, expand_home, expand_path, expand_reporting};
 use super::merge::MergedServer;
 use super::{
-    envfile, fields, ClientSettings, CommandPolicy, ConfigValue, Diagnostic, DirectTools, Env,
-    HttpAuth, Level, Lifecycle, ServerConfig, Transport,
+    envfile, exposure, fields, ClientSettings, CommandPolicy, ConfigValue, Diagnostic, DirectTools,
+    Env, Exposure, HttpAuth, Level, Lifecycle, ServerConfig, ToolExposure, Transport,
 };
 use crate::bounded_read::{self, FileLimits};
 use crate::catalog::ToolPrefix;
@@ -16,6 +16,8 @@ use std::path::Path;
 
 /// What parsing a server needs besides its entry.
 pub struct Context<'a> {
+    /// `settings.exposure`.
+    pub default_exposure: Option<Exposure>,
     pub env: &'a Env,
     /// Caps on the files a config names (`envFile`).
     pub limits: &'a FileLimits,
@@ -241,6 +243,26 @@ fn request_timeout(f: &mut Fields) -> Option<u64> {
     }
 }
 
+/// `exposure` and `toolExposure`; with `directTools` beside a server-wide `exposure`, the
+/// exposure decides and a warning says so.
+fn tool_exposure(f: &mut Fields) -> ToolExposure {
+    let mut problems = vec![];
+    let parsed = exposure::parse(
+        f.get("exposure"),
+        f.get("toolExposure"),
+        f.ctx.default_exposure,
+        &mut problems,
+    );
+    for (field, message) in problems {
+        f.report(Level::Warning, &field, message);
+    }
+    if f.get("exposure").is_some() && f.get("directTools").is_some() {
+        let message = "is set beside `directTools`; `exposure` decides how each tool is reached, `directTools` is ignored".into();
+        f.report(Level::Warning, "exposure", message);
+    }
+    parsed
+}
+
 /// Parses a server (already merged across files). `None` when it cannot be used.
 pub fn parse(
     server: &MergedServer,
@@ -297,6 +319,7 @@ pub fn parse(
             .and_then(|p| tool_prefix(&p, &mut |m| f.report(Level::Warning, "toolPrefix", m))),
         direct_tools: direct_tools(&mut f),
         description: f.string("description").filter(|d| !d.trim().is_empty()),
+        exposure: tool_exposure(&mut f),
         client: ClientSettings::parse(|key| entry.get(key), &mut |level, key, message| {
             f.report(level, key, message)
         }),
@@ -570,9 +593,10 @@ pub fn tool_prefix(value: &str, warn: &mut dyn FnMut(String)) -> Option<ToolPref
         "short" => Some(ToolPrefix::Short),
         "none" => Some(ToolPrefix::None),
         "mcp" => Some(ToolPrefix::Mcp),
+        "pi" => Some(ToolPrefix::Pi),
         other => {
             warn(format!(
-                "unknown value \"{other}\" (expected \"server\", \"short\", \"none\" or \"mcp\"); using the default"
+                "unknown value \"{other}\" (expected \"server\", \"short\", \"none\", \"mcp\" or \"pi\"); using the default"
             ));
             None
         }
@@ -625,6 +649,7 @@ mod tests {
         let mut diagnostics = vec![];
         let merged = MergedServer::new("s", value, std::path::Path::new("/cfg/mcp.json"));
         let ctx = Context {
+            default_exposure: None,
             env: &env,
             limits: &FileLimits::default(),
             cwd: Path::new("/session"),

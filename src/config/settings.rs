@@ -1,7 +1,7 @@
 //! The merged `settings` object: known values checked, unknown ones reported; a bad value is a
 //! warning and the default applies.
 
-use super::{fields, server, ClientSettings, Diagnostic, Level, Settings};
+use super::{fields, server, ClientSettings, Diagnostic, Exposure, Level, Settings};
 use crate::output_guard::{Limits, DEFAULT_LIMITS};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -109,7 +109,16 @@ pub fn parse(
         }
     };
     let client = ClientSettings::parse(|key| raw.get(key), &mut report);
+    let exposure = raw
+        .get("exposure")
+        .filter(|v| !v.is_null())
+        .and_then(|value| {
+            Exposure::parse(value)
+                .map_err(|why| report(Level::Warning, "exposure", format!("{why}; ignored")))
+                .ok()
+        });
     Settings {
+        exposure,
         client,
         tool_prefix: tool_prefix.unwrap_or_default(),
         request_timeout_ms,

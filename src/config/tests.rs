@@ -111,6 +111,7 @@ fn project_overrides_global_field_by_field() {
             direct_tools: false,
             output_guard: Some(crate::output_guard::DEFAULT_LIMITS),
             client: ClientSettings::default(),
+            exposure: None,
         }
     );
 }
@@ -291,7 +292,7 @@ fn blank_and_wrongly_shaped_files() {
         [
             "error: ~/project/.mcp.json: must hold a JSON object like {\"mcpServers\": {...}}, got an array; its servers are not loaded",
             "error: ~/project/.pi/mcp.json:1: `mcpServers`: must be an object of servers by name, like {\"github\": {\"command\": \"npx\", ...}}, got an array",
-            "warning: ~/project/.pi/mcp.json:1: `settings.toolPrefix`: unknown value \"weird\" (expected \"server\", \"short\", \"none\" or \"mcp\"); using the default",
+            "warning: ~/project/.pi/mcp.json:1: `settings.toolPrefix`: unknown value \"weird\" (expected \"server\", \"short\", \"none\", \"mcp\" or \"pi\"); using the default",
         ]
     );
     assert_eq!(config.settings.tool_prefix, ToolPrefix::Server);
@@ -352,7 +353,7 @@ fn server_error_messages() {
         (json!({"command": "x", "env": {"A": {"v": 1}}}), "server \"s\", field `env.A`: must be a string, got an object; the variable is not set"),
         (json!({"url": "https://x", "headers": {"H": null}}), "server \"s\", field `headers.H`: must be a string, got null; the variable is not set"),
         (json!({"command": "x", "lifecycle": "sometimes"}), "server \"s\", field `lifecycle`: unknown value \"sometimes\" (expected \"lazy\", \"eager\", \"keep-alive\" or \"lazy-keep-alive\"); using \"lazy\""),
-        (json!({"command": "x", "toolPrefix": "tool"}), "server \"s\", field `toolPrefix`: unknown value \"tool\" (expected \"server\", \"short\", \"none\" or \"mcp\"); using the default"),
+        (json!({"command": "x", "toolPrefix": "tool"}), "server \"s\", field `toolPrefix`: unknown value \"tool\" (expected \"server\", \"short\", \"none\", \"mcp\" or \"pi\"); using the default"),
         (json!({"command": "x", "requestTimeoutMs": "60s"}), "server \"s\", field `requestTimeoutMs`: must be a number of milliseconds, got the string \"60s\"; using the default"),
         (json!({"command": "x", "debug": "yes"}), "server \"s\", field `debug`: must be true or false, got the string \"yes\"; using false"),
         (json!({"command": "x", "includeTools": "get_*"}), "server \"s\", field `includeTools`: must be an array of strings, got a string"),

@@ -412,6 +412,14 @@ pub fn instructions(server: &str, text: Option<&str>) -> String {
     }
 }
 
+/// A tool the config hides.
+pub fn hidden(name: &str, server: &str, source: &std::path::Path) -> String {
+    format!(
+        "Tool \"{name}\" of server \"{server}\" is hidden by its config (`exposure`/`toolExposure` \"hidden\" in {}): it cannot be listed, searched, described or called.",
+        source.display()
+    )
+}
+
 pub fn not_found(name: &str, server: Option<&str>, suggestions: &[String]) -> String {
     let mut out = match server {
         Some(s) => format!("Tool \"{name}\" not found on server \"{s}\"."),

@@ -168,6 +168,20 @@ export interface OpenOptions {
   maxTokenFileBytes?: number
   /** How long a config given as a pipe (`--config <(…)`) may take to end (default 5000). */
   pipeTimeoutMs?: number
+  /**
+   * Servers other Pi extensions registered (`pi.getMcpServers()`); a config file's entry of the
+   * same name wins over one.
+   */
+  registered?: Array<RegisteredServer>
+}
+
+/** A server a Pi extension registered with `pi.registerMcpServer(name, config)`. */
+export interface RegisteredServer {
+  name: string
+  /** An entry of the `mcpServers` shape. */
+  config: Record<string, unknown>
+  /** The extension's path (`extensionPath`). */
+  extensionPath: string
 }
 
 /** What every mode returns: content blocks for Pi, details for programs, and the error flag. */

@@ -8,10 +8,11 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { piTest, runPi, runPiRpc } from "./helpers/pi.mjs";
+import { PI_15, piTest, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
 import { everything, everythingHttp, faulty, freePort, processesIn, recordingProxy, root, waitFor } from "./helpers/servers.mjs";
 
 const OPTS = { timeout: 120_000 };
+const REGISTRY_EXTENSION = join(root, "__test__", "fixtures", "pi-registry-extension", "index.mjs");
 const mcp = (args) => ({ tool_calls: [{ name: "mcp", arguments: args }] });
 let scratch;
 let remote;
@@ -123,6 +124,33 @@ piTest("--no-mcp turns pi-mcp-native off for the run: no tool, no /mcp, no serve
   const run = await runPi({ pi, extensionDir: root, mcpConfig: config, script: { steps: [{ text: "done" }] }, extraArgs });
   assert.equal(run.code, 0, run.stderr);
   assert.equal((run.requests[0].body.tools ?? []).some((t) => t.function.name === "mcp"), false);
+});
+
+piTest("servers other extensions register: read at session start, followed later; a file's entry wins", { ...OPTS, pis: [PI_15] }, async (pi) => {
+  const dir = join(scratch, `registered-${pi}`);
+  mkdirSync(dir);
+  const register = {
+    atLoad: { reg: everything({ cwd: dir }), shadow: { command: "never-started" } },
+    later: { late: everything({ cwd: dir }) },
+  };
+  const config = { mcpServers: { shadow: everything({ cwd: dir }) } };
+  const steps = [mcp({}), mcp({ tool: "reg_echo", args: { message: "registered" } }), mcp({ tool: "shadow_echo", args: { message: "file" } }), mcp({ tool: "late_echo", args: { message: "later" } }), { text: "done" }];
+  const r = await runPiRpc({
+    pi,
+    extensionDir: [root, REGISTRY_EXTENSION],
+    mcpConfig: config,
+    script: { steps },
+    env: { PI_TEST_REGISTER: JSON.stringify(register) },
+    commands: ["/register-later", "go"],
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stderr, /no loaded extension connects MCP servers/);
+  const [status, reg, shadow, late] = toolResultsOf(r.events);
+  assert.match(status.text, /registered by the Pi extension \S*pi-registry-extension\S*: reg, late/);
+  assert.equal(reg.text, "Echo: registered");
+  assert.equal(shadow.text, "Echo: file");
+  assert.equal(late.text, "Echo: later");
+  await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
 /** `pi-mcp args…` in `cwd` with HOME at `home` (no trust decision saved there). */

@@ -50,6 +50,20 @@ pub struct OpenOptions {
     pub max_token_file_bytes: Option<u32>,
     /// How long a config given as a pipe (`--config <(…)`) may take to end (default 5000).
     pub pipe_timeout_ms: Option<u32>,
+    /// Servers other Pi extensions registered (`pi.getMcpServers()`); a config file's entry of the
+    /// same name wins over one.
+    pub registered: Option<Vec<RegisteredServer>>,
+}
+
+/// A server a Pi extension registered with `pi.registerMcpServer(name, config)`.
+#[napi(object)]
+pub struct RegisteredServer {
+    pub name: String,
+    /// An entry of the `mcpServers` shape.
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub config: Value,
+    /// The extension's path (`extensionPath`).
+    pub extension_path: String,
 }
 
 #[napi(object)]
@@ -198,6 +212,16 @@ impl McpAdapter {
             bounds,
             project_trusted: opts.project_trusted,
             file_limits,
+            registered: opts
+                .registered
+                .unwrap_or_default()
+                .into_iter()
+                .map(|r| crate::config::Registered {
+                    name: r.name,
+                    config: r.config,
+                    extension: PathBuf::from(r.extension_path),
+                })
+                .collect(),
         });
         Ok(McpAdapter { inner })
     }

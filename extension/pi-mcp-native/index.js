@@ -43,9 +43,14 @@ export default function piMcpNative(pi) {
   if (argvOption(process.argv, "no-mcp", { takesValue: false })) return;
   const configPath = argvOption(process.argv, "mcp-config", { takesValue: true });
   // projectTrusted undefined: the decision Pi saved in <agentDir>/trust.json, else trusted.
-  const open = (cwd, projectTrusted) => McpAdapter.open({ cwd, configPath, projectTrusted });
+  const open = (cwd, projectTrusted, registered = []) => McpAdapter.open({ cwd, configPath, projectTrusted, registered });
   let adapter = open(process.cwd());
   let openedFor = process.cwd();
+  // Servers other extensions registered with pi.registerMcpServer() (Pi ≥ 0.99), as the core was
+  // opened with them; a config file's entry of the same name wins over one.
+  let openedWith = "[]";
+  const registrations = () =>
+    (pi.getMcpServers?.() ?? []).map(({ name, config, extensionPath }) => ({ name, config, extensionPath }));
   let stale = false;
   let footerCtx;
   let startTimer;
@@ -194,9 +199,13 @@ export default function piMcpNative(pi) {
     const trusted = typeof ctx?.isProjectTrusted === "function" ? Boolean(ctx.isProjectTrusted()) : undefined;
     // A session after a shutdown (reload, /new, /resume), in another cwd, or with another trust
     // decision gets a fresh core.
-    if (stale || cwd !== openedFor || (trusted !== undefined && trusted !== adapter.projectTrusted())) {
-      adapter = open(cwd, trusted);
+    const registered = registrations();
+    const changed = JSON.stringify(registered) !== openedWith;
+    if (stale || changed || cwd !== openedFor || (trusted !== undefined && trusted !== adapter.projectTrusted())) {
+      if (!stale) adapter.shutdown(); // opened at load, nothing started yet
+      adapter = open(cwd, trusted, registered);
       openedFor = cwd;
+      openedWith = JSON.stringify(registered);
       stale = false;
     }
     footerCtx = ctx;
@@ -218,6 +227,21 @@ export default function piMcpNative(pi) {
   }
   pi.on("before_provider_request", () => {
     startBackground();
+  });
+
+  // Registrations after the session started: the core is opened again with them (Pi then also
+  // knows that an extension connects registered servers).
+  pi.on("mcp_servers_change", async (_event, ctx) => {
+    const registered = registrations();
+    if (stale || JSON.stringify(registered) === openedWith) return;
+    const trusted = typeof ctx?.isProjectTrusted === "function" ? Boolean(ctx.isProjectTrusted()) : undefined;
+    const previous = adapter;
+    adapter = open(openedFor, trusted, registered);
+    openedWith = JSON.stringify(registered);
+    adapter.onEvent(onEvent);
+    await previous.shutdown();
+    syncDirectTools();
+    showFooter();
   });
 
   pi.on("session_shutdown", async () => {

@@ -66,6 +66,8 @@ pub struct OpenOptions {
     pub project_trusted: Option<bool>,
     /// Caps on the config, cache, env and token files read.
     pub file_limits: FileLimits,
+    /// Servers other Pi extensions registered.
+    pub registered: Vec<config::Registered>,
 }
 
 /// The `mcp` tool as Pi registers it.
@@ -120,6 +122,7 @@ impl Adapter {
             env: env.clone(),
             project_trusted: opts.project_trusted,
             limits: opts.file_limits,
+            registered: opts.registered,
         });
         let cache_path = cache::cache_path(&agent_dir);
         let (cached, cache_warning) = match cache::load(&cache_path, opts.file_limits.cache_bytes) {

@@ -62,7 +62,15 @@ impl Adapter {
         let home = self.home();
         let mut files: Vec<(String, bool, Vec<&str>)> = vec![];
         for server in &self.config.servers {
-            let shown = render::tilde(&server.source, &home);
+            let shown = match &server.registered {
+                Some(extension) if *extension == server.source => {
+                    format!(
+                        "registered by the Pi extension {}",
+                        render::tilde(extension, &home)
+                    )
+                }
+                _ => render::tilde(&server.source, &home),
+            };
             match files.iter_mut().find(|(p, _, _)| *p == shown) {
                 Some((_, _, names)) => names.push(&server.name),
                 None => files.push((

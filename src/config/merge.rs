@@ -17,6 +17,8 @@ pub struct MergedServer {
     /// The file that set each top-level field.
     field_files: HashMap<String, PathBuf>,
     pub imported: Option<Imported>,
+    /// Set for a server a Pi extension registered: the extension's path.
+    pub registered: Option<PathBuf>,
     /// For an imported server: our field name → the other tool's, where they differ.
     pub renamed: Renamed,
 }
@@ -33,6 +35,7 @@ impl MergedServer {
             files: vec![file.to_path_buf()],
             field_files,
             imported: None,
+            registered: None,
             renamed: vec![],
         }
     }
@@ -50,7 +53,36 @@ impl MergedServer {
     pub fn source(&self) -> &Path {
         self.files.last().map_or(Path::new(""), PathBuf::as_path)
     }
+
+    /// Whether this entry only adjusts a server defined elsewhere (another tool's config, or a
+    /// Pi extension's registration): it names no transport, like Pi's project overrides
+    /// (`{"enabled": false}`).
+    pub fn is_override(&self) -> bool {
+        self.imported.is_none()
+            && self.registered.is_none()
+            && self
+                .entry
+                .as_object()
+                .is_some_and(|o| !TRANSPORT_KEYS.iter().any(|k| o.contains_key(*k)))
+    }
+
+    /// `base`, a server defined elsewhere, with this override's fields on top.
+    pub fn over(self, mut base: MergedServer) -> MergedServer {
+        if let (Value::Object(fields), Value::Object(target)) = (self.entry, &mut base.entry) {
+            for (key, value) in fields {
+                if let Some(file) = self.field_files.get(&key) {
+                    base.field_files.insert(key.clone(), file.clone());
+                }
+                target.insert(key, value);
+            }
+        }
+        base.files.extend(self.files);
+        base
+    }
 }
+
+/// The keys that make an entry a server of its own.
+const TRANSPORT_KEYS: [&str; 4] = ["command", "url", "type", "socket"];
 
 /// The layers merged so far.
 #[derive(Default)]
@@ -237,6 +269,32 @@ impl Merged {
 
     pub fn defines(&self, name: &str) -> Option<&MergedServer> {
         self.servers.iter().find(|s| s.name == name)
+    }
+
+    /// Adds `server`, defined outside our files, unless one of them defines it (by name, or by
+    /// Pi's namespace, where `-` and `_` are the same): then it is dropped (returns false), or,
+    /// when that entry is an override, put under it.
+    pub fn add_from_elsewhere(&mut self, server: MergedServer) -> bool {
+        let namespace = |name: &str| name.replace('-', "_");
+        let found = self
+            .servers
+            .iter()
+            .position(|s| s.name == server.name)
+            .or_else(|| {
+                self.servers
+                    .iter()
+                    .position(|s| namespace(&s.name) == namespace(&server.name))
+            });
+        let Some(at) = found else {
+            self.servers.push(server);
+            return true;
+        };
+        if !self.servers[at].is_override() {
+            return false;
+        }
+        let over = self.servers.remove(at);
+        self.servers.insert(at, over.over(server));
+        true
     }
 }
 

@@ -61,6 +61,18 @@ pub struct LoadOptions {
     pub project_trusted: Option<bool>,
     /// Caps on the config, env and trust files read.
     pub limits: FileLimits,
+    /// Servers other Pi extensions registered (`pi.registerMcpServer`); a config file's entry of
+    /// the same name wins over one, as in Pi.
+    pub registered: Vec<Registered>,
+}
+
+/// A server a Pi extension registered: an entry of the `mcpServers` shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Registered {
+    pub name: String,
+    pub config: Value,
+    /// The extension's path.
+    pub extension: PathBuf,
 }
 
 #[derive(Clone, Debug)]
@@ -131,6 +143,8 @@ pub struct ServerConfig {
     pub files: Vec<PathBuf>,
     /// Set for a server read from another tool's config through `imports`.
     pub imported: Option<Imported>,
+    /// Set for a server a Pi extension registered (`pi.registerMcpServer`): the extension.
+    pub registered: Option<PathBuf>,
     /// The merged entry as written (before interpolation): the input of the cache hash.
     pub entry: Value,
     pub transport: Transport,
@@ -376,6 +390,32 @@ pub fn load(opts: &LoadOptions) -> Config {
         };
         sources.push(Source { path, role, state });
     }
+    for registered in &opts.registered {
+        let mut entry = MergedServer::new(
+            &registered.name,
+            registered.config.clone(),
+            &registered.extension,
+        );
+        entry.registered = Some(registered.extension.clone());
+        if !merged.add_from_elsewhere(entry) {
+            let by = merged
+                .defines(&registered.name)
+                .map(|s| s.source().display().to_string());
+            let message = format!(
+                "registered by {} is not used: a config file defines it{}",
+                registered.extension.display(),
+                by.map(|f| format!(" ({f})")).unwrap_or_default()
+            );
+            diagnostics.push(Diagnostic {
+                level: Level::Note,
+                file: None,
+                line: None,
+                server: Some(registered.name.clone()),
+                field: None,
+                message,
+            });
+        }
+    }
     let home = home(&opts.env);
     let ctx = imports::Context {
         home: &home,
@@ -392,17 +432,15 @@ pub fn load(opts: &LoadOptions) -> Config {
             places.servers.insert((file, name), servers_path);
         }
         for server in found.servers {
-            if merged.defines(&server.name).is_some() {
-                mark_shadowed(&mut kind_sources, &server.file, &server.name);
-                continue;
-            }
             let mut entry = MergedServer::new(&server.name, server.entry, &server.file);
             entry.imported = Some(Imported {
                 kind,
                 by: by.clone(),
             });
             entry.renamed = server.renamed;
-            merged.servers.push(entry);
+            if !merged.add_from_elsewhere(entry) {
+                mark_shadowed(&mut kind_sources, &server.file, &server.name);
+            }
         }
         sources.extend(kind_sources);
     }

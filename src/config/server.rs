@@ -263,6 +263,23 @@ fn tool_exposure(f: &mut Fields) -> ToolExposure {
     parsed
 }
 
+/// Keys that say how to reach a server: an entry with none of them only adjusts one.
+const REACH_KEYS: [&str; 13] = [
+    "command",
+    "url",
+    "type",
+    "socket",
+    "args",
+    "env",
+    "envFile",
+    "cwd",
+    "headers",
+    "auth",
+    "bearerToken",
+    "bearerTokenEnv",
+    "oauth",
+];
+
 /// Parses a server (already merged across files). `None` when it cannot be used.
 pub fn parse(
     server: &MergedServer,
@@ -290,6 +307,17 @@ pub fn parse(
         ctx,
         diagnostics: Vec::new(),
     };
+    if server.is_override() && !entry.keys().any(|k| REACH_KEYS.contains(&k.as_str())) {
+        diagnostics.push(Diagnostic {
+            level: Level::Note,
+            file: Some(server.source().to_path_buf()),
+            line: None,
+            server: Some(server.name.clone()),
+            field: None,
+            message: "adjusts a server defined elsewhere (another tool's config through `imports`, or a Pi extension), but there is none of that name; ignored".into(),
+        });
+        return None;
+    }
     let disabled = switched_off(&mut f, diagnostics);
     for key in entry.keys() {
         if let Some((level, message)) = fields::SERVER.check(key) {
@@ -302,6 +330,7 @@ pub fn parse(
         source: server.source().to_path_buf(),
         files: server.files.clone(),
         imported: server.imported.clone(),
+        registered: server.registered.clone(),
         entry: value.clone(),
         transport,
         lifecycle: lifecycle(&mut f),

@@ -88,6 +88,7 @@ impl Tree {
             env: self.env.clone(),
             project_trusted: None,
             limits: Default::default(),
+            registered: vec![],
         }
     }
 

@@ -765,3 +765,76 @@ fn auto_enable_codemode_a_later_file_wins() {
     assert!(messages(&config, &tree)[0]
         .contains("`autoEnableCodemode`: must be true or false, got the string \"no\"; ignored"));
 }
+
+#[test]
+fn an_entry_without_a_transport_adjusts_an_imported_server() {
+    let tree = Tree::new();
+    let pi = tree.pi_config(json!({
+        "imports": ["cursor"],
+        "mcpServers": {"cur": {"enabled": false, "toolExposure": {"x": "hidden"}}, "lone": {"enabled": false}}
+    }));
+    let cursor = tree.write(
+        ".cursor/mcp.json",
+        &json!({"mcpServers": {"cur": {"command": "x", "args": ["1"]}}}).to_string(),
+    );
+    let config = tree.load();
+    let cur = config.servers.iter().find(|s| s.name == "cur").unwrap();
+    assert_eq!(cur.transport, stdio("x", &["1"]));
+    assert!(cur.disabled);
+    assert_eq!(cur.exposure.of("x"), Some(Exposure::Hidden));
+    assert!(cur.imported.is_some());
+    assert_eq!(cur.files, [cursor, pi]);
+    // Nothing of that name to adjust: a disabled entry without a transport, said plainly.
+    assert!(config.servers.iter().all(|s| s.name != "lone"));
+    let lines = messages(&config, &tree);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("server \"lone\"")
+                && l.contains("adjusts a server defined elsewhere")),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn servers_pi_extensions_register_rank_below_config_files() {
+    let tree = Tree::new();
+    let pi = tree.pi_config(json!({"mcpServers": {
+        "docs": {"command": "from-file"},
+        "jira": {"enabled": false},
+    }}));
+    let registered = |name: &str, config: Value| Registered {
+        name: name.into(),
+        config,
+        extension: PathBuf::from("/ext/jira.ts"),
+    };
+    let opts = LoadOptions {
+        registered: vec![
+            registered("docs", json!({"url": "https://registered/mcp"})),
+            registered(
+                "jira",
+                json!({"url": "https://jira/mcp", "env": {"T": "!echo ok"}}),
+            ),
+            registered("wiki", json!({"command": "wiki"})),
+        ],
+        ..tree.opts()
+    };
+    let config = load(&opts);
+    assert_eq!(names(&config), ["docs", "jira", "wiki"]);
+    let server = |name: &str| config.servers.iter().find(|s| s.name == name).unwrap();
+    assert_eq!(server("docs").transport, stdio("from-file", &[]));
+    assert_eq!(server("docs").registered, None);
+    // A file's entry without a transport adjusts the registration.
+    let jira = server("jira");
+    assert!(jira.disabled);
+    assert_eq!(jira.registered.as_deref(), Some(Path::new("/ext/jira.ts")));
+    assert_eq!(jira.files, [PathBuf::from("/ext/jira.ts"), pi]);
+    assert!(matches!(server("wiki").transport, Transport::Stdio { .. }));
+    let notes: Vec<String> = config.diagnostics.iter().map(|d| d.to_string()).collect();
+    assert!(
+        notes.iter().any(|n| n.contains(
+            "server \"docs\": registered by /ext/jira.ts is not used: a config file defines it"
+        )),
+        "{notes:?}"
+    );
+}

@@ -117,7 +117,11 @@ impl From<Value> for ContentBlock {
 impl From<adapter::Outcome> for Outcome {
     fn from(outcome: adapter::Outcome) -> Self {
         Outcome {
-            content: outcome.content.into_iter().map(ContentBlock::from).collect(),
+            content: outcome
+                .content
+                .into_iter()
+                .map(ContentBlock::from)
+                .collect(),
             details: outcome.details,
             is_error: outcome.is_error,
         }
@@ -321,10 +325,7 @@ impl McpAdapter {
 
     #[napi]
     pub async fn describe(&self, tool: String, server: Option<String>) -> Outcome {
-        self.inner
-            .describe(&tool, server.as_deref())
-            .await
-            .into()
+        self.inner.describe(&tool, server.as_deref()).await.into()
     }
 
     #[napi]
@@ -343,9 +344,7 @@ impl McpAdapter {
         self.inner.connect(&server).await.into()
     }
 
-    #[napi(
-        ts_args_type = "tool: string, args?: Record<string, unknown>, opts?: CallOpts",
-    )]
+    #[napi(ts_args_type = "tool: string, args?: Record<string, unknown>, opts?: CallOpts")]
     pub async fn call(
         &self,
         tool: String,
@@ -365,9 +364,7 @@ impl McpAdapter {
     }
 
     /// Runs the `mcp` tool with the parameters the model gave.
-    #[napi(
-        ts_args_type = "params: McpParams, callId?: string",
-    )]
+    #[napi(ts_args_type = "params: McpParams, callId?: string")]
     pub async fn execute(&self, params: Value, call_id: Option<String>) -> Outcome {
         self.inner.execute(&params, call_id).await.into()
     }

@@ -9,7 +9,11 @@ use std::sync::Arc;
 /// Something that happened to a server, or the progress of a running call.
 #[napi_derive::napi(js_name = "LifecycleEvent", discriminant_case = "kebab-case")]
 #[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "kebab-case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
 pub enum Event {
     /// The server's first connection this session is listed.
     Connected { server: String, tools: u32 },

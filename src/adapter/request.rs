@@ -179,16 +179,25 @@ mod tests {
 
     #[test]
     fn the_first_mode_given_wins() {
-        let all = json!({ "tool": "t", "connect": "c", "describe": "d", "search": "s", "server": "v" });
+        let all =
+            json!({ "tool": "t", "connect": "c", "describe": "d", "search": "s", "server": "v" });
         assert!(matches!(parse(all), Request::Call { tool, .. } if tool == "t"));
-        assert!(matches!(parse(json!({ "connect": "c", "describe": "d" })), Request::Connect(c) if c == "c"));
-        assert!(matches!(parse(json!({ "instructions": " x ", "search": "s" })), Request::Instructions(x) if x == "x"));
-        assert!(matches!(parse(json!({ "search": "s", "server": "v" })), Request::Search { options, .. } if options.server.as_deref() == Some("v")));
+        assert!(
+            matches!(parse(json!({ "connect": "c", "describe": "d" })), Request::Connect(c) if c == "c")
+        );
+        assert!(
+            matches!(parse(json!({ "instructions": " x ", "search": "s" })), Request::Instructions(x) if x == "x")
+        );
+        assert!(
+            matches!(parse(json!({ "search": "s", "server": "v" })), Request::Search { options, .. } if options.server.as_deref() == Some("v"))
+        );
         let page = Page {
             limit: Some(5),
             offset: 10,
         };
-        assert!(matches!(parse(json!({ "server": "v", "limit": 5, "offset": 10 })), Request::List { server, page: p } if server == "v" && p == page));
+        assert!(
+            matches!(parse(json!({ "server": "v", "limit": 5, "offset": 10 })), Request::List { server, page: p } if server == "v" && p == page)
+        );
         assert!(matches!(parse(json!({ "tool": "  " })), Request::Status));
     }
 

@@ -6,28 +6,7 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { everything, faulty, memory, processesIn, root, tempAgent, waitFor } from "./helpers/servers.mjs";
-
-const cli = join(root, "bin", "pi-mcp.mjs");
-
-/** Runs `pi-mcp args…` in `agent`'s project dir (bounded in time); `input` goes to stdin. */
-function pimcp(agent, args, { input, env } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: agent.cwd, env: { ...agent.env, ...env } });
-    const out = [];
-    const err = [];
-    child.stdout.on("data", (d) => out.push(d));
-    child.stderr.on("data", (d) => err.push(d));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 30000);
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      const stdout = Buffer.concat(out).toString();
-      resolve({ code, signal, stdout, stderr: Buffer.concat(err).toString() });
-    });
-    child.stdin.end(input ?? "");
-  });
-}
+import { cli, everything, faulty, memory, pimcp, processesIn, root, tempAgent, waitFor } from "./helpers/servers.mjs";
 
 /** Nothing the CLI started outlives it (the watchdog shell exits right after its host). */
 const nothingLeftIn = (dir) => waitFor(() => processesIn(dir).length === 0, 3000, `no process left in ${dir}`);

@@ -15,13 +15,15 @@ import { root } from "./helpers/servers.mjs";
 
 const suiteDir = join(root, "__test__", "conformance");
 const client = `${process.execPath} ${join(suiteDir, "client.mjs")}`;
+/** The auth scenarios' client: the `pi-mcp` command line, as a user signs in with it. */
+const authClient = `${process.execPath} ${join(suiteDir, "auth-client.mjs")}`;
 const SCENARIO_TIMEOUT_MS = 60_000;
 
 /** Runs one scenario; resolves with its checks (from checks.json) and the runner's output. */
-function runScenario(version, scenario, extra = []) {
+function runScenario(version, scenario, extra = [], command = client) {
   const out = mkdtempSync(join(tmpdir(), "pi-mcp-conformance-out-"));
   const cli = join(suiteDir, "node_modules", `conformance-${version}`, "dist", "index.js");
-  const args = [cli, "client", "--command", client, "--scenario", scenario, "-o", out, ...extra];
+  const args = [cli, "client", "--command", command, "--scenario", scenario, "-o", out, ...extra];
   return new Promise((resolve, reject) => {
     const child = spawn(NODE22, args, { cwd: suiteDir, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
@@ -32,8 +34,9 @@ function runScenario(version, scenario, extra = []) {
     child.on("close", (code) => {
       clearTimeout(timer);
       try {
-        const [run] = readdirSync(out);
-        const checks = JSON.parse(readFileSync(join(out, run, "checks.json"), "utf8"));
+        // <out>/<scenario>-<time>/checks.json; auth/… scenarios nest one level deeper.
+        const found = readdirSync(out, { recursive: true }).find((f) => f.endsWith("checks.json"));
+        const checks = JSON.parse(readFileSync(join(out, found ?? "checks.json"), "utf8"));
         resolve({ code, checks, output });
       } catch (error) {
         reject(new Error(`no results for ${scenario} (exit ${code}): ${error.message}\n${output}`));
@@ -76,3 +79,46 @@ for (const [version, scenario, extra] of cases) {
     assert.equal(code, 0, output);
   });
 }
+
+// Every auth/* client scenario the 2026-07-28 and 2025-11-25 requirement sets score, each run at
+// its revision's wire as `--requirements` runs it (`--spec-version <revision> --force`), plus the
+// 2025-03-26 back-compat pair and the client-credentials extension.
+const AUTH_BOTH = [
+  "metadata-default", "metadata-var1", "metadata-var2", "metadata-var3", "basic-cimd",
+  "scope-from-www-authenticate", "scope-from-scopes-supported", "scope-omitted-when-undefined",
+  "scope-step-up", "scope-retry-limit", "token-endpoint-auth-basic", "token-endpoint-auth-post",
+  "token-endpoint-auth-none", "pre-registration",
+];
+const AUTH_2026_ONLY = [
+  "resource-mismatch", "offline-access-scope", "offline-access-not-supported", "authorization-server-migration",
+  "iss-supported", "iss-not-advertised", "iss-supported-missing", "iss-wrong-issuer", "iss-unexpected",
+  "iss-normalized", "metadata-issuer-mismatch",
+];
+/** Where a conformant client stops (a check failed on purpose): it exits 1, which the suite allows. */
+const STOPS = new Set([
+  "resource-mismatch", "iss-supported-missing", "iss-wrong-issuer", "iss-unexpected", "iss-normalized",
+  "metadata-issuer-mismatch", "scope-retry-limit",
+]);
+const at = (revision) => ["--spec-version", revision, "--force"];
+const authRuns = [
+  ...[...AUTH_BOTH, ...AUTH_2026_ONLY].map((s) => ["2026-07-28", `auth/${s}`, at("2026-07-28")]),
+  ...AUTH_BOTH.map((s) => ["2025-11-25", `auth/${s}`, at("2025-11-25")]),
+  ["2025-03-26", "auth/2025-03-26-oauth-metadata-backcompat", []],
+  ["2025-03-26", "auth/2025-03-26-oauth-endpoint-fallback", []],
+  ["extension", "auth/client-credentials-basic", at("2026-07-28")],
+];
+
+// Independent scenarios (own servers, own ports, own agent dirs): four at a time.
+test("conformance 0.2: auth scenarios through pi-mcp", { concurrency: 4 }, async (t) => {
+  await Promise.all(
+    authRuns.map(([label, scenario, extra]) =>
+      t.test(`${label} ${scenario}`, async () => {
+        const { checks, output } = await runScenario("0.2", scenario, extra, authClient);
+        const failed = checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING");
+        assert.deepEqual(failed.map((c) => `${c.id}: ${c.errorMessage ?? c.description}`), [], output);
+        assert.ok(checks.some((c) => c.status === "SUCCESS"), `no check passed:\n${output}`);
+        if (!STOPS.has(scenario.slice("auth/".length))) assert.doesNotMatch(output, /CLIENT EXITED WITH ERROR/, output);
+      }),
+    ),
+  );
+});

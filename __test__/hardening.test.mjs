@@ -112,8 +112,8 @@ describe("reliability matrix: hostile files where configs are looked for", () =>
       assert.match(lines, /server "envy", field `envFile`: .*big\.env is 4\.\d KiB, over the 1 KiB limit; its variables are not set/);
       assert.equal(got.text, "echo: still works");
       const token = await openInHost({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env, ...caps }, "remote_anything");
-      assert.equal(token.error, "server_unavailable", token.text);
-      assert.match(token.text, /needs authentication: the OAuth token file .*mcp-oauth\/remote\/tokens\.json is 4\.\d KiB, over the 1 KiB limit/);
+      assert.equal(token.error, "auth_required", token.text);
+      assert.match(token.text, /needs sign-in: the OAuth token file .*mcp-oauth\/remote\/tokens\.json is 4\.\d KiB, over the 1 KiB limit/);
       assert.doesNotMatch(token.text, /tttt/);
 
       // A config named explicitly (`--mcp-config <(…)`) may be a pipe: read to its end.
@@ -173,17 +173,19 @@ describe("reliability matrix: server names are never paths", () => {
       for (const name of ["../../../outside", join(agent.home, "abs", "dir")]) {
         const refused = await adapter.connect(name);
         assert.equal(refused.isError, true, name);
-        assert.match(refused.content[0].text, /no OAuth token is stored \(.*\/mcp-oauth\/sha256-[0-9a-f]{64}\/tokens\.json is missing\)/, name);
+        assert.equal(refused.details.error, "auth_required", name);
+        assert.match(refused.content[0].text, /needs sign-in/, name);
       }
-      assert.deepEqual(proxy.requests, [], "a token was sent");
+      // The server was asked without credentials, and told us so; no stolen token was sent.
+      assert.deepEqual(proxy.requests.map((r) => r.headers.authorization).filter(Boolean), [], "a token was sent");
       // The encoded directory is where the token lives (pi-mcp-adapter's layout for such names).
       store(join(agent.agentDir, "mcp-oauth", "sha256-e1a01a12d2ce52e7ebc44d5879e35c09f794475daa43c249c06f8bf998483d94"), "the-right-token");
       assert.equal((await adapter.connect("../../../outside")).isError, false);
       const called = await adapter.call("echo", { message: "via the encoded dir" }, { server: "../../../outside" });
       assert.equal(called.content[0].text, "Echo: via the encoded dir");
-      const sent = new Set(proxy.requests.map((r) => r.headers.authorization));
+      const sent = new Set(proxy.requests.map((r) => r.headers.authorization).filter(Boolean));
       assert.deepEqual([...sent], ["Bearer the-right-token"]);
-      note(`no token outside <agentDir>/mcp-oauth was read or sent (0 requests); the name's sha256-<hex> directory was used, and its token sent (${proxy.requests.length} requests)`);
+      note(`no token outside <agentDir>/mcp-oauth was read or sent (no Authorization before the token was stored); the name's sha256-<hex> directory was used, and its token sent (${proxy.requests.length} requests)`);
     } finally {
       await adapter.shutdown();
       await proxy.close();

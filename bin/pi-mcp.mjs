@@ -3,6 +3,7 @@
 // discovery as the Pi extension. It prints what the core renders (or, with --json, the core's
 // outcome object); this file only parses arguments, shows a spinner on a TTY and sets the exit code.
 import { createRequire } from "node:module";
+import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
@@ -18,6 +19,9 @@ Commands:
   call <tool> [json-args] [--server <s>] [--timeout <ms>]
                                   call a tool; json-args is a JSON object ('-' reads stdin)
   connect <server>                (re)connect a server and refresh its cached tools
+  auth <server>                   sign in to an OAuth server (a browser opens; over SSH, paste
+                                  the address it ends on), then connect it
+  logout <server>                 sign out: revoke the tokens where the server offers it, delete them
   doctor [--offline]              every config source, the merged servers and where each came
                                   from, every problem, and a timed connection to each server
 
@@ -26,13 +30,14 @@ Options:
   --approve         use the project's configs (.mcp.json, .pi/mcp.json, ...) even if Pi does
                     not trust this project
   --no-approve      leave the project's configs out (default: Pi's saved decision, else used)
+  --auth            sign in by itself when a server asks for it, then retry (settings.autoAuth)
   --json            print the result as JSON: { content, details, isError }
   -h, --help        this text
 
 Exit codes: 0 success; 1 the command failed (unknown tool or server, failed connection, the
 tool reported an error; doctor: a server failed or a config has an error); 2 bad usage.`;
 
-const ARGS = { list: ["server"], search: ["query"], describe: ["tool"], call: ["tool"], connect: ["server"] };
+const ARGS = { list: ["server"], search: ["query"], describe: ["tool"], call: ["tool"], connect: ["server"], auth: ["server"], logout: ["server"] };
 
 class UsageError extends Error {}
 
@@ -46,6 +51,7 @@ function parse(argv) {
       approve: { type: "boolean" },
       "no-approve": { type: "boolean" },
       json: { type: "boolean" },
+      auth: { type: "boolean" },
       help: { type: "boolean", short: "h" },
       regex: { type: "boolean" },
       server: { type: "string" },
@@ -122,19 +128,45 @@ async function run(adapter, { command, rest, values }, spin, callId) {
       return adapter.describe(rest[0], values.server);
     case "call": {
       const args = await callArgs(rest[1]);
-      adapter.onEvent((event) => {
-        if (event.callId === callId) spin.set(event.text); // progress of this call
-      });
       return adapter.call(rest[0], args, { server: values.server, callId, timeoutMs: count("timeout", values.timeout) });
     }
     case "connect":
       return adapter.connect(rest[0]);
+    case "auth":
+      return adapter.login(rest[0]);
+    case "logout":
+      return adapter.logout(rest[0]);
     case "doctor":
       return adapter.doctor(!values.offline);
   }
 }
 
-const LABELS = { search: "searching", describe: "looking up", call: "calling", connect: "connecting", doctor: "checking servers", list: "listing" };
+const LABELS = { search: "searching", describe: "looking up", call: "calling", connect: "connecting", doctor: "checking servers", list: "listing", logout: "signing out" };
+
+/** Progress of the call on the spinner; a sign-in's browser step on stderr, with lines typed on a
+ * terminal pasted into it. */
+function showEvents(adapter, spin, callId) {
+  let lines;
+  adapter.onEvent((event) => {
+    if (event.callId === callId) {
+      spin.set(event.text); // progress of this call
+    } else if ("prompt" in event) {
+      // A sign-in waits for its browser step.
+      spin.stop();
+      process.stderr.write(`${event.text}\n`);
+      if (process.stdin.isTTY && !lines) {
+        lines = createInterface({ input: process.stdin, output: process.stderr });
+        lines.setPrompt(`${event.prompt}: `);
+        lines.prompt();
+        lines.on("line", (text) => text.trim() && adapter.paste(event.server, text));
+      }
+    } else if ("signedIn" in event) {
+      lines?.close();
+      lines = undefined;
+    }
+  });
+  return () => lines?.close();
+}
 
 function print(outcome, json) {
   if (json) {
@@ -166,9 +198,12 @@ async function main() {
     cwd: process.cwd(),
     configPath: values.config ?? values["mcp-config"],
     projectTrusted: values.approve ? true : values["no-approve"] ? false : undefined,
+    cli: true,
+    autoAuth: values.auth ? true : undefined,
   });
   const callId = `pi-mcp-${process.pid}`;
   const spin = spinner(LABELS[parsed.command] && `${LABELS[parsed.command]}…`);
+  const stopSignIns = showEvents(adapter, spin, callId);
   const interrupt = () => {
     adapter.cancel(callId);
     spin.stop();
@@ -187,6 +222,7 @@ async function main() {
     return 2;
   } finally {
     process.off("SIGINT", interrupt);
+    stopSignIns();
     await adapter.shutdown();
   }
 }

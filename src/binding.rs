@@ -50,6 +50,11 @@ pub struct OpenOptions {
     pub max_token_file_bytes: Option<u32>,
     /// How long a config given as a pipe (`--config <(…)`) may take to end (default 5000).
     pub pipe_timeout_ms: Option<u32>,
+    /// Opened by the `pi-mcp` command line: texts name its commands (`pi-mcp auth <server>`)
+    /// and sign-ins can be shown on the terminal.
+    pub cli: Option<bool>,
+    /// Overrides `settings.autoAuth`: sign in when a server asks for it, then retry.
+    pub auto_auth: Option<bool>,
     /// Servers other Pi extensions registered (`pi.getMcpServers()`); a config file's entry of the
     /// same name wins over one.
     pub registered: Option<Vec<RegisteredServer>>,
@@ -226,6 +231,8 @@ impl McpAdapter {
                     extension: PathBuf::from(r.extension_path),
                 })
                 .collect(),
+            cli: opts.cli.unwrap_or(false),
+            auto_auth: opts.auto_auth,
         });
         Ok(McpAdapter { inner })
     }
@@ -337,6 +344,32 @@ impl McpAdapter {
     #[napi]
     pub fn auth_help(&self, server: String) -> Outcome {
         self.inner.auth_help(&server).into()
+    }
+
+    /// Signs in to an OAuth server (the URL comes as an `auth-url` event; `paste` completes it
+    /// by hand), then connects it.
+    #[napi]
+    pub async fn login(&self, server: String) -> Outcome {
+        self.inner.login(&server).await.into()
+    }
+
+    /// Revokes (where the server offers it) and deletes a server's sign-in.
+    #[napi]
+    pub async fn logout(&self, server: String) -> Outcome {
+        self.inner.logout(&server).await.into()
+    }
+
+    /// What the user pasted (the address the browser ended on, or the code) for the sign-in to
+    /// `server` waiting in its browser step; false when none waits.
+    #[napi]
+    pub fn paste(&self, server: String, text: String) -> bool {
+        self.inner.paste(&server, &text)
+    }
+
+    /// Whether someone can see a sign-in (Pi's `ctx.hasUI`): `autoAuth` signs in only then.
+    #[napi]
+    pub fn set_interactive(&self, interactive: bool) {
+        self.inner.set_interactive(interactive);
     }
 
     #[napi]

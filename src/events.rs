@@ -31,6 +31,20 @@ pub enum Event {
     Disconnected { server: String, reason: String },
     /// The server's tools changed (it said so, and was listed again).
     CatalogChanged { server: String, tools: u32 },
+    /// A sign-in waits for its browser step: `text` says where to sign in (the URL, whether a
+    /// browser was opened), `prompt` asks for the redirected address to be pasted.
+    AuthUrl {
+        server: String,
+        url: String,
+        text: String,
+        prompt: String,
+    },
+    /// A sign-in ended (`error`: why it did not work).
+    AuthDone {
+        server: String,
+        signed_in: bool,
+        error: Option<String>,
+    },
     /// Progress of the call started with `call_id`; `text` is the line to show.
     Progress {
         call_id: String,

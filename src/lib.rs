@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod config;
 pub mod elicitation;
 pub mod events;
+pub mod oauth;
 pub mod output_guard;
 pub mod path_component;
 pub mod pool;

@@ -67,6 +67,28 @@ export function processesIn(dir) {
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The `pi-mcp` command line. */
+export const cli = join(root, "bin", "pi-mcp.mjs");
+
+/** Runs `pi-mcp args…` in `agent`'s project dir (bounded in time); `input` goes to stdin. */
+export function pimcp(agent, args, { input, env } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args], { cwd: agent.cwd, env: { ...agent.env, ...env } });
+    const out = [];
+    const err = [];
+    child.stdout.on("data", (d) => out.push(d));
+    child.stderr.on("data", (d) => err.push(d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30000);
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      const stdout = Buffer.concat(out).toString();
+      resolve({ code, signal, stdout, stderr: Buffer.concat(err).toString() });
+    });
+    child.stdin.end(input ?? "");
+  });
+}
+
 /** Polls `check` until it returns a truthy value or `ms` pass. */
 export async function waitFor(check, ms = 15000, what = "condition") {
   const until = Date.now() + ms;

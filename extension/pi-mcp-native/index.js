@@ -59,6 +59,23 @@ export default function piMcpNative(pi) {
 
   // No servers: no footer. Pi 1.5's footer throws on a null status text (undefined clears it).
   const showFooter = () => footerCtx?.ui?.setStatus?.("mcp", adapter.footer() ?? undefined);
+  // A sign-in waiting in its browser step: its URL is shown, and a prompt takes a pasted redirect.
+  const pastePrompts = new Map();
+  const showSignIn = (event) => {
+    const ctx = footerCtx;
+    if (!ctx?.hasUI) {
+      process.stderr.write(`${event.text}\n`);
+      return;
+    }
+    ctx.ui.notify(event.text, "info");
+    if (pastePrompts.has(event.server)) return;
+    const abort = new AbortController();
+    pastePrompts.set(event.server, abort);
+    Promise.resolve(ctx.ui.input(event.prompt, "", { signal: abort.signal }))
+      .then((text) => text?.trim() && adapter.paste(event.server, text))
+      .catch(() => {})
+      .finally(() => pastePrompts.get(event.server) === abort && pastePrompts.delete(event.server));
+  };
   /** @param {import("../index.js").LifecycleEvent} event */
   const onEvent = (event) => {
     // Only progress carries a call id: it goes to that call (if it still runs). Any other event
@@ -67,6 +84,15 @@ export default function piMcpNative(pi) {
     if ("callId" in event) {
       progressSinks.get(event.callId)?.({ content: [{ type: "text", text: event.text }], details: event });
       return;
+    }
+    // A sign-in waits for its browser step (its event asks for a pasted redirect), or ended.
+    if ("prompt" in event) {
+      showSignIn(event);
+      return;
+    }
+    if ("signedIn" in event) {
+      pastePrompts.get(event.server)?.abort();
+      pastePrompts.delete(event.server);
     }
     syncDirectTools();
     showFooter();
@@ -146,9 +172,10 @@ export default function piMcpNative(pi) {
   });
 
   pi.registerCommand("mcp", {
-    description: "MCP servers: /mcp [status] | tools | reconnect [server] | doctor",
+    description: "MCP servers: /mcp [status] | tools | reconnect [server] | login <server> | logout <server> | doctor",
     getArgumentCompletions(prefix) {
-      const words = ["status", "tools", "reconnect", "doctor", ...adapter.servers().map((s) => `reconnect ${s}`)];
+      const perServer = ["reconnect", "login", "logout"].flatMap((sub) => adapter.servers().map((s) => `${sub} ${s}`));
+      const words = ["status", "tools", "reconnect", "login", "logout", "doctor", ...perServer];
       const items = words.filter((w) => w.startsWith(prefix)).map((w) => ({ value: w, label: w }));
       return items.length ? items : null;
     },
@@ -168,28 +195,38 @@ export default function piMcpNative(pi) {
         const results = await Promise.all(targets.map((s) => adapter.connect(s)));
         const failed = results.some((r) => r.isError);
         report((await texts(results)).join("\n\n"), failed ? "error" : "info");
+      } else if (sub === "login" || sub === "logout") {
+        if (!server) {
+          report(adapter.authHelp("").content.map((c) => c.text ?? "").join("\n"), "warning");
+        } else {
+          const outcome = await (sub === "login" ? adapter.login(server) : adapter.logout(server));
+          report((await texts([outcome]))[0], outcome.isError ? "error" : "info");
+        }
       } else if (sub === "doctor") {
         const outcome = await adapter.doctor();
         report((await texts([outcome]))[0], outcome.isError ? "warning" : "info");
       } else {
-        report(`Unknown subcommand "${sub}". Use /mcp status, /mcp tools, /mcp reconnect [server] or /mcp doctor.`, "warning");
+        report(`Unknown subcommand "${sub}". Use /mcp status, /mcp tools, /mcp reconnect [server], /mcp login <server>, /mcp logout <server> or /mcp doctor.`, "warning");
       }
       showFooter();
     },
   });
 
   pi.registerCommand("mcp-auth", {
-    description: "How to give an MCP server credentials: /mcp-auth <server>",
+    description: "Sign in to an MCP server (OAuth), or see how to give it credentials: /mcp-auth <server>",
     getArgumentCompletions(prefix) {
       const items = adapter.servers().filter((s) => s.startsWith(prefix)).map((s) => ({ value: s, label: s }));
       return items.length ? items : null;
     },
     async handler(args, ctx) {
       const server = String(args ?? "").trim();
-      const result = adapter.authHelp(server);
+      const help = adapter.authHelp(server);
+      // OAuth servers sign in; for the others (and without a server) the help says what to do.
+      const result = help.details?.oauth ? await adapter.login(server) : help;
       const text = result.content.map((c) => c.text ?? "").join("\n");
       if (ctx.hasUI) ctx.ui.notify(text, result.isError ? "warning" : "info");
       else process.stderr.write(`${text}\n`);
+      showFooter();
     },
   });
 
@@ -210,6 +247,7 @@ export default function piMcpNative(pi) {
     }
     footerCtx = ctx;
     oneShot = oneShotRun(ctx, process.argv);
+    adapter.setInteractive(Boolean(ctx?.hasUI));
     syncDirectTools();
     adapter.onEvent(onEvent);
     clearTimeout(startTimer);

@@ -24,8 +24,19 @@ pub struct CallOptions {
 impl Adapter {
     /// Calls a tool (or reads a resource tool). Its arguments are checked against the known
     /// schema before any server starts; a server started just now gets the call at once when
-    /// the tool is known from the cache, and is listed once it is idle.
+    /// the tool is known from the cache, and is listed once it is idle. A server that wants a
+    /// sign-in gets one first under `autoAuth`.
     pub async fn call(
+        self: &Arc<Self>,
+        name: &str,
+        args: Map<String, Value>,
+        opts: CallOptions,
+    ) -> Outcome {
+        self.with_sign_in(|| self.call_once(name, args.clone(), opts.clone()))
+            .await
+    }
+
+    async fn call_once(
         self: &Arc<Self>,
         name: &str,
         args: Map<String, Value>,
@@ -53,6 +64,15 @@ impl Adapter {
         };
         let early = !conn.is_listed();
         let result = self.send(&conn, &tool, args, &opts, cancel).await;
+        if let (Err(RequestError::NeedsAuth(need)), Some(server)) =
+            (&result, self.server(&tool.server))
+        {
+            // The credentials were refused mid-session: the fix names the sign-in to run.
+            let why = self.refused(server, need.clone());
+            return why
+                .outcome("call", &tool.server)
+                .with("tool", tool.name.as_str());
+        }
         if early {
             if let Some(outcome) = self.after_early_call(&conn, &tool, &result).await {
                 return outcome;

@@ -7,7 +7,8 @@ use super::{Adapter, Unavailable};
 use crate::config::{self, ServerConfig, Transport};
 use crate::events::Event;
 use crate::pool::{
-    launch, ConnectError, ConnectSpec, Connection, RemoteSpec, StdioSpec, TransportSpec,
+    launch, AuthNeed, ConnectError, ConnectSpec, Connection, RemoteSpec, RequestError, StdioSpec,
+    TransportSpec,
 };
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -64,6 +65,9 @@ impl Adapter {
         let conn = match self.pool.get(name) {
             Some(conn) => self.answering(server, conn).await?,
             None => {
+                if self.signed_in_since_refusal(name) {
+                    self.servers.clear_failure(name);
+                }
                 if let Some(why) = self.servers.backoff(name, self.timing.failure_backoff) {
                     return Err(why);
                 }
@@ -139,10 +143,7 @@ impl Adapter {
             }
             Err(_) if self.closing.is_cancelled() => Err(Unavailable::ShutDown),
             Err(ConnectError::Closed) => Err(Unavailable::ShutDown),
-            Err(ConnectError::NeedsAuth(why)) => {
-                let fix = self.auth_fix(server, &why);
-                Err(self.fail(name, Unavailable::NeedsAuth { why, fix }))
-            }
+            Err(ConnectError::NeedsAuth(need)) => Err(self.refused(server, need)),
             Err(ConnectError::Failed(why)) => Err(self.fail(name, Unavailable::StartFailed(why))),
         }
     }
@@ -161,6 +162,7 @@ impl Adapter {
                     let refreshed = self.take_listing(&conn, &listing) != Adopted::Same;
                     return Ok(Ready { conn, refreshed });
                 }
+                Err(RequestError::NeedsAuth(need)) => return Err(self.refused(server, need)),
                 Err(error) => error,
             };
             if self.closing.is_cancelled() {
@@ -175,6 +177,19 @@ impl Adapter {
             conn.close().await;
             return Err(self.fail(&name, Unavailable::ListingFailed(error)));
         }
+    }
+
+    /// Records that `server` refused our credentials (with its challenge, for the next sign-in).
+    pub(super) fn refused(&self, server: &ServerConfig, need: AuthNeed) -> Unavailable {
+        self.servers.note_refusal(&server.name, &need);
+        let fix = self.auth_fix(server, &need);
+        self.fail(
+            &server.name,
+            Unavailable::NeedsAuth {
+                why: need.message,
+                fix,
+            },
+        )
     }
 
     /// Records that `name` could not be used (for the backoff and `status`), tells JS, and
@@ -216,15 +231,19 @@ impl Adapter {
                 headers,
                 auth,
                 ca_file,
-            } => TransportSpec::Remote(RemoteSpec {
-                url: url.clone(),
-                headers: config::resolve_all("header", headers, &ctx)
-                    .await
-                    .map_err(failed)?,
-                authorization: self.authorization(&server.name, auth)?,
-                ca_file: ca_file.clone(),
-                prefer: self.servers.remote_kind(&server.name),
-            }),
+            } => {
+                let (authorization, credentials) = self.credentials(server, auth)?;
+                TransportSpec::Remote(RemoteSpec {
+                    url: url.clone(),
+                    headers: config::resolve_all("header", headers, &ctx)
+                        .await
+                        .map_err(failed)?,
+                    authorization,
+                    credentials,
+                    ca_file: ca_file.clone(),
+                    prefer: self.servers.remote_kind(&server.name),
+                })
+            }
         };
         Ok(ConnectSpec {
             server: server.name.clone(),

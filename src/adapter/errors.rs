@@ -31,8 +31,12 @@ pub enum ErrorCode {
     ServerUnavailable,
     /// An explicit connect failed.
     ConnectFailed,
-    /// An explicit connect failed for want of (valid) credentials.
+    /// The server wants a (new) sign-in or other credentials; the text names the command that
+    /// signs in (`/mcp login <server>`, `pi-mcp auth <server>`) or what to configure.
     AuthRequired,
+    /// A sign-in or sign-out did not work: a check failed, the server refused, or nobody
+    /// completed the browser step.
+    SignInFailed,
     /// The tool ran and reported an error (`isError` in its result).
     ToolError,
     /// The call was cancelled (Pi's abort signal, `cancel(callId)`).
@@ -65,6 +69,7 @@ impl ErrorCode {
             ErrorCode::ServerUnavailable => "server_unavailable",
             ErrorCode::ConnectFailed => "connect_failed",
             ErrorCode::AuthRequired => "auth_required",
+            ErrorCode::SignInFailed => "sign_in_failed",
             ErrorCode::ToolError => "tool_error",
             ErrorCode::Aborted => "aborted",
             ErrorCode::Timeout => "timeout",
@@ -85,6 +90,7 @@ impl From<&RequestError> for ErrorCode {
             RequestError::Closed(_) => ErrorCode::ConnectionLost,
             RequestError::TooLarge(_) => ErrorCode::ResultTooLarge,
             RequestError::Mcp { .. } | RequestError::Protocol(_) => ErrorCode::CallFailed,
+            RequestError::NeedsAuth(_) => ErrorCode::AuthRequired,
         }
     }
 }
@@ -158,6 +164,7 @@ impl Unavailable {
             Unavailable::NotConfigured { .. } => ErrorCode::ServerNotFound,
             Unavailable::Disabled { .. } => ErrorCode::ServerDisabled,
             Unavailable::ShutDown => ErrorCode::ShutDown,
+            _ if self.needs_auth() => ErrorCode::AuthRequired,
             _ => ErrorCode::ServerUnavailable,
         }
     }
@@ -206,6 +213,7 @@ mod tests {
             ErrorCode::ServerUnavailable,
             ErrorCode::ConnectFailed,
             ErrorCode::AuthRequired,
+            ErrorCode::SignInFailed,
             ErrorCode::ToolError,
             ErrorCode::Aborted,
             ErrorCode::Timeout,
@@ -240,7 +248,7 @@ mod tests {
             "{text}"
         );
         let outcome = backing_off.outcome("call", "s");
-        assert_eq!(outcome.details["error"], "server_unavailable");
+        assert_eq!(outcome.details["error"], "auth_required");
         let failed = Unavailable::StartFailed("cannot start `x`".into()).connect_outcome("s");
         assert_eq!(failed.details["error"], "connect_failed");
         assert_eq!(

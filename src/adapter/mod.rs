@@ -23,6 +23,7 @@ mod outcome;
 mod output;
 mod request;
 mod servers;
+mod sign_in;
 
 pub use call::CallOptions;
 pub use direct::{DirectToolDefinition, DirectTools};
@@ -68,6 +69,11 @@ pub struct OpenOptions {
     pub file_limits: FileLimits,
     /// Servers other Pi extensions registered.
     pub registered: Vec<config::Registered>,
+    /// Opened by the `pi-mcp` command line: texts name its commands (`pi-mcp auth`), and a
+    /// sign-in can be shown (on the terminal).
+    pub cli: bool,
+    /// Overrides `settings.autoAuth` (`pi-mcp --auth`).
+    pub auto_auth: Option<bool>,
 }
 
 /// The `mcp` tool as Pi registers it.
@@ -95,6 +101,10 @@ pub struct Adapter {
     cache_warning: Option<String>,
     /// Everything known about each configured server, and the catalog derived from it.
     servers: Servers,
+    /// When sign-ins may start by themselves.
+    sign_ins: sign_in::SignIns,
+    /// Opened by `pi-mcp` (see [`OpenOptions::cli`]).
+    cli: bool,
     pool: Arc<Pool>,
     /// Answers what servers ask (roots, logs, and through a front end, people and models).
     host: Arc<host::SessionHost>,
@@ -158,6 +168,7 @@ impl Adapter {
         let servers = Servers::new(config.servers.clone(), config.settings.tool_prefix, known);
         let host = Arc::new(host::SessionHost::new(&opts.cwd, &agent_dir));
         let (pool, notices) = Pool::with_host(host.clone());
+        let auto_auth = opts.auto_auth.unwrap_or(config.settings.auto_auth);
         Arc::new(Adapter {
             cwd: opts.cwd,
             agent_dir: agent_dir.clone(),
@@ -168,6 +179,8 @@ impl Adapter {
             file_limits: opts.file_limits,
             cache_warning,
             servers,
+            sign_ins: sign_in::SignIns::new(auto_auth, opts.cli),
+            cli: opts.cli,
             pool,
             host,
             startup: Startup::new(notices),

@@ -109,6 +109,7 @@ impl Adapter {
                 state: self.state_of(s, self.servers.has_meta(&s.name)),
                 tool_count: catalog.server_tools(&s.name).len(),
                 description: s.description.clone(),
+                sign_in: self.shown_sign_in(s),
             })
             .collect()
     }
@@ -139,7 +140,12 @@ impl Adapter {
     }
 
     /// A page of a server's tools (connecting it when its metadata is not known yet).
+    /// A server's tools; a server that wants a sign-in gets one first under `autoAuth`.
     pub async fn list(self: &Arc<Self>, name: &str, page: Page) -> Outcome {
+        self.with_sign_in(|| self.list_once(name, page)).await
+    }
+
+    async fn list_once(self: &Arc<Self>, name: &str, page: Page) -> Outcome {
         let server = match self.enabled_server("list", name) {
             Ok(server) => server,
             Err(outcome) => return outcome,
@@ -238,13 +244,18 @@ impl Adapter {
     }
 
     /// (Re)connects `name` now, ignoring backoff, refreshing its metadata and cache.
+    /// (Re)connects `name`; one that wants a sign-in gets one first under `autoAuth`.
     pub async fn connect(self: &Arc<Self>, name: &str) -> Outcome {
+        self.with_sign_in(|| self.connect_once(name)).await
+    }
+
+    async fn connect_once(self: &Arc<Self>, name: &str) -> Outcome {
         if let Err(outcome) = self.enabled_server("connect", name) {
             return outcome;
         }
         match self.reconnect(name).await {
             Ok(_) => {
-                let mut listed = self.list(name, Page::default()).await;
+                let mut listed = self.list_once(name, Page::default()).await;
                 listed.set("mode", "connect");
                 listed
             }

@@ -5,18 +5,20 @@
 //!
 //! Each record has its own lock, so a call on one server never waits for another's; the view has
 //! one lock, taken before a record's when both are needed. Per-server state that later features
-//! need (credentials, exposure, membership of a shared pool) belongs in [`RecordState`].
+//! need (exposure, membership of a shared pool) belongs in [`RecordState`], as the OAuth
+//! credentials and sign-in do.
 
 use super::catalog_view::View;
 use super::Unavailable;
 use crate::catalog::ToolPrefix;
 use crate::config::ServerConfig;
-use crate::pool::{Cut, RemoteKind};
+use crate::pool::{AuthNeed, Cut, RemoteKind};
 use parking_lot::{Mutex, RwLock, RwLockReadGuard};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// What a server offers, as listed (or as cached from an earlier listing).
@@ -75,6 +77,20 @@ struct RecordState {
     calls: Vec<PendingCall>,
     /// Connections whose listing was taken this session.
     listed_connections: u32,
+    sign_in: SignInState,
+}
+
+/// An OAuth server's credentials and sign-in.
+#[derive(Default)]
+struct SignInState {
+    /// Its credentials (made on first use), shared by its connections.
+    access: Option<Arc<crate::oauth::Access>>,
+    /// Its last refusal: the challenge drives the next sign-in.
+    refusal: Option<AuthNeed>,
+    /// Where pasted text goes while a sign-in waits for its browser step.
+    paste: Option<mpsc::Sender<String>>,
+    /// One sign-in at a time.
+    turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 struct Record {
@@ -255,6 +271,50 @@ impl Servers {
 
     pub fn set_remote_kind(&self, name: &str, kind: RemoteKind) {
         self.state(name, |s| s.remote_kind = Some(kind));
+    }
+
+    pub fn access(&self, name: &str) -> Option<Arc<crate::oauth::Access>> {
+        self.state(name, |s| s.sign_in.access.clone()).flatten()
+    }
+
+    /// The credentials of `name`: the ones it has, else `make()`'s.
+    pub fn access_or(
+        &self,
+        name: &str,
+        make: impl FnOnce() -> Result<Arc<crate::oauth::Access>, String>,
+    ) -> Result<Arc<crate::oauth::Access>, String> {
+        let mut make = Some(make);
+        self.state(name, |s| match &s.sign_in.access {
+            Some(access) => Ok(access.clone()),
+            None => {
+                let access = (make.take().expect("called once"))()?;
+                s.sign_in.access = Some(access.clone());
+                Ok(access)
+            }
+        })
+        .unwrap_or_else(|| Err(format!("server \"{name}\" is not configured")))
+    }
+
+    pub fn note_refusal(&self, name: &str, need: &AuthNeed) {
+        self.state(name, |s| s.sign_in.refusal = Some(need.clone()));
+    }
+
+    pub fn refusal(&self, name: &str) -> Option<AuthNeed> {
+        self.state(name, |s| s.sign_in.refusal.clone()).flatten()
+    }
+
+    /// Where text pasted for `name`'s sign-in goes (`None`: no sign-in waits).
+    pub fn set_paste(&self, name: &str, paste: Option<mpsc::Sender<String>>) {
+        self.state(name, |s| s.sign_in.paste = paste);
+    }
+
+    pub fn paste(&self, name: &str) -> Option<mpsc::Sender<String>> {
+        self.state(name, |s| s.sign_in.paste.clone()).flatten()
+    }
+
+    /// Held for the length of one sign-in to `name`.
+    pub fn sign_in_turn(&self, name: &str) -> Option<Arc<tokio::sync::Mutex<()>>> {
+        self.state(name, |s| s.sign_in.turn.clone())
     }
 
     pub fn mark_used(&self, name: &str) {

@@ -92,6 +92,7 @@ pub const SETTINGS: Vocabulary = Vocabulary {
         "directTools",
         "outputGuard",
         "exposure",
+        "autoAuth",
     ],
     shared: CLIENT,
     adapter_only: &[
@@ -112,7 +113,6 @@ pub const SETTINGS: Vocabulary = Vocabulary {
         "toolResultRendering",
         "collapsedResultLines",
         "approveTools",
-        "autoAuth",
         "authRequiredMessage",
         "trace",
         "oauthCredentialStore",
@@ -120,6 +120,29 @@ pub const SETTINGS: Vocabulary = Vocabulary {
         "exposeResources",
         "projectServers",
     ],
+};
+
+/// The keys of a server's `oauth` object (pi-mcp-adapter's and Pi 1.5's).
+pub const OAUTH: Vocabulary = Vocabulary {
+    used: &[
+        "grantType",
+        "clientId",
+        "clientSecret",
+        "clientMetadataUrl",
+        "clientRegistration",
+        "clientName",
+        "clientUri",
+        "logoUri",
+        "scope",
+        "authorizationParams",
+        "callbackPort",
+        "callbackUrl",
+        "redirectUri",
+        "authServerMetadataUrl",
+        "skipIssuerMetadataValidation",
+    ],
+    shared: &[],
+    adapter_only: &[],
 };
 
 impl Vocabulary {

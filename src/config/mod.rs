@@ -16,6 +16,7 @@ mod jsonc;
 mod locate;
 mod merge;
 mod names;
+mod oauth;
 mod server;
 mod settings;
 mod sources;
@@ -29,6 +30,7 @@ pub use edit::{edit_server, Change, EditError};
 pub use exposure::{Exposure, ToolExposure};
 pub use imports::ImportKind;
 pub use interpolate::{expand, interpolate};
+pub use oauth::{Grant, OAuthConfig, Registration};
 pub use server::value_kind;
 pub use sources::{Role, Source, SourceState};
 pub use trust::{Trust, TrustBasis};
@@ -118,6 +120,8 @@ pub struct Settings {
     pub client: ClientSettings,
     /// Pi's `exposure` for servers that set neither `exposure` nor `toolExposure`.
     pub exposure: Option<Exposure>,
+    /// Sign in by itself when a server asks for it (`autoAuth`), then retry.
+    pub auto_auth: bool,
 }
 
 impl Default for Settings {
@@ -130,6 +134,7 @@ impl Default for Settings {
             output_guard: Some(DEFAULT_LIMITS),
             client: ClientSettings::default(),
             exposure: None,
+            auto_auth: false,
         }
     }
 }
@@ -216,7 +221,7 @@ pub enum Transport {
 /// How a remote server is authenticated (`auth`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub enum HttpAuth {
-    /// Only what `headers` carry.
+    /// Only what `headers` carry: `auth: false`, `oauth: false`, or an `Authorization` header.
     #[default]
     None,
     /// `Authorization: Bearer` with `bearerToken`, or the variable `bearerTokenEnv` names (read
@@ -225,9 +230,8 @@ pub enum HttpAuth {
         token: Option<Secret>,
         env_var: Option<String>,
     },
-    /// An access token stored in `<agentDir>/mcp-oauth/<server>/tokens.json` (see
-    /// [`crate::path_component`]).
-    OAuth,
+    /// OAuth: `auth: "oauth"`, or any other remote server once it asks for credentials.
+    OAuth(Box<OAuthConfig>),
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

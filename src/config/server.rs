@@ -3,6 +3,7 @@
 
 use super::interpolate::{expand, expand_home, expand_path, expand_reporting};
 use super::merge::MergedServer;
+use super::oauth::{self, OAuthConfig};
 use super::{
     envfile, exposure, fields, ClientSettings, CommandPolicy, ConfigValue, Diagnostic, DirectTools,
     Env, Exposure, HttpAuth, Level, Lifecycle, ServerConfig, ToolExposure, Transport,
@@ -27,7 +28,7 @@ pub struct Context<'a> {
 }
 
 /// Checks the fields of one entry, collecting diagnostics as it goes.
-struct Fields<'a> {
+pub(super) struct Fields<'a> {
     server: &'a MergedServer,
     entry: &'a Map<String, Value>,
     ctx: &'a Context<'a>,
@@ -35,7 +36,7 @@ struct Fields<'a> {
 }
 
 impl<'a> Fields<'a> {
-    fn report(&mut self, level: Level, field: &str, message: String) {
+    pub fn report(&mut self, level: Level, field: &str, message: String) {
         self.diagnostics.push(Diagnostic {
             level,
             file: Some(self.server.file_of(field).to_path_buf()),
@@ -96,19 +97,30 @@ impl<'a> Fields<'a> {
     /// `env` or `headers`: text with variables expanded, or (in our own config files) a
     /// `!command` run when connecting.
     fn values(&mut self, field: &str) -> Vec<(String, ConfigValue)> {
-        let file = self.server.file_of(field).to_path_buf();
-        let (env, imported) = (self.ctx.env, self.server.imported.is_some());
-        let commands = self.ctx.commands;
         self.string_map(field)
             .into_iter()
             .map(|(key, raw)| {
-                let value = match imported {
-                    true => ConfigValue::text(expand(&raw, env)),
-                    false => commands.value(&raw, &file, |text| expand(text, env)),
-                };
+                let value = self.value(field, &raw);
                 (key, value)
             })
             .collect()
+    }
+
+    /// `raw`, set in `field`: text with variables expanded, or (in our own config files) a
+    /// `!command` run when the value is needed.
+    pub fn value(&self, field: &str, raw: &str) -> ConfigValue {
+        let env = self.ctx.env;
+        match self.server.imported.is_some() {
+            true => ConfigValue::text(expand(raw, env)),
+            false => self
+                .ctx
+                .commands
+                .value(raw, self.server.file_of(field), |text| expand(text, env)),
+        }
+    }
+
+    pub fn env(&self) -> &'a Env {
+        self.ctx.env
     }
 
     /// An object of string values as written (numbers and booleans are taken as their text).
@@ -446,7 +458,10 @@ fn transport(f: &mut Fields) -> Option<Transport> {
                 return None;
             }
             let headers = f.values("headers");
-            let auth = http_auth(f);
+            let has_authorization = headers
+                .iter()
+                .any(|(name, _)| name.trim().eq_ignore_ascii_case("authorization"));
+            let auth = http_auth(f, has_authorization);
             let ca_file = f.string("caFile").map(|p| expand_path(&p, f.ctx.env));
             Some(Transport::Http {
                 url: Secret::new(url),
@@ -508,8 +523,10 @@ fn env_file(f: &mut Fields) -> Vec<(String, ConfigValue)> {
     }
 }
 
-/// `auth` with `bearerToken`/`bearerTokenEnv`. A token without `auth` means bearer too.
-fn http_auth(f: &mut Fields) -> HttpAuth {
+/// `auth` with `bearerToken`/`bearerTokenEnv`, and `oauth`. A token without `auth` means
+/// bearer; without credentials (a token, an `Authorization` header) or an opt-out (`auth:
+/// false`, `oauth: false`) a server may ask for OAuth.
+fn http_auth(f: &mut Fields, has_authorization: bool) -> HttpAuth {
     let token = f
         .string("bearerToken")
         .map(|t| Secret::new(expand(&t, f.ctx.env)));
@@ -518,9 +535,34 @@ fn http_auth(f: &mut Fields) -> HttpAuth {
         token: token.clone(),
         env_var: env_var.clone(),
     };
+    let oauth = |f: &mut Fields, explicit: bool| match f.get("oauth") {
+        Some(Value::Object(object)) => HttpAuth::OAuth(Box::new(oauth::parse(f, object, explicit))),
+        None | Some(Value::Bool(true)) => HttpAuth::OAuth(Box::new(OAuthConfig {
+            explicit,
+            ..OAuthConfig::default()
+        })),
+        Some(other) => {
+            let got = describe(other);
+            f.report(
+                Level::Error,
+                "oauth",
+                format!(
+                    "must be an object of OAuth settings or false, got {got}; using the defaults"
+                ),
+            );
+            HttpAuth::OAuth(Box::new(OAuthConfig {
+                explicit,
+                ..OAuthConfig::default()
+            }))
+        }
+    };
+    let opted_out = matches!(f.get("oauth"), Some(Value::Bool(false)));
     match f.get("auth") {
-        None | Some(Value::Bool(false)) if token.is_some() || env_var.is_some() => bearer,
-        None | Some(Value::Bool(false)) => HttpAuth::None,
+        None if token.is_some() || env_var.is_some() => bearer,
+        None if opted_out || has_authorization => HttpAuth::None,
+        None => oauth(f, false),
+        Some(Value::Bool(false)) if token.is_some() || env_var.is_some() => bearer,
+        Some(Value::Bool(false)) => HttpAuth::None,
         Some(Value::String(s)) if s == "bearer" => {
             if token.is_none() && env_var.is_none() {
                 f.report(
@@ -531,13 +573,24 @@ fn http_auth(f: &mut Fields) -> HttpAuth {
             }
             bearer
         }
-        Some(Value::String(s)) if s == "oauth" => HttpAuth::OAuth,
+        Some(Value::String(s)) if s == "oauth" => {
+            if opted_out {
+                f.report(
+                    Level::Warning,
+                    "oauth",
+                    "is false but `auth` is \"oauth\"; OAuth is used".into(),
+                );
+            }
+            oauth(f, true)
+        }
         Some(other) => {
             let got = describe(other);
             f.report(
                 Level::Warning,
                 "auth",
-                format!("must be \"bearer\" or \"oauth\", got {got}; sending no credentials"),
+                format!(
+                    "must be \"bearer\", \"oauth\" or false, got {got}; sending no credentials"
+                ),
             );
             HttpAuth::None
         }
@@ -750,20 +803,58 @@ mod tests {
                 ca_file: Some("/h/ca.pem".into()),
             }
         );
-        // A token alone means bearer; "oauth" reads stored tokens.
+        // A token alone means bearer.
         let (server, _) = parse_one(json!({"url": "http://h", "bearerToken": "${KEY}"}));
         assert!(matches!(
             server.unwrap().transport,
             Transport::Http { auth: HttpAuth::Bearer { token: Some(t), .. }, .. } if t.expose() == "k"
         ));
-        let (server, _) = parse_one(json!({"url": "http://h", "auth": "oauth"}));
-        assert!(matches!(
-            server.unwrap().transport,
-            Transport::Http {
-                auth: HttpAuth::OAuth,
-                ..
-            }
-        ));
+        let auth = |entry: Value| match parse_one(entry).0.unwrap().transport {
+            Transport::Http { auth, .. } => auth,
+            Transport::Stdio { .. } => unreachable!(),
+        };
+        let oauth = |explicit| {
+            HttpAuth::OAuth(Box::new(OAuthConfig {
+                explicit,
+                ..OAuthConfig::default()
+            }))
+        };
+        assert_eq!(
+            auth(json!({"url": "http://h", "auth": "oauth"})),
+            oauth(true)
+        );
+        // Without credentials a server may ask for OAuth; credentials or an opt-out mean none.
+        assert_eq!(auth(json!({"url": "http://h"})), oauth(false));
+        assert_eq!(
+            auth(json!({"url": "http://h", "oauth": false})),
+            HttpAuth::None
+        );
+        assert_eq!(
+            auth(json!({"url": "http://h", "auth": false})),
+            HttpAuth::None
+        );
+        let header = json!({"url": "http://h", "headers": {"authorization": "Basic x"}});
+        assert_eq!(auth(header), HttpAuth::None);
+        let (server, diags) = parse_one(json!({"url": "http://h", "oauth": {
+            "clientId": "c", "clientSecret": "${KEY}", "scope": "a b", "callbackPort": 8765,
+            "grantType": "client_credentials", "clientRegistration": "dcr",
+            "authorizationParams": {"audience": "api"}, "bogus": 1
+        }}));
+        let Transport::Http {
+            auth: HttpAuth::OAuth(config),
+            ..
+        } = server.unwrap().transport
+        else {
+            panic!("not oauth")
+        };
+        assert_eq!(config.client_secret, Some(ConfigValue::text("k")));
+        assert_eq!(config.callback_port, Some(8765));
+        assert_eq!(config.grant, crate::config::Grant::ClientCredentials);
+        assert_eq!(
+            config.authorization_params,
+            [("audience".to_string(), "api".to_string())]
+        );
+        assert!(diags.iter().any(|d| d.contains("oauth.bogus")), "{diags:?}");
         let (_, diags) = parse_one(json!({"url": "http://h", "auth": "bearer"}));
         assert!(
             diags[0].contains("neither `bearerToken` nor `bearerTokenEnv`"),

@@ -108,6 +108,19 @@ pub fn parse(
             Some(DEFAULT_LIMITS)
         }
     };
+    let auto_auth = match raw.get("autoAuth") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            let got = server::describe(other);
+            report(
+                Level::Warning,
+                "autoAuth",
+                format!("must be true or false, got {got}; using false"),
+            );
+            false
+        }
+    };
     let client = ClientSettings::parse(|key| raw.get(key), &mut report);
     let exposure = raw
         .get("exposure")
@@ -120,6 +133,7 @@ pub fn parse(
     Settings {
         exposure,
         client,
+        auto_auth,
         tool_prefix: tool_prefix.unwrap_or_default(),
         request_timeout_ms,
         idle_timeout_min,

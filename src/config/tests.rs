@@ -112,6 +112,7 @@ fn project_overrides_global_field_by_field() {
             output_guard: Some(crate::output_guard::DEFAULT_LIMITS),
             client: ClientSettings::default(),
             exposure: None,
+            auto_auth: false,
         }
     );
 }

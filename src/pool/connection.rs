@@ -9,7 +9,7 @@ use super::host::{Caller, ClientFeatures, Host};
 use super::link::{open_process, open_remote, with_stderr, Link};
 use super::oversize::TOO_LARGE_FIELD;
 use super::process::{self, StdioSpec};
-use super::remote::{RemoteKind, RemoteSpec};
+use super::remote::{AuthNeed, RemoteKind, RemoteSpec};
 use super::{ConnectError, RequestError};
 use parking_lot::Mutex;
 use rmcp::model::{
@@ -17,6 +17,7 @@ use rmcp::model::{
     CustomRequest, RequestId, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RoleClient};
+use rmcp::transport::streamable_http_client::StreamableHttpError;
 use rmcp::{Peer, ServiceError};
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
@@ -618,6 +619,13 @@ impl Connection {
                 },
             },
             ServiceError::TransportSend(e) if self.remote_kind().is_some() => {
+                let refused = e
+                    .error
+                    .downcast_ref::<StreamableHttpError<reqwest::Error>>()
+                    .and_then(AuthNeed::from_streamable);
+                if let Some(need) = refused {
+                    return RequestError::NeedsAuth(need);
+                }
                 self.stop.cancel();
                 RequestError::Closed(self.scrub(&e.error.to_string()))
             }

@@ -24,7 +24,9 @@ pub use host::{
     Asker, Caller, ClientFeatures, ElicitationPolicy, Host, NoHost, Question, Reply, Root,
 };
 pub use process::StdioSpec;
-pub use remote::{display_url, RemoteKind, RemoteSpec};
+pub(crate) use remote::client::builder as http_client_builder;
+pub(crate) use remote::describe_reqwest;
+pub use remote::{display_url, AuthNeed, Credentials, RemoteKind, RemoteSpec, SharedCredentials};
 
 use futures::future::{BoxFuture, FutureExt, Shared};
 use parking_lot::Mutex;
@@ -52,6 +54,9 @@ pub enum RequestError {
     Protocol(String),
     /// The answer (of this many bytes) was over the limit of one message and was dropped.
     TooLarge(u64),
+    /// The server refused the credentials (HTTP 401, or 403 for too little scope); the
+    /// connection itself is fine.
+    NeedsAuth(AuthNeed),
 }
 
 impl fmt::Display for RequestError {
@@ -66,6 +71,7 @@ impl fmt::Display for RequestError {
             RequestError::Closed(why) => write!(f, "connection lost: {why}"),
             RequestError::Mcp { code, message } => write!(f, "MCP error {code}: {message}"),
             RequestError::Protocol(why) => write!(f, "protocol error: {why}"),
+            RequestError::NeedsAuth(need) => write!(f, "{need}"),
             RequestError::TooLarge(bytes) => write!(
                 f,
                 "result too large: the answer was {:.1} MiB, over the {} MiB limit of one message (it was dropped). Ask for less: narrower arguments, a smaller range or page.",
@@ -80,7 +86,7 @@ impl fmt::Display for RequestError {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ConnectError {
     /// The server refused our credentials or wants some (HTTP 401/403).
-    NeedsAuth(String),
+    NeedsAuth(AuthNeed),
     Failed(String),
     /// The pool was closed (or the attempt was given up by `close`) before the connection opened.
     Closed,
@@ -89,7 +95,10 @@ pub enum ConnectError {
 impl ConnectError {
     pub fn map(self, f: impl FnOnce(String) -> String) -> ConnectError {
         match self {
-            ConnectError::NeedsAuth(m) => ConnectError::NeedsAuth(f(m)),
+            ConnectError::NeedsAuth(need) => ConnectError::NeedsAuth(AuthNeed {
+                message: f(need.message),
+                ..need
+            }),
             ConnectError::Failed(m) => ConnectError::Failed(f(m)),
             ConnectError::Closed => ConnectError::Closed,
         }
@@ -99,7 +108,8 @@ impl ConnectError {
 impl fmt::Display for ConnectError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ConnectError::NeedsAuth(m) | ConnectError::Failed(m) => f.write_str(m),
+            ConnectError::NeedsAuth(need) => f.write_str(&need.message),
+            ConnectError::Failed(m) => f.write_str(m),
             ConnectError::Closed => f.write_str("the connection pool is closed"),
         }
     }

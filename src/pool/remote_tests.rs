@@ -59,6 +59,7 @@ fn remote(url: String, prefer: Option<RemoteKind>) -> ConnectSpec {
             url: Secret::new(url),
             headers: vec![],
             authorization: None,
+            credentials: None,
             ca_file: None,
             prefer,
         }),

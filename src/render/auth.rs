@@ -12,8 +12,11 @@ pub enum AuthKind {
     Bearer {
         env_var: Option<String>,
     },
+    /// OAuth: `login` is the command that signs in (`/mcp login x` in Pi, `pi-mcp auth x` in a
+    /// terminal); `store` holds the sign-in (Pi's `mcp-auth.json`).
     OAuth {
-        tokens: PathBuf,
+        login: String,
+        store: PathBuf,
     },
 }
 
@@ -25,7 +28,9 @@ pub fn needs_auth(server: &str, why: &str, kind: &AuthKind) -> String {
         }
         AuthKind::Bearer { env_var: Some(var) } => format!("Set {var} to a valid token"),
         AuthKind::Bearer { env_var: None } => "Fix its `bearerToken`".to_string(),
-        AuthKind::OAuth { .. } => "Store a valid access token for it".to_string(),
+        AuthKind::OAuth { login, .. } => {
+            return format!("needs sign-in: {why}. Sign in with `{login}`; the next call uses the new sign-in.")
+        }
     };
     format!("needs authentication: {why}. {fix}, then mcp({{ connect: \"{server}\" }}); /mcp-auth {server} shows how.")
 }
@@ -55,8 +60,7 @@ pub fn auth_help(server: &str, kind: &AuthKind, failing: Option<&str>) -> String
             "\"{server}\" is configured without credentials. To add them, edit its entry in mcp.json:\n\
              - a bearer token from the environment: \"auth\": \"bearer\", \"bearerTokenEnv\": \"MY_TOKEN\"\n\
              - or a fixed token: \"auth\": \"bearer\", \"bearerToken\": \"${{MY_TOKEN}}\"\n\
-             - or any header: \"headers\": {{ \"X-Api-Key\": \"${{MY_KEY}}\" }}\n\
-             - or an OAuth access token you obtained: \"auth\": \"oauth\", stored as below."
+             - or any header: \"headers\": {{ \"X-Api-Key\": \"${{MY_KEY}}\" }}"
         ),
         AuthKind::Bearer { env_var: Some(var) } => format!(
             "\"{server}\" sends `Authorization: Bearer <token>` with the token from the environment variable {var}. Set it before starting Pi (export {var}=...)."
@@ -64,17 +68,12 @@ pub fn auth_help(server: &str, kind: &AuthKind, failing: Option<&str>) -> String
         AuthKind::Bearer { env_var: None } => format!(
             "\"{server}\" sends `Authorization: Bearer <token>` with its `bearerToken`. Put the token there (\"${{VAR}}\" reads it from the environment)."
         ),
-        AuthKind::OAuth { tokens } => format!(
-            "\"{server}\" uses OAuth with a stored access token. Obtain one from the service and write it to\n  {}\nas {{ \"access_token\": \"...\", \"token_type\": \"Bearer\", \"expires_at\": <epoch ms, optional> }}.",
-            tokens.display()
+        AuthKind::OAuth { login, store } => format!(
+            "\"{server}\" signs in with OAuth when it asks for credentials. Sign in with `{login}` (a browser opens; over SSH, paste the address it ends on). The sign-in is kept in {} and shared with Pi's own MCP (`pi mcp login {server}` signs in here too); sign out with `{}`.",
+            store.display(),
+            login.replace(" login ", " logout ").replace(" auth ", " logout ")
         ),
     };
-    if matches!(kind, AuthKind::None) {
-        out.push_str(&format!(
-            "\n  OAuth tokens go to <agentDir>/mcp-oauth/{}/tokens.json as {{ \"access_token\": \"...\" }}.",
-            crate::path_component::component(server)
-        ));
-    }
     match failing {
         Some(why) => out.push_str(&format!("\n\nNow: {}", why)),
         None => out.push_str("\n\nNow: no authentication problem is known."),
@@ -83,4 +82,65 @@ pub fn auth_help(server: &str, kind: &AuthKind, failing: Option<&str>) -> String
         "\nThen reconnect: /mcp reconnect {server} (or mcp({{ connect: \"{server}\" }}))."
     ));
     out
+}
+
+/// Where the sign-in continues: the authorization page, and what to do when no browser shows it.
+pub fn sign_in_url(server: &str, url: &str, opened: &Result<String, String>) -> String {
+    let opened = match opened {
+        Ok(command) => format!("It was opened with {command}."),
+        Err(why) => format!("No browser was opened ({why})."),
+    };
+    format!(
+        "Sign in to \"{server}\" in a browser:\n  {url}\n{opened} On another machine (over SSH), open the address there and paste the address the browser ends on (or the code) here."
+    )
+}
+
+/// The question when asking for a pasted redirect.
+pub fn paste_prompt(server: &str) -> String {
+    format!(
+        "Paste the address the browser ended on (or the code) to finish signing in to \"{server}\""
+    )
+}
+
+/// `expires_in_secs`: `None` when the token has no stated lifetime.
+pub fn signed_in(server: &str, expires_in_secs: Option<u64>, tools: usize) -> String {
+    let expiry = match expires_in_secs {
+        Some(secs) => format!(", the access token expires in {}", duration(secs)),
+        None => String::new(),
+    };
+    format!(
+        "Signed in to \"{server}\"{expiry}; {} available.",
+        super::plural(tools, "tool")
+    )
+}
+
+/// A server's sign-in as status shows it (never a token).
+pub fn sign_in_state(signed_in: bool, expires_in_secs: Option<i64>, renewable: bool) -> String {
+    match (signed_in, expires_in_secs) {
+        (false, _) => "not signed in".into(),
+        (true, Some(secs)) if secs <= 0 && renewable => "signed in (renewed on next use)".into(),
+        (true, Some(secs)) if secs <= 0 => "sign-in expired".into(),
+        (true, Some(secs)) => format!("signed in, expires in {}", duration(secs as u64)),
+        (true, None) => "signed in".into(),
+    }
+}
+
+fn duration(secs: u64) -> String {
+    match secs {
+        0..=89 => format!("{secs} s"),
+        90..=5399 => format!("{} min", (secs + 30) / 60),
+        _ => format!("{} h", (secs + 1800) / 3600),
+    }
+}
+
+/// `pi-mcp logout` / `/mcp logout`.
+pub fn signed_out(server: &str, removed: bool, revocation: Option<&Result<(), String>>) -> String {
+    if !removed {
+        return format!("\"{server}\" had no stored sign-in.");
+    }
+    match revocation {
+        Some(Ok(())) => format!("Signed out of \"{server}\": the tokens were revoked at the authorization server and deleted."),
+        Some(Err(why)) => format!("Signed out of \"{server}\": the tokens were deleted, but revoking them at the authorization server failed ({why}); they stay valid there until they expire."),
+        None => format!("Signed out of \"{server}\": the tokens were deleted (the authorization server offers no revocation)."),
+    }
 }

@@ -6,7 +6,10 @@ mod content;
 mod doctor;
 mod schema;
 
-pub use auth::{auth_help, auth_usage, needs_auth, AuthKind};
+pub use auth::{
+    auth_help, auth_usage, needs_auth, paste_prompt, sign_in_state, sign_in_url, signed_in,
+    signed_out, AuthKind,
+};
 pub use content::{call_result, resource_result, Rendered};
 pub use doctor::{doctor, tilde, ConnectCheck};
 pub use schema::{parameters, shape};
@@ -100,6 +103,8 @@ pub struct ServerStatus {
     pub tool_count: usize,
     /// The config's `description`.
     pub description: Option<String>,
+    /// An OAuth server's sign-in (`signed in, expires in 58 min`), when there is one to show.
+    pub sign_in: Option<String>,
 }
 
 pub fn status(servers: &[ServerStatus], notes: &[String]) -> String {
@@ -123,6 +128,11 @@ pub fn status(servers: &[ServerStatus], notes: &[String]) -> String {
     for s in servers {
         out.push('\n');
         out.push_str(&status_line(s));
+        if let (Some(sign_in), false) =
+            (&s.sign_in, matches!(s.state, ServerState::NeedsAuth { .. }))
+        {
+            out.push_str(&format!(" [{sign_in}]"));
+        }
     }
     if !servers.is_empty() {
         out.push_str("\n\nmcp({ server: \"name\" }) lists a server's tools; mcp({ search: \"words\" }) finds tools.");

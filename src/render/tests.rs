@@ -27,12 +27,14 @@ fn status_text() {
             state: ServerState::Connected,
             tool_count: 4,
             description: Some("Everything, for tests\nsecond line".into()),
+            sign_in: None,
         },
         ServerStatus {
             name: "memory".into(),
             state: ServerState::Cached,
             tool_count: 1,
             description: None,
+            sign_in: None,
         },
         ServerStatus {
             name: "broken".into(),
@@ -42,6 +44,7 @@ fn status_text() {
             },
             tool_count: 0,
             description: None,
+            sign_in: None,
         },
         ServerStatus {
             name: "web".into(),
@@ -56,12 +59,14 @@ fn status_text() {
             },
             tool_count: 0,
             description: None,
+            sign_in: None,
         },
         ServerStatus {
             name: "old".into(),
             state: ServerState::Disabled,
             tool_count: 7,
             description: None,
+            sign_in: None,
         },
     ];
     assert_eq!(

@@ -28,14 +28,21 @@ fn stdio(command: &str, args: &[&str], env: &[(&str, &str)]) -> Transport {
     }
 }
 
+/// A URL server without credentials: OAuth if it asks for it, unless it sends `Authorization`.
 fn http(url: &str, headers: &[(&str, &str)]) -> Transport {
+    let authorized = headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
     Transport::Http {
         url: Secret::new(url),
         headers: headers
             .iter()
             .map(|(k, v)| (k.to_string(), (*v).into()))
             .collect(),
-        auth: HttpAuth::None,
+        auth: match authorized {
+            true => HttpAuth::None,
+            false => HttpAuth::OAuth(Box::default()),
+        },
         ca_file: None,
     }
 }

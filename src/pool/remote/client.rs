@@ -22,12 +22,23 @@ fn install_crypto_provider() {
 
 /// A client for one server. `ca_file`: PEM certificates trusted in addition to the system's.
 pub fn build(ca_file: Option<&Path>, connect_timeout: Duration) -> Result<reqwest::Client, String> {
+    builder(ca_file, connect_timeout)?
+        .redirect(same_origin_redirects())
+        .build()
+        .map_err(|e| format!("cannot set up the HTTP client: {e}"))
+}
+
+/// The settings every client of ours shares (TLS, `caFile`, timeouts, user agent); the caller
+/// chooses the redirect policy.
+pub fn builder(
+    ca_file: Option<&Path>,
+    connect_timeout: Duration,
+) -> Result<reqwest::ClientBuilder, String> {
     install_crypto_provider();
     let mut builder = reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         // A reused idle connection can stall on delayed ACKs; MCP traffic is sparse anyway.
         .pool_max_idle_per_host(0)
-        .redirect(same_origin_redirects())
         .user_agent(concat!("pi-mcp-native/", env!("CARGO_PKG_VERSION")));
     if let Some(path) = ca_file {
         let limit = FileLimits::default().config_bytes;
@@ -44,9 +55,7 @@ pub fn build(ca_file: Option<&Path>, connect_timeout: Duration) -> Result<reqwes
             })?;
         builder = builder.tls_certs_merge(certs);
     }
-    builder
-        .build()
-        .map_err(|e| format!("cannot set up the HTTP client: {e}"))
+    Ok(builder)
 }
 
 /// Only 307/308 (which keep the POST body) to the same origin.
@@ -106,7 +115,7 @@ pub fn header_map(
     Ok(map)
 }
 
-fn sensitive_value(name: &str, value: &str) -> Result<HeaderValue, String> {
+pub fn sensitive_value(name: &str, value: &str) -> Result<HeaderValue, String> {
     let mut value = HeaderValue::from_str(value.trim()).map_err(|_| {
         format!(
             "the value of header `{name}` contains characters HTTP does not allow (e.g. a newline)"

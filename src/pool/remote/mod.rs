@@ -3,7 +3,8 @@
 //! transport when the server rejects that. The transport that worked is reported, so the next
 //! connect tries it first.
 
-mod client;
+pub(crate) mod client;
+mod credentials;
 mod session;
 mod sse;
 
@@ -11,12 +12,14 @@ use super::handler::Handler;
 use super::handshake::{self, Protocol, Service};
 use super::ConnectError;
 use crate::secret::{Scrubber, Secret};
+pub use credentials::{AuthNeed, Credentials, SharedCredentials};
 use reqwest::header::HeaderMap;
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransportConfig, StreamableHttpError,
 };
 use rmcp::transport::StreamableHttpClientTransport;
+pub(crate) use sse::describe_reqwest;
 use sse::{SseError, SseTransport};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -59,6 +62,9 @@ pub struct RemoteSpec {
     pub headers: Vec<(String, Secret)>,
     /// The whole `Authorization` value (e.g. `Bearer …`), from the server's `auth`.
     pub authorization: Option<Secret>,
+    /// Credentials asked for at each request (OAuth); they replace `authorization` and a
+    /// configured `Authorization` header.
+    pub credentials: Option<SharedCredentials>,
     /// PEM certificates to trust besides the system's.
     pub ca_file: Option<PathBuf>,
     /// The transport that worked last time, tried first.
@@ -153,11 +159,24 @@ async fn connect(
         })?;
     let client =
         client::build(spec.ca_file.as_deref(), CONNECT_TIMEOUT).map_err(ConnectError::Failed)?;
-    let headers = client::header_map(&spec.headers, spec.authorization.as_ref())
+    let mut headers = client::header_map(&spec.headers, spec.authorization.as_ref())
         .map_err(ConnectError::Failed)?;
+    if spec.credentials.is_some() {
+        headers.remove(reqwest::header::AUTHORIZATION);
+    }
     // 2026-07-28 has no HTTP+SSE transport; a server that has only that is legacy.
     let sse_allowed = protocol != Protocol::Modern;
-    let sse = || legacy(&client, &url, &headers, handler.clone(), ct.clone());
+    let credentials = spec.credentials.as_ref();
+    let sse = || {
+        legacy(
+            &client,
+            &url,
+            &headers,
+            credentials,
+            handler.clone(),
+            ct.clone(),
+        )
+    };
 
     if spec.prefer == Some(RemoteKind::Sse) && sse_allowed {
         match sse().await {
@@ -169,6 +188,7 @@ async fn connect(
     }
     let streamable = streamable(
         &client,
+        spec.credentials.clone(),
         &url,
         &headers,
         handler.clone(),
@@ -200,7 +220,7 @@ fn opened(service: Service, kind: RemoteKind) -> Opened {
 /// How a transport attempt failed.
 enum Verdict {
     /// 401/403: credentials missing or refused.
-    NeedsAuth(String),
+    NeedsAuth(AuthNeed),
     /// The server answered, but not as this transport expects: another may work.
     Rejected(String),
     Failed(String),
@@ -208,6 +228,7 @@ enum Verdict {
 
 async fn streamable(
     client: &reqwest::Client,
+    credentials: Option<SharedCredentials>,
     url: &Url,
     headers: &HeaderMap,
     handler: Handler,
@@ -219,7 +240,7 @@ async fn streamable(
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect();
     let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
-    let (client, standalone) = session::SessionAware::new(client.clone());
+    let (client, standalone) = session::SessionAware::new(client.clone(), credentials);
     let transport = StreamableHttpClientTransport::with_client(client, config);
     let service = handshake::start(handler, transport, protocol, ct)
         .await
@@ -232,10 +253,20 @@ async fn legacy(
     client: &reqwest::Client,
     url: &Url,
     headers: &HeaderMap,
+    credentials: Option<&SharedCredentials>,
     handler: Handler,
     ct: CancellationToken,
 ) -> Result<Service, Verdict> {
-    let transport = SseTransport::connect(client.clone(), url.clone(), headers.clone())
+    let mut headers = headers.clone();
+    // The legacy transport keeps the credentials it connected with.
+    if let Some(credentials) = credentials {
+        if let Some(value) = credentials.0.current().await {
+            let value = client::sensitive_value("Authorization", value.expose())
+                .map_err(Verdict::Failed)?;
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
+    }
+    let transport = SseTransport::connect(client.clone(), url.clone(), headers)
         .await
         .map_err(|e| classify_sse(&e))?;
     // A server on the legacy transport speaks the legacy lifecycle.
@@ -256,16 +287,9 @@ fn classify_sse(error: &SseError) -> Verdict {
 
 fn by_status(status: u16, text: String) -> Verdict {
     match status {
-        401 | 403 => Verdict::NeedsAuth(auth_text(status)),
+        401 | 403 => Verdict::NeedsAuth(AuthNeed::new(status, None)),
         400..=499 => Verdict::Rejected(text),
         _ => Verdict::Failed(text),
-    }
-}
-
-fn auth_text(status: u16) -> String {
-    match status {
-        401 => "the server answered HTTP 401 Unauthorized".to_string(),
-        _ => "the server answered HTTP 403 Forbidden".to_string(),
     }
 }
 
@@ -305,9 +329,10 @@ fn classify_init(error: &ClientInitializeError) -> Verdict {
 }
 
 fn classify_streamable(error: &StreamableHttpError<reqwest::Error>) -> Verdict {
+    if let Some(need) = AuthNeed::from_streamable(error) {
+        return Verdict::NeedsAuth(need);
+    }
     match error {
-        StreamableHttpError::AuthRequired(_) => Verdict::NeedsAuth(auth_text(401)),
-        StreamableHttpError::InsufficientScope(_) => Verdict::NeedsAuth(auth_text(403)),
         StreamableHttpError::HttpStatus(status) => {
             Verdict::Failed(format!("the server answered HTTP {}", status.status))
         }
@@ -361,6 +386,7 @@ mod tests {
             url: Secret::new("https://h.example/mcp?key=s3cr3t"),
             headers: vec![("X-Api-Key".into(), Secret::new("hdr-secret"))],
             authorization: Some(Secret::new("Bearer tok-123")),
+            credentials: None,
             ca_file: None,
             prefer: None,
         };

@@ -1,14 +1,17 @@
-//! rmcp's reqwest client for Streamable HTTP, with one correction: servers built on the
-//! TypeScript SDK (server-everything among them) answer a request for a session they no longer
-//! know (after a restart) with HTTP 400 and a JSON-RPC error without an id, where the spec says
-//! 404. rmcp would pass that error on, nobody could match it to the request, and the call would
-//! time out. Reported as an expired session instead, rmcp re-initializes and sends the request
-//! again, as it does for a 404.
+//! rmcp's reqwest client for Streamable HTTP, with credentials that may change (each request
+//! carries the current `Authorization`; a 401 gets one retry with a renewed one), and one
+//! correction: servers built on the TypeScript SDK (server-everything among them) answer a
+//! request for a session they no longer know (after a restart) with HTTP 400 and a JSON-RPC
+//! error without an id, where the spec says 404. rmcp would pass that error on, nobody could
+//! match it to the request, and the call would time out. Reported as an expired session
+//! instead, rmcp re-initializes and sends the request again, as it does for a 404.
 //!
 //! It also tells when the session's standalone GET stream has opened (or failed to): a server
 //! may send a request of its own (an elicitation, `roots/list`) right after the handshake, on
 //! that stream only, and it would be lost if the stream were not open yet.
 
+use super::credentials::{AuthNeed, SharedCredentials};
+use crate::secret::Secret;
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
@@ -25,21 +28,45 @@ use tokio_util::sync::CancellationToken;
 
 /// The JSON-RPC code such servers use for "Bad Request: No valid session ID provided".
 const SERVER_ERROR: i32 = -32000;
+/// rmcp's default limit of one event (the plain methods are called without one).
+const DEFAULT_MAX_SSE_EVENT_SIZE: usize = 16 * 1024 * 1024;
 
 #[derive(Clone)]
 pub struct SessionAware {
     client: reqwest::Client,
+    credentials: Option<SharedCredentials>,
     standalone: StandaloneStream,
 }
 
 impl SessionAware {
-    pub fn new(client: reqwest::Client) -> (SessionAware, StandaloneStream) {
+    pub fn new(
+        client: reqwest::Client,
+        credentials: Option<SharedCredentials>,
+    ) -> (SessionAware, StandaloneStream) {
         let standalone = StandaloneStream::default();
         let aware = SessionAware {
             client,
+            credentials,
             standalone: standalone.clone(),
         };
         (aware, standalone)
+    }
+
+    async fn authorization(&self) -> Option<Secret> {
+        match &self.credentials {
+            Some(c) => c.0.current().await,
+            None => None,
+        }
+    }
+
+    /// A renewed `Authorization` after the server refused `sent`, when there is one.
+    async fn renewed(&self, sent: Option<&Secret>) -> Option<Secret> {
+        self.credentials
+            .as_ref()?
+            .0
+            .rejected(sent)
+            .await
+            .filter(|fresh| Some(fresh) != sent)
     }
 }
 
@@ -57,6 +84,12 @@ impl StandaloneStream {
         if self.session.load(Ordering::SeqCst) {
             let _ = tokio::time::timeout(limit, self.tried.cancelled()).await;
         }
+    }
+
+    async fn tried_after<T>(&self, opened: impl Future<Output = T>) -> T {
+        let result = opened.await;
+        self.tried.cancel();
+        result
     }
 }
 
@@ -80,6 +113,18 @@ fn checked(
     response
 }
 
+/// `headers` with `Authorization` set to `authorization`.
+fn with_authorization(
+    mut headers: HashMap<HeaderName, HeaderValue>,
+    authorization: Option<&Secret>,
+) -> HashMap<HeaderName, HeaderValue> {
+    if let Some(mut value) = authorization.and_then(|a| HeaderValue::from_str(a.expose()).ok()) {
+        value.set_sensitive(true);
+        headers.insert(http::header::AUTHORIZATION, value);
+    }
+    headers
+}
+
 impl StreamableHttpClient for SessionAware {
     type Error = reqwest::Error;
 
@@ -91,20 +136,15 @@ impl StreamableHttpClient for SessionAware {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse> {
-        if session_id.is_some() {
-            self.standalone.session.store(true, Ordering::SeqCst);
-        }
-        let response = self
-            .client
-            .post_message(
-                uri,
-                message,
-                session_id.clone(),
-                auth_header,
-                custom_headers,
-            )
-            .await;
-        checked(&session_id, response)
+        self.post_message_with_max_sse_event_size(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            DEFAULT_MAX_SSE_EVENT_SIZE,
+        )
+        .await
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -119,29 +159,39 @@ impl StreamableHttpClient for SessionAware {
         if session_id.is_some() {
             self.standalone.session.store(true, Ordering::SeqCst);
         }
-        let response = self
-            .client
-            .post_message_with_max_sse_event_size(
-                uri,
+        let sent = self.authorization().await;
+        let post = |authorization: Option<&Secret>, message: ClientJsonRpcMessage| {
+            self.client.post_message_with_max_sse_event_size(
+                uri.clone(),
                 message,
                 session_id.clone(),
-                auth_header,
-                custom_headers,
+                auth_header.clone(),
+                with_authorization(custom_headers.clone(), authorization),
                 max_sse_event_size,
             )
-            .await;
+        };
+        let retry = self.credentials.is_some().then(|| message.clone());
+        let mut response = post(sent.as_ref(), message).await;
+        let refused = matches!(&response, Err(e) if AuthNeed::from_streamable(e).is_some_and(|n| !n.forbidden));
+        if let (true, Some(message)) = (refused, retry) {
+            if let Some(fresh) = self.renewed(sent.as_ref()).await {
+                response = post(Some(&fresh), message).await;
+            }
+        }
         checked(&session_id, response)
     }
 
-    fn delete_session(
+    async fn delete_session(
         &self,
         uri: Arc<str>,
         session_id: Arc<str>,
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> impl Future<Output = Result<()>> + Send + '_ {
+    ) -> Result<()> {
+        let headers = with_authorization(custom_headers, self.authorization().await.as_ref());
         self.client
-            .delete_session(uri, session_id, auth_header, custom_headers)
+            .delete_session(uri, session_id, auth_header, headers)
+            .await
     }
 
     fn get_stream(
@@ -153,13 +203,17 @@ impl StreamableHttpClient for SessionAware {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> impl Future<Output = Result<BoxStream<'static, std::result::Result<Sse, SseError>>>> + Send + '_
     {
-        let opened =
-            self.client
-                .get_stream(uri, session_id, last_event_id, auth_header, custom_headers);
-        self.standalone.tried_after(opened)
+        self.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            DEFAULT_MAX_SSE_EVENT_SIZE,
+        )
     }
 
-    fn get_stream_with_max_sse_event_size(
+    async fn get_stream_with_max_sse_event_size(
         &self,
         uri: Arc<str>,
         session_id: Option<Arc<str>>,
@@ -167,24 +221,16 @@ impl StreamableHttpClient for SessionAware {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
-    ) -> impl Future<Output = Result<BoxStream<'static, std::result::Result<Sse, SseError>>>> + Send + '_
-    {
+    ) -> Result<BoxStream<'static, std::result::Result<Sse, SseError>>> {
+        let headers = with_authorization(custom_headers, self.authorization().await.as_ref());
         let opened = self.client.get_stream_with_max_sse_event_size(
             uri,
             session_id,
             last_event_id,
             auth_header,
-            custom_headers,
+            headers,
             max_sse_event_size,
         );
-        self.standalone.tried_after(opened)
-    }
-}
-
-impl StandaloneStream {
-    async fn tried_after<T>(&self, opened: impl Future<Output = T>) -> T {
-        let result = opened.await;
-        self.tried.cancel();
-        result
+        self.standalone.tried_after(opened).await
     }
 }

@@ -167,16 +167,17 @@ describe("credentials on the wire", () => {
     }
   });
 
-  test("auth: oauth sends the stored token; an expired one asks for /mcp-auth without a request", async () => {
+  test("auth: oauth sends the stored token (pi-mcp-adapter's file); an expired one is not sent and asks for a sign-in", async () => {
     const called = await adapter.call("stored_echo", { message: "oauth" });
     assert.deepEqual(called.content, [{ type: "text", text: "Echo: oauth" }]);
     const before = oauth.requests.length;
     const connected = await adapter.connect("expired");
     assert.equal(connected.details.error, "auth_required");
-    assert.match(text(connected), /has expired.*\/mcp-auth expired/s);
-    assert.equal(oauth.requests.length, before, "no request with an expired token");
+    assert.match(text(connected), /needs sign-in: .*the server answered HTTP 401 Unauthorized\. Sign in with `\/mcp login expired`/);
+    const sent = oauth.requests.slice(before).map((r) => r.headers.authorization);
+    assert.deepEqual(sent.filter(Boolean), [], "no request with an expired token");
     const help = adapter.authHelp("expired");
-    assert.match(text(help), /mcp-oauth\/expired\/tokens\.json/);
+    assert.match(text(help), /\/mcp login expired[^]*mcp-auth\.json/);
     assert.match(text(adapter.authHelp("")), /Usage: \/mcp-auth <server>[\s\S]*- expired: needs auth/);
   });
 });

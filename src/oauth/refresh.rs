@@ -103,6 +103,8 @@ impl Access {
                     Err(e) => Err(e),
                 }
             }
+            // Expired, and nothing renews it: not sent (the server's refusal asks for a sign-in).
+            Some(t) if t.expiring(now_ms(), 0.0) => Ok(None),
             Some(t) => Ok(Some(t.bearer())),
             None if self.server.config.grant == GrantType::ClientCredentials
                 && self
@@ -124,9 +126,13 @@ impl Access {
         self.reload();
         let stored = self.tokens()?;
         let machine = self.server.config.grant == GrantType::ClientCredentials;
+        let expired = stored
+            .as_ref()
+            .is_some_and(|t| t.expiring(now_ms(), 0.0) && t.refresh.is_none());
         match &stored {
             None if !machine => return Ok(None),
-            Some(t) if sent.map(Secret::expose) != Some(t.bearer().expose()) => {
+            _ if expired && !machine => return Ok(None),
+            Some(t) if !expired && sent.map(Secret::expose) != Some(t.bearer().expose()) => {
                 return Ok(Some(t.bearer()))
             }
             _ => {}

@@ -124,6 +124,8 @@ export type LifecycleEvent =
   | { type: 'failed'; server: string; error: string; needsAuth: boolean }
   | { type: 'disconnected'; server: string; reason: string }
   | { type: 'catalog-changed'; server: string; tools: number }
+  | { type: 'auth-url'; server: string; url: string; text: string; prompt: string }
+  | { type: 'auth-done'; server: string; signedIn: boolean; error?: string }
   | { type: 'progress'; callId: string; server: string; tool: string; progress: number; total?: number; message?: string; text: string }
 
 export interface ListOpts {

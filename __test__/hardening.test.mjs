@@ -1,5 +1,6 @@
 // Reliability matrix rows from independent attacks on the built product (issue 15): hostile files
-// where configs, caches, env and token files are looked for (H1), server names that are paths (H7).
+// where configs, caches, env and token files are looked for (H1), answers nested deeper than
+// serde_json reads (H5), server names that are paths (H7).
 // Row ids follow the issue's items.
 import { describe } from "node:test";
 import assert from "node:assert/strict";
@@ -9,7 +10,8 @@ import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { row } from "./helpers/matrix.mjs";
 import { PI_15, runPi } from "./helpers/pi.mjs";
-import { everythingHttp, faulty, freePort, recordingProxy, root, sleep, tempAgent } from "./helpers/servers.mjs";
+import { everythingHttp, faulty, faultyHttp, freePort, recordingProxy, root, sleep, tempAgent, withAdapter } from "./helpers/servers.mjs";
+import { timed } from "./helpers/matrix.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 const here = import.meta.url;
@@ -191,6 +193,51 @@ describe("reliability matrix: server names are never paths", () => {
       await proxy.close();
       await remote.stop();
       agent.cleanup();
+    }
+  });
+});
+
+describe("reliability matrix: answers nested deeper than can be read", () => {
+  const text = (outcome) => outcome.content.map((c) => c.text ?? "").join("\n");
+  /** The listing drops only the too-deep tool and says so; a too-deep call result fails at once; the server serves on. */
+  async function deepAnswers(adapter, server) {
+    const listed = await adapter.list(server);
+    assert.equal(listed.isError, false, text(listed));
+    assert.match(text(listed), new RegExp(`^- ${server}_echo`, "m"));
+    assert.doesNotMatch(text(listed), /^- \S*deep_schema/m);
+    assert.match(text(listed), /Left out of the server's listing, because they could not be read:\n- tool "deep_schema": its definition nests 129 levels of JSON, deeper than the 127 that can be read/);
+    const status = await adapter.status();
+    assert.match(text(status), new RegExp(`${server}: connected, \\d+ tools; 1 left out, unreadable`));
+    assert.equal(status.details.servers.find((s) => s.name === server).leftOut, 1);
+    const [deep, ms] = await timed(() => adapter.call(`${server}_deep`, {}));
+    assert.equal(deep.details.error, "result_too_deep", text(deep));
+    assert.match(text(deep), /result nested too deeply: the answer nests (100003|more) levels of JSON, deeper than the 127 that can be read/);
+    assert.ok(ms < 5000, `the deep call failed after ${ms} ms`);
+    assert.equal(text(await adapter.call(`${server}_echo`, { text: "still here" })), "echo: still here");
+    return ms;
+  }
+
+  row("H5a", "stdio: a 62-level tool schema in tools/list and a 100,000-level call result", here, async ({ note }) => {
+    const servers = ({ cwd }) => ({ s: faulty(["deep-schema=62", "deep-result=100000"], { cwd }) });
+    await withAdapter(servers, async ({ adapter }) => {
+      const ms = await deepAnswers(adapter, "s");
+      note(`the listing lost only the too-deep tool, named in list and counted in status; the 100,003-level result failed as result_too_deep after ${ms} ms (timeout 60 s); the server served on`);
+    });
+  });
+
+  row("H5b", "Streamable HTTP: the same answers as a JSON body and as an event stream", here, async ({ note }) => {
+    const [jsonPort, ssePort] = await Promise.all([freePort(), freePort()]);
+    const scenarios = ["deep-schema=62", "deep-result=100000"];
+    const served = [await faultyHttp(jsonPort, scenarios), await faultyHttp(ssePort, [...scenarios, "sse-answers"])];
+    try {
+      const servers = { json: { url: `http://127.0.0.1:${jsonPort}/mcp` }, sse: { url: `http://127.0.0.1:${ssePort}/mcp` } };
+      await withAdapter(servers, async ({ adapter }) => {
+        const times = [];
+        for (const server of ["json", "sse"]) times.push(`${server} ${await deepAnswers(adapter, server)} ms`);
+        note(`JSON bodies and event streams alike: the listing lost only the too-deep tool (a JSON body is fetched again and pruned), the deep result failed as result_too_deep (${times.join(", ")}); the session served on`);
+      });
+    } finally {
+      await Promise.all(served.map((s) => s.stop()));
     }
   });
 });

@@ -157,6 +157,11 @@ export async function everythingHttp(mode, port) {
   return serveOn(port, process.execPath, [serverScript("server-everything"), mode], { PORT: String(port) });
 }
 
+/** The fault server (fixtures/fault-server.mjs) over Streamable HTTP on `port`, with `scenarios`. */
+export async function faultyHttp(port, scenarios = []) {
+  return serveOn(port, process.execPath, [join(root, "__test__", "fixtures", "fault-server.mjs"), `http=${port}`, ...scenarios]);
+}
+
 /** The Python SDK server (fixtures/py_server.py) on the legacy HTTP+SSE transport. */
 export async function pythonSse(port) {
   return serveOn(port, join(pyBin, "python"), [join(root, "__test__", "fixtures", "py_server.py"), "sse", String(port)]);

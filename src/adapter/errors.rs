@@ -46,6 +46,8 @@ pub enum ErrorCode {
     ConnectionLost,
     /// The result was over the limit of one message and was dropped.
     ResultTooLarge,
+    /// The result nested deeper than can be read and was dropped.
+    ResultTooDeep,
     /// The server answered the call with a JSON-RPC error, or an answer that made no sense.
     CallFailed,
     /// `doctor`: a config file has an error.
@@ -75,6 +77,7 @@ impl ErrorCode {
             ErrorCode::Timeout => "timeout",
             ErrorCode::ConnectionLost => "connection_lost",
             ErrorCode::ResultTooLarge => "result_too_large",
+            ErrorCode::ResultTooDeep => "result_too_deep",
             ErrorCode::CallFailed => "call_failed",
             ErrorCode::ConfigError => "config_error",
             ErrorCode::ShutDown => "shut_down",
@@ -89,6 +92,7 @@ impl From<&RequestError> for ErrorCode {
             RequestError::Timeout(_) => ErrorCode::Timeout,
             RequestError::Closed(_) => ErrorCode::ConnectionLost,
             RequestError::TooLarge(_) => ErrorCode::ResultTooLarge,
+            RequestError::TooDeep(_) => ErrorCode::ResultTooDeep,
             RequestError::Mcp { .. } | RequestError::Protocol(_) => ErrorCode::CallFailed,
             RequestError::NeedsAuth(_) => ErrorCode::AuthRequired,
         }
@@ -219,6 +223,7 @@ mod tests {
             ErrorCode::Timeout,
             ErrorCode::ConnectionLost,
             ErrorCode::ResultTooLarge,
+            ErrorCode::ResultTooDeep,
             ErrorCode::CallFailed,
             ErrorCode::ConfigError,
             ErrorCode::ShutDown,

@@ -95,6 +95,7 @@ impl Adapter {
             resources: meta.resources.clone(),
             prompts: meta.prompts.clone(),
             instructions: meta.instructions.clone(),
+            left_out: meta.left_out.clone(),
             cached_at: now_ms(),
             ttl_ms: None,
             transport: self
@@ -186,5 +187,6 @@ fn meta_of(conn: &Connection, listing: &Listing) -> ServerMeta {
         instructions: conn.instructions.clone(),
         live_connection: Some(conn.id),
         cut: listing.cut,
+        left_out: listing.left_out.clone(),
     }
 }

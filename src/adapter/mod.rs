@@ -160,6 +160,7 @@ impl Adapter {
                 resources: entry.resources,
                 prompts: entry.prompts,
                 instructions: entry.instructions,
+                left_out: entry.left_out,
                 live_connection: None,
                 cut: None,
             });

@@ -34,7 +34,7 @@ impl Adapter {
                     .and_then(|c| c.remote_kind())
                     .map(|kind| kind.name());
                 let source = self.server(&s.name).map(|c| c.source.display().to_string());
-                json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count, "source": source, "transport": transport, "description": s.description })
+                json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count, "leftOut": s.left_out, "source": source, "transport": transport, "description": s.description })
             })
             .collect();
         let total: usize = servers
@@ -110,6 +110,7 @@ impl Adapter {
                 tool_count: catalog.server_tools(&s.name).len(),
                 description: s.description.clone(),
                 sign_in: self.shown_sign_in(s),
+                left_out: self.servers.meta(&s.name).map_or(0, |m| m.left_out.len()),
             })
             .collect()
     }
@@ -168,6 +169,7 @@ impl Adapter {
                 limit: page.limit.unwrap_or(DEFAULT_LIST_LIMIT),
                 instructions: meta.as_ref().and_then(|m| m.instructions.as_deref()),
                 cut: meta.as_ref().and_then(|m| m.cut),
+                left_out: meta.as_ref().map_or(&[][..], |m| &m.left_out),
             };
             Outcome::text("list", render::list(&listed))
                 .with("server", name)

@@ -29,6 +29,8 @@ pub struct ServerMeta {
     pub resources: Vec<Value>,
     pub prompts: Option<Vec<Value>>,
     pub instructions: Option<String>,
+    /// Entries of the listing left out because they could not be read, one line each.
+    pub left_out: Vec<String>,
     /// The id of the connection that listed it; `None` while it comes from the cache.
     pub live_connection: Option<u64>,
     /// The bound the listing ran into, when the server listed more than is kept.

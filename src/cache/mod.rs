@@ -29,6 +29,9 @@ pub struct CacheEntry {
     pub resources: Vec<Value>,
     pub prompts: Option<Vec<Value>>,
     pub instructions: Option<String>,
+    /// Entries the server listed that could not be read, one line each (our field `leftOut`;
+    /// pi-mcp-adapter ignores it).
+    pub left_out: Vec<String>,
     /// Epoch milliseconds; `NaN` when the file had no usable value.
     pub cached_at: f64,
     pub ttl_ms: Option<f64>,
@@ -52,6 +55,11 @@ impl CacheEntry {
             _ => None,
         };
         let (tools, resources, prompts) = (list("tools"), list("resources"), list("prompts"));
+        let left_out = list("leftOut")
+            .into_iter()
+            .flatten()
+            .filter_map(|line| line.as_str().map(str::to_string))
+            .collect();
         let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_string);
         CacheEntry {
             config_hash: text("configHash").unwrap_or_default(),
@@ -59,6 +67,7 @@ impl CacheEntry {
             resources: resources.unwrap_or_default(),
             prompts,
             instructions: text("instructions"),
+            left_out,
             cached_at: value
                 .get("cachedAt")
                 .and_then(Value::as_f64)
@@ -79,6 +88,10 @@ impl CacheEntry {
             ("instructions", self.instructions.as_ref().map(|i| json!(i))),
             ("ttlMs", self.ttl_ms.map(|t| json!(t))),
             ("transport", self.transport.as_ref().map(|t| json!(t))),
+            (
+                "leftOut",
+                Some(json!(self.left_out)).filter(|_| !self.left_out.is_empty()),
+            ),
         ];
         for (key, value) in optional {
             match value {

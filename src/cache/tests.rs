@@ -21,6 +21,7 @@ fn entry(tool: &str) -> CacheEntry {
         resources: vec![],
         prompts: None,
         instructions: Some("use it".into()),
+        left_out: vec!["tool \"deep\": its definition nests 200 levels".into()],
         cached_at: 1_700_000_000_000.0,
         ttl_ms: None,
         transport: Some("sse".into()),

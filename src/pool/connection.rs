@@ -7,6 +7,7 @@ use super::handler::{Handler, Notice, ProgressRoutes, ProgressSink};
 use super::handshake::Protocol;
 use super::host::{Caller, ClientFeatures, Host};
 use super::link::{open_process, open_remote, with_stderr, Link};
+use super::nesting::{LEFT_OUT_FIELD, TOO_DEEP_FIELD};
 use super::oversize::TOO_LARGE_FIELD;
 use super::process::{self, StdioSpec};
 use super::remote::{AuthNeed, RemoteKind, RemoteSpec};
@@ -65,6 +66,8 @@ pub struct Listing {
     pub dropped: usize,
     /// Set when the server listed more than the bounds keep (what is kept is the start).
     pub cut: Option<Cut>,
+    /// Entries left out because they could not be read, one line each saying which and why.
+    pub left_out: Vec<String>,
 }
 
 /// How much of a server's listing is kept, and how long each page may take.
@@ -377,9 +380,14 @@ impl Connection {
             optional(self.has_prompts, "prompts/list", "prompts", valid_prompt),
         );
         let tools = tools?;
+        let left_out = [&tools, &resources, &prompts]
+            .into_iter()
+            .flat_map(|paged| paged.left_out.iter().cloned())
+            .collect();
         Ok(Listing {
             cut: tools.cut.or(resources.cut).or(prompts.cut),
             dropped: tools.dropped + resources.dropped + prompts.dropped,
+            left_out,
             tools: tools.items,
             resources: resources.items,
             prompts: prompts.items,
@@ -402,6 +410,17 @@ impl Connection {
                 .as_ref()
                 .map_or_else(|| json!({}), |c| json!({ "cursor": c }));
             let mut page = self.request(method, params, self.plain(timeout)).await?;
+            let left_out = page
+                .get("_meta")
+                .and_then(|meta| meta.get(LEFT_OUT_FIELD))
+                .and_then(Value::as_array);
+            paged.left_out.extend(
+                left_out
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string),
+            );
             let items = match page.get_mut(key).map(Value::take) {
                 Some(Value::Array(items)) => items,
                 _ => vec![],
@@ -611,13 +630,18 @@ impl Connection {
                 self.suspect.store(true, Ordering::SeqCst);
                 RequestError::Timeout(timeout)
             }
-            ServiceError::McpError(e) => match too_large(&e) {
-                Some(bytes) => RequestError::TooLarge(bytes),
-                None => RequestError::Mcp {
-                    code: e.code.0,
-                    message: e.message.to_string(),
-                },
-            },
+            ServiceError::McpError(e) => {
+                match (stand_in(&e, TOO_LARGE_FIELD), stand_in(&e, TOO_DEEP_FIELD)) {
+                    (Some(bytes), _) => RequestError::TooLarge(bytes),
+                    (_, Some(depth)) => {
+                        RequestError::TooDeep(Some(depth as usize).filter(|d| *d > 0))
+                    }
+                    _ => RequestError::Mcp {
+                        code: e.code.0,
+                        message: e.message.to_string(),
+                    },
+                }
+            }
             ServiceError::TransportSend(e) if self.remote_kind().is_some() => {
                 let refused = e
                     .error
@@ -676,9 +700,10 @@ impl Drop for Connection {
     }
 }
 
-/// The size of a dropped answer, if `error` is the stand-in for one (see `oversize`).
-fn too_large(error: &rmcp::ErrorData) -> Option<u64> {
-    error.data.as_ref()?.get(TOO_LARGE_FIELD)?.as_u64()
+/// The figure of our stand-in for a dropped answer (`field` says which: see `oversize` and
+/// `nesting`), if `error` is one.
+fn stand_in(error: &rmcp::ErrorData, field: &str) -> Option<u64> {
+    error.data.as_ref()?.get(field)?.as_u64()
 }
 
 fn result_json(result: ServerResult) -> Value {
@@ -694,6 +719,8 @@ struct Paged {
     items: Vec<Value>,
     dropped: usize,
     cut: Option<Cut>,
+    /// Entries that could not be read (see `nesting`), one line each.
+    left_out: Vec<String>,
 }
 
 /// The bounds of one listing: items per list, and bytes for all its lists together.

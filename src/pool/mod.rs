@@ -8,6 +8,7 @@ mod handshake;
 pub mod host;
 pub mod launch;
 mod link;
+mod nesting;
 mod oversize;
 pub mod process;
 mod program;
@@ -57,6 +58,9 @@ pub enum RequestError {
     /// The server refused the credentials (HTTP 401, or 403 for too little scope); the
     /// connection itself is fine.
     NeedsAuth(AuthNeed),
+    /// The answer nested this many levels of JSON (`None`: not known how many), deeper than can
+    /// be read, and was dropped.
+    TooDeep(Option<usize>),
 }
 
 impl fmt::Display for RequestError {
@@ -77,6 +81,12 @@ impl fmt::Display for RequestError {
                 "result too large: the answer was {:.1} MiB, over the {} MiB limit of one message (it was dropped). Ask for less: narrower arguments, a smaller range or page.",
                 *bytes as f64 / (1024.0 * 1024.0),
                 oversize::MAX_LINE / (1024 * 1024)
+            ),
+            RequestError::TooDeep(depth) => write!(
+                f,
+                "result nested too deeply: the answer nests {} levels of JSON, deeper than the {} that can be read (it was dropped). The server or tool sent a malformed answer; other calls are unaffected.",
+                depth.map_or_else(|| "more".to_string(), |d| d.to_string()),
+                nesting::MAX_DEPTH
             ),
         }
     }

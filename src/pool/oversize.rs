@@ -1,9 +1,14 @@
-//! rmcp drops a stdio line longer than its limit (16 MiB) and goes on waiting for the answer that
-//! was on it, so a tool with a too-large result would hang its call until the timeout. This
-//! reader sits between the server's stdout and rmcp and watches every line go by; after a dropped
-//! line that was a response, it adds a small JSON-RPC error for the same id, and the call fails at
-//! once with [`RequestError::TooLarge`](super::RequestError::TooLarge).
+//! rmcp drops a stdio line it cannot take and goes on waiting for the answer that was on it, so
+//! the request would hang until its timeout: a line longer than its limit (16 MiB), or one nested
+//! deeper than serde_json reads (see [`nesting`](super::nesting)). This reader sits between the
+//! server's stdout and rmcp and hands rmcp whole lines. After a too-long line that was a response
+//! it adds a small JSON-RPC error for the same id ([`RequestError::TooLarge`]); a too-deep line is
+//! replaced by its fixed form (a pruned listing, or an error: [`RequestError::TooDeep`]).
+//!
+//! [`RequestError::TooLarge`]: super::RequestError::TooLarge
+//! [`RequestError::TooDeep`]: super::RequestError::TooDeep
 
+use super::nesting::{self, Fixed};
 use serde_json::{json, Value};
 use std::io;
 use std::pin::Pin;
@@ -21,7 +26,9 @@ pub struct LineGuard<R> {
     inner: R,
     scan: LineScan,
     chunk: Box<[u8]>,
-    /// Bytes ready for rmcp (what the server sent, plus stand-in errors), from `pos` on.
+    /// The current line, held until it ends (or is too long for rmcp anyway: then it streams).
+    line: Vec<u8>,
+    /// Bytes ready for rmcp (what the server sent, fixed lines, stand-in errors), from `pos` on.
     out: Vec<u8>,
     pos: usize,
 }
@@ -32,6 +39,7 @@ impl<R> LineGuard<R> {
             inner,
             scan: LineScan::default(),
             chunk: vec![0; 64 * 1024].into_boxed_slice(),
+            line: Vec::new(),
             out: Vec::new(),
             pos: 0,
         }
@@ -45,15 +53,21 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineGuard<R> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        if this.pos == this.out.len() {
+        while this.pos == this.out.len() {
             this.out.clear();
             this.pos = 0;
             let mut chunk = ReadBuf::new(&mut this.chunk);
             ready!(Pin::new(&mut this.inner).poll_read(cx, &mut chunk))?;
             if chunk.filled().is_empty() {
-                return Poll::Ready(Ok(())); // end of stream
+                // End of stream: what is left of an unfinished line, then the end.
+                this.out.append(&mut this.line);
+                if this.out.is_empty() {
+                    return Poll::Ready(Ok(()));
+                }
+                break;
             }
-            this.scan.feed(chunk.filled(), &mut this.out);
+            this.scan
+                .feed(chunk.filled(), &mut this.line, &mut this.out);
         }
         let n = (this.out.len() - this.pos).min(buf.remaining());
         buf.put_slice(&this.out[this.pos..this.pos + n]);
@@ -79,7 +93,8 @@ enum IdState {
 #[derive(Default)]
 struct LineScan {
     len: usize,
-    depth: u32,
+    depth: usize,
+    max_depth: usize,
     in_string: bool,
     escaped: bool,
     expect_key: bool,
@@ -91,20 +106,40 @@ struct LineScan {
 }
 
 impl LineScan {
-    /// Copies `bytes` to `out`, with a stand-in error after each dropped response line.
-    fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
+    /// Moves every line that ends in `bytes` to `out`, fixed if it is too deep, with a stand-in
+    /// error after a too-long response; the unfinished rest stays in `line`.
+    fn feed(&mut self, bytes: &[u8], line: &mut Vec<u8>, out: &mut Vec<u8>) {
         let mut start = 0;
         while let Some(end) = bytes[start..].iter().position(|b| *b == b'\n') {
-            let line = &bytes[start..=start + end];
-            out.extend_from_slice(line);
-            self.scan(line);
+            self.take(&bytes[start..=start + end], line, out);
+            let (streamed, depth) = (self.len > MAX_LINE, self.max_depth);
             if let Some(error) = self.finish_line() {
+                out.append(line);
                 out.extend_from_slice(&error);
+            } else if depth > nesting::MAX_DEPTH && !streamed {
+                match nesting::fix(line.trim_ascii_end(), depth) {
+                    Fixed::Pruned(fixed) | Fixed::Refused(fixed) => {
+                        out.extend_from_slice(&fixed);
+                        out.push(b'\n');
+                    }
+                    Fixed::Dropped => {}
+                }
+                line.clear();
+            } else {
+                out.append(line);
             }
             start += end + 1;
         }
-        out.extend_from_slice(&bytes[start..]);
-        self.scan(&bytes[start..]);
+        self.take(&bytes[start..], line, out);
+    }
+
+    /// Adds `bytes` to the current line; once the line is too long for rmcp it streams to `out`.
+    fn take(&mut self, bytes: &[u8], line: &mut Vec<u8>, out: &mut Vec<u8>) {
+        self.scan(bytes);
+        line.extend_from_slice(bytes);
+        if self.len > MAX_LINE {
+            out.append(line);
+        }
     }
 
     fn scan(&mut self, bytes: &[u8]) {
@@ -146,6 +181,7 @@ impl LineScan {
                 }
                 b'{' | b'[' => {
                     self.depth += 1;
+                    self.max_depth = self.max_depth.max(self.depth);
                     self.expect_key = self.depth == 1 && b == b'{';
                 }
                 b'}' | b']' => {
@@ -292,5 +328,38 @@ mod tests {
             guard.read_to_end(&mut out).await.unwrap();
             assert_eq!(out, input.as_bytes());
         }
+    }
+
+    #[tokio::test]
+    async fn fixes_too_deep_lines_and_passes_the_rest() {
+        let deep = |levels: usize| "[".repeat(levels) + &"]".repeat(levels);
+        let listing = format!(
+            "{{\"id\":1,\"result\":{{\"tools\":[{{\"name\":\"a\"}},{{\"name\":\"b\",\"x\":{}}}]}}}}\n",
+            deep(200)
+        );
+        let call = format!("{{\"id\":2,\"result\":{}}}\n", deep(100_000));
+        let notice = format!("{{\"method\":\"n\",\"params\":{}}}\n", deep(500));
+        let fine = "{\"id\":3,\"result\":{}}\n";
+        // Fed in small chunks, as a pipe delivers them.
+        let input = [listing, call, notice, fine.to_string()]
+            .concat()
+            .into_bytes();
+        let mut guard = LineGuard::new(&input[..]);
+        let mut out = Vec::new();
+        guard.read_to_end(&mut out).await.unwrap();
+        let lines: Vec<Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert_eq!(lines[0]["result"]["tools"], json!([{"name": "a"}]));
+        assert!(lines[0]["result"]["_meta"][nesting::LEFT_OUT_FIELD][0]
+            .as_str()
+            .unwrap()
+            .starts_with("tool \"b\": its definition nests 204 levels"));
+        assert_eq!(lines[1]["id"], 2);
+        assert_eq!(lines[1]["error"]["data"][nesting::TOO_DEEP_FIELD], 100_001);
+        assert_eq!(lines[2], json!({"id": 3, "result": {}}));
     }
 }

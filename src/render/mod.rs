@@ -105,6 +105,8 @@ pub struct ServerStatus {
     pub description: Option<String>,
     /// An OAuth server's sign-in (`signed in, expires in 58 min`), when there is one to show.
     pub sign_in: Option<String>,
+    /// Entries of its listing left out because they could not be read.
+    pub left_out: usize,
 }
 
 pub fn status(servers: &[ServerStatus], notes: &[String]) -> String {
@@ -148,7 +150,13 @@ pub fn status(servers: &[ServerStatus], notes: &[String]) -> String {
 }
 
 fn status_line(s: &ServerStatus) -> String {
-    let line = state_line(s);
+    let mut line = state_line(s);
+    if s.left_out > 0 {
+        line.push_str(&format!(
+            "; {} left out, unreadable (mcp({{ server: \"{}\" }}) says which)",
+            s.left_out, s.name
+        ));
+    }
     match &s.description {
         Some(description) => format!("{line} — {}", first_line(description)),
         None => line,
@@ -243,6 +251,8 @@ pub struct Listed<'a> {
     pub instructions: Option<&'a str>,
     /// The bound its listing ran into, if any.
     pub cut: Option<Cut>,
+    /// Entries of its listing that could not be read, one line each.
+    pub left_out: &'a [String],
 }
 
 pub fn list(listed: &Listed) -> String {
@@ -252,7 +262,7 @@ pub fn list(listed: &Listed) -> String {
         _ => "from cache, not running",
     };
     if tools.is_empty() {
-        return format!("Server \"{server}\" has no tools ({how}).");
+        return format!("Server \"{server}\" has no tools ({how}).") + &left_out(listed.left_out);
     }
     let mut out = format!("{server}: {} ({how})", plural(tools.len(), "tool"));
     let shown: Vec<&&ToolInfo> = tools
@@ -287,6 +297,7 @@ pub fn list(listed: &Listed) -> String {
     if let Some(cut) = listed.cut {
         out.push_str(&format!("\n\n{}", cut_note(cut, tools.len())));
     }
+    out.push_str(&left_out(listed.left_out));
     if let Some(text) = listed.instructions.map(str::trim).filter(|t| !t.is_empty()) {
         out.push_str(&format!(
             "\n\nInstructions: {}",
@@ -296,6 +307,18 @@ pub fn list(listed: &Listed) -> String {
             out.push_str(&format!(
                 " (all of it: mcp({{ instructions: \"{server}\" }}))"
             ));
+        }
+    }
+    out
+}
+
+/// The entries of a listing that could not be read, as a paragraph (none: nothing).
+fn left_out(lines: &[String]) -> String {
+    let mut out = String::new();
+    if !lines.is_empty() {
+        out.push_str("\n\nLeft out of the server's listing, because they could not be read:");
+        for line in lines {
+            out.push_str(&format!("\n- {line}"));
         }
     }
     out

@@ -28,6 +28,7 @@ fn status_text() {
             tool_count: 4,
             description: Some("Everything, for tests\nsecond line".into()),
             sign_in: None,
+            left_out: 0,
         },
         ServerStatus {
             name: "memory".into(),
@@ -35,6 +36,7 @@ fn status_text() {
             tool_count: 1,
             description: None,
             sign_in: None,
+            left_out: 2,
         },
         ServerStatus {
             name: "broken".into(),
@@ -45,6 +47,7 @@ fn status_text() {
             tool_count: 0,
             description: None,
             sign_in: None,
+            left_out: 0,
         },
         ServerStatus {
             name: "web".into(),
@@ -60,6 +63,7 @@ fn status_text() {
             tool_count: 0,
             description: None,
             sign_in: None,
+            left_out: 0,
         },
         ServerStatus {
             name: "old".into(),
@@ -67,13 +71,14 @@ fn status_text() {
             tool_count: 7,
             description: None,
             sign_in: None,
+            left_out: 0,
         },
     ];
     assert_eq!(
         status(&servers, &["warning: x".into()]),
         "MCP: 1/4 servers connected, 5 tools\n\
          ✓ everything: connected, 4 tools — Everything, for tests\n\
-         ○ memory: 1 tool (cached; starts on first use)\n\
+         ○ memory: 1 tool (cached; starts on first use); 2 left out, unreadable (mcp({ server: \"memory\" }) says which)\n\
          ✗ broken: failed 12 s ago: cannot start `x`: command not found\n\
          🔒 web: needs authentication: the server answered HTTP 401 Unauthorized. Set WEB_TOKEN to a valid token, then mcp({ connect: \"web\" }); /mcp-auth web shows how.\n\
          ⊘ old: disabled\n\n\
@@ -116,6 +121,7 @@ fn list_text() {
         limit: 100,
         instructions,
         cut: None,
+        left_out: &[],
     };
     let text = list(&page(
         "everything",
@@ -140,6 +146,18 @@ fn list_text() {
     assert_eq!(
         list(&page("x", &ServerState::Cached, &[], None)),
         "Server \"x\" has no tools (from cache, not running)."
+    );
+    let left_out = ["tool \"deep\": its definition nests 140 levels".to_string()];
+    let one = Listed {
+        left_out: &left_out,
+        ..page("x", &ServerState::Connected, &refs[..1], None)
+    };
+    assert_eq!(
+        list(&one),
+        "x: 1 tool (connected)\n\
+         - everything_echo: Echoes back the input.\n\n\
+         Left out of the server's listing, because they could not be read:\n\
+         - tool \"deep\": its definition nests 140 levels"
     );
 }
 
@@ -267,6 +285,7 @@ fn a_long_list_is_paged_and_says_what_a_bound_cut() {
         limit: 2,
         instructions: None,
         cut: Some(Cut::Items(4)),
+        left_out: &[],
     };
     assert_eq!(
         list(&listed),

@@ -6,15 +6,24 @@
 //! match it to the request, and the call would time out. Reported as an expired session
 //! instead, rmcp re-initializes and sends the request again, as it does for a 404.
 //!
+//! An answer nested deeper than serde_json reads (see `nesting`) is fixed before rmcp parses it
+//! when it comes in an event stream (a listing loses only its too-deep entries); a JSON body is
+//! parsed inside rmcp, whose error would end the session: the request gets our error instead,
+//! and a listing is fetched again and pruned here.
+//!
 //! It also tells when the session's standalone GET stream has opened (or failed to): a server
 //! may send a request of its own (an elicitation, `roots/list`) right after the handshake, on
 //! that stream only, and it would be lost if the stream were not open yet.
 
+use super::super::nesting;
+use super::super::oversize::MAX_LINE;
 use super::credentials::{AuthNeed, SharedCredentials};
 use crate::secret::Secret;
 use futures::stream::BoxStream;
+use futures::StreamExt;
 use http::{HeaderName, HeaderValue};
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage};
+use rmcp::transport::common::http_header::HEADER_SESSION_ID;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
 };
@@ -30,6 +39,13 @@ use tokio_util::sync::CancellationToken;
 const SERVER_ERROR: i32 = -32000;
 /// rmcp's default limit of one event (the plain methods are called without one).
 const DEFAULT_MAX_SSE_EVENT_SIZE: usize = 16 * 1024 * 1024;
+/// Requests that only read, so they can be sent again.
+const LISTINGS: [&str; 4] = [
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+];
 
 #[derive(Clone)]
 pub struct SessionAware {
@@ -56,6 +72,77 @@ impl SessionAware {
         match &self.credentials {
             Some(c) => c.0.current().await,
             None => None,
+        }
+    }
+
+    /// `response` with too-deep answers made readable: an event stream's fixed as they come, a
+    /// JSON body rmcp could not parse replaced by our error for request `id`, or for a listing
+    /// (`again`) by the listing fetched again and pruned.
+    async fn readable(
+        &self,
+        response: Result<StreamableHttpPostResponse>,
+        id: Option<RequestId>,
+        again: Option<Post>,
+        session_id: Option<Arc<str>>,
+    ) -> Result<StreamableHttpPostResponse> {
+        match response {
+            Ok(StreamableHttpPostResponse::Sse(events, session)) => {
+                Ok(StreamableHttpPostResponse::Sse(readable(events), session))
+            }
+            // serde_json's own words for a body nested deeper than it reads.
+            Err(StreamableHttpError::UnexpectedServerResponse(why))
+                if why.contains("recursion limit exceeded") =>
+            {
+                let Some(id) = id else {
+                    return Ok(StreamableHttpPostResponse::Accepted);
+                };
+                let pruned = match again {
+                    Some(post) => self.pruned_listing(post).await,
+                    None => None,
+                };
+                let answer = match pruned {
+                    Some(answer) => answer,
+                    None => refusal(id)?,
+                };
+                let session = session_id.as_deref().map(str::to_string);
+                Ok(StreamableHttpPostResponse::Json(answer, session))
+            }
+            other => other,
+        }
+    }
+
+    /// Sends a listing request again and reads the body itself (rmcp keeps no copy of what it
+    /// could not parse), to drop the entries nested too deeply; `None` if that does not work out.
+    async fn pruned_listing(&self, post: Post) -> Option<ServerJsonRpcMessage> {
+        let headers = with_authorization(post.custom_headers, self.authorization().await.as_ref());
+        let mut request = self
+            .client
+            .post(post.uri.as_ref())
+            .header(
+                reqwest::header::ACCEPT,
+                "application/json, text/event-stream",
+            )
+            .json(&post.message);
+        if let Some(auth) = post.auth_header {
+            request = request.bearer_auth(auth);
+        }
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        if let Some(session_id) = post.session_id {
+            request = request.header(HEADER_SESSION_ID, session_id.as_ref());
+        }
+        let mut response = request.send().await.ok()?.error_for_status().ok()?;
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.ok()? {
+            body.extend_from_slice(&chunk);
+            if body.len() > MAX_LINE {
+                return None;
+            }
+        }
+        match nesting::fix(&body, nesting::depth(&body)) {
+            nesting::Fixed::Pruned(fixed) => serde_json::from_slice(&fixed).ok(),
+            _ => None,
         }
     }
 
@@ -94,6 +181,38 @@ impl StandaloneStream {
 }
 
 type Result<T> = std::result::Result<T, StreamableHttpError<reqwest::Error>>;
+type Events = BoxStream<'static, std::result::Result<Sse, SseError>>;
+
+/// A listing request as it was sent, to send it again.
+struct Post {
+    uri: Arc<str>,
+    message: ClientJsonRpcMessage,
+    session_id: Option<Arc<str>>,
+    auth_header: Option<String>,
+    custom_headers: HashMap<HeaderName, HeaderValue>,
+}
+
+/// Our error answer to request `id`, for an answer nested too deeply.
+fn refusal(id: RequestId) -> Result<ServerJsonRpcMessage> {
+    let id = serde_json::to_value(id).unwrap_or_default();
+    serde_json::from_value(nesting::refusal(id, None))
+        .map_err(|e| StreamableHttpError::UnexpectedServerResponse(e.to_string().into()))
+}
+
+/// The event stream with each message nested too deeply fixed, or dropped if nobody waits for it.
+fn readable(events: Events) -> Events {
+    events
+        .filter_map(|event| async move {
+            let Ok(mut event) = event else {
+                return Some(event);
+            };
+            if let Some(data) = &event.data {
+                event.data = Some(nesting::readable(data)?.into_owned());
+            }
+            Some(Ok(event))
+        })
+        .boxed()
+}
 
 /// `response`, or `SessionExpired` for an id-less "no valid session" error answering a request
 /// that carried a session id.
@@ -159,6 +278,20 @@ impl StreamableHttpClient for SessionAware {
         if session_id.is_some() {
             self.standalone.session.store(true, Ordering::SeqCst);
         }
+        let request = match &message {
+            ClientJsonRpcMessage::Request(request) => Some(request),
+            _ => None,
+        };
+        let id = request.map(|r| r.id.clone());
+        let again = request
+            .filter(|r| LISTINGS.contains(&r.request.method()))
+            .map(|_| Post {
+                uri: uri.clone(),
+                message: message.clone(),
+                session_id: session_id.clone(),
+                auth_header: auth_header.clone(),
+                custom_headers: custom_headers.clone(),
+            });
         let sent = self.authorization().await;
         let post = |authorization: Option<&Secret>, message: ClientJsonRpcMessage| {
             self.client.post_message_with_max_sse_event_size(
@@ -178,7 +311,8 @@ impl StreamableHttpClient for SessionAware {
                 response = post(Some(&fresh), message).await;
             }
         }
-        checked(&session_id, response)
+        let response = checked(&session_id, response);
+        self.readable(response, id, again, session_id).await
     }
 
     async fn delete_session(
@@ -231,6 +365,6 @@ impl StreamableHttpClient for SessionAware {
             headers,
             max_sse_event_size,
         );
-        self.standalone.tried_after(opened).await
+        Ok(readable(self.standalone.tried_after(opened).await?))
     }
 }

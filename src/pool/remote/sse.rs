@@ -8,6 +8,7 @@
 //! the requests the old session took with it fail at once and the client's `initialize` is
 //! replayed, so the connection goes on working.
 
+use crate::pool::nesting;
 use futures::stream::BoxStream;
 use futures::StreamExt;
 use parking_lot::Mutex;
@@ -525,7 +526,7 @@ fn parse(event: &Sse) -> Option<ServerJsonRpcMessage> {
     if data.is_empty() {
         return None;
     }
-    serde_json::from_str(data).ok()
+    serde_json::from_str(&nesting::readable(data)?).ok()
 }
 
 /// Distinguishes replayed `initialize` ids across reconnects.

@@ -65,6 +65,8 @@ describe("pi-mcp signs in to an OAuth server", () => {
     const status = await pimcp(agent, ["status"]);
     assert.match(status.stdout, /srv: connected|srv: 1 tool \(cached/);
     assert.match(status.stdout, /\[signed in, expires in 60 min\]/);
+    const doctor = await pimcp(agent, ["doctor"]);
+    assert.match(doctor.stdout, /✓ srv: \d+ ms, 1 tool \[signed in, expires in 60 min\]/);
     const call = await pimcp(agent, ["call", "whoami", "--server", "srv"]);
     assert.equal(call.code, 0, call.stderr);
     assert.match(call.stdout, /signed in as test-user/);
@@ -72,7 +74,7 @@ describe("pi-mcp signs in to an OAuth server", () => {
     // No token reaches an output or the metadata cache.
     const cache = readFileSync(join(agent.agentDir, "mcp-cache.json"), "utf8");
     for (const secret of [state.tokens.access_token, state.tokens.refresh_token]) {
-      for (const seen of [refused.stdout, signed.stdout, signed.stderr, status.stdout, call.stdout, call.stderr, cache]) {
+      for (const seen of [refused.stdout, signed.stdout, signed.stderr, status.stdout, doctor.stdout, call.stdout, call.stderr, cache]) {
         assert.ok(!seen.includes(secret), "a token was printed or cached");
       }
     }

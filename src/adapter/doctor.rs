@@ -41,7 +41,13 @@ impl Adapter {
                 config
                     .servers
                     .iter()
-                    .map(|s| server_json(s, checks.iter().find(|c| c.server == s.name)))
+                    .map(|s| {
+                        let mut json = server_json(s, checks.iter().find(|c| c.server == s.name));
+                        if let Some(sign_in) = self.shown_sign_in(s) {
+                            json["signIn"] = sign_in.into();
+                        }
+                        json
+                    })
                     .collect::<Vec<_>>(),
             )
             .with(
@@ -70,10 +76,12 @@ impl Adapter {
         let result = result
             .map(|_| self.servers.view().server_tools(&name).len())
             .map_err(|why| why.reason(&name));
+        let sign_in = self.server(&name).and_then(|s| self.shown_sign_in(s));
         ConnectCheck {
             server: name,
             ms,
             result,
+            sign_in,
         }
     }
 }

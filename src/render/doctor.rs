@@ -13,6 +13,8 @@ pub struct ConnectCheck {
     pub server: String,
     pub ms: f64,
     pub result: Result<usize, String>,
+    /// An OAuth server's sign-in (`signed in, expires in 58 min`), when there is one to show.
+    pub sign_in: Option<String>,
 }
 
 /// `home` shortens paths to `~/…`.
@@ -47,10 +49,15 @@ pub fn doctor(
         for check in checks {
             out.push_str(&match &check.result {
                 Ok(tools) => format!(
-                    "\n  ✓ {}: {:.0} ms, {}",
+                    "\n  ✓ {}: {:.0} ms, {}{}",
                     check.server,
                     check.ms,
-                    plural(*tools, "tool")
+                    plural(*tools, "tool"),
+                    check
+                        .sign_in
+                        .as_ref()
+                        .map(|s| format!(" [{s}]"))
+                        .unwrap_or_default()
                 ),
                 Err(why) => format!(
                     "\n  ✗ {}: failed after {:.0} ms: {}",
@@ -227,6 +234,7 @@ mod tests {
             server: "a".into(),
             ms: 12.4,
             result: Err("exited with code 1\nmore".into()),
+            sign_in: None,
         }];
         let home = tree.home.display().to_string();
         let text = doctor(&config, &checks, Some("cache unreadable"), &home);

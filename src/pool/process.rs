@@ -210,7 +210,6 @@ pub fn signal_group(pid: u32, signal: Signal) {
 pub fn signal_group(_pid: u32, _signal: Signal) {}
 
 /// Running and not a zombie (an orphan may wait a while to be reaped by init); Linux only.
-#[cfg(test)]
 pub fn alive(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
         !stat

@@ -1,32 +1,36 @@
-//! Remote connections against the real server-everything in its `streamableHttp` and `sse` modes.
+//! Remote connections to the test server over Streamable HTTP (`/mcp`) and the legacy HTTP+SSE
+//! transport (`/sse`).
 
-use super::tests::{bounds, everything_script};
-use super::*;
-use crate::secret::Secret;
+use crate::support::*;
+use pi_mcp_native::pool::{
+    ClientFeatures, ConnectError, ConnectSpec, Connection, Pool, Protocol, RemoteKind, RemoteSpec,
+    RequestOptions, TransportSpec,
+};
+use pi_mcp_native::secret::Secret;
 use serde_json::json;
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// server-everything listening on a free port; killed on drop.
+/// The test server serving HTTP on a free port; killed on drop.
 struct Served {
     child: Child,
     port: u16,
 }
 
 impl Served {
-    async fn start(mode: &str) -> Served {
+    async fn start() -> Served {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        Served::on(mode, port).await
+        Served::on(port).await
     }
 
-    async fn on(mode: &str, port: u16) -> Served {
-        let child = Command::new("node")
-            .args([everything_script(), mode.to_string()])
-            .env("PORT", port.to_string())
+    async fn on(port: u16) -> Served {
+        let child = Command::new(TEST_SERVER)
+            .args(["--http", &port.to_string()])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -41,7 +45,7 @@ impl Served {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        panic!("server-everything {mode} did not listen on {port}");
+        panic!("the test server did not listen on {port}");
     }
 }
 
@@ -95,7 +99,7 @@ async fn echo_works(conn: &Connection) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streamable_http() {
-    let served = Served::start("streamableHttp").await;
+    let served = Served::start().await;
     let (pool, _notices) = Pool::new();
     let url = format!("http://127.0.0.1:{}/mcp", served.port);
     let conn = pool.connect(remote(url, None)).await.unwrap();
@@ -108,7 +112,7 @@ async fn streamable_http() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn legacy_sse_fallback_and_preference() {
-    let served = Served::start("sse").await;
+    let served = Served::start().await;
     let (pool, _notices) = Pool::new();
     let url = format!("http://127.0.0.1:{}/sse", served.port);
     let conn = pool.connect(remote(url.clone(), None)).await.unwrap();
@@ -209,7 +213,7 @@ async fn tls_front(backend: u16) -> (u16, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn https_with_a_ca_file() {
-    let served = Served::start("streamableHttp").await;
+    let served = Served::start().await;
     let (port, pem) = tls_front(served.port).await;
     let ca = std::env::temp_dir().join(format!("pi-mcp-native-ca-{}.pem", std::process::id()));
     std::fs::write(&ca, pem).unwrap();
@@ -235,45 +239,32 @@ async fn https_with_a_ca_file() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_server_gets_a_new_session() {
-    let served = Served::start("streamableHttp").await;
-    let port = served.port;
-    let (pool, _notices) = Pool::new();
-    let conn = pool
-        .connect(remote(format!("http://127.0.0.1:{port}/mcp"), None))
-        .await
-        .unwrap();
-    echo_works(&conn).await;
-    drop(served);
-    let _again = Served::on("streamableHttp", port).await;
-    // The same connection goes on, on a new session.
-    echo_works(&conn).await;
-    assert!(conn.is_alive());
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_restarted_sse_server_gets_a_new_session() {
-    let served = Served::start("sse").await;
-    let port = served.port;
-    let (pool, _notices) = Pool::new();
-    let conn = pool
-        .connect(remote(format!("http://127.0.0.1:{port}/sse"), None))
-        .await
-        .unwrap();
-    echo_works(&conn).await;
-    drop(served);
-    let _again = Served::on("sse", port).await;
-    // The dropped stream is reopened, the new session initialized like the old one.
-    echo_works(&conn).await;
-    assert!(conn.is_alive());
+    // Streamable HTTP: the next request gets 404 and initializes again; SSE: the dropped stream
+    // is reopened and the new session initialized like the old one.
+    for path in ["mcp", "sse"] {
+        let served = Served::start().await;
+        let port = served.port;
+        let (pool, _notices) = Pool::new();
+        let conn = pool
+            .connect(remote(format!("http://127.0.0.1:{port}/{path}"), None))
+            .await
+            .unwrap();
+        echo_works(&conn).await;
+        drop(served);
+        let _again = Served::on(port).await;
+        // The same connection goes on, on a new session.
+        echo_works(&conn).await;
+        assert!(conn.is_alive(), "{path}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_protocol_costs_legacy_servers_no_probe_wait() {
     for (mode, path, kind) in [
-        ("streamableHttp", "mcp", RemoteKind::StreamableHttp),
+        ("streamable", "mcp", RemoteKind::StreamableHttp),
         ("sse", "sse", RemoteKind::Sse),
     ] {
-        let served = Served::start(mode).await;
+        let served = Served::start().await;
         let (pool, _notices) = Pool::new();
         let mut spec = remote(format!("http://127.0.0.1:{}/{path}", served.port), None);
         spec.protocol = Protocol::Auto;
@@ -293,7 +284,7 @@ async fn auto_protocol_costs_legacy_servers_no_probe_wait() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_2026_protocol_does_not_fall_back_to_sse() {
-    let served = Served::start("sse").await;
+    let served = Served::start().await;
     let (pool, _notices) = Pool::new();
     let mut spec = remote(format!("http://127.0.0.1:{}/sse", served.port), None);
     spec.protocol = Protocol::Modern;

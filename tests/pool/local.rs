@@ -1,71 +1,23 @@
-//! The pool against the real server-everything (installed by `npm install`).
+//! Stdio servers: one process for concurrent connects, one shared first listing, calls with
+//! progress, cancel, timeout, a crash reported at once, start failures explained.
 
-use super::*;
+use crate::support::*;
+use parking_lot::Mutex;
+use pi_mcp_native::pool::process::{self, Signal};
+use pi_mcp_native::pool::{ClientFeatures, Notice, Pool, Progress, RequestError};
 use serde_json::json;
-use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
-fn everything() -> ConnectSpec {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    ConnectSpec {
-        server: "everything".into(),
-        transport: TransportSpec::Stdio(StdioSpec {
-            command: "node".into(),
-            args: vec![everything_script(), "stdio".into()],
-            env: std::env::vars().collect(),
-            cwd: root,
-        }),
-        protocol: Protocol::Initialize,
-        timeout: Duration::from_secs(30),
-        debug: false,
-        client: ClientFeatures::none(),
-    }
-}
-
-pub(super) fn everything_script() -> String {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let script = root.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        script.exists(),
-        "run `npm install` first: {} is missing",
-        script.display()
-    );
-    script.display().to_string()
-}
-
-fn stdio(spec: &mut ConnectSpec) -> &mut StdioSpec {
-    match &mut spec.transport {
-        TransportSpec::Stdio(stdio) => stdio,
-        TransportSpec::Remote(_) => unreachable!("a stdio spec"),
-    }
-}
-
-/// Listing bounds that keep everything a test server lists.
-pub(super) fn bounds(timeout: Duration) -> ListBounds {
-    ListBounds {
-        timeout,
-        items: usize::MAX,
-        bytes: usize::MAX,
-    }
-}
-
-pub(super) fn opts(timeout: Duration) -> RequestOptions {
-    RequestOptions {
-        timeout,
-        cancel: CancellationToken::new(),
-        on_progress: None,
-        caller: None,
-    }
-}
-
-fn alive(pid: u32) -> bool {
-    super::process::alive(pid as i32)
+fn server() -> pi_mcp_native::pool::ConnectSpec {
+    stdio_server("test", &["resources=7"], ClientFeatures::none())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lists_calls_and_closes() {
     let (pool, _notices) = Pool::new();
-    let (a, b) = tokio::join!(pool.connect(everything()), pool.connect(everything()));
+    let (a, b) = tokio::join!(pool.connect(server()), pool.connect(server()));
     let (a, b) = (a.unwrap(), b.unwrap());
     assert_eq!(
         a.pid(),
@@ -92,12 +44,12 @@ async fn lists_calls_and_closes() {
     let result = a
         .request(
             "tools/call",
-            json!({"name": "echo", "arguments": {"message": "hi"}}),
+            json!({"name": "echo", "arguments": {"text": "hi"}}),
             opts(Duration::from_secs(10)),
         )
         .await
         .unwrap();
-    assert_eq!(result["content"][0]["text"], "Echo: hi");
+    assert_eq!(result["content"][0]["text"], "echo: hi");
 
     let progress = Arc::new(Mutex::new(Vec::new()));
     let seen = progress.clone();
@@ -105,7 +57,7 @@ async fn lists_calls_and_closes() {
     with_progress.on_progress = Some(Arc::new(move |p: Progress| seen.lock().push(p.progress)));
     a.request(
         "tools/call",
-        json!({"name": "trigger-long-running-operation", "arguments": {"duration": 1, "steps": 4}}),
+        json!({"name": "slow", "arguments": {"steps": 4, "delayMs": 50}}),
         with_progress,
     )
     .await
@@ -116,22 +68,22 @@ async fn lists_calls_and_closes() {
     );
 
     let pid = a.pid().unwrap();
-    pool.close("everything").await;
-    assert!(!alive(pid), "server process survived close");
-    assert!(pool.get("everything").is_none());
+    pool.close("test").await;
+    assert!(!process::alive(pid as i32), "server process survived close");
+    assert!(pool.get("test").is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_timeout_and_crash() {
     let (pool, mut notices) = Pool::new();
-    let conn = pool.connect(everything()).await.unwrap();
-    let long = json!({"name": "trigger-long-running-operation", "arguments": {"duration": 30, "steps": 1}});
+    let conn = pool.connect(server()).await.unwrap();
+    let hang = json!({"name": "hang", "arguments": {}});
 
     let cancel = CancellationToken::new();
     let mut o = opts(Duration::from_secs(30));
     o.cancel = cancel.clone();
-    let started = std::time::Instant::now();
-    let (result, _) = tokio::join!(conn.request("tools/call", long.clone(), o), async {
+    let started = Instant::now();
+    let (result, _) = tokio::join!(conn.request("tools/call", hang.clone(), o), async {
         tokio::time::sleep(Duration::from_millis(200)).await;
         cancel.cancel();
     });
@@ -139,7 +91,7 @@ async fn cancel_timeout_and_crash() {
     assert!(started.elapsed() < Duration::from_secs(2));
 
     let result = conn
-        .request("tools/call", long.clone(), opts(Duration::from_millis(300)))
+        .request("tools/call", hang.clone(), opts(Duration::from_millis(300)))
         .await;
     assert!(
         matches!(result, Err(RequestError::Timeout(_))),
@@ -147,12 +99,12 @@ async fn cancel_timeout_and_crash() {
     );
 
     let pid = conn.pid().unwrap();
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let (result, _) = tokio::join!(
-        conn.request("tools/call", long, opts(Duration::from_secs(30))),
+        conn.request("tools/call", hang, opts(Duration::from_secs(30))),
         async {
             tokio::time::sleep(Duration::from_millis(200)).await;
-            process::signal_group(pid, process::Signal::Kill);
+            process::signal_group(pid, Signal::Kill);
         }
     );
     match result {
@@ -173,18 +125,18 @@ async fn cancel_timeout_and_crash() {
     .await
     .expect("a crash is reported at once");
     assert!(lost.contains("was killed by signal 9"), "{lost}");
-    assert!(pool.get("everything").is_none());
+    assert!(pool.get("test").is_none());
 }
 
 #[tokio::test]
 async fn startup_failures_are_explained() {
     let (pool, _) = Pool::new();
-    let mut missing = everything();
+    let mut missing = server();
     stdio(&mut missing).command = "no-such-mcp-server-binary".into();
     let err = pool.connect(missing).await.err().unwrap().to_string();
     assert!(err.contains("command not found"), "{err}");
 
-    let mut exits = everything();
+    let mut exits = server();
     stdio(&mut exits).command = "sh".into();
     stdio(&mut exits).args = vec![
         "-c".into(),
@@ -196,10 +148,27 @@ async fn startup_failures_are_explained() {
         "{err}"
     );
 
-    let mut silent = everything();
+    let mut silent = server();
     stdio(&mut silent).command = "sleep".into();
     stdio(&mut silent).args = vec!["30".into()];
     silent.timeout = Duration::from_millis(300);
     let err = pool.connect(silent).await.err().unwrap().to_string();
     assert!(err.contains("did not answer `initialize`"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attempt_given_up_while_it_runs_stops_what_it_opened() {
+    let (pool, _) = Pool::new();
+    let slow = stdio_server("slow", &["slow-init=300"], ClientFeatures::none());
+    let connecting = {
+        let pool = pool.clone();
+        tokio::spawn(async move { pool.connect(slow).await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    pool.close_all().await;
+    let given_up = connecting.await.unwrap();
+    assert!(given_up.is_err(), "the attempt was given up");
+    assert!(pool.servers().is_empty());
+    let refused = pool.connect(server()).await.err().unwrap();
+    assert_eq!(refused.to_string(), "the connection pool is closed");
 }

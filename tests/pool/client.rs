@@ -1,14 +1,18 @@
 //! The client side of a connection (capabilities, roots, elicitation, sampling, logging) against
-//! server-everything, which offers its tools for these only to clients that advertise them, and
-//! against the fault server for what no real server sends.
+//! the test server's `ask`, `log` and `capabilities` tools, which send what a server may send.
 
-use super::tests::{bounds, everything_script, opts};
-use super::*;
-use crate::elicitation::Content;
-use crate::server_log::{LogLevel, LogMessage};
+use crate::support::*;
 use futures::future::BoxFuture;
+use parking_lot::Mutex;
+use pi_mcp_native::elicitation::Content;
+use pi_mcp_native::pool::{
+    Asker, Caller, ClientFeatures, ConnectSpec, Connection, ElicitationPolicy, Host, NoHost, Pool,
+    Question, Reply, RequestError, RequestOptions, Root,
+};
+use pi_mcp_native::server_log::{LogLevel, LogMessage};
 use serde_json::{json, Value};
-use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// A host that answers from a script and remembers what it was asked.
@@ -70,39 +74,35 @@ fn all_features(elicitation: ElicitationPolicy) -> ClientFeatures {
     }
 }
 
-fn node_server(name: &str, args: Vec<String>, client: ClientFeatures) -> ConnectSpec {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    ConnectSpec {
-        server: name.into(),
-        transport: TransportSpec::Stdio(StdioSpec {
-            command: "node".into(),
-            args,
-            env: std::env::vars().collect(),
-            cwd: root,
-        }),
-        protocol: Protocol::Initialize,
-        timeout: Duration::from_secs(30),
-        debug: false,
-        client,
-    }
+/// The test server with the tools that ask the client.
+fn asking(client: ClientFeatures) -> ConnectSpec {
+    stdio_server("test", &["asks"], client)
 }
 
-fn everything(client: ClientFeatures) -> ConnectSpec {
-    node_server(
-        "everything",
-        vec![everything_script(), "stdio".into()],
-        client,
-    )
-}
-
-fn fault(client: ClientFeatures) -> ConnectSpec {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let script = root.join("__test__/fixtures/fault-server.mjs");
-    node_server(
-        "fault",
-        vec![script.display().to_string(), "asks".into()],
-        client,
-    )
+/// A form like the one server-everything asks for: a required name without a default, a
+/// bounded integer and two multiple-choice fields with defaults.
+fn everything_form() -> Value {
+    json!({
+        "message": "Please provide inputs for the following fields:",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "name": { "title": "String", "type": "string", "description": "Your full, legal name" },
+                "integer": { "title": "Integer", "type": "integer", "minimum": 1, "maximum": 100, "default": 42 },
+                "untitledMultipleSelectEnum": {
+                    "type": "array", "minItems": 1, "maxItems": 3,
+                    "items": { "type": "string", "enum": ["Guitar", "Piano", "Violin", "Drums", "Bass"] },
+                    "default": ["Guitar"]
+                },
+                "titledMultipleSelectEnum": {
+                    "type": "array", "minItems": 1, "maxItems": 3,
+                    "items": { "anyOf": [{ "const": "fish-1", "title": "Tuna" }, { "const": "fish-2", "title": "Salmon" }] },
+                    "default": ["fish-1"]
+                }
+            },
+            "required": ["name"]
+        }
+    })
 }
 
 fn text(result: &Value) -> String {
@@ -115,27 +115,6 @@ fn text(result: &Value) -> String {
         .join("\n")
 }
 
-/// server-everything with `host`, once it has registered the tools it offers for what we
-/// advertise (it says so with `notifications/tools/list_changed`).
-async fn everything_with(
-    host: Arc<dyn Host>,
-    client: ClientFeatures,
-) -> (Arc<Pool>, Arc<Connection>) {
-    let (pool, mut notices) = Pool::with_host(host);
-    let conn = pool.connect(everything(client)).await.unwrap();
-    let announced = async {
-        while let Some(notice) = notices.recv().await {
-            if matches!(notice, Notice::ListChanged { .. }) {
-                return;
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(10), announced)
-        .await
-        .expect("server-everything announces its tools");
-    (pool, conn)
-}
-
 async fn call(conn: &Connection, tool: &str, args: Value) -> String {
     let mut options = opts(Duration::from_secs(20));
     options.caller = Some("call-1".into());
@@ -144,52 +123,42 @@ async fn call(conn: &Connection, tool: &str, args: Value) -> String {
     text(&result)
 }
 
-async fn tool_names(conn: &Connection) -> Vec<String> {
-    let listing = conn.relist(&bounds(Duration::from_secs(10))).await.unwrap();
-    listing
-        .tools
-        .iter()
-        .filter_map(|t| t["name"].as_str().map(str::to_string))
-        .collect()
+async fn ask(conn: &Connection, method: &str, params: Value) -> String {
+    call(conn, "ask", json!({ "method": method, "params": params })).await
+}
+
+async fn connected(host: Arc<dyn Host>, client: ClientFeatures) -> (Arc<Pool>, Arc<Connection>) {
+    let (pool, _) = Pool::with_host(host);
+    let conn = pool.connect(asking(client)).await.unwrap();
+    (pool, conn)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn servers_see_what_we_offer() {
-    let (pool, _) = Pool::new();
-    let bare = pool
-        .connect(everything(ClientFeatures::none()))
-        .await
-        .unwrap();
-    let names = tool_names(&bare).await;
-    assert!(!names.iter().any(|n| n == "trigger-elicitation-request"));
+    let (pool, bare) = connected(Arc::new(NoHost), ClientFeatures::none()).await;
+    let offered: Value =
+        serde_json::from_str(&call(&bare, "capabilities", json!({})).await).unwrap();
+    for feature in ["roots", "elicitation", "sampling"] {
+        assert!(offered.get(feature).is_none(), "{feature} in {offered}");
+    }
     pool.close_all().await;
 
     let host = Arc::new(Scripted::default());
-    let (pool, conn) = everything_with(host.clone(), all_features(ElicitationPolicy::Ask)).await;
-    let names = tool_names(&conn).await;
-    for offered in [
-        "get-roots-list",
-        "trigger-elicitation-request",
-        "trigger-url-elicitation",
-        "trigger-sampling-request",
-    ] {
-        assert!(names.iter().any(|n| n == offered), "{offered} in {names:?}");
-    }
-    let roots = call(&conn, "get-roots-list", json!({})).await;
-    assert!(roots.contains("URI: file:///work/project"), "{roots}");
-    // server-everything logs the roots it was given.
-    let logged =
-        host.logs.lock().iter().any(|(server, m)| {
-            server == "everything" && m.data.to_string().contains("Roots updated")
-        });
-    assert!(logged, "{:?}", host.logs.lock());
+    let (pool, conn) = connected(host.clone(), all_features(ElicitationPolicy::Ask)).await;
+    let offered: Value =
+        serde_json::from_str(&call(&conn, "capabilities", json!({})).await).unwrap();
+    assert_eq!(offered["roots"], json!({ "listChanged": true }));
+    assert_eq!(offered["elicitation"], json!({ "form": {}, "url": {} }));
+    assert!(offered["sampling"].is_object());
+    let roots = ask(&conn, "roots/list", json!({})).await;
+    assert!(roots.contains("file:///work/project"), "{roots}");
     pool.close_all().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn elicitation_is_accepted_declined_and_cancelled() {
     let host = Arc::new(Scripted::default());
-    let (pool, conn) = everything_with(host.clone(), all_features(ElicitationPolicy::Ask)).await;
+    let (pool, conn) = connected(host.clone(), all_features(ElicitationPolicy::Ask)).await;
 
     let mut content = Content::new();
     content.insert("name".into(), json!("Ada"));
@@ -198,13 +167,18 @@ async fn elicitation_is_accepted_declined_and_cancelled() {
         json!(["Piano", "Drums"]),
     );
     *host.reply.lock() = Some(Reply::Accept(content));
-    let accepted = call(&conn, "trigger-elicitation-request", json!({})).await;
-    assert!(accepted.contains("- Name: Ada"), "{accepted}");
+    let accepted = ask(&conn, "elicitation/create", everything_form()).await;
+    let answer: Value = serde_json::from_str(accepted.strip_prefix("answer: ").unwrap()).unwrap();
+    assert_eq!(answer["action"], "accept", "{accepted}");
+    assert_eq!(answer["content"]["name"], "Ada");
     // Omitted fields come back with the schema's defaults.
-    assert!(accepted.contains("- Favorite Integer: 42"), "{accepted}");
-    assert!(accepted.contains("\"Piano\""), "{accepted}");
+    assert_eq!(answer["content"]["integer"], 42);
+    assert_eq!(
+        answer["content"]["untitledMultipleSelectEnum"],
+        json!(["Piano", "Drums"])
+    );
     let (asker, question) = host.questions.lock()[0].clone();
-    assert_eq!(asker.server, "everything");
+    assert_eq!(asker.server, "test");
     assert_eq!(asker.callers, vec![Caller::from("call-1")]);
     let Question::Form { form, message } = question else {
         panic!("a form");
@@ -213,18 +187,18 @@ async fn elicitation_is_accepted_declined_and_cancelled() {
     assert!(form.field("titledMultipleSelectEnum").is_some());
 
     *host.reply.lock() = Some(Reply::Decline);
-    let declined = call(&conn, "trigger-elicitation-request", json!({})).await;
-    assert!(declined.contains("User declined"), "{declined}");
+    let declined = ask(&conn, "elicitation/create", everything_form()).await;
+    assert_eq!(declined, r#"answer: {"action":"decline"}"#);
     *host.reply.lock() = Some(Reply::Cancel);
-    let cancelled = call(&conn, "trigger-elicitation-request", json!({})).await;
-    assert!(cancelled.contains("User cancelled"), "{cancelled}");
+    let cancelled = ask(&conn, "elicitation/create", everything_form()).await;
+    assert_eq!(cancelled, r#"answer: {"action":"cancel"}"#);
 
     // An answer that does not fit the form never reaches the server.
     let mut bad = Content::new();
     bad.insert("name".into(), json!("Ada"));
     bad.insert("integer".into(), json!(1000));
     *host.reply.lock() = Some(Reply::Accept(bad));
-    let refused = call(&conn, "trigger-elicitation-request", json!({})).await;
+    let refused = ask(&conn, "elicitation/create", everything_form()).await;
     assert!(
         refused.contains("`integer`: must be at most 100"),
         "{refused}"
@@ -241,29 +215,20 @@ async fn without_anyone_to_ask_the_policy_decides() {
         ElicitationPolicy::Defaults,
         ElicitationPolicy::Decline,
     ] {
-        let (pool, conn) = everything_with(Arc::new(NoHost), all_features(policy)).await;
-        let answer = call(&conn, "trigger-elicitation-request", json!({})).await;
-        assert!(answer.contains("User declined"), "{policy:?}: {answer}");
+        let (pool, conn) = connected(Arc::new(NoHost), all_features(policy)).await;
+        let answer = ask(&conn, "elicitation/create", everything_form()).await;
+        assert_eq!(answer, r#"answer: {"action":"decline"}"#, "{policy:?}");
         pool.close_all().await;
     }
     // A form whose required fields all have defaults is accepted with them.
-    let (pool, _) = Pool::new();
-    let conn = pool
-        .connect(fault(all_features(ElicitationPolicy::Defaults)))
-        .await
-        .unwrap();
+    let (pool, conn) = connected(Arc::new(NoHost), all_features(ElicitationPolicy::Defaults)).await;
     let schema = json!({
         "type": "object",
         "properties": { "size": { "type": "integer", "default": 3 } },
         "required": ["size"]
     });
     let params = json!({ "message": "How many?", "requestedSchema": schema });
-    let answer = call(
-        &conn,
-        "ask",
-        json!({ "method": "elicitation/create", "params": params }),
-    )
-    .await;
+    let answer = ask(&conn, "elicitation/create", params).await;
     assert_eq!(
         answer,
         r#"answer: {"action":"accept","content":{"size":3}}"#
@@ -274,20 +239,7 @@ async fn without_anyone_to_ask_the_policy_decides() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_questions_get_clear_errors() {
     let host = Arc::new(Scripted::default());
-    let (pool, _) = Pool::with_host(host.clone());
-    let conn = pool
-        .connect(fault(all_features(ElicitationPolicy::Ask)))
-        .await
-        .unwrap();
-    let capabilities = call(&conn, "capabilities", json!({})).await;
-    let capabilities: Value = serde_json::from_str(&capabilities).unwrap();
-    assert_eq!(capabilities["roots"], json!({ "listChanged": true }));
-    assert_eq!(
-        capabilities["elicitation"],
-        json!({ "form": {}, "url": {} })
-    );
-    assert!(capabilities["sampling"].is_object());
-
+    let (pool, conn) = connected(host.clone(), all_features(ElicitationPolicy::Ask)).await;
     let nested = json!({
         "message": "Where?",
         "requestedSchema": {
@@ -295,21 +247,16 @@ async fn bad_questions_get_clear_errors() {
             "properties": { "address": { "type": "object", "properties": { "city": { "type": "string" } } } }
         }
     });
-    let answer = call(
-        &conn,
-        "ask",
-        json!({ "method": "elicitation/create", "params": nested }),
-    )
-    .await;
+    let answer = ask(&conn, "elicitation/create", nested).await;
     assert!(
         answer.starts_with("error -32602: elicitation refused: requestedSchema is not a flat form: property `address` is an object"),
         "{answer}"
     );
     assert!(host.questions.lock().is_empty(), "nobody was asked");
 
-    let big =
-        json!({ "method": "sampling/createMessage", "params": { "maxTokens": 10 }, "padMB": 10 });
-    let answer = call(&conn, "ask", big).await;
+    let text = "x".repeat(10 * 1024 * 1024);
+    let big = json!({ "maxTokens": 10, "messages": [{ "role": "user", "content": { "type": "text", "text": text } }] });
+    let answer = ask(&conn, "sampling/createMessage", big).await;
     assert!(
         answer.contains(
             "sampling request refused: its messages weigh 10.0 MiB, over the 4 MiB limit"
@@ -320,21 +267,15 @@ async fn bad_questions_get_clear_errors() {
     pool.close_all().await;
 
     // Asked for what we did not offer.
-    let (pool, _) = Pool::with_host(host.clone());
-    let conn = pool.connect(fault(ClientFeatures::none())).await.unwrap();
+    let (pool, conn) = connected(host.clone(), ClientFeatures::none()).await;
     let form =
         json!({ "message": "Name?", "requestedSchema": { "type": "object", "properties": {} } });
-    let answer = call(
-        &conn,
-        "ask",
-        json!({ "method": "elicitation/create", "params": form }),
-    )
-    .await;
+    let answer = ask(&conn, "elicitation/create", form).await;
     assert_eq!(
         answer,
-        "error -32601: fault asked for user input (elicitation), but the client did not offer it: `elicitation` is false for this server"
+        "error -32601: test asked for user input (elicitation), but the client did not offer it: `elicitation` is false for this server"
     );
-    let answer = call(&conn, "ask", json!({ "method": "roots/list" })).await;
+    let answer = ask(&conn, "roots/list", json!({})).await;
     assert!(
         answer.contains("`roots` is false for this server"),
         "{answer}"
@@ -344,14 +285,14 @@ async fn bad_questions_get_clear_errors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sampling_runs_on_the_hosts_model() {
+    let request = json!({
+        "messages": [{ "role": "user", "content": { "type": "text", "text": "the test" } }],
+        "systemPrompt": "You are a helpful test server.",
+        "maxTokens": 100
+    });
     let host = Arc::new(Scripted::default());
-    let (pool, conn) = everything_with(host.clone(), all_features(ElicitationPolicy::Ask)).await;
-    let answer = call(
-        &conn,
-        "trigger-sampling-request",
-        json!({ "prompt": "the test" }),
-    )
-    .await;
+    let (pool, conn) = connected(host.clone(), all_features(ElicitationPolicy::Ask)).await;
+    let answer = ask(&conn, "sampling/createMessage", request.clone()).await;
     assert!(answer.contains("model says hi to"), "{answer}");
     assert!(answer.contains("test-model"), "{answer}");
     let params = host.samples.lock()[0].clone();
@@ -360,15 +301,11 @@ async fn sampling_runs_on_the_hosts_model() {
     pool.close_all().await;
 
     // Without a model (NoHost) the server hears why.
-    let (pool, conn) =
-        everything_with(Arc::new(NoHost), all_features(ElicitationPolicy::Ask)).await;
-    let mut options = opts(Duration::from_secs(20));
-    options.caller = Some("call-1".into());
-    let params = json!({ "name": "trigger-sampling-request", "arguments": { "prompt": "x" } });
-    let result = conn.request("tools/call", params, options).await.unwrap();
+    let (pool, conn) = connected(Arc::new(NoHost), all_features(ElicitationPolicy::Ask)).await;
+    let answer = ask(&conn, "sampling/createMessage", request).await;
     assert!(
-        text(&result).contains("no model is available to answer everything's sampling request"),
-        "{result}"
+        answer.contains("no model is available to answer test's sampling request"),
+        "{answer}"
     );
     pool.close_all().await;
 }
@@ -379,11 +316,7 @@ async fn a_question_holds_its_calls_timeout_and_ends_with_it() {
         hold: true,
         ..Scripted::default()
     });
-    let (pool, _) = Pool::with_host(host.clone());
-    let conn = pool
-        .connect(fault(all_features(ElicitationPolicy::Ask)))
-        .await
-        .unwrap();
+    let (pool, conn) = connected(host.clone(), all_features(ElicitationPolicy::Ask)).await;
     let form =
         json!({ "message": "Name?", "requestedSchema": { "type": "object", "properties": {} } });
     let params =
@@ -414,10 +347,9 @@ async fn a_question_holds_its_calls_timeout_and_ends_with_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn log_level_and_roots_changes_reach_the_server() {
     let host = Arc::new(Scripted::default());
-    let (pool, _) = Pool::with_host(host.clone());
     let mut features = all_features(ElicitationPolicy::Ask);
     features.log_level = LogLevel::Warning;
-    let conn = pool.connect(fault(features)).await.unwrap();
+    let (pool, conn) = connected(host.clone(), features).await;
     for (level, data) in [
         ("info", "chatty"),
         ("error", "disk full"),
@@ -441,8 +373,7 @@ async fn log_level_and_roots_changes_reach_the_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_names_the_last_logged_errors() {
-    let (pool, _) = Pool::new();
-    let conn = pool.connect(fault(ClientFeatures::none())).await.unwrap();
+    let (pool, conn) = connected(Arc::new(NoHost), ClientFeatures::none()).await;
     let params = json!({ "level": "critical", "data": "lost the database" });
     call(&conn, "log", json!({ "params": params })).await;
     let params = json!({ "name": "crash", "arguments": {} });

@@ -1,0 +1,277 @@
+//! Start-up, the first-run cache fill, idle stops, keep-alive servers and shutdown.
+
+use crate::support::*;
+use pi_mcp_native::adapter::{Bounds, CallOptions, Page, StartOptions};
+use pi_mcp_native::events::Event;
+use serde_json::{json, Map, Value};
+use std::time::Duration;
+
+fn idle(seconds: f64) -> Value {
+    json!(seconds / 60.0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_fills_the_cache_and_stops_what_it_started() {
+    let home = Home::new(json!({ "a": server(&[]), "b": server(&["exit-at-start"]) }));
+    let session = home.open();
+    session.adapter.start(StartOptions::default());
+    wait_for("the cache entry", || {
+        home.cache()["servers"]["a"]["tools"]
+            .as_array()
+            .map(|t| t.len())
+    })
+    .await;
+    session
+        .event(
+            "failed",
+            |e| matches!(e, Event::Failed { server, .. } if server == "b"),
+        )
+        .await;
+    let stopped = session
+        .event("idle-shutdown", |e| matches!(e, Event::IdleShutdown { .. }))
+        .await;
+    assert_eq!(
+        stopped,
+        Event::IdleShutdown {
+            server: "a".into(),
+            idle_minutes: 0.0
+        }
+    );
+    wait_for("the filled server to stop", || {
+        home.processes().is_empty().then_some(())
+    })
+    .await;
+    assert!(text(&session.adapter.status()).contains("○ a: 8 tools (cached; starts on first use)"));
+    finish(session, &home).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fill_starts_a_few_servers_at_a_time() {
+    let servers: Map<String, Value> = (0..6)
+        .map(|i| (format!("s{i}"), server(&["slow-init=100"])))
+        .collect();
+    let home = Home::new(Value::Object(servers));
+    let bounds = Bounds {
+        fill_concurrency: 2,
+        ..Bounds::default()
+    };
+    let session = home.open_with(fast(), bounds);
+    session.adapter.start(StartOptions::default());
+    let mut most = 0;
+    while home.cache()["servers"].as_object().map_or(0, |s| s.len()) < 6 {
+        most = most.max(home.processes().len());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(most <= 2, "{most} servers at once");
+    assert!(most >= 1);
+    finish(session, &home).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_the_model_wanted_is_not_stopped_by_the_fill() {
+    let home = Home::new(json!({ "s": server(&["slow-init=200"]) }));
+    let session = home.open();
+    session.adapter.start(StartOptions::default());
+    let listed = session.adapter.list("s", Page::default()).await;
+    assert!(!listed.is_error, "{}", text(&listed));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(home.processes().len(), 1, "kept for the model");
+    assert_eq!(
+        session.count(|e| matches!(e, Event::IdleShutdown { .. })),
+        0
+    );
+    finish(session, &home).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deferred_fill_waits_for_the_first_execute() {
+    let home = Home::new(json!({ "a": counted(&[]), "b": counted(&[]) }));
+    let session = home.open();
+    session.adapter.start(StartOptions { defer_fill: true });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(home.starts(), 0, "nothing before the model uses mcp");
+    session.execute(json!({})).await;
+    wait_for("both entries", || {
+        (home.cache()["servers"].as_object().map_or(0, |s| s.len()) == 2).then_some(())
+    })
+    .await;
+    assert_eq!(home.starts(), 2);
+    finish(session, &home).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fill_under_way_at_shutdown_is_finished_and_written() {
+    let home =
+        Home::new(json!({ "a": server(&["slow-init=400"]), "b": server(&["slow-init=400"]) }));
+    let session = home.open();
+    session.adapter.start(StartOptions::default());
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    session.adapter.shutdown().await;
+    let cached = home.cache()["servers"].as_object().map_or(0, |s| s.len());
+    assert_eq!(cached, 2, "{}", home.cache());
+    finish(session, &home).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lazy_server_stops_when_idle_and_comes_back_on_use() {
+    let home = Home::new(json!({ "s": { "command": TEST_SERVER, "idleTimeout": idle(0.3) } }));
+    let session = home.open();
+    session.adapter.start(StartOptions::default());
+    session
+        .event("the fill's stop", |e| {
+            matches!(e, Event::IdleShutdown { .. })
+        })
+        .await;
+    let called = session.call("s_echo", json!({})).await;
+    assert_eq!(text(&called), "echo: ");
+    assert_eq!(home.processes().len(), 1);
+    wait_for("the idle stop", || {
+        (session.count(|e| matches!(e, Event::IdleShutdown { .. })) == 2).then_some(())
+    })
+    .await;
+    wait_for("the process to go", || {
+        home.processes().is_empty().then_some(())
+    })
+    .await;
+    let searched = session.execute(json!({ "search": "echo" })).await;
+    assert!(
+        text(&searched).contains("s_echo"),
+        "searchable while stopped"
+    );
+    assert!(home.processes().is_empty());
+    finish(session, &home).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_in_flight_holds_an_idle_server() {
+    let home = Home::new(json!({ "s": { "command": TEST_SERVER, "idleTimeout": idle(0.2) } }));
+    let session = home.open();
+    session.adapter.start(StartOptions { defer_fill: true });
+    let adapter = session.adapter.clone();
+    let slow = tokio::spawn(async move {
+        let args = json!({ "steps": 4, "delayMs": 150 })
+            .as_object()
+            .cloned()
+            .unwrap();
+        adapter.call("s_slow", args, CallOptions::default()).await
+    });
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    assert_eq!(
+        session.count(|e| matches!(e, Event::IdleShutdown { .. })),
+        0,
+        "stopped during a call"
+    );
+    assert_eq!(text(&slow.await.unwrap()), "slow done after 4 steps");
+    session
+        .event("the idle stop after the call", |e| {
+            matches!(e, Event::IdleShutdown { .. })
+        })
+        .await;
+    finish(session, &home).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eager_servers_start_with_the_session() {
+    let home = Home::new(json!({ "e": { "command": TEST_SERVER, "lifecycle": "eager" } }));
+    let session = home.open();
+    session.adapter.start(StartOptions { defer_fill: true });
+    session
+        .event("connected", |e| matches!(e, Event::Connected { .. }))
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(home.processes().len(), 1, "not stopped: it is eager");
+    finish(session, &home).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keep_alive_server_that_dies_is_brought_back() {
+    let home = Home::new(json!({ "k": { "command": TEST_SERVER, "lifecycle": "keep-alive" } }));
+    let session = home.open();
+    session.adapter.start(StartOptions::default());
+    session
+        .event("connected", |e| matches!(e, Event::Connected { .. }))
+        .await;
+    let first = home.processes()[0];
+    // SAFETY-free: a signal to a process this test started.
+    std::process::Command::new("kill")
+        .args(["-9", &first.to_string()])
+        .status()
+        .unwrap();
+    session
+        .event("disconnected", |e| matches!(e, Event::Disconnected { .. }))
+        .await;
+    let back = session
+        .event("reconnected", |e| matches!(e, Event::Reconnected { .. }))
+        .await;
+    assert_eq!(
+        back,
+        Event::Reconnected {
+            server: "k".into(),
+            tools: 8
+        }
+    );
+    let now = wait_for("one new process", || {
+        (home.processes().len() == 1).then(|| home.processes()[0])
+    })
+    .await;
+    assert_ne!(now, first);
+    finish(session, &home).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lazy_keep_alive_server_idles_until_used_then_stays() {
+    let home = Home::new(
+        json!({ "lk": { "command": TEST_SERVER, "lifecycle": "lazy-keep-alive", "idleTimeout": idle(0.2) } }),
+    );
+    let session = home.open();
+    session.adapter.start(StartOptions::default());
+    session
+        .event("stopped before any use", |e| {
+            matches!(e, Event::IdleShutdown { .. })
+        })
+        .await;
+    session.call("lk_echo", json!({})).await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        session.count(|e| matches!(e, Event::IdleShutdown { .. })),
+        1,
+        "kept once used"
+    );
+    finish(session, &home).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_twice_starts_once() {
+    let home = Home::new(json!({ "a": counted(&[]) }));
+    let session = home.open();
+    session.adapter.start(StartOptions::default());
+    session.adapter.start(StartOptions::default());
+    wait_for("the cache", || {
+        home.cache()["servers"]["a"].is_object().then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(home.starts(), 1);
+    finish(session, &home).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cache_is_shared_with_the_next_session() {
+    let home = Home::new(json!({ "s": server(&[]) }));
+    let first = home.open();
+    first.adapter.list("s", Page::default()).await;
+    finish(first, &home).await;
+    let entry = home.cache()["servers"]["s"].clone();
+    assert_eq!(entry["tools"].as_array().unwrap().len(), 8);
+    assert!(entry["configHash"].as_str().unwrap().len() == 64);
+    let second = home.open();
+    let status = text(&second.adapter.status());
+    assert!(
+        status.contains("○ s: 8 tools (cached; starts on first use)"),
+        "{status}"
+    );
+    let found = second.execute(json!({ "search": "echo" })).await;
+    assert!(text(&found).contains("s_echo"));
+    assert!(home.processes().is_empty(), "answered from the cache");
+    finish(second, &home).await;
+}

@@ -1,0 +1,10 @@
+//! The adapter (the gateway's centre) against the cargo-built MCP test server: reaching servers
+//! (connect, early call, backoff, restart, reconnect), the modes, the lifecycle (fill, idle,
+//! keep-alive, shutdown) and the bounds. Needs no Node and no `npm install`:
+//! `cargo test --features test-servers --test adapter`.
+
+mod bounds;
+mod lifecycle;
+mod modes;
+mod reaching;
+mod support;

@@ -1,0 +1,10 @@
+//! The connection pool against the cargo-built MCP test server: stdio connections (shared
+//! attempts, listing, calls, progress, cancel, timeout, crash, start failures), remote ones
+//! (Streamable HTTP, legacy SSE, TLS, restarts, protocol choice) and the client side of a
+//! connection (capabilities, roots, elicitation, sampling, logging). Needs no Node:
+//! `cargo test --features test-servers --test pool`.
+
+mod client;
+mod local;
+mod remote;
+mod support;

@@ -1,0 +1,54 @@
+//! What the pool tests share: specs for the cargo-built test server, request options, listing
+//! bounds that keep everything.
+
+use pi_mcp_native::pool::{
+    ClientFeatures, ConnectSpec, ListBounds, Protocol, RequestOptions, StdioSpec, TransportSpec,
+};
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// The MCP test server cargo built for these tests.
+pub const TEST_SERVER: &str = env!("CARGO_BIN_EXE_mcp-test-server");
+
+/// The test server over stdio with these scenario arguments, as server `name`.
+pub fn stdio_server(name: &str, args: &[&str], client: ClientFeatures) -> ConnectSpec {
+    ConnectSpec {
+        server: name.into(),
+        transport: TransportSpec::Stdio(StdioSpec {
+            command: TEST_SERVER.into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            env: std::env::vars().collect(),
+            cwd: PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+        }),
+        protocol: Protocol::Initialize,
+        timeout: Duration::from_secs(30),
+        debug: false,
+        client,
+    }
+}
+
+pub fn stdio(spec: &mut ConnectSpec) -> &mut StdioSpec {
+    match &mut spec.transport {
+        TransportSpec::Stdio(stdio) => stdio,
+        TransportSpec::Remote(_) => unreachable!("a stdio spec"),
+    }
+}
+
+/// Listing bounds that keep everything a test server lists.
+pub fn bounds(timeout: Duration) -> ListBounds {
+    ListBounds {
+        timeout,
+        items: usize::MAX,
+        bytes: usize::MAX,
+    }
+}
+
+pub fn opts(timeout: Duration) -> RequestOptions {
+    RequestOptions {
+        timeout,
+        cancel: CancellationToken::new(),
+        on_progress: None,
+        caller: None,
+    }
+}

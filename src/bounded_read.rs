@@ -267,5 +267,6 @@ fn read_stream(file: File, limit: u64, _timeout: Duration) -> Result<Vec<u8>, Re
     read_capped(file, limit)
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests;

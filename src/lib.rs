@@ -1,4 +1,29 @@
 //! pi-mcp-native: the MCP gateway core for the Pi coding agent.
+//!
+//! # Layout
+//!
+//! Three layers; each module uses only those below it (and its own submodules):
+//!
+//! `binding` → `adapter` → {`pool`, `config`, `render`, `search`, `cache`, `validate`} →
+//! {`catalog`, `secret`, `atomic_file`}.
+//!
+//! - [`binding`]: the napi surface. Converts between JS and the core's types, nothing else.
+//! - [`adapter`]: the gateway's centre. The server registry (one record per configured server; the
+//!   tool catalog is derived from it), the one way to reach a server, the modes of the `mcp` tool,
+//!   start-up, the health loop and shutdown. Everything the extension and the CLI ask goes here.
+//! - [`pool`]: connections. Processes in their own groups, remote transports (Streamable HTTP,
+//!   legacy SSE), rmcp sessions, listing and requests, the client side (roots, elicitation,
+//!   sampling, logs) answered through a host.
+//! - [`config`]: the config files and what they say (discovery, JSONC, merge with provenance,
+//!   imports of other tools' files, interpolation, trust), never failing: problems are diagnostics.
+//! - [`render`]: every text the model or a person reads. [`search`]: ranking tools.
+//!   [`cache`]: the metadata cache file shared with pi-mcp-adapter. [`validate`]: arguments
+//!   against input schemas. Beside them: [`elicitation`] (forms), [`server_log`] (`mcp.log`),
+//!   [`output_guard`] (huge texts), [`bounded_read`] (files read with a cap),
+//!   [`path_component`] (names made safe as paths).
+//! - [`catalog`] (tool names and lookup), [`secret`] (secrets kept out of every text), and
+//!   `atomic_file` (private files written whole): leaves.
+//! - [`events`]: what happened to servers, for whoever embeds the core.
 
 pub mod adapter;
 mod atomic_file;

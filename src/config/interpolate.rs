@@ -5,10 +5,13 @@
 //! also resolves the forms other tools write in the files we import, `${VAR:-default}` (Claude
 //! Code) and `${env:VAR}` (VS Code, Cursor, Windsurf).
 
-use super::Env;
 use regex::Regex;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::LazyLock;
+
+/// The environment servers inherit and `${VAR}` reads.
+pub type Env = HashMap<String, String>;
 
 static REFERENCE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$env:([A-Za-z_][A-Za-z0-9_]*)|\{env:([A-Za-z_][A-Za-z0-9_]*)\}")

@@ -5,6 +5,7 @@
 
 mod client;
 mod command;
+mod diagnostic;
 mod edit;
 mod envfile;
 mod exposure;
@@ -26,10 +27,11 @@ pub use client::{ClientSettings, DEFAULT_CALL_TIMEOUT};
 pub use command::{
     resolve_all, CommandPolicy, ConfigValue, RunContext, ValueError, ValueErrorKind,
 };
+pub use diagnostic::{Diagnostic, Level};
 pub use edit::{edit_server, Change, EditError};
 pub use exposure::{Exposure, ToolExposure};
 pub use imports::ImportKind;
-pub use interpolate::{expand, interpolate};
+pub use interpolate::{expand, interpolate, Env};
 pub use oauth::{Grant, OAuthConfig, Registration};
 pub use server::value_kind;
 pub use sources::{Role, Source, SourceState};
@@ -44,11 +46,9 @@ use files::{Origin, Read};
 use merge::{Merged, MergedServer};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Environment variables by name.
-pub type Env = HashMap<String, String>;
 
 #[derive(Clone, Debug)]
 pub struct LoadOptions {
@@ -260,63 +260,6 @@ impl Lifecycle {
 
     pub fn connects_at_start(self) -> bool {
         matches!(self, Lifecycle::Eager | Lifecycle::KeepAlive)
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
-    Error,
-    Warning,
-    /// Harmless (an unknown key): shown by `pi-mcp doctor`, not in the model's status.
-    Note,
-}
-
-/// A problem found in the configuration, with where it is and what to do about it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Diagnostic {
-    pub level: Level,
-    pub file: Option<PathBuf>,
-    pub line: Option<usize>,
-    pub server: Option<String>,
-    pub field: Option<String>,
-    pub message: String,
-}
-
-impl Diagnostic {
-    /// A problem with a whole file, or with one of its top-level fields.
-    fn in_file(level: Level, file: &Path, field: Option<&str>, message: String) -> Diagnostic {
-        Diagnostic {
-            level,
-            file: Some(file.to_path_buf()),
-            line: None,
-            server: None,
-            field: field.map(str::to_string),
-            message,
-        }
-    }
-}
-
-impl fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self.level {
-            Level::Error => "error: ",
-            Level::Warning => "warning: ",
-            Level::Note => "note: ",
-        })?;
-        if let Some(file) = &self.file {
-            write!(f, "{}", file.display())?;
-            if let Some(line) = self.line {
-                write!(f, ":{line}")?;
-            }
-            f.write_str(": ")?;
-        }
-        match (&self.server, &self.field) {
-            (Some(s), Some(field)) => write!(f, "server \"{s}\", field `{field}`: ")?,
-            (Some(s), None) => write!(f, "server \"{s}\": ")?,
-            (None, Some(field)) => write!(f, "`{field}`: ")?,
-            (None, None) => {}
-        }
-        f.write_str(&self.message)
     }
 }
 

@@ -306,7 +306,10 @@ async fn identity(
     Ok((client, Some(info)))
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "each is one query parameter of the authorization request"
+)]
 fn authorization_url(
     server: &Server,
     metadata: &ServerMetadata,

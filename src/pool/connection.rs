@@ -4,13 +4,13 @@
 use super::client_side::{ClientSide, LogTail, Pending, PendingRequest};
 use super::handler::Progress;
 use super::handler::{Handler, Notice, ProgressRoutes, ProgressSink};
-use super::handshake::Protocol;
-use super::host::{Caller, ClientFeatures, Host};
+use super::host::{Caller, Host};
 use super::link::{open_process, open_remote, with_stderr, Link};
 use super::nesting::{LEFT_OUT_FIELD, TOO_DEEP_FIELD};
 use super::oversize::TOO_LARGE_FIELD;
-use super::process::{self, StdioSpec};
-use super::remote::{AuthNeed, RemoteKind, RemoteSpec};
+use super::process;
+use super::remote::{AuthNeed, RemoteKind};
+use super::spec::{ConnectSpec, TransportSpec};
 use super::{ConnectError, RequestError};
 use parking_lot::Mutex;
 use rmcp::model::{
@@ -37,25 +37,6 @@ const MAX_PAGES: usize = 1000;
 const MAX_INPUT_ROUNDS: usize = 16;
 /// A request may run this many times its timeout in all, progress or not.
 const MAX_TOTAL_FACTOR: u32 = 10;
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct ConnectSpec {
-    pub server: String,
-    pub transport: TransportSpec,
-    pub protocol: Protocol,
-    /// Bounds spawn (or the HTTP exchange) + the opening handshake.
-    pub timeout: Duration,
-    /// Echo the server's stderr to ours.
-    pub debug: bool,
-    /// What the server may ask of us.
-    pub client: ClientFeatures,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum TransportSpec {
-    Stdio(StdioSpec),
-    Remote(RemoteSpec),
-}
 
 /// The tools, resources and prompts a server listed. Malformed entries are dropped, and counted.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -1,12 +1,12 @@
 //! What carries a connection: a process we start (spawned, its stderr drained, stopped as a
 //! group when opening fails) or a remote endpoint, and the opening handshake over it.
 
-use super::connection::ConnectSpec;
 use super::handler::Handler;
 use super::handshake::{self, Service};
 use super::oversize::LineGuard;
 use super::process::{self, ExitWatch, StdioSpec};
 use super::remote::{self, RemoteKind, RemoteSpec};
+use super::spec::ConnectSpec;
 use super::stderr::{self, StderrTail};
 use super::ConnectError;
 use crate::secret::Scrubber;

@@ -13,12 +13,11 @@ mod oversize;
 pub mod process;
 mod program;
 mod remote;
+mod spec;
 mod stderr;
 pub mod watchdog;
 
-pub use connection::{
-    ConnectSpec, Connection, Cut, ListBounds, Listing, RequestOptions, TransportSpec,
-};
+pub use connection::{Connection, Cut, ListBounds, Listing, RequestOptions};
 pub use handler::{Notice, Progress, ProgressSink};
 pub use handshake::Protocol;
 pub use host::{
@@ -28,6 +27,7 @@ pub use process::StdioSpec;
 pub(crate) use remote::client::builder as http_client_builder;
 pub(crate) use remote::describe_reqwest;
 pub use remote::{display_url, AuthNeed, Credentials, RemoteKind, RemoteSpec, SharedCredentials};
+pub use spec::{ConnectSpec, TransportSpec};
 
 use futures::future::{BoxFuture, FutureExt, Shared};
 use parking_lot::Mutex;

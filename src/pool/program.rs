@@ -31,7 +31,8 @@ pub fn resolve(_command: &str, _env: &[(String, String)], _cwd: &Path) -> Option
     None
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;

@@ -120,7 +120,8 @@ impl Drop for Watchdog {
     }
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use std::time::{Duration, Instant};

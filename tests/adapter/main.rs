@@ -3,6 +3,8 @@
 //! keep-alive, shutdown) and the bounds. Needs no Node and no `npm install`:
 //! `cargo test --features test-servers --test adapter`.
 
+#![allow(clippy::unwrap_used, reason = "a panic is how a test fails")]
+
 mod bounds;
 mod lifecycle;
 mod modes;

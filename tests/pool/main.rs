@@ -4,6 +4,8 @@
 //! connection (capabilities, roots, elicitation, sampling, logging). Needs no Node:
 //! `cargo test --features test-servers --test pool`.
 
+#![allow(clippy::unwrap_used, reason = "a panic is how a test fails")]
+
 mod client;
 mod local;
 mod remote;

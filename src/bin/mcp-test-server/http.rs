@@ -4,10 +4,11 @@
 //! Just enough HTTP/1.1 for the client under test.
 
 use crate::server::{Out, Scenarios, Server};
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::{TcpListener, TcpStream};
@@ -109,7 +110,7 @@ async fn route(request: Request, sessions: &Arc<Sessions>, write: &mut OwnedWrit
         ("POST", "/mcp") => post_streamable(request, sessions, write).await,
         ("DELETE", "/mcp") => {
             if let Some(id) = request.headers.get("mcp-session-id") {
-                sessions.streamable.lock().unwrap().remove(id);
+                sessions.streamable.lock().remove(id);
             }
             respond(write, "200 OK", "", "").await
         }
@@ -119,7 +120,7 @@ async fn route(request: Request, sessions: &Arc<Sessions>, write: &mut OwnedWrit
         }
         ("POST", "/message") => {
             let id = request.query.strip_prefix("sessionId=").unwrap_or_default();
-            let session = sessions.sse.lock().unwrap().get(id).cloned();
+            let session = sessions.sse.lock().get(id).cloned();
             let Some((server, out)) = session else {
                 return respond(write, "404 Not Found", "text/plain", "no such session").await;
             };
@@ -149,12 +150,11 @@ async fn post_streamable(
             sessions
                 .streamable
                 .lock()
-                .unwrap()
                 .insert(id.clone(), server.clone());
             (id, server)
         }
         Some(id) => {
-            let known = sessions.streamable.lock().unwrap().get(id).cloned();
+            let known = sessions.streamable.lock().get(id).cloned();
             match known {
                 Some(server) => (id.clone(), server),
                 None => {
@@ -193,11 +193,7 @@ async fn post_streamable(
 async fn open_sse(sessions: &Arc<Sessions>, write: &mut OwnedWriteHalf) {
     let (id, server) = sessions.new_server();
     let (out, mut messages) = mpsc::unbounded_channel();
-    sessions
-        .sse
-        .lock()
-        .unwrap()
-        .insert(id.clone(), (server, out));
+    sessions.sse.lock().insert(id.clone(), (server, out));
     let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
     let endpoint = format!("event: endpoint\ndata: /message?sessionId={id}\n\n");
     if write.write_all(head.as_bytes()).await.is_ok()
@@ -210,7 +206,7 @@ async fn open_sse(sessions: &Arc<Sessions>, write: &mut OwnedWriteHalf) {
             }
         }
     }
-    sessions.sse.lock().unwrap().remove(&id);
+    sessions.sse.lock().remove(&id);
 }
 
 /// Writes a whole response; returns whether the connection stays open.

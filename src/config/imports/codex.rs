@@ -3,7 +3,8 @@
 //! them, so both compute the same cache hash.
 
 use super::{rename, Mapped};
-use crate::config::{server::describe, Level};
+use crate::config::diagnostic::Level;
+use crate::config::server::describe;
 use serde_json::{json, Map, Value};
 
 /// Codex keys with nothing to map to: the environment is inherited anyway (`env_vars`), and

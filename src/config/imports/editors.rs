@@ -3,7 +3,7 @@
 //! `disabledTools`).
 
 use super::{Context, ImportKind, Mapped};
-use crate::config::Level;
+use crate::config::diagnostic::Level;
 use regex::Regex;
 use serde_json::{Map, Value};
 use std::sync::LazyLock;

@@ -6,10 +6,11 @@ mod codex;
 mod editors;
 mod opencode;
 
+use super::diagnostic::{Diagnostic, Level};
 use super::files::{self, Origin, Read};
+use super::interpolate::Env;
 use super::server::{describe, value_kind};
 use super::sources::{Role, Source, SourceState};
-use super::{Diagnostic, Env, Level};
 use crate::bounded_read::FileLimits;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};

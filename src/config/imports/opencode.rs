@@ -4,7 +4,8 @@
 //! fields winning.
 
 use super::{rename, Mapped};
-use crate::config::{server::describe, value_kind, Level};
+use crate::config::diagnostic::Level;
+use crate::config::server::{describe, value_kind};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 

@@ -8,6 +8,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { measureExtensionStartup } from "./extension-startup.mjs";
+import { measureOneShot } from "./one-shot.mjs";
 import { PiSuite } from "./lib/pi-suite.mjs";
 import { machine, writeReport } from "./lib/report.mjs";
 import { CACHE, ROOT, ensureInstalled } from "./lib/setup.mjs";
@@ -56,6 +57,8 @@ try {
 
 log("pi-mcp-native's own start-up in fresh Node 22 processes");
 const startup = await measureExtensionStartup({ node: paths.node, serverCommand: suite.serverCommand, reps });
+log("one-shot runs from an empty cache");
+const oneShot = await measureOneShot({ paths, runs: 5 });
 log("native API vs raw rmcp");
 // In a process of its own: the benchmark's own heap and history stay out of the timings.
 const api = JSON.parse(execFileSync(process.execPath, [join(ROOT, "bench", "native-api.mjs"), "--json"], { cwd: ROOT, encoding: "utf8" }));
@@ -63,7 +66,7 @@ log("search over 10,000 tools");
 const search = execFileSync(process.execPath, [join(ROOT, "bench", "search-speed.mjs")], { cwd: ROOT, encoding: "utf8" });
 
 const after = machine();
-writeFileSync(join(CACHE, "last-run.json"), JSON.stringify({ before, after, runs, startup, api, search }, null, 1));
-const report = writeReport({ out, before, after, reps, runs, startup, api, search, paths });
+writeFileSync(join(CACHE, "last-run.json"), JSON.stringify({ before, after, runs, startup, oneShot, api, search }, null, 1));
+const report = writeReport({ out, before, after, reps, runs, startup, oneShot, api, search, paths });
 console.log(report);
 log(`wrote ${out} (raw samples: ${join(CACHE, "last-run.json")})`);

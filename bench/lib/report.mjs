@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { extensionStartupRows } from "../extension-startup.mjs";
 import { nativeApiRows } from "../native-api.mjs";
+import { oneShotRows } from "../one-shot.mjs";
 import { ROOT, VERSIONS } from "./setup.mjs";
 import { fmt, medianIqr, paired, summary } from "./stats.mjs";
 
@@ -30,7 +31,7 @@ const sh = (cmd) => {
 
 const COLUMNS = ["pi", "noop", "floor", "native", "adapter", "adapter3"];
 
-export function writeReport({ out, before, after, reps, runs, startup, api, search, paths }) {
+export function writeReport({ out, before, after, reps, runs, startup, oneShot, api, search, paths }) {
   const series = (key, metric) => runs.map((r) => r[key]?.[metric] ?? NaN);
   const cell = (key, metric, digits = 0) => (runs[0][key] && Number.isFinite(runs[0][key][metric]) ? medianIqr(series(key, metric), digits) : "–");
   const first = runs[0];
@@ -133,6 +134,14 @@ export function writeReport({ out, before, after, reps, runs, startup, api, sear
   row(["---", "---", "---"]);
   for (const r of extensionStartupRows(startup)) row(r);
   lines.push("");
+  if (oneShot) {
+    lines.push("## One-shot runs from an empty cache (bench/one-shot.mjs)", "");
+    lines.push(`${oneShot.native.started.length} consecutive one-turn runs (\`pi --mode json\`) per variant, alternating, each with three stdio servers (server-everything) and a model that never uses MCP; each variant keeps its agent dir, so a cache written in one run serves the next.`, "");
+    row(["", "**pi-mcp-native**", "pi-mcp-adapter (1 tool)"]);
+    row(["---", "---", "---"]);
+    for (const r of oneShotRows(oneShot)) row(r);
+    lines.push("");
+  }
   lines.push("## Native API in process (vs a bare rmcp client to the same server)", "");
   row(["", "pi-mcp-native (napi, from Node)", "raw rmcp (Rust)"]);
   row(["---", "---", "---"]);

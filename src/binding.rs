@@ -250,6 +250,21 @@ impl McpAdapter {
         self.inner.direct_tools()
     }
 
+    /// Turns a server on or off in the config file it comes from (`inProject`: in the project's
+    /// `.pi/mcp.json`), keeping the rest of the file. The change takes effect in an adapter
+    /// opened afterwards.
+    #[napi]
+    pub fn set_enabled(
+        &self,
+        server: String,
+        enabled: bool,
+        in_project: Option<bool>,
+    ) -> Result<adapter::SavedChange> {
+        self.inner
+            .set_enabled(&server, enabled, in_project.unwrap_or(false))
+            .map_err(Error::from_reason)
+    }
+
     /// Whether the project's configs are used (see `OpenOptions.projectTrusted`).
     #[napi]
     pub fn project_trusted(&self) -> bool {

@@ -11,6 +11,7 @@
 mod auth;
 mod call;
 mod catalog_view;
+mod config_edit;
 mod connect;
 mod direct;
 mod doctor;
@@ -26,6 +27,7 @@ mod servers;
 mod sign_in;
 
 pub use call::CallOptions;
+pub use config_edit::SavedChange;
 pub use direct::{DirectToolDefinition, DirectTools};
 pub use errors::{ErrorCode, Unavailable};
 pub use host::FrontEnd;

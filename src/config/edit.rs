@@ -31,12 +31,11 @@ impl fmt::Display for EditError {
 
 impl std::error::Error for EditError {}
 
-/// Applies `change` to `field` of `server` under `servers_key` (`mcpServers`) in `file`; a
-/// missing file, servers object or server entry is created for `Set`. Returns whether the file
-/// changed. The file keeps its permissions.
+/// Applies `change` to `field` of `server` in `file` (under `mcpServers`, or `mcp-servers` where
+/// the file uses that); a missing file, servers object or server entry is created for `Set`.
+/// Returns whether the file changed. The file keeps its permissions.
 pub fn edit_server(
     file: &Path,
-    servers_key: &str,
     server: &str,
     field: &str,
     change: &Change,
@@ -50,7 +49,7 @@ pub fn edit_server(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(error(e.to_string())),
     };
-    let Some(edited) = edit_text(&text, servers_key, server, field, change).map_err(error)? else {
+    let Some(edited) = edit_text(&text, server, field, change).map_err(error)? else {
         return Ok(false);
     };
     let permissions = std::fs::metadata(file).ok().map(|m| m.permissions());
@@ -67,11 +66,16 @@ pub fn edit_server(
 /// `text` with the change made; `None` when it would not change.
 pub fn edit_text(
     text: &str,
-    servers_key: &str,
     server: &str,
     field: &str,
     change: &Change,
 ) -> Result<Option<String>, String> {
+    let stripped = jsonc::strip(text);
+    let servers_key =
+        match stripped.contains("\"mcp-servers\"") && !stripped.contains("\"mcpServers\"") {
+            true => "mcp-servers",
+            false => "mcpServers",
+        };
     // The keys from the root down to the field; the value for the first missing one is built.
     let path = [servers_key, server, field];
     if jsonc::is_blank(text) {
@@ -80,7 +84,6 @@ pub fn edit_text(
             Change::Remove => None,
         });
     }
-    let stripped = jsonc::strip(text);
     match serde_json::from_str::<Value>(&stripped) {
         Ok(Value::Object(_)) => {}
         Ok(_) => return Err("it does not hold a JSON object".into()),
@@ -212,7 +215,7 @@ mod tests {
     use serde_json::json;
 
     fn edit(text: &str, server: &str, field: &str, change: Change) -> String {
-        let out = edit_text(text, "mcpServers", server, field, &change)
+        let out = edit_text(text, server, field, &change)
             .unwrap()
             .unwrap_or_else(|| text.to_string());
         let parsed: Value =
@@ -250,13 +253,7 @@ mod tests {
             FILE.replace("\"enabled\": true }", "\"enabled\": false }")
         );
         assert_eq!(
-            edit_text(
-                FILE,
-                "mcpServers",
-                "web",
-                "enabled",
-                &Change::Set(json!(true))
-            ),
+            edit_text(FILE, "web", "enabled", &Change::Set(json!(true))),
             Ok(None)
         );
     }
@@ -273,10 +270,7 @@ mod tests {
             edit(only, "a", "disabled", Change::Remove),
             r#"{"mcpServers": {"a": { }}}"#
         );
-        assert_eq!(
-            edit_text(FILE, "mcpServers", "fs", "enabled", &Change::Remove),
-            Ok(None)
-        );
+        assert_eq!(edit_text(FILE, "fs", "enabled", &Change::Remove), Ok(None));
     }
 
     #[test]
@@ -305,25 +299,10 @@ mod tests {
 
     #[test]
     fn refuses_what_it_cannot_edit_safely() {
-        assert!(edit_text(
-            "[1]",
-            "mcpServers",
-            "s",
-            "enabled",
-            &Change::Set(json!(false))
-        )
-        .is_err());
-        assert!(edit_text(
-            "{\"mcpServers\": [",
-            "mcpServers",
-            "s",
-            "enabled",
-            &Change::Remove
-        )
-        .is_err());
+        assert!(edit_text("[1]", "s", "enabled", &Change::Set(json!(false))).is_err());
+        assert!(edit_text("{\"mcpServers\": [", "s", "enabled", &Change::Remove).is_err());
         let err = edit_text(
             "{\"mcpServers\": {\"s\": \"npx\"}}",
-            "mcpServers",
             "s",
             "enabled",
             &Change::Set(json!(false)),
@@ -343,13 +322,7 @@ mod tests {
             std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
         }
         assert_eq!(
-            edit_server(
-                &file,
-                "mcpServers",
-                "fs",
-                "enabled",
-                &Change::Set(json!(false))
-            ),
+            edit_server(&file, "fs", "enabled", &Change::Set(json!(false))),
             Ok(true)
         );
         assert!(std::fs::read_to_string(&file)
@@ -363,13 +336,7 @@ mod tests {
         }
         let created = dir.join("new/mcp.json");
         assert_eq!(
-            edit_server(
-                &created,
-                "mcpServers",
-                "s",
-                "enabled",
-                &Change::Set(json!(false))
-            ),
+            edit_server(&created, "s", "enabled", &Change::Set(json!(false))),
             Ok(true)
         );
         std::fs::remove_dir_all(&dir).unwrap();

@@ -15,7 +15,7 @@ pub struct MergedServer {
     /// Files that set its fields, lowest precedence first.
     pub files: Vec<PathBuf>,
     /// The file that set each top-level field.
-    field_files: HashMap<String, PathBuf>,
+    pub field_files: HashMap<String, PathBuf>,
     pub imported: Option<Imported>,
     /// Set for a server a Pi extension registered: the extension's path.
     pub registered: Option<PathBuf>,

@@ -21,6 +21,7 @@ mod oauth;
 mod server;
 mod settings;
 mod sources;
+pub mod switch;
 mod trust;
 
 pub use client::{ClientSettings, DEFAULT_CALL_TIMEOUT};
@@ -146,6 +147,8 @@ pub struct ServerConfig {
     pub source: PathBuf,
     /// Every file that set a field of it, lowest precedence first.
     pub files: Vec<PathBuf>,
+    /// The file that set each top-level field.
+    pub field_files: HashMap<String, PathBuf>,
     /// Set for a server read from another tool's config through `imports`.
     pub imported: Option<Imported>,
     /// Set for a server a Pi extension registered (`pi.registerMcpServer`): the extension.

@@ -341,6 +341,7 @@ pub fn parse(
         name: server.name.clone(),
         source: server.source().to_path_buf(),
         files: server.files.clone(),
+        field_files: server.field_files.clone(),
         imported: server.imported.clone(),
         registered: server.registered.clone(),
         entry: value.clone(),

@@ -839,3 +839,87 @@ fn servers_pi_extensions_register_rank_below_config_files() {
         "{notes:?}"
     );
 }
+
+#[test]
+fn turning_a_server_on_or_off_edits_the_file_it_takes_effect_in() {
+    let tree = Tree::new();
+    let user = tree.pi_config(json!({
+        "imports": ["cursor"],
+        "mcpServers": {
+            "mine": {"command": "x"},
+            "adjusted": {"command": "y", "disabled": true},
+        }
+    }));
+    let project = tree.write(
+        "project/.pi/mcp.json",
+        &json!({"mcpServers": {"adjusted": {"args": ["2"]}}}).to_string(),
+    );
+    tree.write(
+        ".cursor/mcp.json",
+        &json!({"mcpServers": {"cur": {"command": "z"}}}).to_string(),
+    );
+    let config = tree.load();
+    let server = |name: &str| config.servers.iter().find(|s| s.name == name).unwrap();
+    let targets = switch::Targets {
+        user: &user,
+        project: Some(&project),
+    };
+    let plan = |name: &str, enabled: bool, in_project: bool| {
+        switch::plan(server(name), enabled, in_project, &targets).unwrap()
+    };
+    assert_eq!(
+        plan("mine", false, false),
+        (user.clone(), vec![("enabled", Change::Set(json!(false)))])
+    );
+    assert_eq!(plan("mine", true, false), (user.clone(), vec![]));
+    // The project file sets a field of it last: the change goes there, and outweighs the user's.
+    assert_eq!(
+        plan("adjusted", true, false),
+        (
+            project.clone(),
+            vec![("disabled", Change::Set(json!(false)))]
+        )
+    );
+    assert_eq!(
+        plan("adjusted", false, false),
+        (
+            project.clone(),
+            vec![("enabled", Change::Set(json!(false)))]
+        )
+    );
+    // Another tool's file is never written: an override entry in the user's Pi config.
+    assert_eq!(
+        plan("cur", false, false),
+        (user.clone(), vec![("enabled", Change::Set(json!(false)))])
+    );
+    assert_eq!(
+        plan("mine", false, true),
+        (
+            project.clone(),
+            vec![("enabled", Change::Set(json!(false)))]
+        )
+    );
+    let untrusted = switch::Targets {
+        user: &user,
+        project: None,
+    };
+    assert!(switch::plan(server("mine"), false, true, &untrusted).is_err());
+
+    // Applied: the override entry is written, and the server comes back disabled.
+    let (file, changed) = switch::apply(server("cur"), false, false, &targets).unwrap();
+    assert_eq!((file, changed), (user.clone(), true));
+    let again = tree.load();
+    let cur = again.servers.iter().find(|s| s.name == "cur").unwrap();
+    assert!(cur.disabled && cur.imported.is_some());
+    let (_, changed) = switch::apply(cur, true, false, &targets).unwrap();
+    assert!(changed);
+    assert!(
+        !tree
+            .load()
+            .servers
+            .iter()
+            .find(|s| s.name == "cur")
+            .unwrap()
+            .disabled
+    );
+}

@@ -1,0 +1,55 @@
+//! Changes `/mcp` saves to the config files: turning a server on or off where it takes effect
+//! (see `config::switch`). The session's gateway is opened again afterwards by its front end.
+
+use super::Adapter;
+use crate::config::{switch, Role};
+use std::path::PathBuf;
+
+/// A change saved to a config file.
+#[napi_derive::napi(object)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct SavedChange {
+    /// The file written (or that already said so).
+    pub file: String,
+    /// Whether the file changed.
+    pub changed: bool,
+}
+
+impl Adapter {
+    /// Turns `name` on or off in the config file it comes from, or with `in_project` in the
+    /// project's `.pi/mcp.json`; comments and everything else in the file are kept.
+    pub fn set_enabled(
+        &self,
+        name: &str,
+        enabled: bool,
+        in_project: bool,
+    ) -> Result<SavedChange, String> {
+        let server = self
+            .config
+            .servers
+            .iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| format!("no MCP server named \"{name}\""))?;
+        let user = self
+            .config
+            .sources
+            .iter()
+            .find(|s| matches!(s.role, Role::Explicit | Role::PiGlobal))
+            .map_or_else(|| self.agent_dir.join("mcp.json"), |s| s.path.clone());
+        let project: Option<PathBuf> = self
+            .config
+            .trust
+            .trusted
+            .then(|| self.cwd.join(".pi").join("mcp.json"));
+        let targets = switch::Targets {
+            user: &user,
+            project: project.as_deref(),
+        };
+        let (file, changed) =
+            switch::apply(server, enabled, in_project, &targets).map_err(|e| e.to_string())?;
+        Ok(SavedChange {
+            file: file.display().to_string(),
+            changed,
+        })
+    }
+}

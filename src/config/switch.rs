@@ -1,0 +1,91 @@
+//! Turning a server on or off from `/mcp`, saved where it takes effect: the last of our config
+//! files that sets a field of the server (an override entry there when it has none yet), or, as
+//! "in this project", the project's `.pi/mcp.json`. Other tools' files (`imports`) and Pi
+//! extensions' registrations are never written: an override entry in the user's Pi config adjusts
+//! them. Both keys that turn a server off (`enabled: false`, `disabled: true`) are handled.
+
+use super::{edit_server, Change, EditError, ServerConfig};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// Which file to write the change to: `user` is the user's Pi config (`<agentDir>/mcp.json`, or
+/// the file `--mcp-config` names), `project` the project's `.pi/mcp.json` when the project is
+/// trusted.
+pub struct Targets<'a> {
+    pub user: &'a Path,
+    pub project: Option<&'a Path>,
+}
+
+/// The file and the edits that turn `server` on (`enabled`) or off; `in_project` puts them in
+/// the project's file.
+pub fn plan(
+    server: &ServerConfig,
+    enabled: bool,
+    in_project: bool,
+    targets: &Targets,
+) -> Result<(PathBuf, Vec<(&'static str, Change)>), String> {
+    let file = if in_project {
+        targets
+            .project
+            .ok_or("the project is not trusted, so its .pi/mcp.json is not read")?
+            .to_path_buf()
+    } else {
+        ours(server).unwrap_or_else(|| targets.user.to_path_buf())
+    };
+    let set_here = |field: &str| server.field_files.get(field).is_some_and(|f| *f == file);
+    let value = |field: &str| server.entry.get(field).cloned();
+    let mut edits = vec![];
+    if enabled {
+        // Each key that turns it off now: removed where it is set, else outweighed here.
+        for (field, off, on) in [
+            ("enabled", json!(false), json!(true)),
+            ("disabled", json!(true), json!(false)),
+        ] {
+            if value(field) == Some(off) {
+                edits.push((
+                    field,
+                    if set_here(field) {
+                        Change::Remove
+                    } else {
+                        Change::Set(on)
+                    },
+                ));
+            }
+        }
+    } else if set_here("disabled") {
+        edits.push(("disabled", Change::Set(Value::Bool(true))));
+    } else {
+        edits.push(("enabled", Change::Set(Value::Bool(false))));
+    }
+    Ok((file, edits))
+}
+
+/// The last of our own files that sets a field of the server (not another tool's file, nor an
+/// extension's registration).
+fn ours(server: &ServerConfig) -> Option<PathBuf> {
+    let import = server.imported.as_ref().map(|_| server.files.first());
+    server
+        .files
+        .iter()
+        .rev()
+        .find(|f| Some(*f) != server.registered.as_ref() && Some(Some(*f)) != import)
+        .cloned()
+}
+
+/// Makes the change of [`plan`]; returns the file, and whether it changed.
+pub fn apply(
+    server: &ServerConfig,
+    enabled: bool,
+    in_project: bool,
+    targets: &Targets,
+) -> Result<(PathBuf, bool), EditError> {
+    let (file, edits) = plan(server, enabled, in_project, targets).map_err(|why| EditError {
+        file: targets.project.unwrap_or(targets.user).to_path_buf(),
+        why,
+    })?;
+    let mut changed = false;
+    for (field, change) in &edits {
+        changed |= edit_server(&file, &server.name, field, change)?;
+    }
+    Ok((file, changed))
+}

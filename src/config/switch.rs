@@ -16,6 +16,13 @@ pub struct Targets<'a> {
     pub project: Option<&'a Path>,
 }
 
+/// Where and what to write: the file, and each field's change.
+#[derive(Debug, PartialEq)]
+pub struct Plan {
+    pub file: PathBuf,
+    pub edits: Vec<(&'static str, Change)>,
+}
+
 /// The file and the edits that turn `server` on (`enabled`) or off; `in_project` puts them in
 /// the project's file.
 pub fn plan(
@@ -23,7 +30,7 @@ pub fn plan(
     enabled: bool,
     in_project: bool,
     targets: &Targets,
-) -> Result<(PathBuf, Vec<(&'static str, Change)>), String> {
+) -> Result<Plan, String> {
     let file = if in_project {
         targets
             .project
@@ -57,7 +64,7 @@ pub fn plan(
     } else {
         edits.push(("enabled", Change::Set(Value::Bool(false))));
     }
-    Ok((file, edits))
+    Ok(Plan { file, edits })
 }
 
 /// The last of our own files that sets a field of the server (not another tool's file, nor an
@@ -79,10 +86,11 @@ pub fn apply(
     in_project: bool,
     targets: &Targets,
 ) -> Result<(PathBuf, bool), EditError> {
-    let (file, edits) = plan(server, enabled, in_project, targets).map_err(|why| EditError {
-        file: targets.project.unwrap_or(targets.user).to_path_buf(),
-        why,
-    })?;
+    let Plan { file, edits } =
+        plan(server, enabled, in_project, targets).map_err(|why| EditError {
+            file: targets.project.unwrap_or(targets.user).to_path_buf(),
+            why,
+        })?;
     let mut changed = false;
     for (field, change) in &edits {
         changed |= edit_server(&file, &server.name, field, change)?;

@@ -865,40 +865,19 @@ fn turning_a_server_on_or_off_edits_the_file_it_takes_effect_in() {
         project: Some(&project),
     };
     let plan = |name: &str, enabled: bool, in_project: bool| {
-        switch::plan(server(name), enabled, in_project, &targets).unwrap()
+        let plan = switch::plan(server(name), enabled, in_project, &targets).unwrap();
+        (plan.file, plan.edits)
     };
-    assert_eq!(
-        plan("mine", false, false),
-        (user.clone(), vec![("enabled", Change::Set(json!(false)))])
-    );
+    let off = || vec![("enabled", Change::Set(json!(false)))];
+    assert_eq!(plan("mine", false, false), (user.clone(), off()));
     assert_eq!(plan("mine", true, false), (user.clone(), vec![]));
     // The project file sets a field of it last: the change goes there, and outweighs the user's.
-    assert_eq!(
-        plan("adjusted", true, false),
-        (
-            project.clone(),
-            vec![("disabled", Change::Set(json!(false)))]
-        )
-    );
-    assert_eq!(
-        plan("adjusted", false, false),
-        (
-            project.clone(),
-            vec![("enabled", Change::Set(json!(false)))]
-        )
-    );
+    let on = vec![("disabled", Change::Set(json!(false)))];
+    assert_eq!(plan("adjusted", true, false), (project.clone(), on));
+    assert_eq!(plan("adjusted", false, false), (project.clone(), off()));
     // Another tool's file is never written: an override entry in the user's Pi config.
-    assert_eq!(
-        plan("cur", false, false),
-        (user.clone(), vec![("enabled", Change::Set(json!(false)))])
-    );
-    assert_eq!(
-        plan("mine", false, true),
-        (
-            project.clone(),
-            vec![("enabled", Change::Set(json!(false)))]
-        )
-    );
+    assert_eq!(plan("cur", false, false), (user.clone(), off()));
+    assert_eq!(plan("mine", false, true), (project.clone(), off()));
     let untrusted = switch::Targets {
         user: &user,
         project: None,

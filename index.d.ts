@@ -35,12 +35,20 @@ export declare class McpAdapter {
    * catalog known now; `warnings` say why selected tools were left out.
    */
   directTools(): DirectTools
+  /** The tools of `server` known now, hidden ones included, with their exposure and hints. */
+  serverTools(server: string): Array<ToolSummary>
+  /**
+   * Turns a server on or off in the config file it comes from (`inProject`: in the project's
+   * `.pi/mcp.json`), keeping the rest of the file. The change takes effect in an adapter
+   * opened afterwards.
+   */
+  setEnabled(server: string, enabled: boolean, inProject?: boolean | undefined | null): SavedChange
   /** Whether the project's configs are used (see `OpenOptions.projectTrusted`). */
   projectTrusted(): boolean
   /** Config problems and cache warnings, one line each. */
   diagnostics(): Array<string>
-  /** Names of the enabled servers, in config order. */
-  servers(): Array<string>
+  /** Names of the enabled servers (with `includeDisabled`, all of them), in config order. */
+  servers(includeDisabled?: boolean | undefined | null): Array<string>
   /** The footer line for Pi's status bar (`undefined` without enabled servers). */
   footer(): string | null
   /** Every server's tools as known now (`/mcp tools`). */
@@ -116,12 +124,29 @@ export interface DirectToolDefinition {
   server: string
   /** The tool's MCP name. */
   tool: string
+  /** The server's MCP hints, for Pi's `annotations` (permission extensions read them). */
+  annotations?: ToolAnnotations
+  /**
+   * Set for a tool registered because of the config's `exposure`/`toolExposure`:
+   * `"direct"`, `"codemode"` or `"deferred"` (Pi ≥ 0.99 registers the last two hidden from
+   * the model, for its `codemode` scripts and `tool_search`).
+   */
+  exposure?: string
+  /** Pi's namespace of the server's tools (exposure-registered tools only). */
+  namespace?: ToolNamespace
 }
 
 /** The tools to register, and why any selected tool was left out. */
 export interface DirectTools {
   tools: Array<DirectToolDefinition>
   warnings: Array<string>
+  /**
+   * Some enabled server's tools are reached through Pi's `codemode` tool (`exposure:
+   * "codemode"`), resp. its `tool_search` (`"deferred"`): Pi ≥ 0.99 activates those tools.
+   */
+  reach: Reach
+  /** Pi's `autoEnableCodemode` (default true). */
+  autoEnableCodemode: boolean
 }
 
 /**
@@ -206,6 +231,12 @@ export interface Outcome {
   isError: boolean
 }
 
+/** Which of Pi's tool-reaching tools the config's exposures call for. */
+export interface Reach {
+  codemode: boolean
+  toolSearch: boolean
+}
+
 /** A server a Pi extension registered with `pi.registerMcpServer(name, config)`. */
 export interface RegisteredServer {
   name: string
@@ -213,6 +244,14 @@ export interface RegisteredServer {
   config: Record<string, unknown>
   /** The extension's path (`extensionPath`). */
   extensionPath: string
+}
+
+/** A change saved to a config file. */
+export interface SavedChange {
+  /** The file written (or that already said so). */
+  file: string
+  /** Whether the file changed. */
+  changed: boolean
 }
 
 export interface SearchOpts {
@@ -228,6 +267,14 @@ export interface StartOpts {
   deferFill?: boolean
 }
 
+/** MCP's tool annotations (hints), as Pi's `ToolDefinition.annotations` takes them. */
+export interface ToolAnnotations {
+  readOnlyHint?: boolean
+  destructiveHint?: boolean
+  idempotentHint?: boolean
+  openWorldHint?: boolean
+}
+
 /** The `mcp` tool as Pi registers it. */
 export interface ToolDefinition {
   name: string
@@ -236,4 +283,25 @@ export interface ToolDefinition {
   promptSnippet: string
   /** Its parameters' JSON Schema. */
   parameters: Record<string, unknown>
+}
+
+/** Pi's `ToolDefinition.namespace`: the server as a group of tools. */
+export interface ToolNamespace {
+  name: string
+  aliases: Array<string>
+  description?: string
+  instructions?: string
+}
+
+/** One tool of a server as `/mcp` shows it. */
+export interface ToolSummary {
+  /** The name the model calls it by through the `mcp` tool. */
+  name: string
+  /** Its MCP name. */
+  tool: string
+  /** `exposure`/`toolExposure` for it; `None`: behind the `mcp` tool, as by default. */
+  exposure?: string
+  annotations?: ToolAnnotations
+  /** The first line of its description. */
+  description: string
 }

@@ -1,8 +1,10 @@
 // The real Pi's terminal UI under tmux (0.87.1 and 1.5.2): how Pi lists the extension, and the
 // `/mcp` panel.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { piTest } from "./helpers/pi.mjs";
-import { root } from "./helpers/servers.mjs";
+import { everything, root } from "./helpers/servers.mjs";
 import { TMUX_SKIP, withPiTui } from "./helpers/tui.mjs";
 
 const OPTS = { timeout: 90_000, skip: TMUX_SKIP };
@@ -15,5 +17,44 @@ piTest("the startup list names the extension pi-mcp-native; no servers, no foote
     await tui.waitFor(/fake-model/, "the footer");
     await new Promise((r) => setTimeout(r, 500));
     assert.match(tui.screen(), /fake-model/);
+  });
+});
+
+piTest("the /mcp panel: select a server, reconnect, see its tools, disable it (saved, comments kept), close", OPTS, async (pi) => {
+  const text = `{
+  // my servers
+  "mcpServers": {
+    "everything": ${JSON.stringify(everything())},
+    "other": ${JSON.stringify(everything())} // the second one
+  }
+}
+`;
+  await withPiTui({ pi, extensionDir: root, mcpConfig: text }, async (tui) => {
+    await tui.waitFor(/fake-model/, "Pi to be up");
+    tui.type("/mcp");
+    tui.keys("Enter");
+    await tui.waitFor(/MCP servers[^]*› everything +not started · 0 tools · mcp tool · ~\/\.pi\/agent\/mcp\.json/, "the panel");
+    tui.keys("Enter");
+    await tui.waitFor(/MCP server everything[^]*› Tools[^]*Reconnect[^]*Disable/, "the server's actions");
+    tui.keys("Down");
+    tui.keys("Enter");
+    await tui.waitFor(/connected · \d+ tools[^]*Reconnected|connected · \d+ tools[^]*everything: \d+ tools/, "the reconnect", 30_000);
+    tui.keys("Up");
+    tui.keys("Enter");
+    await tui.waitFor(/Tools of everything[^]*everything_echo/, "its tools");
+    tui.keys("Escape");
+    await tui.waitFor(/MCP server everything/, "back at the server");
+    tui.keys("Down");
+    tui.keys("Down");
+    tui.keys("Enter");
+    await tui.waitFor(/Server "everything" turned off: saved to \S*mcp\.json/, "the disable");
+    const saved = readFileSync(join(tui.box.agentDir, "mcp.json"), "utf8");
+    assert.match(saved, /\/\/ my servers/);
+    assert.match(saved, /\/\/ the second one/);
+    assert.match(saved, /"everything": \{[^}]*"enabled": false\s*\}/);
+    tui.keys("Escape");
+    await tui.waitFor(/MCP servers[^]*everything +disabled · /, "the list with the server disabled (last)");
+    tui.keys("Escape");
+    await tui.waitFor(/^(?![^]*MCP servers)/, "the panel to close");
   });
 });

@@ -250,6 +250,12 @@ impl McpAdapter {
         self.inner.direct_tools()
     }
 
+    /// The tools of `server` known now, hidden ones included, with their exposure and hints.
+    #[napi]
+    pub fn server_tools(&self, server: String) -> Vec<adapter::ToolSummary> {
+        self.inner.tool_summaries(&server)
+    }
+
     /// Turns a server on or off in the config file it comes from (`inProject`: in the project's
     /// `.pi/mcp.json`), keeping the rest of the file. The change takes effect in an adapter
     /// opened afterwards.
@@ -277,9 +283,18 @@ impl McpAdapter {
         self.inner.diagnostics()
     }
 
-    /// Names of the enabled servers, in config order.
+    /// Names of the enabled servers (with `includeDisabled`, all of them), in config order.
     #[napi]
-    pub fn servers(&self) -> Vec<String> {
+    pub fn servers(&self, include_disabled: Option<bool>) -> Vec<String> {
+        if include_disabled == Some(true) {
+            return self
+                .inner
+                .config()
+                .servers
+                .iter()
+                .map(|s| s.name.clone())
+                .collect();
+        }
         self.inner
             .server_names()
             .into_iter()

@@ -1,6 +1,10 @@
-// The Pi extension: registers the `mcp` tool and the `/mcp` command, and wires Pi's session
-// events to the native core. Every text shown comes from the core.
+// The Pi extension: registers the `mcp` tool, the MCP tools Pi gets as its own (pi-tools.js) and
+// the `/mcp` command (mcp-command.js, panel.js), and wires Pi's session events to the native core.
+// Texts the model or the user reads come from the core; the panel draws what the core reports.
 import { createRequire } from "node:module";
+import { createMcpCommand } from "./mcp-command.js";
+import { showPanel } from "./panel.js";
+import { createPiTools } from "./pi-tools.js";
 
 const require = createRequire(import.meta.url);
 const { McpAdapter } = require("../../index.js");
@@ -120,9 +124,6 @@ export default function piMcpNative(pi) {
     execute: (toolCallId, params, signal, onUpdate) => run(params, toolCallId, signal, onUpdate),
   });
 
-  // Direct tools: registered again only when their definition changed (each registration
-  // rebuilds Pi's system prompt); ones that disappeared are deactivated.
-  const direct = new Map();
   const warned = new Set();
   const warn = (text) => {
     if (warned.has(text)) return;
@@ -130,87 +131,129 @@ export default function piMcpNative(pi) {
     if (footerCtx?.hasUI) footerCtx.ui.notify(text, "warning");
     else console.warn(text);
   };
-  const syncDirectTools = () => {
-    const { tools, warnings } = adapter.directTools();
-    warnings.forEach(warn);
-    let others;
-    try {
-      others = new Set(pi.getAllTools().map((t) => t.name));
-    } catch {
-      // Not callable while extensions load; collisions with built-ins are checked in the core.
-    }
-    for (const def of tools) {
-      const fingerprint = JSON.stringify(def);
-      if (direct.get(def.name) === fingerprint) continue;
-      if (!direct.has(def.name) && others?.has(def.name)) {
-        warn(`MCP: direct tool "${def.name}" of server "${def.server}" is skipped: another extension has a tool of that name.`);
-        continue;
-      }
-      direct.set(def.name, fingerprint);
-      const { server, tool: _mcpName, ...definition } = def;
-      pi.registerTool({
-        ...definition,
-        execute: (toolCallId, args, signal, onUpdate) => run({ tool: def.name, server, args }, toolCallId, signal, onUpdate),
-      });
-    }
-    const gone = [...direct.keys()].filter((name) => !tools.some((t) => t.name === name));
-    if (gone.length) {
-      gone.forEach((name) => direct.delete(name));
-      try {
-        pi.setActiveTools(pi.getActiveTools().filter((name) => !gone.includes(name)));
-      } catch {
-        // Before a session starts there is nothing active to change.
-      }
-    }
-  };
+  const piTools = createPiTools({ pi, adapter: () => adapter, run, warn });
+  const syncDirectTools = piTools.sync;
   syncDirectTools();
 
   // Pi up to 0.86 ignores `isError` on a returned result; flag failed MCP calls here too.
   pi.on("tool_result", (event) => {
-    const ours = event.toolName === "mcp" || direct.has(event.toolName);
+    const ours = event.toolName === "mcp" || piTools.owns(event.toolName);
     if (ours && event.details?.error && !event.isError) return { isError: true };
   });
 
-  pi.registerCommand("mcp", {
-    description: "MCP servers: /mcp [status] | tools | reconnect [server] | login <server> | logout <server> | doctor",
-    getArgumentCompletions(prefix) {
-      const perServer = ["reconnect", "login", "logout"].flatMap((sub) => adapter.servers().map((s) => `${sub} ${s}`));
-      const words = ["status", "tools", "reconnect", "login", "logout", "doctor", ...perServer];
-      const items = words.filter((w) => w.startsWith(prefix)).map((w) => ({ value: w, label: w }));
-      return items.length ? items : null;
-    },
-    async handler(args, ctx) {
-      const [sub = "status", server] = String(args ?? "").trim().split(/\s+/).filter(Boolean);
-      const report = (text, level = "info") => {
-        if (ctx.hasUI) ctx.ui.notify(text, level);
-        else process.stderr.write(`${text}\n`);
-      };
-      const texts = async (results) => (await Promise.all(results)).map((r) => r.content.map((c) => c.text ?? "").join("\n"));
-      if (sub === "status") {
-        report((await texts([adapter.status()]))[0]);
-      } else if (sub === "tools") {
-        report((await texts([adapter.tools()]))[0]);
-      } else if (sub === "reconnect") {
-        const targets = server ? [server] : adapter.servers();
-        const results = await Promise.all(targets.map((s) => adapter.connect(s)));
-        const failed = results.some((r) => r.isError);
-        report((await texts(results)).join("\n\n"), failed ? "error" : "info");
-      } else if (sub === "login" || sub === "logout") {
-        if (!server) {
-          report(adapter.authHelp("").content.map((c) => c.text ?? "").join("\n"), "warning");
-        } else {
-          const outcome = await (sub === "login" ? adapter.login(server) : adapter.logout(server));
-          report((await texts([outcome]))[0], outcome.isError ? "error" : "info");
-        }
-      } else if (sub === "doctor") {
-        const outcome = await adapter.doctor();
-        report((await texts([outcome]))[0], outcome.isError ? "warning" : "info");
-      } else {
-        report(`Unknown subcommand "${sub}". Use /mcp status, /mcp tools, /mcp reconnect [server], /mcp login <server>, /mcp logout <server> or /mcp doctor.`, "warning");
+  const textOf = (outcome) => outcome.content.map((c) => c.text ?? "").join("\n");
+  const mcp = createMcpCommand({
+    async bare(ctx, out) {
+      if (ctx.mode === "tui" && ctx.ui?.custom) {
+        const model = panelModel(ctx);
+        await model.refresh();
+        await showPanel(ctx, model);
       }
-      showFooter();
+      else out.info(textOf(await adapter.status()));
+    },
+    after: () => showFooter(),
+  });
+  const serverNames = (prefix) => adapter.servers().filter((s) => s.startsWith(prefix));
+  mcp.add("status", { summary: "every server's state and tools", run: async (_a, _c, out) => out.info(textOf(await adapter.status())) });
+  mcp.add("tools", { summary: "every server's tools", run: async (_a, _c, out) => out.info(textOf(await adapter.tools())) });
+  mcp.add("reconnect", {
+    summary: "connect a server (or all) again and list its tools",
+    usage: "[server]",
+    complete: serverNames,
+    async run([server], _ctx, out) {
+      const results = await Promise.all((server ? [server] : adapter.servers()).map((s) => adapter.connect(s)));
+      const text = results.map(textOf).join("\n\n");
+      results.some((r) => r.isError) ? out.error(text) : out.info(text);
     },
   });
+  mcp.add("doctor", {
+    summary: "config files, problems, and a timed connection to each server",
+    async run(_args, _ctx, out) {
+      const outcome = await adapter.doctor();
+      outcome.isError ? out.warning(textOf(outcome)) : out.info(textOf(outcome));
+    },
+  });
+  for (const [name, signIn] of [["login", true], ["logout", false]]) {
+    mcp.add(name, {
+      summary: signIn ? "sign in to a server (OAuth)" : "sign out of a server: its stored tokens are deleted",
+      usage: "<server>",
+      complete: serverNames,
+      async run([server], _ctx, out) {
+        if (!server) return out.warning(textOf(adapter.authHelp("")));
+        const outcome = await (signIn ? adapter.login(server) : adapter.logout(server));
+        outcome.isError ? out.error(textOf(outcome)) : out.info(textOf(outcome));
+      },
+    });
+  }
+  for (const [name, enabled] of [["enable", true], ["disable", false]]) {
+    mcp.add(name, {
+      summary: `turn a server ${enabled ? "on" : "off"} in the config file it comes from (--project: in this project's .pi/mcp.json)`,
+      usage: "<server> [--project]",
+      complete: (prefix) => adapter.servers(true).filter((s) => s.startsWith(prefix)),
+      run([server, flag], ctx, out) {
+        if (!server) return out.warning(`Usage: /mcp ${name} <server> [--project]`);
+        const saved = setEnabled(ctx, server, enabled, flag === "--project");
+        saved.error ? out.error(saved.error) : out.info(saved.text);
+      },
+    });
+  }
+  // The panel's actions for every server; other parts add theirs (sign-in, …) with addActions.
+  mcp.addActions((server) => {
+    const on = server.state !== "disabled";
+    const actions = [];
+    if (on) {
+      actions.push({ label: "Tools", hint: `${server.tools} known`, screen: "tools" });
+      actions.push({
+        label: "Reconnect",
+        run: async () => textOf(await adapter.connect(server.name)).split("\n")[0],
+      });
+    }
+    if (server.state === "needs-auth") {
+      actions.push({ label: "Sign in", hint: "opens the browser", run: async () => textOf(await adapter.login(server.name)).split("\n")[0] });
+    } else if (on && server.transport) {
+      actions.push({ label: "Sign out", hint: "deletes its stored tokens", run: async () => textOf(await adapter.logout(server.name)).split("\n")[0] });
+    }
+    const toggle = (inProject) => ({
+      label: `${on ? "Disable" : "Enable"}${inProject ? " in this project" : ""}`,
+      hint: inProject ? "saved to .pi/mcp.json" : `saved to ${server.registeredBy || server.imported ? "your Pi mcp.json" : "its config file"}`,
+      run: async () => {
+        const saved = setEnabled(panelCtx, server.name, !on, inProject);
+        return saved.error ?? saved.text;
+      },
+    });
+    actions.push(toggle(false));
+    const projectFile = adapter.projectTrusted() && !(server.source ?? "").startsWith(`${openedFor}/`);
+    if (projectFile) actions.push(toggle(true));
+    return actions;
+  });
+  let panelCtx;
+  const panelModel = (ctx) => {
+    panelCtx = ctx;
+    let servers = [];
+    return {
+      servers: () => servers,
+      refresh: async () => {
+        servers = (await adapter.status()).details.servers ?? [];
+      },
+      tools: (name) => adapter.serverTools(name),
+      actions: mcp.actions,
+    };
+  };
+
+  /** Saves a server's on/off in its config file, then opens the core again with it. */
+  function setEnabled(ctx, server, enabled, inProject) {
+    let saved;
+    try {
+      saved = adapter.setEnabled(server, enabled, inProject);
+    } catch (e) {
+      return { error: `Could not turn "${server}" ${enabled ? "on" : "off"}: ${e.message}` };
+    }
+    reopen(ctx);
+    const where = saved.changed ? `saved to ${saved.file}` : `${saved.file} already says so`;
+    return { text: `Server "${server}" turned ${enabled ? "on" : "off"}: ${where}.` };
+  }
+
+  pi.registerCommand("mcp", mcp.definition);
 
   pi.registerCommand("mcp-auth", {
     description: "Sign in to an MCP server (OAuth), or see how to give it credentials: /mcp-auth <server>",
@@ -230,12 +273,26 @@ export default function piMcpNative(pi) {
     },
   });
 
+  /** Whether Pi trusts the project (Pi ≥ 0.86 says so); project configs start programs. */
+  const trustOf = (ctx) => (typeof ctx?.isProjectTrusted === "function" ? Boolean(ctx.isProjectTrusted()) : undefined);
+
+  /** Opens the core again (config changed, other registrations): its servers stop, the new one starts lazily. */
+  function reopen(ctx, registered = registrations()) {
+    const previous = adapter;
+    adapter = open(openedFor, trustOf(ctx), registered);
+    openedWith = JSON.stringify(registered);
+    adapter.onEvent(onEvent);
+    previous.shutdown();
+    syncDirectTools();
+    piTools.activate();
+    showFooter();
+  }
+
   pi.on("session_start", (_event, ctx) => {
     const cwd = ctx?.cwd ?? process.cwd();
-    // Pi ≥ 0.86 says whether the project is trusted; project configs start programs.
-    const trusted = typeof ctx?.isProjectTrusted === "function" ? Boolean(ctx.isProjectTrusted()) : undefined;
-    // A session after a shutdown (reload, /new, /resume), in another cwd, or with another trust
-    // decision gets a fresh core.
+    const trusted = trustOf(ctx);
+    // A session after a shutdown (reload, /new, /resume), in another cwd, with another trust
+    // decision or other registrations gets a fresh core.
     const registered = registrations();
     const changed = JSON.stringify(registered) !== openedWith;
     if (stale || changed || cwd !== openedFor || (trusted !== undefined && trusted !== adapter.projectTrusted())) {
@@ -249,6 +306,7 @@ export default function piMcpNative(pi) {
     oneShot = oneShotRun(ctx, process.argv);
     adapter.setInteractive(Boolean(ctx?.hasUI));
     syncDirectTools();
+    piTools.activate();
     adapter.onEvent(onEvent);
     clearTimeout(startTimer);
     startTimer = setTimeout(startBackground, START_DELAY_MS);
@@ -269,17 +327,9 @@ export default function piMcpNative(pi) {
 
   // Registrations after the session started: the core is opened again with them (Pi then also
   // knows that an extension connects registered servers).
-  pi.on("mcp_servers_change", async (_event, ctx) => {
+  pi.on("mcp_servers_change", (_event, ctx) => {
     const registered = registrations();
-    if (stale || JSON.stringify(registered) === openedWith) return;
-    const trusted = typeof ctx?.isProjectTrusted === "function" ? Boolean(ctx.isProjectTrusted()) : undefined;
-    const previous = adapter;
-    adapter = open(openedFor, trusted, registered);
-    openedWith = JSON.stringify(registered);
-    adapter.onEvent(onEvent);
-    await previous.shutdown();
-    syncDirectTools();
-    showFooter();
+    if (!stale && JSON.stringify(registered) !== openedWith) reopen(ctx, registered);
   });
 
   pi.on("session_shutdown", async () => {

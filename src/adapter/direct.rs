@@ -19,6 +19,19 @@ const NONE_SELECTED: &str = "__none__";
 pub struct DirectTools {
     pub tools: Vec<DirectToolDefinition>,
     pub warnings: Vec<String>,
+    /// Some enabled server's tools are reached through Pi's `codemode` tool (`exposure:
+    /// "codemode"`), resp. its `tool_search` (`"deferred"`): Pi ≥ 0.99 activates those tools.
+    pub reach: Reach,
+    /// Pi's `autoEnableCodemode` (default true).
+    pub auto_enable_codemode: bool,
+}
+
+/// Which of Pi's tool-reaching tools the config's exposures call for.
+#[napi_derive::napi(object)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Reach {
+    pub codemode: bool,
+    pub tool_search: bool,
 }
 
 /// A Pi tool definition for one MCP tool, and the server and MCP name it calls.
@@ -35,6 +48,34 @@ pub struct DirectToolDefinition {
     pub server: String,
     /// The tool's MCP name.
     pub tool: String,
+    /// The server's MCP hints, for Pi's `annotations` (permission extensions read them).
+    pub annotations: Option<ToolAnnotations>,
+    /// Set for a tool registered because of the config's `exposure`/`toolExposure`:
+    /// `"direct"`, `"codemode"` or `"deferred"` (Pi ≥ 0.99 registers the last two hidden from
+    /// the model, for its `codemode` scripts and `tool_search`).
+    pub exposure: Option<String>,
+    /// Pi's namespace of the server's tools (exposure-registered tools only).
+    pub namespace: Option<ToolNamespace>,
+}
+
+/// MCP's tool annotations (hints), as Pi's `ToolDefinition.annotations` takes them.
+#[napi_derive::napi(object)]
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolAnnotations {
+    pub read_only_hint: Option<bool>,
+    pub destructive_hint: Option<bool>,
+    pub idempotent_hint: Option<bool>,
+    pub open_world_hint: Option<bool>,
+}
+
+/// Pi's `ToolDefinition.namespace`: the server as a group of tools.
+#[napi_derive::napi(object)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolNamespace {
+    pub name: String,
+    pub aliases: Vec<String>,
+    pub description: Option<String>,
+    pub instructions: Option<String>,
 }
 
 impl Adapter {
@@ -82,6 +123,7 @@ impl Adapter {
                 set.tools.push(definition(tool));
             }
         }
+        self.exposed_tools(&mut set);
         set
     }
 
@@ -114,6 +156,7 @@ impl Adapter {
                     .collect()
             }
             None => enabled
+                .filter(|server| !server.exposure.is_set())
                 .map(|server| {
                     let wanted = server.direct_tools.clone().unwrap_or(
                         match self.config.settings.direct_tools {
@@ -134,7 +177,7 @@ fn names_tool(name: &str, tool: &ToolInfo) -> bool {
     name == tool.original || name == tool.name
 }
 
-fn definition(tool: &ToolInfo) -> DirectToolDefinition {
+pub(super) fn definition(tool: &ToolInfo) -> DirectToolDefinition {
     let description = match (&tool.resource_uri, tool.description.trim()) {
         (Some(uri), "") => format!("Reads the MCP resource {uri}."),
         (Some(uri), text) => format!("{text}\n\nReads the MCP resource {uri}."),
@@ -153,7 +196,23 @@ fn definition(tool: &ToolInfo) -> DirectToolDefinition {
         parameters: parameters(tool),
         server: tool.server.clone(),
         tool: tool.original.clone(),
+        annotations: annotations(tool),
+        exposure: None,
+        namespace: None,
     }
+}
+
+/// The boolean hints of the tool's MCP `annotations`, if it has any.
+fn annotations(tool: &ToolInfo) -> Option<ToolAnnotations> {
+    let hints = tool.definition.as_deref()?.get("annotations")?;
+    let hint = |key: &str| hints.get(key).and_then(Value::as_bool);
+    let found = ToolAnnotations {
+        read_only_hint: hint("readOnlyHint"),
+        destructive_hint: hint("destructiveHint"),
+        idempotent_hint: hint("idempotentHint"),
+        open_world_hint: hint("openWorldHint"),
+    };
+    (found != ToolAnnotations::default()).then_some(found)
 }
 
 /// The input schema as Pi expects it: an object schema, without `$schema` and the top-level

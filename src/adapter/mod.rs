@@ -16,6 +16,7 @@ mod connect;
 mod direct;
 mod doctor;
 mod errors;
+mod exposed;
 mod host;
 mod lifecycle;
 mod listing;
@@ -28,8 +29,9 @@ mod sign_in;
 
 pub use call::CallOptions;
 pub use config_edit::SavedChange;
-pub use direct::{DirectToolDefinition, DirectTools};
+pub use direct::{DirectToolDefinition, DirectTools, Reach, ToolAnnotations, ToolNamespace};
 pub use errors::{ErrorCode, Unavailable};
+pub use exposed::ToolSummary;
 pub use host::FrontEnd;
 pub use lifecycle::{Bounds, StartOptions, Timing};
 pub use modes::{Page, DEFAULT_LIST_LIMIT};

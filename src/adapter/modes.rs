@@ -33,8 +33,16 @@ impl Adapter {
                     .get(&s.name)
                     .and_then(|c| c.remote_kind())
                     .map(|kind| kind.name());
-                let source = self.server(&s.name).map(|c| c.source.display().to_string());
-                json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count, "leftOut": s.left_out, "source": source, "transport": transport, "description": s.description })
+                let config = self.server(&s.name);
+                let source = config.map(|c| c.source.display().to_string());
+                let registered = config.and_then(|c| c.registered.as_ref()).map(|p| p.display().to_string());
+                let imported = config.and_then(|c| c.imported.as_ref()).map(|i| i.kind.name());
+                let exposure = config.and_then(|c| c.exposure.server).map(|e| e.name());
+                let problem = match &s.state {
+                    ServerState::Failed { reason, .. } | ServerState::NeedsAuth { reason } => Some(reason.as_str()),
+                    _ => None,
+                };
+                json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count, "leftOut": s.left_out, "source": source, "transport": transport, "description": s.description, "exposure": exposure, "imported": imported, "registeredBy": registered, "problem": problem })
             })
             .collect();
         let total: usize = servers

@@ -1,0 +1,96 @@
+//! Tools Pi registers because of the config's `exposure`/`toolExposure` (Pi 1.5's keys): under
+//! Pi's names (`mcp__<server>__<tool>`), with the server as their namespace and its hints, from the
+//! catalog known now (the metadata cache), so no server starts before a tool is called.
+//! `direct` ones are declared to the model; `codemode` and `deferred` ones are for Pi's
+//! `codemode` scripts and `tool_search` (Pi ≥ 0.99). Hidden tools are not in the catalog.
+
+use super::direct::{definition, DirectTools, ToolNamespace};
+use super::Adapter;
+use crate::catalog::pi_tool_names;
+use crate::config::Exposure;
+
+impl Adapter {
+    /// Adds the exposure-registered tools of every enabled server to `set`, and what they need.
+    pub(super) fn exposed_tools(&self, set: &mut DirectTools) {
+        let catalog = self.servers.view();
+        for server in self
+            .servers
+            .configs()
+            .filter(|s| !s.disabled && s.exposure.is_set())
+        {
+            let possible = server.exposure.possible();
+            set.reach.codemode |= possible.contains(&Exposure::Codemode);
+            set.reach.tool_search |= possible.contains(&Exposure::Deferred);
+            let tools = catalog.server_tools(&server.name);
+            let originals: Vec<&str> = tools.iter().map(|t| t.original.as_str()).collect();
+            let names = pi_tool_names(&server.name, &originals);
+            let namespace = ToolNamespace {
+                name: format!("mcp__{}", server.name.replace('-', "_")),
+                aliases: vec![server.name.clone()],
+                description: server.description.clone(),
+                instructions: self
+                    .servers
+                    .meta(&server.name)
+                    .and_then(|m| m.instructions.clone()),
+            };
+            for (tool, name) in tools.into_iter().zip(names) {
+                let exposure = match server.exposure.of(&tool.original) {
+                    Some(e @ (Exposure::Direct | Exposure::Codemode | Exposure::Deferred)) => e,
+                    Some(Exposure::Hidden) | None => continue,
+                };
+                let mut def = definition(tool);
+                def.name = name;
+                def.exposure = Some(exposure.name().to_string());
+                def.namespace = Some(namespace.clone());
+                set.tools.push(def);
+            }
+        }
+        set.auto_enable_codemode = self.config.auto_enable_codemode.unwrap_or(true);
+    }
+}
+
+/// One tool of a server as `/mcp` shows it.
+#[napi_derive::napi(object)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSummary {
+    /// The name the model calls it by through the `mcp` tool.
+    pub name: String,
+    /// Its MCP name.
+    pub tool: String,
+    /// `exposure`/`toolExposure` for it; `None`: behind the `mcp` tool, as by default.
+    pub exposure: Option<String>,
+    pub annotations: Option<super::direct::ToolAnnotations>,
+    /// The first line of its description.
+    pub description: String,
+}
+
+impl Adapter {
+    /// The tools of `server` known now (hidden ones included), for `/mcp`.
+    pub fn tool_summaries(&self, server: &str) -> Vec<ToolSummary> {
+        let Some(config) = self.servers.configs().find(|s| s.name == server) else {
+            return vec![];
+        };
+        let catalog = self.servers.view();
+        let hidden = catalog.hidden().iter().filter(|t| t.server == server);
+        catalog
+            .server_tools(server)
+            .into_iter()
+            .chain(hidden)
+            .map(|tool| ToolSummary {
+                name: tool.name.clone(),
+                tool: tool.original.clone(),
+                exposure: config
+                    .exposure
+                    .of(&tool.original)
+                    .map(|e| e.name().to_string()),
+                annotations: definition(tool).annotations,
+                description: tool
+                    .description
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+            })
+            .collect()
+    }
+}

@@ -5,12 +5,14 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PI_15, piTest, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
-import { everything, everythingHttp, faulty, freePort, processesIn, recordingProxy, root, waitFor } from "./helpers/servers.mjs";
+import { everything, everythingHttp, faulty, freePort, processesIn, recordingProxy, root, tempAgent, waitFor } from "./helpers/servers.mjs";
 
+const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 const OPTS = { timeout: 120_000 };
 const REGISTRY_EXTENSION = join(root, "__test__", "fixtures", "pi-registry-extension", "index.mjs");
 const mcp = (args) => ({ tool_calls: [{ name: "mcp", arguments: args }] });
@@ -104,6 +106,76 @@ piTest("a hidden tool (toolExposure, exact name or pattern) is unreachable by ev
   }
   // An exact name wins over a pattern.
   assert.equal(exact.isError, false, exact.text);
+  await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
+piTest("exposure: a direct tool under Pi's name with its hints; Pi's codemode and tool_search reach lazily started servers", OPTS, async (pi) => {
+  const dir = join(scratch, `exposure-${pi}`);
+  mkdirSync(dir);
+  const config = { mcpServers: { ev: everything({ cwd: dir, exposure: "codemode", toolExposure: { echo: "direct", "get-sum": "deferred", "get-env": "hidden" } }) } };
+  // The metadata cache, filled beforehand: Pi's tools are registered from it, no server starts.
+  const agent = tempAgent(config);
+  const filler = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
+  await filler.list("ev");
+  await filler.shutdown();
+  const cacheJson = readFileSync(agent.cachePath, "utf8");
+  agent.cleanup();
+  await waitFor(() => processesIn(dir).length === 0, 5000, "the filler's server to stop");
+
+  const withPiTools = pi === PI_15;
+  const script = "const hits = await searchTools('structured content'); const text = await tools.mcp__ev__get_structured_content({ location: 'New York' }); return JSON.stringify({ hits: hits.map((h) => h.name), text });";
+  const steps = withPiTools
+    ? [
+        { tool_calls: [{ name: "mcp__ev__echo", arguments: { message: "direct" } }] },
+        { tool_calls: [{ name: "codemode", arguments: { code: script } }] },
+        { tool_calls: [{ name: "tool_search", arguments: { query: "sum of two numbers" } }] },
+        { tool_calls: [{ name: "mcp__ev__get_sum", arguments: { a: 2, b: 3 } }] },
+        { text: "done" },
+      ]
+    : [{ tool_calls: [{ name: "mcp__ev__echo", arguments: { message: "direct" } }] }, { text: "done" }];
+  let startedBeforeFirstRequest;
+  const extensions = [root, REGISTRY_EXTENSION, ...(withPiTools ? ["builtin:codemode", "builtin:tool-search"] : [])];
+  const r = await runPiRpc({
+    pi,
+    extensionDir: withPiTools ? extensions : [root],
+    mcpConfig: config,
+    cacheJson,
+    script: { steps },
+    commands: [...(withPiTools ? ["/tool-info mcp__ev__echo", "/tool-info mcp__ev__get_env"] : []), "go"],
+    onLlmRequest: (record) => {
+      if (record.index === 0) startedBeforeFirstRequest = processesIn(dir).length;
+    },
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(startedBeforeFirstRequest, 0, "a server ran before the model called a tool");
+  const declared = r.requests[0].body.tools.map((t) => t.function.name).sort();
+  const results = toolResultsOf(r.events);
+  assert.equal(results[0].text, "Echo: direct");
+  if (!withPiTools) {
+    // Before 0.99 Pi has no exposure: only the direct tool is Pi's.
+    assert.deepEqual(declared, ["mcp", "mcp__ev__echo"]);
+    return;
+  }
+  assert.deepEqual(declared, ["codemode", "mcp", "mcp__ev__echo", "tool_search"]);
+  const [echoInfo, hiddenInfo] = r.perCommand.slice(0, 2).map((c) => JSON.parse(c.notifications[0].message));
+  assert.deepEqual(echoInfo, {
+    name: "mcp__ev__echo",
+    exposure: "direct",
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    namespace: "mcp__ev",
+  });
+  assert.equal(hiddenInfo, null, "a hidden tool is not registered");
+  // (A codemode script's own calls are tool executions too, nested under its call.)
+  const [codemode, search, sum] = ["codemode", "tool_search", "mcp__ev__get_sum"].map((name) => results.find((t) => t.toolName === name));
+  const nested = results.find((t) => t.toolName === "mcp__ev__get_structured_content");
+  assert.match(nested.text, /temperature/);
+  assert.equal(codemode.isError, false, codemode.text);
+  assert.match(codemode.text, /temperature/);
+  assert.match(codemode.text, /mcp__ev__get_structured_content/);
+  assert.doesNotMatch(codemode.text, /get_env/);
+  assert.match(search.text, /mcp__ev__get_sum/);
+  assert.ok(r.requests[3].body.tools.some((t) => t.function.name === "mcp__ev__get_sum"), "tool_search declared the tool");
+  assert.match(sum.text, /5/);
   await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
 });
 

@@ -218,7 +218,7 @@ export function toolResultsOf(events) {
 async function withSandbox(opts, run) {
   const cli = opts.cli ?? piCli(opts.pi);
   const box = makeSandbox(opts);
-  const llm = await startFakeLlm({ steps: opts.script?.steps ?? [], timeoutMs: opts.timeoutMs + 5000 });
+  const llm = await startFakeLlm({ steps: opts.script?.steps ?? [], timeoutMs: opts.timeoutMs + 5000, onRequest: opts.onLlmRequest });
   try {
     writeAgentFiles(box, llm.url, opts);
     opts.prepare?.(box);
@@ -247,6 +247,7 @@ export function piSandbox(options, run) {
  * One `pi --mode json <prompt>` run → { code, events, toolResults, requests (fake LLM log), stderr, timing,
  * home, agentDir, cwd, … }. Options: script {steps}, extensionDir (path or array), mcpConfig, cacheJson,
  * projectFiles ({ path relative to the project: content }), prepare(box) (more set-up of the sandbox's files),
+ * onLlmRequest(record, all) (sees each request to the fake LLM as it arrives),
  * env, pi (the version, default PI_087), prompt, timeoutMs, home (reuse for a warm agent dir), tmpDir (reuse for a warm jiti and
  * compile cache), keep (leave the sandbox on disk), extraArgs; node + cli (a Pi installed elsewhere) and
  * onSpawn(child) for the benchmark.

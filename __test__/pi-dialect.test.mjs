@@ -179,6 +179,24 @@ piTest("exposure: a direct tool under Pi's name with its hints; Pi's codemode an
   await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
+piTest("Pi's --tools and --exclude-tools bound what the mcp tool calls", OPTS, async (pi) => {
+  const dir = join(scratch, `run-tools-${pi}`);
+  mkdirSync(dir);
+  const config = { mcpServers: { ev: everything({ cwd: dir }) } };
+  const steps = [mcp({ tool: "ev_echo", args: { message: "named" } }), mcp({ tool: "ev_get-sum", args: { a: 1, b: 2 } }), { text: "done" }];
+  const allowed = await runPi({ pi, extensionDir: root, mcpConfig: config, script: { steps }, extraArgs: ["--tools", "mcp,mcp__ev__echo"] });
+  assert.equal(allowed.code, 0, allowed.stderr);
+  const [echo, sum] = allowed.toolResults;
+  assert.equal(echo.text, "Echo: named");
+  assert.equal(sum.details.error, "tool_excluded");
+  assert.match(sum.text, /not available in this run: `--tools mcp,mcp__ev__echo` does not name mcp__ev__get_sum/);
+  const excluded = await runPi({ pi, extensionDir: root, mcpConfig: config, script: { steps }, extraArgs: ["--exclude-tools", "mcp__ev__get_*"] });
+  assert.equal(excluded.code, 0, excluded.stderr);
+  assert.equal(excluded.toolResults[0].text, "Echo: named");
+  assert.match(excluded.toolResults[1].text, /`--exclude-tools mcp__ev__get_\*` excludes mcp__ev__get_sum/);
+  await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
 piTest("--no-mcp turns pi-mcp-native off for the run: no tool, no /mcp, no server", OPTS, async (pi) => {
   const dir = join(scratch, `no-mcp-${pi}`);
   mkdirSync(dir);

@@ -58,6 +58,11 @@ pub struct OpenOptions {
     /// Servers other Pi extensions registered (`pi.getMcpServers()`); a config file's entry of the
     /// same name wins over one.
     pub registered: Option<Vec<RegisteredServer>>,
+    /// Pi's `--tools` entries when one names MCP tools (`mcp__…`): only MCP tools they name or
+    /// match (`*` patterns, Pi's names) may be called in this run.
+    pub tools_allowed: Option<Vec<String>>,
+    /// Pi's `--exclude-tools` entries: MCP tools they name or match may not be called.
+    pub tools_excluded: Option<Vec<String>>,
 }
 
 /// A server a Pi extension registered with `pi.registerMcpServer(name, config)`.
@@ -221,6 +226,10 @@ impl McpAdapter {
             bounds,
             project_trusted: opts.project_trusted,
             file_limits,
+            run_tools: adapter::RunTools {
+                allow: opts.tools_allowed,
+                deny: opts.tools_excluded.unwrap_or_default(),
+            },
             registered: opts
                 .registered
                 .unwrap_or_default()

@@ -11,10 +11,11 @@ const { McpAdapter } = require("../../index.js");
 
 /**
  * `--<name> <value>` / `--<name>=<value>` from Pi's command line (flags are not readable at
- * load): the value, `true` for a flag without one, or undefined.
+ * load): the value, `true` for a flag without one, or undefined. A `name` with its own dash is
+ * a short flag (`-t`).
  */
 function argvOption(argv, name, { takesValue }) {
-  const flag = `--${name}`;
+  const flag = name.startsWith("-") ? name : `--${name}`;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--") break;
@@ -22,6 +23,29 @@ function argvOption(argv, name, { takesValue }) {
     if (takesValue && arg.startsWith(`${flag}=`)) return arg.slice(flag.length + 1);
   }
   return undefined;
+}
+
+/** The comma-separated list after any of `flags` (`--tools a,b`, `-t=a,b`), or undefined. */
+function argvList(argv, flags) {
+  for (const flag of flags) {
+    const value = argvOption(argv, flag, { takesValue: true });
+    if (value !== undefined) return value.split(",").map((s) => s.trim()).filter(Boolean);
+  }
+  return undefined;
+}
+
+/**
+ * Pi's `--tools` / `--exclude-tools` as they bound MCP tools, which the gateway then calls only
+ * within: `--tools` is an allowlist for them only when an entry names MCP tools (`mcp__…`), as
+ * in Pi; a list of only `+name`/`-name` entries changes Pi's defaults, and its `-mcp__…` entries
+ * exclude those tools.
+ */
+function runTools(argv) {
+  const tools = argvList(argv, ["tools", "-t"]) ?? [];
+  const changes = tools.length > 0 && tools.every((t) => t.startsWith("+") || t.startsWith("-"));
+  const allow = !changes && tools.some((t) => t.startsWith("mcp__")) ? tools : undefined;
+  const removed = changes ? tools.filter((t) => t.startsWith("-")).map((t) => t.slice(1)) : [];
+  return { toolsAllowed: allow, toolsExcluded: [...(argvList(argv, ["exclude-tools", "-xt"]) ?? []), ...removed] };
 }
 
 /** Longest wait for Pi's first request before background start-up begins anyway. */
@@ -47,7 +71,8 @@ export default function piMcpNative(pi) {
   if (argvOption(process.argv, "no-mcp", { takesValue: false })) return;
   const configPath = argvOption(process.argv, "mcp-config", { takesValue: true });
   // projectTrusted undefined: the decision Pi saved in <agentDir>/trust.json, else trusted.
-  const open = (cwd, projectTrusted, registered = []) => McpAdapter.open({ cwd, configPath, projectTrusted, registered });
+  const bounds = runTools(process.argv);
+  const open = (cwd, projectTrusted, registered = []) => McpAdapter.open({ cwd, configPath, projectTrusted, registered, ...bounds });
   let adapter = open(process.cwd());
   let openedFor = process.cwd();
   // Servers other extensions registered with pi.registerMcpServer() (Pi ≥ 0.99), as the core was

@@ -2,7 +2,8 @@
 
 use super::connect::Need;
 use super::{Adapter, ErrorCode, Outcome, DEFAULT_REQUEST_TIMEOUT};
-use crate::catalog::ToolInfo;
+use crate::catalog::{pi_tool_name, ToolInfo};
+use crate::config::tool_pattern_matches;
 use crate::events::Event;
 use crate::pool::{Connection, ProgressSink, RequestError, RequestOptions};
 use crate::render;
@@ -46,6 +47,11 @@ impl Adapter {
             Ok(tool) => tool,
             Err(outcome) => return outcome,
         };
+        if let Some(why) = self.not_in_this_run(&tool) {
+            let text = render::not_in_this_run(&tool.name, &why);
+            return Outcome::error("call", ErrorCode::ToolExcluded, text)
+                .with("tool", tool.name.clone());
+        }
         let mut args = match tool.input_schema() {
             Some(schema) => without_null_optionals(schema, args),
             None => args,
@@ -79,6 +85,25 @@ impl Adapter {
             }
         }
         self.call_outcome(&tool, result)
+    }
+
+    /// Why Pi's command line leaves `tool` out of this run (`--tools`, `--exclude-tools`), if it
+    /// does; matched against Pi's name of the tool, as Pi matches its own MCP tools.
+    fn not_in_this_run(&self, tool: &ToolInfo) -> Option<String> {
+        let name = pi_tool_name(&tool.server, &tool.original, false);
+        let matched = |patterns: &[String]| patterns.iter().any(|p| tool_pattern_matches(p, &name));
+        if let Some(allow) = self.run_tools.allow.as_deref().filter(|a| !matched(a)) {
+            return Some(format!(
+                "`--tools {}` does not name {name}",
+                allow.join(",")
+            ));
+        }
+        matched(&self.run_tools.deny).then(|| {
+            format!(
+                "`--exclude-tools {}` excludes {name}",
+                self.run_tools.deny.join(",")
+            )
+        })
     }
 
     /// The connection for a call of `tool`, and the tool as the server lists it by then.

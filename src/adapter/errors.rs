@@ -23,6 +23,8 @@ pub enum ErrorCode {
     AmbiguousTool,
     /// The config hides the tool (`exposure`/`toolExposure` `"hidden"`).
     ToolHidden,
+    /// Pi's `--tools` / `--exclude-tools` leave the tool out of this run.
+    ToolExcluded,
     ServerNotFound,
     ServerDisabled,
     /// `/mcp-auth` without a server name.
@@ -65,6 +67,7 @@ impl ErrorCode {
             ErrorCode::ToolNotFound => "tool_not_found",
             ErrorCode::AmbiguousTool => "ambiguous_tool",
             ErrorCode::ToolHidden => "tool_hidden",
+            ErrorCode::ToolExcluded => "tool_excluded",
             ErrorCode::ServerNotFound => "server_not_found",
             ErrorCode::ServerDisabled => "server_disabled",
             ErrorCode::ServerRequired => "server_required",

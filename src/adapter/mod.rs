@@ -78,6 +78,18 @@ pub struct OpenOptions {
     pub cli: bool,
     /// Overrides `settings.autoAuth` (`pi-mcp --auth`).
     pub auto_auth: Option<bool>,
+    /// Pi's `--tools` / `--exclude-tools` for this run, as they bound MCP tools.
+    pub run_tools: RunTools,
+}
+
+/// Which MCP tools Pi's command line leaves callable in this run. Entries are Pi's tool names
+/// (`mcp__<server>__<tool>`) or patterns with `*`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunTools {
+    /// `--tools`, when one of its entries names MCP tools (starts with `mcp__`).
+    pub allow: Option<Vec<String>>,
+    /// `--exclude-tools`.
+    pub deny: Vec<String>,
 }
 
 /// The `mcp` tool as Pi registers it.
@@ -95,6 +107,8 @@ pub struct ToolDefinition {
 
 pub struct Adapter {
     cwd: PathBuf,
+    /// Pi's `--tools` / `--exclude-tools`.
+    run_tools: RunTools,
     agent_dir: PathBuf,
     env: Env,
     config: Config,
@@ -175,6 +189,7 @@ impl Adapter {
         let (pool, notices) = Pool::with_host(host.clone());
         let auto_auth = opts.auto_auth.unwrap_or(config.settings.auto_auth);
         Arc::new(Adapter {
+            run_tools: opts.run_tools,
             cwd: opts.cwd,
             agent_dir: agent_dir.clone(),
             env,

@@ -30,7 +30,7 @@ pub use command::{
 };
 pub use diagnostic::{Diagnostic, Level};
 pub use edit::{edit_server, Change, EditError};
-pub use exposure::{Exposure, ToolExposure};
+pub use exposure::{matches as tool_pattern_matches, Exposure, ToolExposure};
 pub use imports::ImportKind;
 pub use interpolate::{expand, interpolate, Env};
 pub use oauth::{Grant, OAuthConfig, Registration};

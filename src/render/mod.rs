@@ -453,6 +453,11 @@ pub fn hidden(name: &str, server: &str, source: &std::path::Path) -> String {
     )
 }
 
+/// A tool Pi's command line leaves out of this run; `why` names the option.
+pub fn not_in_this_run(name: &str, why: &str) -> String {
+    format!("Tool \"{name}\" is not available in this run: {why}.")
+}
+
 pub fn not_found(name: &str, server: Option<&str>, suggestions: &[String]) -> String {
     let mut out = match server {
         Some(s) => format!("Tool \"{name}\" not found on server \"{s}\"."),

@@ -75,6 +75,11 @@ export declare class McpAdapter {
   doctor(connect?: boolean | undefined | null): Promise<Outcome>
   /** Aborts the running call started with `callId`; the server gets `notifications/cancelled`. */
   cancel(callId: string): void
+  /**
+   * Where the credentials of Pi's providers come from (`auth: {"provider": …}`): asked at each
+   * connect of such a server, never kept. Without it those servers cannot be used.
+   */
+  onCredential(callback: (provider: string) => Promise<string | undefined | null>): void
   /** Receives lifecycle events; the callback never keeps Node alive. */
   onEvent(callback: (arg: LifecycleEvent) => void): void
   /** Cancels running calls and stops every server (bounded in time). */

@@ -197,6 +197,28 @@ piTest("Pi's --tools and --exclude-tools bound what the mcp tool calls", OPTS, a
   await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
+piTest("auth.provider sends the credential Pi holds for a provider an extension registers; none: /login", OPTS, async (pi) => {
+  const url = `${proxy.url}/mcp`;
+  // The proxy wants "Bearer from-a-command" (see before()): the provider's key is that token.
+  const config = { mcpServers: { web: { url, auth: { provider: "test-provider" } }, nokey: { url, auth: { provider: "nobody" } } } };
+  const steps = [mcp({ tool: "web_echo", args: { message: "with Pi's credential" } }), mcp({ connect: "nokey" }), { text: "done" }];
+  const started = proxy.requests.length;
+  const r = await runPi({
+    pi,
+    extensionDir: [root, REGISTRY_EXTENSION],
+    mcpConfig: config,
+    script: { steps },
+    env: { PI_TEST_PROVIDER: JSON.stringify({ name: "test-provider", apiKey: "from-a-command" }) },
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const [web, nokey] = r.toolResults;
+  assert.equal(web.text, "Echo: with Pi's credential", web.text);
+  assert.equal(nokey.details.error, "auth_required", nokey.text);
+  assert.match(nokey.text, /Pi has no credential for the provider "nobody"[^]*\/login nobody/);
+  assert.ok(proxy.requests.slice(started).every((q) => q.headers.authorization === undefined || q.headers.authorization === "Bearer from-a-command"));
+  assert.doesNotMatch(JSON.stringify(r.events), /from-a-command/, "the credential reached an event");
+});
+
 piTest("--no-mcp turns pi-mcp-native off for the run: no tool, no /mcp, no server", OPTS, async (pi) => {
   const dir = join(scratch, `no-mcp-${pi}`);
   mkdirSync(dir);
@@ -248,6 +270,15 @@ function pimcp(cwd, home, args) {
   const env = { ...process.env, HOME: home, PI_CODING_AGENT_DIR: join(home, ".pi", "agent") };
   return spawnSync(process.execPath, [join(root, "bin", "pi-mcp.mjs"), ...args], { cwd, env, encoding: "utf8", timeout: 30_000 });
 }
+
+test("pi-mcp: a server whose credential is a Pi provider's says it can be used only inside Pi", () => {
+  const home = join(scratch, "home-provider");
+  mkdirSync(join(home, ".pi", "agent"), { recursive: true });
+  writeFileSync(join(home, ".pi", "agent", "mcp.json"), JSON.stringify({ mcpServers: { web: { url: `${proxy.url}/mcp`, auth: { provider: "github" } } } }));
+  const run = pimcp(scratch, home, ["connect", "web"]);
+  assert.equal(run.status, 1);
+  assert.match(run.stdout, /credential is Pi's for the provider "github" \(`auth\.provider`\), so it can be used only inside Pi/);
+});
 
 test("pi-mcp in a fresh repository: its .mcp.json's !command is refused, naming the file and --approve", () => {
   const home = join(scratch, "home");

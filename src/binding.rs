@@ -455,6 +455,26 @@ impl McpAdapter {
         self.inner.cancel(&call_id);
     }
 
+    /// Where the credentials of Pi's providers come from (`auth: {"provider": …}`): asked at each
+    /// connect of such a server, never kept. Without it those servers cannot be used.
+    #[napi(ts_args_type = "callback: (provider: string) => Promise<string | undefined | null>")]
+    pub fn on_credential(&self, callback: Function<String, Promise<Option<String>>>) -> Result<()> {
+        let tsfn = Arc::new(
+            callback
+                .build_threadsafe_function::<String>()
+                .weak::<true>()
+                .build()?,
+        );
+        self.inner.set_credentials(Arc::new(move |provider| {
+            let tsfn = tsfn.clone();
+            Box::pin(async move {
+                let promise = tsfn.call_async(provider).await.ok()?;
+                promise.await.ok().flatten().map(crate::secret::Secret::new)
+            })
+        }));
+        Ok(())
+    }
+
     /// Receives lifecycle events; the callback never keeps Node alive.
     #[napi]
     pub fn on_event(&self, callback: Function<LifecycleEvent, ()>) -> Result<()> {

@@ -298,6 +298,15 @@ export default function piMcpNative(pi) {
     },
   });
 
+  // The session's model registry: the credentials of `auth: {"provider": …}` servers, asked at
+  // each connect so that Pi's refreshes apply.
+  let modelRegistry;
+  /** Connects a freshly opened core to this session's events and credentials. */
+  const attach = (core) => {
+    core.onEvent(onEvent);
+    core.onCredential(async (provider) => (await modelRegistry?.getApiKeyForProvider?.(provider)) ?? undefined);
+  };
+
   /** Whether Pi trusts the project (Pi ≥ 0.86 says so); project configs start programs. */
   const trustOf = (ctx) => (typeof ctx?.isProjectTrusted === "function" ? Boolean(ctx.isProjectTrusted()) : undefined);
 
@@ -306,7 +315,7 @@ export default function piMcpNative(pi) {
     const previous = adapter;
     adapter = open(openedFor, trustOf(ctx), registered);
     openedWith = JSON.stringify(registered);
-    adapter.onEvent(onEvent);
+    attach(adapter);
     previous.shutdown();
     syncDirectTools();
     piTools.activate();
@@ -328,11 +337,12 @@ export default function piMcpNative(pi) {
       stale = false;
     }
     footerCtx = ctx;
+    modelRegistry = ctx?.modelRegistry;
     oneShot = oneShotRun(ctx, process.argv);
     adapter.setInteractive(Boolean(ctx?.hasUI));
     syncDirectTools();
     piTools.activate();
-    adapter.onEvent(onEvent);
+    attach(adapter);
     clearTimeout(startTimer);
     startTimer = setTimeout(startBackground, START_DELAY_MS);
     startTimer.unref?.();

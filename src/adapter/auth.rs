@@ -14,6 +14,11 @@ use std::sync::Arc;
 /// request.
 pub(super) type Sent = (Option<Secret>, Option<SharedCredentials>);
 
+/// Asks the front end (Pi) for the credential of one of its providers; `None` when it has none.
+pub type CredentialSource = std::sync::Arc<
+    dyn Fn(String) -> futures::future::BoxFuture<'static, Option<Secret>> + Send + Sync,
+>;
+
 impl Adapter {
     /// What `auth` asks to send; `NeedsAuth` when a configured credential is missing.
     pub(super) fn credentials(
@@ -49,6 +54,8 @@ impl Adapter {
                 }
                 Ok((None, Some(SharedCredentials(access))))
             }
+            // Asked of Pi at each connect: `provider_authorization`.
+            HttpAuth::Provider(_) => Ok((None, None)),
         }
     }
 
@@ -89,6 +96,31 @@ impl Adapter {
         Ok(Arc::new(oauth::Access::new(Arc::new(context))))
     }
 
+    /// `Authorization: Bearer` with the credential Pi holds for `provider` now (never kept).
+    pub(super) async fn provider_authorization(
+        &self,
+        provider: &str,
+    ) -> Result<Secret, ConnectError> {
+        let Some(source) = self.provider_credentials.read().clone() else {
+            return Err(ConnectError::Failed(format!(
+                "its credential is Pi's for the provider \"{provider}\" (`auth.provider`), so it can be used only inside Pi"
+            )));
+        };
+        match source(provider.to_string()).await {
+            Some(credential) if !credential.is_empty() => {
+                Ok(Secret::new(format!("Bearer {}", credential.expose())))
+            }
+            _ => Err(ConnectError::NeedsAuth(AuthNeed::missing(format!(
+                "Pi has no credential for the provider \"{provider}\""
+            )))),
+        }
+    }
+
+    /// Where credentials of Pi's providers come from (the Pi extension sets it).
+    pub fn set_credentials(&self, source: CredentialSource) {
+        *self.provider_credentials.write() = Some(source);
+    }
+
     /// A needs-auth reason completed with how to fix it for this server's `auth`.
     pub(super) fn auth_fix(&self, server: &ServerConfig, need: &AuthNeed) -> String {
         let problem = self
@@ -114,6 +146,7 @@ impl Adapter {
                     login: self.login_command(&server.name),
                     store: self.agent_dir.join(oauth::STORE_FILE),
                 },
+                HttpAuth::Provider(provider) => render::AuthKind::Provider(provider.clone()),
             },
         }
     }

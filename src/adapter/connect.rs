@@ -4,7 +4,7 @@
 
 use super::servers::Adopted;
 use super::{Adapter, Unavailable};
-use crate::config::{self, ServerConfig, Transport};
+use crate::config::{self, HttpAuth, ServerConfig, Transport};
 use crate::events::Event;
 use crate::pool::{
     launch, AuthNeed, ConnectError, ConnectSpec, Connection, RemoteSpec, RequestError, StdioSpec,
@@ -232,7 +232,12 @@ impl Adapter {
                 auth,
                 ca_file,
             } => {
-                let (authorization, credentials) = self.credentials(server, auth)?;
+                let (authorization, credentials) = match auth {
+                    HttpAuth::Provider(provider) => {
+                        (Some(self.provider_authorization(provider).await?), None)
+                    }
+                    other => self.credentials(server, other)?,
+                };
                 TransportSpec::Remote(RemoteSpec {
                     url: url.clone(),
                     headers: config::resolve_all("header", headers, &ctx)

@@ -27,6 +27,7 @@ mod request;
 mod servers;
 mod sign_in;
 
+pub use auth::CredentialSource;
 pub use call::CallOptions;
 pub use config_edit::SavedChange;
 pub use direct::{DirectToolDefinition, DirectTools, Reach, ToolAnnotations, ToolNamespace};
@@ -109,6 +110,8 @@ pub struct Adapter {
     cwd: PathBuf,
     /// Pi's `--tools` / `--exclude-tools`.
     run_tools: RunTools,
+    /// Where `auth.provider` credentials come from; `None` outside Pi.
+    provider_credentials: parking_lot::RwLock<Option<auth::CredentialSource>>,
     agent_dir: PathBuf,
     env: Env,
     config: Config,
@@ -190,6 +193,7 @@ impl Adapter {
         let auto_auth = opts.auto_auth.unwrap_or(config.settings.auto_auth);
         Arc::new(Adapter {
             run_tools: opts.run_tools,
+            provider_credentials: parking_lot::RwLock::new(None),
             cwd: opts.cwd,
             agent_dir: agent_dir.clone(),
             env,

@@ -235,6 +235,9 @@ pub enum HttpAuth {
     },
     /// OAuth: `auth: "oauth"`, or any other remote server once it asks for credentials.
     OAuth(Box<OAuthConfig>),
+    /// Pi's `auth: {"provider": "<id>"}`: `Authorization: Bearer` with the credential Pi holds
+    /// for that provider (its `/login`), asked for at each connect.
+    Provider(String),
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -296,6 +299,11 @@ pub fn load(opts: &LoadOptions) -> Config {
     let mut sources: Vec<Source> = vec![];
     let mut places = Places::default();
     let native = sources::native(opts);
+    let project_files: Vec<PathBuf> = native
+        .iter()
+        .filter(|(_, role, _)| role.is_project())
+        .map(|(path, _, _)| path.clone())
+        .collect();
     let commands = CommandPolicy::new(
         &trust,
         native.iter().map(|(path, role, _)| (path.as_path(), role)),
@@ -396,6 +404,7 @@ pub fn load(opts: &LoadOptions) -> Config {
     }
     let settings = settings::parse(&merged.settings, &merged.setting_files, &mut diagnostics);
     let ctx = server::Context {
+        project_files: &project_files,
         default_exposure: settings.exposure,
         env: &opts.env,
         limits: &opts.limits,

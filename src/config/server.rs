@@ -13,10 +13,12 @@ use crate::catalog::ToolPrefix;
 use crate::pool::Protocol;
 use crate::secret::Secret;
 use serde_json::{Map, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What parsing a server needs besides its entry.
 pub struct Context<'a> {
+    /// Our config files that belong to the project (`.mcp.json`, `.pi/mcp.json`).
+    pub project_files: &'a [PathBuf],
     /// `settings.exposure`.
     pub default_exposure: Option<Exposure>,
     pub env: &'a Env,
@@ -584,18 +586,51 @@ fn http_auth(f: &mut Fields, has_authorization: bool) -> HttpAuth {
             }
             oauth(f, true)
         }
+        Some(Value::Object(auth)) if auth.contains_key("provider") => provider_auth(f, auth),
         Some(other) => {
             let got = describe(other);
             f.report(
                 Level::Warning,
                 "auth",
                 format!(
-                    "must be \"bearer\", \"oauth\" or false, got {got}; sending no credentials"
+                    "must be \"bearer\", \"oauth\", {{\"provider\": \"<id>\"}} or false, got {got}; sending no credentials"
                 ),
             );
             HttpAuth::None
         }
     }
+}
+
+/// Pi's `auth: {"provider": "<id>"}`. As in Pi, only the user's own files may send a provider's
+/// credential (a repository must not pick where it goes), and only over https or to loopback.
+fn provider_auth(f: &mut Fields, auth: &Map<String, Value>) -> HttpAuth {
+    let Some(provider) = auth
+        .get("provider")
+        .and_then(Value::as_str)
+        .filter(|p| !p.trim().is_empty())
+    else {
+        let message = "`provider` must name one of Pi's providers, e.g. {\"provider\": \"github\"}; sending no credentials".into();
+        f.report(Level::Error, "auth.provider", message);
+        return HttpAuth::None;
+    };
+    let file = f.server.file_of("auth").to_path_buf();
+    if f.ctx.project_files.contains(&file) || f.server.imported.is_some() {
+        let message = "a project's config cannot send a provider's credential (it would choose where your credential goes); set it in ~/.pi/agent/mcp.json. Sending no credentials".into();
+        f.report(Level::Error, "auth", message);
+        return HttpAuth::None;
+    }
+    let url = f.string("url").unwrap_or_default();
+    let loopback = ["http://localhost", "http://127.0.0.1", "http://[::1]"];
+    let safe = url.starts_with("https://")
+        || loopback
+            .iter()
+            .any(|l| url.starts_with(l) && url[l.len()..].starts_with([':', '/']));
+    if !safe {
+        let message = "sends a provider's credential only over https (or to localhost, 127.0.0.1, [::1]); sending no credentials".into();
+        f.report(Level::Error, "auth", message);
+        return HttpAuth::None;
+    }
+    HttpAuth::Provider(provider.to_string())
 }
 
 fn protocol(f: &mut Fields) -> Protocol {
@@ -732,6 +767,7 @@ mod tests {
         let mut diagnostics = vec![];
         let merged = MergedServer::new("s", value, std::path::Path::new("/cfg/mcp.json"));
         let ctx = Context {
+            project_files: &[PathBuf::from("/project/.mcp.json")],
             default_exposure: None,
             env: &env,
             limits: &FileLimits::default(),
@@ -946,6 +982,56 @@ mod tests {
             "{diags:?}"
         );
         assert!(off(json!({"command": "x", "disabled": "yes"})).0);
+    }
+
+    #[test]
+    fn pi_auth_provider_only_from_the_users_files_and_over_https() {
+        let auth = |entry: Value| {
+            let (server, diags) = parse_one(entry);
+            match server.unwrap().transport {
+                Transport::Http { auth, .. } => (auth, diags),
+                Transport::Stdio { .. } => panic!("http expected"),
+            }
+        };
+        let provider = |url: &str| json!({"url": url, "auth": {"provider": "github"}});
+        assert_eq!(
+            auth(provider("https://h/mcp")),
+            (HttpAuth::Provider("github".into()), vec![])
+        );
+        assert_eq!(
+            auth(provider("http://127.0.0.1:8/mcp")).0,
+            HttpAuth::Provider("github".into())
+        );
+        let (none, diags) = auth(provider("http://example.com/mcp"));
+        assert_eq!(none, HttpAuth::None);
+        assert!(diags[0].contains("only over https"), "{diags:?}");
+        let (none, diags) = auth(json!({"url": "https://h", "auth": {"provider": ""}}));
+        assert_eq!(none, HttpAuth::None);
+        assert!(diags[0].contains("`auth.provider`"), "{diags:?}");
+        // A project's file may not choose where the credential goes.
+        let env: Env = Env::new();
+        let project = std::path::PathBuf::from("/project/.mcp.json");
+        let merged = MergedServer::new("s", provider("https://h/mcp"), &project);
+        let ctx = Context {
+            project_files: std::slice::from_ref(&project),
+            default_exposure: None,
+            env: &env,
+            limits: &FileLimits::default(),
+            cwd: Path::new("/session"),
+            commands: &CommandPolicy::default(),
+        };
+        let mut diagnostics = vec![];
+        let server = parse(&merged, &ctx, &mut diagnostics).unwrap();
+        assert!(matches!(
+            server.transport,
+            Transport::Http {
+                auth: HttpAuth::None,
+                ..
+            }
+        ));
+        assert!(diagnostics[0]
+            .message
+            .contains("a project's config cannot send a provider's credential"));
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub enum AuthKind {
         login: String,
         store: PathBuf,
     },
+    /// Pi's `auth: {"provider": …}`: the credential of one of Pi's providers.
+    Provider(String),
 }
 
 /// A needs-auth failure: the reason, then the fix.
@@ -31,6 +33,7 @@ pub fn needs_auth(server: &str, why: &str, kind: &AuthKind) -> String {
         AuthKind::OAuth { login, .. } => {
             return format!("needs sign-in: {why}. Sign in with `{login}`; the next call uses the new sign-in.")
         }
+        AuthKind::Provider(provider) => format!("Sign in to {provider} in Pi with /login {provider}"),
     };
     format!("needs authentication: {why}. {fix}, then mcp({{ connect: \"{server}\" }}); /mcp-auth {server} shows how.")
 }
@@ -67,6 +70,9 @@ pub fn auth_help(server: &str, kind: &AuthKind, failing: Option<&str>) -> String
         ),
         AuthKind::Bearer { env_var: None } => format!(
             "\"{server}\" sends `Authorization: Bearer <token>` with its `bearerToken`. Put the token there (\"${{VAR}}\" reads it from the environment)."
+        ),
+        AuthKind::Provider(provider) => format!(
+            "\"{server}\" sends `Authorization: Bearer <credential>` with the credential Pi holds for the provider \"{provider}\" (`auth.provider`), read at each connect. Sign in with /login {provider} in Pi; outside Pi (pi-mcp) this server cannot be used."
         ),
         AuthKind::OAuth { login, store } => format!(
             "\"{server}\" signs in with OAuth when it asks for credentials. Sign in with `{login}` (a browser opens; over SSH, paste the address it ends on). The sign-in is kept in {} and shared with Pi's own MCP (`pi mcp login {server}` signs in here too); sign out with `{}`.",

@@ -29,7 +29,18 @@ impl Adapter {
         let config = &self.config;
         let failed = checks.iter().any(|c| c.result.is_err());
         let errors = config.diagnostics.iter().any(|d| d.level == Level::Error);
-        let text = render::doctor(config, &checks, self.cache_warning.as_deref(), &self.home());
+        let builtin = crate::config::builtin_mcp_on(
+            &self.agent_dir,
+            &self.cwd,
+            self.file_limits.config_bytes,
+        );
+        let text = render::doctor(
+            config,
+            &checks,
+            self.cache_warning.as_deref(),
+            &self.home(),
+            builtin,
+        );
         let mut outcome = Outcome::text("doctor", text)
             .with("trust", trust_json(&config.trust))
             .with(
@@ -137,6 +148,7 @@ fn server_json(server: &ServerConfig, check: Option<&ConnectCheck>) -> Value {
         "files": server.files,
         "lifecycle": server.lifecycle.name(),
         "disabled": server.disabled,
+        "exposure": server.exposure.server.map(|e| e.name()),
     });
     match &server.transport {
         Transport::Stdio { command, args, .. } => {

@@ -18,6 +18,7 @@ mod locate;
 mod merge;
 mod names;
 mod oauth;
+mod pi_rules;
 mod server;
 mod settings;
 mod sources;
@@ -34,6 +35,7 @@ pub use exposure::{matches as tool_pattern_matches, Exposure, ToolExposure};
 pub use imports::ImportKind;
 pub use interpolate::{expand, interpolate, Env};
 pub use oauth::{Grant, OAuthConfig, Registration};
+pub use pi_rules::{builtin_mcp_on, MergeDifference};
 pub use server::value_kind;
 pub use sources::{Role, Source, SourceState};
 pub use trust::{Trust, TrustBasis};
@@ -45,7 +47,7 @@ use crate::pool::Protocol;
 use crate::secret::Secret;
 use files::{Origin, Read};
 use merge::{Merged, MergedServer};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -89,6 +91,8 @@ pub struct Config {
     pub trust: Trust,
     /// Pi's `autoEnableCodemode` (beside `mcpServers`; a later file wins).
     pub auto_enable_codemode: Option<bool>,
+    /// Servers Pi's own MCP support would read differently from the same two files.
+    pub merge_differences: Vec<MergeDifference>,
 }
 
 impl Config {
@@ -308,6 +312,9 @@ pub fn load(opts: &LoadOptions) -> Config {
         &trust,
         native.iter().map(|(path, role, _)| (path.as_path(), role)),
     );
+    // The user's and the project's Pi config, as written: where Pi's own rule reads them
+    // differently (for `doctor`).
+    let mut pi_files = (Map::new(), Map::new());
     for (path, role, required) in native {
         if sources.iter().any(|s| s.path == path) {
             continue; // e.g. the project is the home directory
@@ -329,6 +336,13 @@ pub fn load(opts: &LoadOptions) -> Config {
                     SourceState::Untrusted { servers }
                 }
                 Value::Object(root) => {
+                    match role {
+                        Role::PiGlobal | Role::Explicit => pi_files.0 = root.clone(),
+                        Role::Project if path == opts.cwd.join(".pi").join("mcp.json") => {
+                            pi_files.1 = root.clone()
+                        }
+                        _ => {}
+                    }
                     let layer = merged.add(&path, &root, &mut diagnostics);
                     places.add(&path, text, layer.servers_key, &layer.servers);
                     SourceState::Loaded {
@@ -425,6 +439,7 @@ pub fn load(opts: &LoadOptions) -> Config {
         sources,
         trust,
         auto_enable_codemode: merged.auto_enable_codemode,
+        merge_differences: pi_rules::merge_differences(&pi_files.0, &pi_files.1),
     }
 }
 

@@ -17,12 +17,14 @@ pub struct ConnectCheck {
     pub sign_in: Option<String>,
 }
 
-/// `home` shortens paths to `~/…`.
+/// `home` shortens paths to `~/…`; `builtin_mcp_on`: Pi's own MCP support is not turned off
+/// in its settings (so Pi ≥ 0.99 warns at every start).
 pub fn doctor(
     config: &Config,
     checks: &[ConnectCheck],
     cache_warning: Option<&str>,
     home: &str,
+    builtin_mcp_on: bool,
 ) -> String {
     let show = |path: &Path| tilde(path, home);
     let mut out = String::from("Config sources (lowest precedence first):");
@@ -86,6 +88,8 @@ pub fn doctor(
         }
     }
 
+    out.push_str(&pi_notes(config, builtin_mcp_on));
+
     let enabled = config.servers.iter().filter(|s| !s.disabled).count();
     let mut summary = vec![format!(
         "{} ({enabled} enabled)",
@@ -100,6 +104,32 @@ pub fn doctor(
     summary.push(plural(count(Level::Warning), "warning"));
     summary.push(plural(count(Level::Note), "note"));
     out.push_str(&format!("\n\nSummary: {}", summary.join(", ")));
+    out
+}
+
+/// What a user of Pi ≥ 0.99 should know: where Pi's own rule reads the same two files
+/// differently, and how to silence its warning about the replaced built-in.
+fn pi_notes(config: &Config, builtin_mcp_on: bool) -> String {
+    let mut out = String::new();
+    if !config.merge_differences.is_empty() {
+        out.push_str("\n\nPi's own MCP support (Pi ≥ 0.99, and its `pi mcp` commands) reads .pi/mcp.json differently:");
+        for d in &config.merge_differences {
+            let fields = d
+                .fields
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            out.push_str(&format!("\n  {}: ", d.server));
+            out.push_str(&match d.rejected {
+                true => format!("Pi rejects the project's entry: without `command`/`url` it may set only `enabled`, `exposure`, `toolExposure`, not {fields}"),
+                false => format!("Pi uses the project's entry alone; here it is merged field by field with ~/.pi/agent/mcp.json's, which differs in {fields}"),
+            });
+        }
+    }
+    if builtin_mcp_on {
+        out.push_str("\n\nPi ≥ 0.99 warns at every start that pi-mcp-native replaces its built-in MCP support. To silence it, add \"-builtin:mcp\" to \"extensions\" in ~/.pi/agent/settings.json: { \"extensions\": [\"-builtin:mcp\"] }");
+    }
     out
 }
 
@@ -237,7 +267,7 @@ mod tests {
             sign_in: None,
         }];
         let home = tree.home.display().to_string();
-        let text = doctor(&config, &checks, Some("cache unreadable"), &home);
+        let text = doctor(&config, &checks, Some("cache unreadable"), &home, false);
         let expected = "\
 Config sources (lowest precedence first):
   · ~/.config/mcp/mcp.json [shared]: not found
@@ -275,7 +305,7 @@ Summary: 2 servers (1 enabled), 0 connected, 1 failed, 0 errors, 0 warnings, 1 n
             project_trusted: Some(false),
             ..tree.opts()
         });
-        let text = doctor(&config, &[], None, &tree.home.display().to_string());
+        let text = doctor(&config, &[], None, &tree.home.display().to_string(), false);
         assert!(
             text.contains("Project configs: not used (project not trusted), as told by the caller"),
             "{text}"

@@ -63,6 +63,20 @@ export declare class McpAdapter {
   instructions(server: string): Promise<Outcome>
   /** `/mcp-auth <server>`: how to give the server credentials, and its auth state. */
   authHelp(server: string): Outcome
+  /**
+   * Signs in to an OAuth server (the URL comes as an `auth-url` event; `paste` completes it
+   * by hand), then connects it.
+   */
+  login(server: string): Promise<Outcome>
+  /** Revokes (where the server offers it) and deletes a server's sign-in. */
+  logout(server: string): Promise<Outcome>
+  /**
+   * What the user pasted (the address the browser ended on, or the code) for the sign-in to
+   * `server` waiting in its browser step; false when none waits.
+   */
+  paste(server: string, text: string): boolean
+  /** Whether someone can see a sign-in (Pi's `ctx.hasUI`): `autoAuth` signs in only then. */
+  setInteractive(interactive: boolean): void
   connect(server: string): Promise<Outcome>
   call(tool: string, args?: Record<string, unknown>, opts?: CallOpts): Promise<Outcome>
   /** Runs the `mcp` tool with the parameters the model gave. */
@@ -144,7 +158,7 @@ export interface DirectTools {
  * The stable codes of `details.error`, the one list of them (exported to TypeScript as a
  * string-literal union). Programs branch on these; the text beside them is for the model.
  */
-export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'tool_hidden' | 'tool_excluded' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'call_failed' | 'config_error' | 'shut_down'
+export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'tool_hidden' | 'tool_excluded' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'sign_in_failed' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'call_failed' | 'config_error' | 'shut_down'
 
 /** Something that happened to a server, or the progress of a running call. */
 export type LifecycleEvent =
@@ -154,6 +168,8 @@ export type LifecycleEvent =
   | { type: 'failed'; server: string; error: string; needsAuth: boolean }
   | { type: 'disconnected'; server: string; reason: string }
   | { type: 'catalog-changed'; server: string; tools: number }
+  | { type: 'auth-url'; server: string; url: string; text: string; prompt: string }
+  | { type: 'auth-done'; server: string; signedIn: boolean; error?: string }
   | { type: 'progress'; callId: string; server: string; tool: string; progress: number; total?: number; message?: string; text: string }
 
 export interface ListOpts {
@@ -198,6 +214,13 @@ export interface OpenOptions {
   maxTokenFileBytes?: number
   /** How long a config given as a pipe (`--config <(…)`) may take to end (default 5000). */
   pipeTimeoutMs?: number
+  /**
+   * Opened by the `pi-mcp` command line: texts name its commands (`pi-mcp auth <server>`)
+   * and sign-ins can be shown on the terminal.
+   */
+  cli?: boolean
+  /** Overrides `settings.autoAuth`: sign in when a server asks for it, then retry. */
+  autoAuth?: boolean
   /**
    * Servers other Pi extensions registered (`pi.getMcpServers()`); a config file's entry of the
    * same name wins over one.

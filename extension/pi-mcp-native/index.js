@@ -301,8 +301,11 @@ export default function piMcpNative(pi) {
   // The session's model registry: the credentials of `auth: {"provider": …}` servers, asked at
   // each connect so that Pi's refreshes apply.
   let modelRegistry;
-  /** Connects a freshly opened core to this session's events and credentials. */
+  // Whether someone can be asked (a sign-in shown in Pi's UI).
+  let interactive = false;
+  /** Connects a freshly opened core to this session's events, credentials and UI. */
   const attach = (core) => {
+    core.setInteractive(interactive);
     core.onEvent(onEvent);
     core.onCredential(async (provider) => (await modelRegistry?.getApiKeyForProvider?.(provider)) ?? undefined);
   };
@@ -339,7 +342,7 @@ export default function piMcpNative(pi) {
     footerCtx = ctx;
     modelRegistry = ctx?.modelRegistry;
     oneShot = oneShotRun(ctx, process.argv);
-    adapter.setInteractive(Boolean(ctx?.hasUI));
+    interactive = Boolean(ctx?.hasUI);
     syncDirectTools();
     piTools.activate();
     attach(adapter);

@@ -5,14 +5,12 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PI_15, piTest, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
-import { everything, everythingHttp, faulty, freePort, processesIn, recordingProxy, root, tempAgent, waitFor } from "./helpers/servers.mjs";
+import { everything, everythingHttp, faulty, filledCache, freePort, processesIn, recordingProxy, root, waitFor } from "./helpers/servers.mjs";
 
-const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 const OPTS = { timeout: 120_000 };
 const REGISTRY_EXTENSION = join(root, "__test__", "fixtures", "pi-registry-extension", "index.mjs");
 const mcp = (args) => ({ tool_calls: [{ name: "mcp", arguments: args }] });
@@ -114,12 +112,7 @@ piTest("exposure: a direct tool under Pi's name with its hints; Pi's codemode an
   mkdirSync(dir);
   const config = { mcpServers: { ev: everything({ cwd: dir, exposure: "codemode", toolExposure: { echo: "direct", "get-sum": "deferred", "get-env": "hidden" } }) } };
   // The metadata cache, filled beforehand: Pi's tools are registered from it, no server starts.
-  const agent = tempAgent(config);
-  const filler = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
-  await filler.list("ev");
-  await filler.shutdown();
-  const cacheJson = readFileSync(agent.cachePath, "utf8");
-  agent.cleanup();
+  const cacheJson = await filledCache(config);
   await waitFor(() => processesIn(dir).length === 0, 5000, "the filler's server to stop");
 
   const withPiTools = pi === PI_15;

@@ -4,15 +4,13 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
 import { row } from "./helpers/matrix.mjs";
 import { PI_073, PI_VERSIONS, piTest, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
-import { everything, everythingHttp, faulty, filesystem, freePort, memory, processesIn, root, tempAgent, waitFor } from "./helpers/servers.mjs";
+import { everything, everythingHttp, faulty, filesystem, filledCache, freePort, memory, processesIn, root, waitFor } from "./helpers/servers.mjs";
 
-const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 
 const OPTS = { timeout: 120_000 };
 const mcp = (args) => ({ tool_calls: [{ name: "mcp", arguments: args }] });
@@ -152,12 +150,7 @@ piTest("five configured servers: the tool surface Pi sends stays ≤ 300 o200k t
 piTest("direct tools are registered from the cache and called like any Pi tool", OPTS, async (pi) => {
   const direct = { mcpServers: { everything: everything({ cwd: serverCwd, directTools: ["echo", "get-sum"] }) } };
   // Fill a metadata cache with the native API, then give it to Pi.
-  const agent = tempAgent(direct);
-  const filler = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
-  await filler.list("everything");
-  await filler.shutdown();
-  const cacheJson = readFileSync(agent.cachePath, "utf8");
-  agent.cleanup();
+  const cacheJson = await filledCache(direct);
 
   const steps = [
     { tool_calls: [{ name: "everything_echo", arguments: { message: "direct" } }] },

@@ -51,6 +51,22 @@ export function tempAgent(config, { cache, base = tmpdir() } = {}) {
   return { home, agentDir, cwd, env, cachePath: join(agentDir, "mcp-cache.json"), cleanup: () => rmSync(home, { recursive: true, force: true }) };
 }
 
+/**
+ * The metadata cache file (its text) after listing each server of `config` with the native API,
+ * in a throwaway agent dir: what a later session starts from without starting the servers.
+ */
+export async function filledCache(config) {
+  const agent = tempAgent(config);
+  try {
+    const filler = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
+    for (const name of Object.keys(config.mcpServers)) await filler.list(name);
+    await filler.shutdown();
+    return readFileSync(agent.cachePath, "utf8");
+  } finally {
+    agent.cleanup();
+  }
+}
+
 /** PIDs of live processes whose working directory is `dir` (how tests find the servers they started). */
 export function processesIn(dir) {
   const pids = [];

@@ -152,6 +152,11 @@ export interface DirectTools {
   reach: Reach
   /** Pi's `autoEnableCodemode` (default true). */
   autoEnableCodemode: boolean
+  /**
+   * Servers whose tools are exposed to Pi's codemode or tool_search but not known yet (never
+   * listed, nothing cached): the tools of those are registered once they are listed.
+   */
+  unlisted: Array<string>
 }
 
 /**

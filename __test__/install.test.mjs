@@ -5,10 +5,10 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parseTriple } from "@napi-rs/cli";
 import { copyInstalled, installRelease, manifest, PLATFORM, platformPackage } from "./helpers/release.mjs";
 import { BUN, piTest, runPi } from "./helpers/pi.mjs";
@@ -44,10 +44,11 @@ const freshDir = () => mkdtempSync(join(scratch, "case-"));
 test("the main tarball holds the runtime files only", () => {
   const relative = (p) => p.replace(/^\.\//, "");
   const entries = [...manifest.pi.extensions, ...Object.values(manifest.bin)].map(relative);
-  // The extension's folder is named so that Pi lists it as pi-mcp-native; its package.json only
-  // makes its index.js an ES module.
-  const marker = "extension/pi-mcp-native/package.json";
-  const expected = ["CHANGELOG.md", "LICENSE", "README.md", "index.d.ts", "index.js", "loader.js", "package.json", marker, ...entries];
+  // The extension's folder (named so that Pi lists it as pi-mcp-native) with its modules; its
+  // package.json only makes them ES modules.
+  const folder = dirname(relative(manifest.pi.extensions[0]));
+  const extension = readdirSync(join(root, folder)).map((file) => `${folder}/${file}`);
+  const expected = [...new Set(["CHANGELOG.md", "LICENSE", "README.md", "index.d.ts", "index.js", "loader.js", "package.json", ...extension, ...entries])];
   assert.deepEqual(release.main.files, expected.sort());
   assert.ok(release.main.size < 100 * 1024, `the main tarball grew to ${release.main.size} bytes`);
 });

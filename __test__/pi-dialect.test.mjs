@@ -172,6 +172,29 @@ piTest("exposure: a direct tool under Pi's name with its hints; Pi's codemode an
   await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
+piTest("first run, no cache: a codemode script's servers are listed before it runs", { ...OPTS, pis: [PI_15] }, async (pi) => {
+  const dir = join(scratch, `first-run-${pi}`);
+  mkdirSync(dir);
+  const config = { mcpServers: { ev: everything({ cwd: dir, exposure: "codemode" }) } };
+  const steps = [{ tool_calls: [{ name: "codemode", arguments: { code: "return await tools.mcp__ev__get_sum({ a: 4, b: 5 });" } }] }, { text: "done" }];
+  let startedBeforeFirstRequest;
+  const r = await runPi({
+    pi,
+    extensionDir: [root, "builtin:codemode"],
+    mcpConfig: config,
+    script: { steps },
+    onLlmRequest: (record) => {
+      if (record.index === 0) startedBeforeFirstRequest = processesIn(dir).length;
+    },
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(startedBeforeFirstRequest, 0);
+  const codemode = r.toolResults.find((t) => t.toolName === "codemode");
+  assert.equal(codemode.isError, false, codemode.text);
+  assert.match(codemode.text, /9/);
+  await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
 piTest("Pi's --tools and --exclude-tools bound what the mcp tool calls", OPTS, async (pi) => {
   const dir = join(scratch, `run-tools-${pi}`);
   mkdirSync(dir);

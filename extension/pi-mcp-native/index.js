@@ -160,6 +160,8 @@ export default function piMcpNative(pi) {
   const syncDirectTools = piTools.sync;
   syncDirectTools();
 
+  pi.on("tool_call", (event) => piTools.beforeReaching(event.toolName, event.input));
+
   // Pi up to 0.86 ignores `isError` on a returned result; flag failed MCP calls here too.
   pi.on("tool_result", (event) => {
     const ours = event.toolName === "mcp" || piTools.owns(event.toolName);

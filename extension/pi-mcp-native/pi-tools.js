@@ -19,12 +19,12 @@ export function createPiTools({ pi, adapter, run, warn }) {
   const exposures = typeof pi.registerMcpServer === "function";
   const registered = new Map(); // name → the definition registered, as JSON
   const withdrawn = new Map(); // name → the definition, for re-registering it hidden
-  let needs = { reach: { codemode: false, toolSearch: false }, autoEnableCodemode: true };
+  let needs = { reach: { codemode: false, toolSearch: false }, autoEnableCodemode: true, unlisted: [] };
   let warnedUnreachable = false;
 
   function sync() {
-    const { tools, warnings, reach, autoEnableCodemode } = adapter().directTools();
-    needs = { reach, autoEnableCodemode };
+    const { tools, warnings, reach, autoEnableCodemode, unlisted } = adapter().directTools();
+    needs = { reach, autoEnableCodemode, unlisted };
     warnings.forEach(warn);
     let others;
     try {
@@ -89,5 +89,21 @@ export function createPiTools({ pi, adapter, run, warn }) {
     warn(`MCP: tools exposed as codemode or deferred are reached through Pi's codemode or tool_search tool, but neither is active${why}; they stay callable through the mcp tool.`);
   }
 
-  return { sync, activate, owns: (name) => registered.has(name) };
+  /**
+   * Before a call of a tool that reaches other tools (Pi's codemode, tool_search: it declares
+   * `reachesTools`), the servers it may reach whose tools are not known yet (a first run, no
+   * cache) are listed, so that their tools are registered when it runs.
+   */
+  async function beforeReaching(toolName, input) {
+    if (!needs.unlisted.length) return;
+    const tool = pi.getAllTools().find((t) => t.name === toolName);
+    const reach = tool?.reachesTools?.(input);
+    if (reach === undefined) return;
+    const namespace = (server) => `mcp__${server.replace(/-/g, "_")}`;
+    const wanted = needs.unlisted.filter((s) => reach === "all" || reach.some((word) => word.includes(namespace(s))));
+    await Promise.all(wanted.map((server) => adapter().list(server)));
+    if (wanted.length) sync();
+  }
+
+  return { sync, activate, beforeReaching, owns: (name) => registered.has(name) };
 }

@@ -24,6 +24,9 @@ pub struct DirectTools {
     pub reach: Reach,
     /// Pi's `autoEnableCodemode` (default true).
     pub auto_enable_codemode: bool,
+    /// Servers whose tools are exposed to Pi's codemode or tool_search but not known yet (never
+    /// listed, nothing cached): the tools of those are registered once they are listed.
+    pub unlisted: Vec<String>,
 }
 
 /// Which of Pi's tool-reaching tools the config's exposures call for.

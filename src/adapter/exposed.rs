@@ -21,6 +21,9 @@ impl Adapter {
             let possible = server.exposure.possible();
             set.reach.codemode |= possible.contains(&Exposure::Codemode);
             set.reach.tool_search |= possible.contains(&Exposure::Deferred);
+            if !self.servers.has_meta(&server.name) {
+                set.unlisted.push(server.name.clone());
+            }
             let tools = catalog.server_tools(&server.name);
             let originals: Vec<&str> = tools.iter().map(|t| t.original.as_str()).collect();
             let names = pi_tool_names(&server.name, &originals);

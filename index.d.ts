@@ -163,7 +163,7 @@ export interface DirectTools {
  * The stable codes of `details.error`, the one list of them (exported to TypeScript as a
  * string-literal union). Programs branch on these; the text beside them is for the model.
  */
-export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'tool_hidden' | 'tool_excluded' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'sign_in_failed' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'call_failed' | 'config_error' | 'shut_down'
+export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'tool_hidden' | 'tool_excluded' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'sign_in_failed' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'result_too_deep' | 'call_failed' | 'config_error' | 'shut_down'
 
 /** Something that happened to a server, or the progress of a running call. */
 export type LifecycleEvent =

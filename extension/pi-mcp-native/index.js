@@ -3,6 +3,7 @@
 // Texts the model or the user reads come from the core; the panel draws what the core reports.
 import { createRequire } from "node:module";
 import { createMcpCommand } from "./mcp-command.js";
+import { addSubcommands } from "./mcp-subcommands.js";
 import { showPanel } from "./panel.js";
 import { createPiTools } from "./pi-tools.js";
 
@@ -180,78 +181,11 @@ export default function piMcpNative(pi) {
     },
     after: () => showFooter(),
   });
-  const serverNames = (prefix) => adapter.servers().filter((s) => s.startsWith(prefix));
-  mcp.add("status", { summary: "every server's state and tools", run: async (_a, _c, out) => out.info(textOf(await adapter.status())) });
-  mcp.add("tools", { summary: "every server's tools", run: async (_a, _c, out) => out.info(textOf(await adapter.tools())) });
-  mcp.add("reconnect", {
-    summary: "connect a server (or all) again and list its tools",
-    usage: "[server]",
-    complete: serverNames,
-    async run([server], _ctx, out) {
-      const results = await Promise.all((server ? [server] : adapter.servers()).map((s) => adapter.connect(s)));
-      const text = results.map(textOf).join("\n\n");
-      results.some((r) => r.isError) ? out.error(text) : out.info(text);
-    },
-  });
-  mcp.add("doctor", {
-    summary: "config files, problems, and a timed connection to each server",
-    async run(_args, _ctx, out) {
-      const outcome = await adapter.doctor();
-      outcome.isError ? out.warning(textOf(outcome)) : out.info(textOf(outcome));
-    },
-  });
-  for (const [name, signIn] of [["login", true], ["logout", false]]) {
-    mcp.add(name, {
-      summary: signIn ? "sign in to a server (OAuth)" : "sign out of a server: its stored tokens are deleted",
-      usage: "<server>",
-      complete: serverNames,
-      async run([server], _ctx, out) {
-        if (!server) return out.warning(textOf(adapter.authHelp("")));
-        const outcome = await (signIn ? adapter.login(server) : adapter.logout(server));
-        outcome.isError ? out.error(textOf(outcome)) : out.info(textOf(outcome));
-      },
-    });
-  }
-  for (const [name, enabled] of [["enable", true], ["disable", false]]) {
-    mcp.add(name, {
-      summary: `turn a server ${enabled ? "on" : "off"} in the config file it comes from (--project: in this project's .pi/mcp.json)`,
-      usage: "<server> [--project]",
-      complete: (prefix) => adapter.servers(true).filter((s) => s.startsWith(prefix)),
-      run([server, flag], ctx, out) {
-        if (!server) return out.warning(`Usage: /mcp ${name} <server> [--project]`);
-        const saved = setEnabled(ctx, server, enabled, flag === "--project");
-        saved.error ? out.error(saved.error) : out.info(saved.text);
-      },
-    });
-  }
-  // The panel's actions for every server; other parts add theirs (sign-in, …) with addActions.
-  mcp.addActions((server) => {
-    const on = server.state !== "disabled";
-    const actions = [];
-    if (on) {
-      actions.push({ label: "Tools", hint: `${server.tools} known`, screen: "tools" });
-      actions.push({
-        label: "Reconnect",
-        run: async () => textOf(await adapter.connect(server.name)).split("\n")[0],
-      });
-    }
-    if (server.state === "needs-auth") {
-      actions.push({ label: "Sign in", hint: "opens the browser", run: async () => textOf(await adapter.login(server.name)).split("\n")[0] });
-    } else if (on && server.transport) {
-      actions.push({ label: "Sign out", hint: "deletes its stored tokens", run: async () => textOf(await adapter.logout(server.name)).split("\n")[0] });
-    }
-    const toggle = (inProject) => ({
-      label: `${on ? "Disable" : "Enable"}${inProject ? " in this project" : ""}`,
-      hint: inProject ? "saved to .pi/mcp.json" : `saved to ${server.registeredBy || server.imported ? "your Pi mcp.json" : "its config file"}`,
-      run: async () => {
-        const saved = setEnabled(panelCtx, server.name, !on, inProject);
-        return saved.error ?? saved.text;
-      },
-    });
-    actions.push(toggle(false));
-    const projectFile = adapter.projectTrusted() && !(server.source ?? "").startsWith(`${openedFor}/`);
-    if (projectFile) actions.push(toggle(true));
-    return actions;
+  addSubcommands(mcp, {
+    core: () => adapter,
+    textOf,
+    setEnabled: (ctx, server, enabled, inProject) => setEnabled(ctx ?? panelCtx, server, enabled, inProject),
+    inProject: (server) => adapter.projectTrusted() && !(server.source ?? "").startsWith(`${openedFor}/`),
   });
   let panelCtx;
   const panelModel = (ctx) => {

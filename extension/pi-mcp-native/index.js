@@ -259,6 +259,8 @@ export default function piMcpNative(pi) {
     syncDirectTools();
     piTools.activate();
     showFooter();
+    // Eager and keep-alive servers come back at once; the others on their next use.
+    startBackground();
   }
 
   pi.on("session_start", (_event, ctx) => {

@@ -36,6 +36,17 @@ const TABLE = [
     project: { mcpServers: { a: missing("a2"), p: { url: refused } } },
   },
   {
+    title: "description, timeout, a relative cwd, !command env and header values, auth.provider, autoEnableCodemode",
+    user: {
+      autoEnableCodemode: false,
+      mcpServers: {
+        a: { ...missing("a"), cwd: "sub", timeout: 5, description: "What a offers", env: { TOKEN: "!echo t" } },
+        b: { url: refused, headers: { Authorization: "!echo Bearer t" }, timeout: 0.5 },
+        c: { url: "https://127.0.0.1:1/mcp", auth: { provider: "github" } },
+      },
+    },
+  },
+  {
     title: "~/ in command and args",
     user: { mcpServers: { a: { command: "~/bin/server", args: ["~/data", "--x=~/y"] } } },
   },
@@ -66,15 +77,17 @@ function run(command, args, box) {
   }
 }
 
-/** A server as both sides can say it: on or off, exposure (Pi's default "codemode" when unset), program or URL. */
+/** A server as both sides can say it: the file a change to it is saved to, on or off, exposure (Pi's default "codemode" when unset), program or URL. */
 const piView = (home) => (s) => ({
   name: s.name,
+  source: s.override ?? s.source,
   enabled: s.enabled,
   exposure: s.exposure,
   transport: s.transport.replace(/(^| )~\//g, `$1${home}/`),
 });
 const ourView = (s) => ({
   name: s.name,
+  source: s.source,
   enabled: !s.disabled,
   exposure: s.exposure ?? "codemode",
   transport: s.transport === "stdio" ? [s.command, ...s.args].join(" ") : s.url,

@@ -78,55 +78,80 @@ piTest("enabled: false, timeout in seconds, description, a !command header, numb
   await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
-piTest("a hidden tool (toolExposure, exact name or pattern) is unreachable by every mode", OPTS, async (pi) => {
+piTest("a hidden tool (exposure or toolExposure, exact name or pattern) is unreachable by every mode", OPTS, async (pi) => {
   const dir = join(scratch, `hidden-${pi}`);
   mkdirSync(dir);
-  const config = { mcpServers: { ev: everything({ cwd: dir, toolExposure: { echo: "hidden", "get-*": "hidden", "get-sum": "direct" } }) } };
+  const config = {
+    mcpServers: {
+      ev: everything({ cwd: dir, toolExposure: { echo: "hidden", "get-*": "hidden", "get-sum": "direct" } }),
+      // A hidden server that shows one tool.
+      hid: everything({ cwd: dir, exposure: "hidden", toolExposure: { echo: "codemode" } }),
+    },
+  };
   const steps = [
     mcp({ server: "ev" }),
-    mcp({ search: "echo get environment" }),
+    mcp({ server: "hid" }),
+    mcp({ search: "echo get environment sum" }),
     mcp({ describe: "ev_echo" }),
     mcp({ tool: "ev_echo", args: { message: "x" } }),
     mcp({ tool: "ev_get-env", args: {} }),
+    mcp({ tool: "hid_get-sum", args: { a: 1, b: 2 } }),
     mcp({ tool: "ev_get-sum", args: { a: 1, b: 2 } }),
+    mcp({ tool: "hid_echo", args: { message: "shown" } }),
     { text: "done" },
   ];
   const r = await runPi({ pi, extensionDir: root, mcpConfig: config, script: { steps } });
   assert.equal(r.code, 0, r.stderr);
-  const [list, search, describe, call, pattern, exact] = r.toolResults;
+  const [list, hiddenList, search, describe, call, pattern, server, exact, shown] = r.toolResults;
   assert.match(list.text, /ev_get-sum/);
   assert.doesNotMatch(list.text, /ev_echo|ev_get-env/);
-  assert.doesNotMatch(search.text, /ev_echo|ev_get-env/);
-  for (const hidden of [describe, call, pattern]) {
+  assert.match(hiddenList.text, /hid_echo/);
+  assert.doesNotMatch(hiddenList.text, /hid_get/);
+  assert.match(search.text, /ev_get-sum/);
+  assert.doesNotMatch(search.text, /ev_echo|ev_get-env|hid_get/);
+  for (const hidden of [describe, call, pattern, server]) {
     assert.equal(hidden.isError, true);
     assert.equal(hidden.details.error, "tool_hidden", hidden.text);
     assert.match(hidden.text, /is hidden by its config/);
   }
-  // An exact name wins over a pattern.
+  // An exact name wins over a pattern, and over the server's exposure.
   assert.equal(exact.isError, false, exact.text);
+  assert.equal(shown.text, "Echo: shown");
   await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
-piTest("exposure: a direct tool under Pi's name with its hints; Pi's codemode and tool_search reach lazily started servers", OPTS, async (pi) => {
-  const dir = join(scratch, `exposure-${pi}`);
-  mkdirSync(dir);
-  const config = { mcpServers: { ev: everything({ cwd: dir, exposure: "codemode", toolExposure: { echo: "direct", "get-sum": "deferred", "get-env": "hidden" } }) } };
+piTest("exposure: a direct tool under Pi's name with its hints; Pi's codemode and tool_search each start their server on the call", OPTS, async (pi) => {
+  // Each server in a directory of its own, so that which one runs is seen.
+  const [codemodeDir, deferredDir] = ["codemode", "deferred"].map((kind) => join(scratch, `exposure-${kind}-${pi}`));
+  [codemodeDir, deferredDir].forEach((d) => mkdirSync(d));
+  const config = {
+    mcpServers: {
+      ev: everything({ cwd: codemodeDir, exposure: "codemode", toolExposure: { echo: "direct", "get-env": "hidden" } }),
+      ds: everything({ cwd: deferredDir, exposure: "deferred" }),
+    },
+  };
   // The metadata cache, filled beforehand: Pi's tools are registered from it, no server starts.
   const cacheJson = await filledCache(config);
-  await waitFor(() => processesIn(dir).length === 0, 5000, "the filler's server to stop");
+  await waitFor(() => [codemodeDir, deferredDir].every((d) => processesIn(d).length === 0), 5000, "the filler's servers to stop");
 
   const withPiTools = pi === PI_15;
-  const script = "const hits = await searchTools('structured content'); const text = await tools.mcp__ev__get_structured_content({ location: 'New York' }); return JSON.stringify({ hits: hits.map((h) => h.name), text });";
+  const script = [
+    "const hits = await searchTools('structured content');",
+    "const hidden = ALL_TOOLS.filter((t) => /^mcp__ev__get_env/.test(t.name)).map((t) => t.name);",
+    "const text = await tools.mcp__ev__get_structured_content({ location: 'New York' });",
+    "return JSON.stringify({ hits: hits.map((h) => h.name), hidden, text });",
+  ].join(" ");
   const steps = withPiTools
     ? [
-        { tool_calls: [{ name: "mcp__ev__echo", arguments: { message: "direct" } }] },
         { tool_calls: [{ name: "codemode", arguments: { code: script } }] },
         { tool_calls: [{ name: "tool_search", arguments: { query: "sum of two numbers" } }] },
-        { tool_calls: [{ name: "mcp__ev__get_sum", arguments: { a: 2, b: 3 } }] },
+        { tool_calls: [{ name: "mcp__ds__get_sum", arguments: { a: 2, b: 3 } }] },
+        { tool_calls: [{ name: "mcp__ev__echo", arguments: { message: "direct" } }] },
         { text: "done" },
       ]
     : [{ tool_calls: [{ name: "mcp__ev__echo", arguments: { message: "direct" } }] }, { text: "done" }];
-  let startedBeforeFirstRequest;
+  // Whether the codemode and the deferred server run when the model is asked for its next step.
+  const running = [];
   const extensions = [root, REGISTRY_EXTENSION, ...(withPiTools ? ["builtin:codemode", "builtin:tool-search"] : [])];
   const r = await runPiRpc({
     pi,
@@ -136,14 +161,15 @@ piTest("exposure: a direct tool under Pi's name with its hints; Pi's codemode an
     script: { steps },
     commands: [...(withPiTools ? ["/tool-info mcp__ev__echo", "/tool-info mcp__ev__get_env"] : []), "go"],
     onLlmRequest: (record) => {
-      if (record.index === 0) startedBeforeFirstRequest = processesIn(dir).length;
+      running[record.index] = [codemodeDir, deferredDir].map((d) => processesIn(d).length > 0);
     },
   });
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(startedBeforeFirstRequest, 0, "a server ran before the model called a tool");
+  assert.deepEqual(running[0], [false, false], "a server ran before the model called a tool");
   const declared = r.requests[0].body.tools.map((t) => t.function.name).sort();
   const results = toolResultsOf(r.events);
-  assert.equal(results[0].text, "Echo: direct");
+  const echo = results.find((t) => t.toolName === "mcp__ev__echo");
+  assert.equal(echo.text, "Echo: direct");
   if (!withPiTools) {
     // Before 0.99 Pi has no exposure: only the direct tool is Pi's.
     assert.deepEqual(declared, ["mcp", "mcp__ev__echo"]);
@@ -158,18 +184,22 @@ piTest("exposure: a direct tool under Pi's name with its hints; Pi's codemode an
     namespace: "mcp__ev",
   });
   assert.equal(hiddenInfo, null, "a hidden tool is not registered");
+  // The codemode script started its server; tool_search started none; the call of the tool it found did.
+  assert.deepEqual(running[1], [true, false], "after the codemode script");
+  assert.deepEqual(running[2], [true, false], "after tool_search");
+  assert.deepEqual(running[3], [true, true], "after the call of the tool tool_search found");
   // (A codemode script's own calls are tool executions too, nested under its call.)
-  const [codemode, search, sum] = ["codemode", "tool_search", "mcp__ev__get_sum"].map((name) => results.find((t) => t.toolName === name));
+  const [codemode, search, sum] = ["codemode", "tool_search", "mcp__ds__get_sum"].map((name) => results.find((t) => t.toolName === name));
   const nested = results.find((t) => t.toolName === "mcp__ev__get_structured_content");
   assert.match(nested.text, /temperature/);
   assert.equal(codemode.isError, false, codemode.text);
   assert.match(codemode.text, /temperature/);
   assert.match(codemode.text, /mcp__ev__get_structured_content/);
-  assert.doesNotMatch(codemode.text, /get_env/);
-  assert.match(search.text, /mcp__ev__get_sum/);
-  assert.ok(r.requests[3].body.tools.some((t) => t.function.name === "mcp__ev__get_sum"), "tool_search declared the tool");
+  assert.match(codemode.text, /"hidden":\[\]/, "a hidden tool reached the script's ALL_TOOLS");
+  assert.match(search.text, /mcp__ds__get_sum/);
+  assert.ok(r.requests[2].body.tools.some((t) => t.function.name === "mcp__ds__get_sum"), "tool_search declared the tool");
   assert.match(sum.text, /5/);
-  await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
+  await waitFor(() => [codemodeDir, deferredDir].every((d) => processesIn(d).length === 0), 5000, "servers to be gone after Pi exits");
 });
 
 piTest("first run, no cache: a codemode script's servers are listed before it runs", { ...OPTS, pis: [PI_15] }, async (pi) => {
@@ -192,6 +222,19 @@ piTest("first run, no cache: a codemode script's servers are listed before it ru
   const codemode = r.toolResults.find((t) => t.toolName === "codemode");
   assert.equal(codemode.isError, false, codemode.text);
   assert.match(codemode.text, /9/);
+  await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
+piTest("autoEnableCodemode: false leaves Pi's codemode off; the tools stay behind the mcp tool", { ...OPTS, pis: [PI_15] }, async (pi) => {
+  const dir = join(scratch, `no-auto-codemode-${pi}`);
+  mkdirSync(dir);
+  const config = { autoEnableCodemode: false, mcpServers: { ev: everything({ cwd: dir, exposure: "codemode" }) } };
+  const steps = [mcp({ tool: "ev_echo", args: { message: "still reachable" } }), { text: "done" }];
+  const r = await runPi({ pi, extensionDir: [root, "builtin:codemode"], mcpConfig: config, script: { steps } });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.requests[0].body.tools.map((t) => t.function.name), ["mcp"]);
+  assert.match(r.stderr, /neither is active \(autoEnableCodemode is false\); they stay callable through the mcp tool/);
+  assert.equal(r.toolResults[0].text, "Echo: still reachable");
   await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
 });
 

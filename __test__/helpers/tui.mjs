@@ -39,6 +39,24 @@ export async function withPiTui(options, run) {
       keys: (...keys) => tmux("send-keys", ...keys),
       /** Types `text` literally (no key names). */
       type: (text) => tmux("send-keys", "-l", text),
+      /**
+       * Types `text`, submits it and waits for `pattern`. Pi 1.5 keeps what is submitted while
+       * its startup still runs ("Startup is still in progress", the text left in the editor):
+       * then Enter is pressed again.
+       */
+      async submit(text, pattern, what = String(pattern)) {
+        tui.type(text);
+        const kept = new RegExp(`─\\n${text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} *\\n─`);
+        for (;;) {
+          tui.keys("Enter");
+          try {
+            return await tui.waitFor(pattern, what, 2000);
+          } catch (error) {
+            const screen = tui.screen();
+            if (!(/Startup is still in progress/.test(screen) && kept.test(screen)) || Date.now() > deadline) throw error;
+          }
+        }
+      },
       async waitFor(pattern, what = String(pattern), ms = 20_000) {
         const until = Math.min(Date.now() + ms, deadline);
         for (;;) {

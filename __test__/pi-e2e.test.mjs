@@ -111,19 +111,25 @@ piTest("the last @mariozechner release loads the extension and calls a tool", { 
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
-piTest("/mcp status, tools, reconnect and doctor are visible over RPC", OPTS, async (pi) => {
-  const commands = ["/mcp reconnect everything", "/mcp status", "/mcp tools", "/mcp doctor"];
+piTest("/mcp and its subcommands over RPC: status, reconnect, tools, doctor, disable and enable", OPTS, async (pi) => {
+  const commands = ["/mcp", "/mcp reconnect everything", "/mcp status", "/mcp tools", "/mcp doctor", "/mcp disable memory", "/mcp status", "/mcp enable memory", "/mcp status"];
   const r = await runPiRpc({ pi, extensionDir: root, mcpConfig: config, commands });
   assertRan(r);
-  const [reconnect, status, tools, doctor] = r.perCommand;
-  assert.match(reconnect.notifications.map((n) => n.message).join("\n"), /everything_echo/);
+  const [plain, reconnect, status, tools, doctor, disable, off, enable, on] = r.perCommand.map((c) => c.notifications.map((n) => n.message).join("\n"));
+  // Outside the TUI, /mcp alone prints the status.
+  assert.match(plain, /\d\/2 servers connected[^]*everything/);
+  assert.match(reconnect, /everything_echo/);
   // No cache yet: the session start connects both servers in the background to fill it.
-  assert.match(status.notifications.map((n) => n.message).join("\n"), /[012]\/2 servers connected[^]*✓ everything: connected/);
-  assert.match(tools.notifications.map((n) => n.message).join("\n"), /everything_get-sum/);
-  const report = doctor.notifications.map((n) => n.message).join("\n");
-  assert.match(report, /✓ \S*mcp\.json \[Pi\]: everything, memory/);
-  assert.match(report, /Connections:\n  ✓ everything: \d+ ms, \d+ tools\n  ✓ memory: \d+ ms, \d+ tools/);
+  assert.match(status, /[012]\/2 servers connected[^]*✓ everything: connected/);
+  assert.match(tools, /everything_get-sum/);
+  assert.match(doctor, /✓ \S*mcp\.json \[Pi\]: everything, memory/);
+  assert.match(doctor, /Connections:\n  ✓ everything: \d+ ms, \d+ tools\n  ✓ memory: \d+ ms, \d+ tools/);
   assert.ok(r.statuses.some((s) => s.key === "mcp" && /MCP/.test(s.text ?? "")), "footer status is set");
+  // Turned off and on again in the file it comes from; status follows.
+  assert.match(disable, /^Server "memory" turned off: saved to \S*mcp\.json\.$/);
+  assert.match(off, /⊘ memory: disabled/);
+  assert.match(enable, /^Server "memory" turned on: saved to \S*mcp\.json\.$/);
+  assert.doesNotMatch(on, /memory: disabled/);
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });
 

@@ -829,7 +829,7 @@ fn servers_pi_extensions_register_rank_below_config_files() {
     let jira = server("jira");
     assert!(jira.disabled);
     assert_eq!(jira.registered.as_deref(), Some(Path::new("/ext/jira.ts")));
-    assert_eq!(jira.files, [PathBuf::from("/ext/jira.ts"), pi]);
+    assert_eq!(jira.files, [PathBuf::from("/ext/jira.ts"), pi.clone()]);
     assert!(matches!(server("wiki").transport, Transport::Stdio { .. }));
     let notes: Vec<String> = config.diagnostics.iter().map(|d| d.to_string()).collect();
     assert!(
@@ -837,6 +837,21 @@ fn servers_pi_extensions_register_rank_below_config_files() {
             "server \"docs\": registered by /ext/jira.ts is not used: a config file defines it"
         )),
         "{notes:?}"
+    );
+    // Turned on or off, a registered server is adjusted in the user's Pi config, never in the
+    // extension's file.
+    let targets = switch::Targets {
+        user: &pi,
+        project: None,
+    };
+    let plan = |name: &str, enabled: bool| switch::plan(server(name), enabled, false, &targets);
+    let off = vec![("enabled", Change::Set(json!(false)))];
+    assert_eq!(plan("wiki", false).unwrap().file, pi);
+    assert_eq!(plan("wiki", false).unwrap().edits, off);
+    assert_eq!(plan("jira", true).unwrap().file, pi);
+    assert_eq!(
+        plan("jira", true).unwrap().edits,
+        [("enabled", Change::Remove)]
     );
 }
 

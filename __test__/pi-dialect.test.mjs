@@ -297,30 +297,42 @@ piTest("--no-mcp turns pi-mcp-native off for the run: no tool, no /mcp, no serve
   assert.equal((run.requests[0].body.tools ?? []).some((t) => t.function.name === "mcp"), false);
 });
 
-piTest("servers other extensions register: read at session start, followed later; a file's entry wins", { ...OPTS, pis: [PI_15] }, async (pi) => {
+piTest("servers other extensions register: read at session start, followed later (also when withdrawn); a file's entry wins", { ...OPTS, pis: [PI_15] }, async (pi) => {
   const dir = join(scratch, `registered-${pi}`);
   mkdirSync(dir);
   const register = {
     atLoad: { reg: everything({ cwd: dir }), shadow: { command: "never-started" } },
     later: { late: everything({ cwd: dir }) },
+    drop: ["reg"],
   };
   const config = { mcpServers: { shadow: everything({ cwd: dir }) } };
-  const steps = [mcp({}), mcp({ tool: "reg_echo", args: { message: "registered" } }), mcp({ tool: "shadow_echo", args: { message: "file" } }), mcp({ tool: "late_echo", args: { message: "later" } }), { text: "done" }];
+  const steps = [
+    mcp({}),
+    mcp({ tool: "reg_echo", args: { message: "registered" } }),
+    mcp({ tool: "shadow_echo", args: { message: "file" } }),
+    mcp({ tool: "late_echo", args: { message: "later" } }),
+    { text: "done" },
+    // After /unregister-later.
+    mcp({ tool: "reg_echo", args: { message: "gone" } }),
+    { text: "done" },
+  ];
   const r = await runPiRpc({
     pi,
     extensionDir: [root, REGISTRY_EXTENSION],
     mcpConfig: config,
     script: { steps },
     env: { PI_TEST_REGISTER: JSON.stringify(register) },
-    commands: ["/register-later", "go"],
+    commands: ["/register-later", "go", "/unregister-later", "again"],
   });
   assert.equal(r.code, 0, r.stderr);
   assert.doesNotMatch(r.stderr, /no loaded extension connects MCP servers/);
-  const [status, reg, shadow, late] = toolResultsOf(r.events);
+  const [status, reg, shadow, late, withdrawn] = toolResultsOf(r.events);
   assert.match(status.text, /registered by the Pi extension \S*pi-registry-extension\S*: reg, late/);
   assert.equal(reg.text, "Echo: registered");
   assert.equal(shadow.text, "Echo: file");
   assert.equal(late.text, "Echo: later");
+  assert.equal(withdrawn.details.error, "tool_not_found", withdrawn.text);
+  assert.match(withdrawn.text, /^Tool "reg_echo" not found\. Did you mean: late_echo, shadow_echo\?/);
   await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
 });
 

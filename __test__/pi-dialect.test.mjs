@@ -256,26 +256,37 @@ piTest("Pi's --tools and --exclude-tools bound what the mcp tool calls", OPTS, a
   await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
-piTest("auth.provider sends the credential Pi holds for a provider an extension registers; none: /login", OPTS, async (pi) => {
+piTest("auth.provider sends the credential Pi holds for a provider an extension registers, asked again at each connect; none: /login", OPTS, async (pi) => {
   const url = `${proxy.url}/mcp`;
   // The proxy wants "Bearer from-a-command" (see before()): the provider's key is that token.
   const config = { mcpServers: { web: { url, auth: { provider: "test-provider" } }, nokey: { url, auth: { provider: "nobody" } } } };
-  const steps = [mcp({ tool: "web_echo", args: { message: "with Pi's credential" } }), mcp({ connect: "nokey" }), { text: "done" }];
+  const steps = [
+    mcp({ tool: "web_echo", args: { message: "with Pi's credential" } }),
+    mcp({ connect: "nokey" }),
+    { text: "done" },
+    // After `/provider-key rotated`: Pi's credential is asked for again at the next connect.
+    mcp({ connect: "web" }),
+    { text: "done" },
+  ];
   const started = proxy.requests.length;
-  const r = await runPi({
+  const r = await runPiRpc({
     pi,
     extensionDir: [root, REGISTRY_EXTENSION],
     mcpConfig: config,
     script: { steps },
     env: { PI_TEST_PROVIDER: JSON.stringify({ name: "test-provider", apiKey: "from-a-command" }) },
+    commands: ["go", "/provider-key rotated", "again"],
   });
   assert.equal(r.code, 0, r.stderr);
-  const [web, nokey] = r.toolResults;
+  const [web, nokey, rotated] = toolResultsOf(r.events);
   assert.equal(web.text, "Echo: with Pi's credential", web.text);
   assert.equal(nokey.details.error, "auth_required", nokey.text);
   assert.match(nokey.text, /Pi has no credential for the provider "nobody"[^]*\/login nobody/);
-  assert.ok(proxy.requests.slice(started).every((q) => q.headers.authorization === undefined || q.headers.authorization === "Bearer from-a-command"));
-  assert.doesNotMatch(JSON.stringify(r.events), /from-a-command/, "the credential reached an event");
+  // The proxy takes only the first key: with the new one the server refuses.
+  assert.equal(rotated.isError, true, rotated.text);
+  const sent = new Set(proxy.requests.slice(started).map((q) => q.headers.authorization));
+  assert.deepEqual([...sent].sort(), ["Bearer from-a-command", "Bearer rotated"]);
+  assert.doesNotMatch(JSON.stringify(r.events), /from-a-command|rotated/, "the credential reached an event");
 });
 
 piTest("--no-mcp turns pi-mcp-native off for the run: no tool, no /mcp, no server", OPTS, async (pi) => {

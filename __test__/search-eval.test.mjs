@@ -5,14 +5,14 @@
 import { before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { KINDS, SETS, blindSplit, catalogAdapter, evaluate, loadCatalogs, loadEval, table } from "../bench/search-eval.mjs";
+import { KINDS, SETS, blindSplit, catalogAdapter, evaluate, loadCatalogs, loadEval, loadServerDescriptions, table } from "../bench/search-eval.mjs";
 
 const spec = loadEval();
 const catalogs = loadCatalogs();
-const serverDescriptions = JSON.parse(readFileSync(new URL("fixtures/search-eval/servers.json", import.meta.url), "utf8"));
+const serverDescriptions = loadServerDescriptions();
 
 const STOPWORDS = new Set(
   "a an the of to in on at by for from with into onto as and or but not no is are was be been it its this that these those there here my me i we our you your what which who whom whose how when where why all any some each every one two up out about than then so do does did can could should would will just".split(" "),

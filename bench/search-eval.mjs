@@ -57,14 +57,23 @@ export function loadCatalogs(only) {
     .filter(({ server }) => !only || only.includes(server));
 }
 
-/** Opens an adapter in `home` whose cache holds `catalogs`; its servers are never started. */
+/** Each catalog's server as a user describes it in the config (`description`). */
+export function loadServerDescriptions() {
+  return JSON.parse(readFileSync(join(fixtures, "search-eval", "servers.json"), "utf8"));
+}
+
+/**
+ * Opens an adapter in `home` whose cache holds `catalogs`, each server configured with its
+ * description from servers.json; its servers are never started.
+ */
 export function catalogAdapter(home, catalogs) {
   const agentDir = join(home, "agent");
   mkdirSync(agentDir, { recursive: true });
+  const descriptions = loadServerDescriptions();
   const mcpServers = {};
   const servers = {};
   for (const { server, tools, resources, instructions } of catalogs) {
-    mcpServers[server] = { command: `never-started-${server}` };
+    mcpServers[server] = { command: `never-started-${server}`, description: descriptions[server] };
     servers[server] = { configHash: configHash(mcpServers[server], {}), tools, resources, instructions, cachedAt: Date.now() };
   }
   writeFileSync(join(agentDir, "mcp.json"), JSON.stringify({ mcpServers }));
@@ -106,7 +115,7 @@ export async function evaluate({ v1 = false } = {}) {
       const names = result.details.matches.map((m) => m.tool);
       const rank = names.findIndex((n) => q.expect.includes(n)) + 1;
       const tokens = encode(result.content.map((c) => c.text).join("\n")).length;
-      rows.push({ ...q, rank, tokens, top: names.slice(0, 3) });
+      rows.push({ ...q, rank, tokens, top: names.slice(0, 3), weak: Boolean(result.details.weak), servers: result.details.servers ?? [] });
     }
     const groups = { all: summary(rows) };
     for (const set of SETS) groups[set] = summary(rows.filter((r) => r.set === set));

@@ -5,7 +5,7 @@
 use super::servers::ServerMeta;
 use crate::catalog::{build_server_tools, ToolInfo, ToolPrefix};
 use crate::config::{Exposure, ServerConfig};
-use crate::search::SearchIndex;
+use crate::search::{SearchIndex, ServerText};
 use std::sync::{Arc, OnceLock};
 
 pub struct View {
@@ -13,6 +13,8 @@ pub struct View {
     /// Tools the config hides (`exposure`/`toolExposure` `"hidden"`): in no list, search or call,
     /// kept only so that naming one says why it is unreachable.
     hidden: Vec<ToolInfo>,
+    /// Each enabled server's name, `description` and instructions, for the search index.
+    servers: Vec<(String, Option<String>, Option<String>)>,
     /// The search index of `tools`, built at the first search after they change (not at load).
     index: OnceLock<SearchIndex>,
 }
@@ -23,9 +25,16 @@ impl View {
         servers: Vec<(&ServerConfig, Option<Arc<ServerMeta>>)>,
         prefix: ToolPrefix,
     ) -> View {
+        let servers: Vec<_> = servers.into_iter().filter(|(s, _)| !s.disabled).collect();
+        let texts = servers
+            .iter()
+            .map(|(s, m)| {
+                let instructions = m.as_ref().and_then(|m| m.instructions.clone());
+                (s.name.clone(), s.description.clone(), instructions)
+            })
+            .collect();
         let (hidden, tools) = servers
             .into_iter()
-            .filter(|(s, _)| !s.disabled)
             .filter_map(|(s, m)| m.map(|m| (s, m)))
             .flat_map(|(s, m)| {
                 let prefix = s.tool_prefix.unwrap_or(prefix);
@@ -38,6 +47,7 @@ impl View {
         View {
             tools: tools.into_iter().map(|(_, t)| t).collect(),
             hidden: hidden.into_iter().map(|(_, t)| t).collect(),
+            servers: texts,
             index: OnceLock::new(),
         }
     }
@@ -52,7 +62,18 @@ impl View {
     }
 
     pub fn index(&self) -> &SearchIndex {
-        self.index.get_or_init(|| SearchIndex::build(&self.tools))
+        self.index.get_or_init(|| {
+            let servers: Vec<ServerText> = self
+                .servers
+                .iter()
+                .map(|(name, description, instructions)| ServerText {
+                    name,
+                    description: description.as_deref(),
+                    instructions: instructions.as_deref(),
+                })
+                .collect();
+            SearchIndex::build(&self.tools, &servers)
+        })
     }
 
     pub fn server_tools(&self, server: &str) -> Vec<&ToolInfo> {

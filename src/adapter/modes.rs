@@ -217,6 +217,13 @@ impl Adapter {
             .with("matches", matches)
             .with("total", page.total)
             .with("offset", page.offset);
+        let outcome = match &page.weak {
+            Some(servers) => outcome.with("weak", true).with(
+                "servers",
+                servers.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>(),
+            ),
+            None => outcome,
+        };
         drop(catalog);
         self.bounded(outcome)
     }

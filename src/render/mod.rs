@@ -26,6 +26,8 @@ const LIST_DESCRIPTION: usize = 90;
 /// Instructions quoted in a list before pointing at `instructions`.
 const INSTRUCTIONS_PREVIEW: usize = 240;
 
+/// A fitting server's description after a weak search is cut near this many characters.
+const FITTING_SERVER_DESCRIPTION: usize = 80;
 /// A server's `description` in the `mcp` tool's description is cut near this many characters.
 const TOOL_SERVER_DESCRIPTION: usize = 60;
 
@@ -368,7 +370,9 @@ pub fn search(query: &str, server: Option<&str>, page: &Page, include_schemas: b
         .map(|s| format!(" on server \"{s}\""))
         .unwrap_or_default();
     if page.total == 0 {
-        return format!("No tools match \"{query}\"{scope}. Try other or fewer words, or mcp({{}}) to see the servers.");
+        let mut out = format!("No tools match \"{query}\"{scope}. Try other or fewer words, or mcp({{}}) to see the servers.");
+        push_fitting_servers(&mut out, page);
+        return out;
     }
     if page.hits.is_empty() {
         return format!(
@@ -379,6 +383,11 @@ pub fn search(query: &str, server: Option<&str>, page: &Page, include_schemas: b
     }
     let mut out = if query.is_empty() {
         format!("{}{scope}:", plural(page.total, "tool"))
+    } else if page.weak.is_some() {
+        format!(
+            "No strong match for \"{query}\"{scope}: {} share some of its words, closest first:",
+            plural(page.total, "tool")
+        )
     } else {
         format!(
             "{} match \"{query}\"{scope}, best first:",
@@ -410,7 +419,25 @@ pub fn search(query: &str, server: Option<&str>, page: &Page, include_schemas: b
     if include_schemas && page.hits.len() > SHAPED_HITS {
         out.push_str("\nmcp({ describe: \"name\" }) shows any tool's parameters.");
     }
+    push_fitting_servers(&mut out, page);
     out
+}
+
+/// With a weak match: the servers whose description fits the request.
+fn push_fitting_servers(out: &mut String, page: &Page) {
+    let Some(servers) = page.weak.as_ref().filter(|s| !s.is_empty()) else {
+        return;
+    };
+    out.push_str("\nServers whose description fits: ");
+    let fitting: Vec<String> = servers
+        .iter()
+        .map(|(name, about)| match about.trim() {
+            "" => name.clone(),
+            about => format!("{name} ({})", clip(about, FITTING_SERVER_DESCRIPTION)),
+        })
+        .collect();
+    out.push_str(&fitting.join("; "));
+    out.push_str(". mcp({ server: \"name\" }) lists a server's tools.");
 }
 
 pub fn describe(tool: &ToolInfo) -> String {

@@ -169,7 +169,7 @@ fn search_text() {
         server: Some("everything".into()),
         ..Default::default()
     };
-    let page = search::search(&tools, &search::SearchIndex::build(&tools), "", &opts).unwrap();
+    let page = search::search(&tools, &search::SearchIndex::build(&tools, &[]), "", &opts).unwrap();
     assert_eq!(
         search("", Some("everything"), &page, true),
         "4 tools on server \"everything\":\n\
@@ -179,7 +179,7 @@ fn search_text() {
     );
     let page = search::search(
         &tools,
-        &search::SearchIndex::build(&tools),
+        &search::SearchIndex::build(&tools, &[]),
         "doc noop",
         &SearchOptions {
             limit: 12,
@@ -197,7 +197,7 @@ fn search_text() {
         search("doc noop", None, &page, false),
         "2 tools match \"doc noop\", best first:\neverything_get_doc: A document\neverything_noop"
     );
-    let none = search::search(&tools, &search::SearchIndex::build(&tools), "zzz", &opts).unwrap();
+    let none = search::search(&tools, &search::SearchIndex::build(&tools, &[]), "zzz", &opts).unwrap();
     assert!(search("zzz", Some("everything"), &none, true)
         .starts_with("No tools match \"zzz\" on server \"everything\"."));
 }

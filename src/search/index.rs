@@ -1,8 +1,10 @@
 //! An inverted index over the catalog, built once per catalog change, so that a query costs
-//! only the postings of its words: BM25 over weighted fields (name, MCP name, parameter names,
-//! server, description), with stems, word prefixes and synonyms at reduced weight.
+//! only the postings of its words and of the words they may stand for: BM25 over weighted fields
+//! (name, MCP name, parameter names, server, description), and the servers' own descriptions and
+//! instructions as a weak field.
 
-use super::words::{stem, synonyms, words};
+use super::related::{self, INTENT};
+use super::words::{is_stopword, stem, words};
 use crate::catalog::ToolInfo;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -13,27 +15,146 @@ const ORIGINAL_WEIGHT: f32 = 1.5;
 const PARAM_WEIGHT: f32 = 1.5;
 const SERVER_WEIGHT: f32 = 1.0;
 const TEXT_WEIGHT: f32 = 1.0;
-/// How much a word counts when it only starts a word of the tool, or is a synonym of one.
+/// How much a word counts when it only starts a word of the tool.
 const PREFIX_FACTOR: f64 = 0.5;
-const SYNONYM_FACTOR: f64 = 0.4;
+/// How much a request's word counts when only its server's description or instructions hold it.
+const SERVER_TEXT_FACTOR: f64 = 0.3;
+/// How much the words an abbreviation means count, and a question word (`who`, `where`) that
+/// only stands for others.
+const MEANS_WEIGHT: f64 = 0.9;
+const QUESTION_WEIGHT: f64 = 0.5;
 /// BM25 parameters.
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
 /// How much more a tool counts when its name starts with the query's action (a verb of the
-/// query or a synonym): "save text to a file" wants `write_file` over `read_text_file`.
+/// query or a word it stands for): "save text to a file" wants `write_file` over `read_text_file`.
 const VERB_FACTOR: f64 = 1.3;
 /// Bonuses that put exact and prefix name matches above any relevance score.
 const EXACT_NAME: f64 = 1000.0;
 const NAME_PREFIX: f64 = 500.0;
 
+/// A server's own words for the index: its name, and its description and instructions.
+pub struct ServerText<'a> {
+    pub name: &'a str,
+    pub description: Option<&'a str>,
+    pub instructions: Option<&'a str>,
+}
+
+impl ServerText<'_> {
+    /// What the server is for, in a line: its description, else its instructions' first line.
+    fn summary(&self) -> String {
+        self.description
+            .or(self.instructions)
+            .and_then(|t| t.lines().map(str::trim).find(|l| !l.is_empty()))
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
+/// BM25 postings of one field over a set of documents.
 #[derive(Debug, Default)]
-pub struct SearchIndex {
-    /// Stemmed word → (tool index, weighted frequency).
-    postings: HashMap<String, Vec<(u32, f32)>>,
-    /// Every stemmed word, sorted, for prefix matches.
-    vocabulary: Vec<String>,
+struct Postings {
+    /// Stemmed word → (document, weighted frequency).
+    lists: HashMap<String, Vec<(u32, f32)>>,
     lengths: Vec<f32>,
     average_length: f64,
+}
+
+impl Postings {
+    fn build(documents: impl Iterator<Item = HashMap<String, f32>>) -> Postings {
+        let mut lists: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
+        let mut lengths = Vec::new();
+        for (i, weights) in documents.enumerate() {
+            lengths.push(weights.values().sum());
+            for (word, weight) in weights {
+                lists.entry(word).or_default().push((i as u32, weight));
+            }
+        }
+        let average_length = (lengths.iter().map(|l| f64::from(*l)).sum::<f64>()
+            / lengths.len().max(1) as f64)
+            .max(1.0);
+        Postings {
+            lists,
+            lengths,
+            average_length,
+        }
+    }
+
+    /// For each (word, factor), `factor` × BM25 of the word in each document holding it; keeps
+    /// the best per document in `best` (noting first touches in `touched`) and which factor won.
+    fn best_of(&self, alternatives: &[(String, f64)], best: &mut Best) {
+        let n = self.lengths.len() as f64;
+        for (word, factor) in alternatives {
+            let Some(list) = self.lists.get(word) else {
+                continue;
+            };
+            let df = list.len() as f64;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for &(doc, tf) in list {
+                let (tf, len) = (f64::from(tf), f64::from(self.lengths[doc as usize]));
+                let norm = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / self.average_length));
+                best.offer(doc as usize, factor * idf * norm, *factor);
+            }
+        }
+    }
+}
+
+/// Per document, the best score of one query term so far and the factor it came with.
+struct Best {
+    score: Vec<f64>,
+    factor: Vec<f64>,
+    touched: Vec<usize>,
+}
+
+impl Best {
+    fn new(n: usize) -> Best {
+        Best {
+            score: vec![0.0; n],
+            factor: vec![0.0; n],
+            touched: Vec::new(),
+        }
+    }
+
+    fn offer(&mut self, doc: usize, score: f64, factor: f64) {
+        if score <= self.score[doc] {
+            return;
+        }
+        if self.score[doc] == 0.0 {
+            self.touched.push(doc);
+        }
+        self.score[doc] = score;
+        self.factor[doc] = factor;
+    }
+
+    fn clear(&mut self) {
+        for doc in self.touched.drain(..) {
+            self.score[doc] = 0.0;
+            self.factor[doc] = 0.0;
+        }
+    }
+}
+
+/// One word of a request, with the words it may stand for and how much each counts.
+#[derive(Debug)]
+struct Term {
+    weight: f64,
+    alternatives: Vec<(String, f64)>,
+}
+
+/// The tools a query ranks first, best first, and how well the best one matched.
+pub struct Ranked {
+    pub hits: Vec<usize>,
+    pub total: usize,
+    /// Of the request's words (weighted), the share the best hit holds itself, each counted by
+    /// how closely (1 for the word, less for a word it stands for); 1 when its name is the query.
+    pub strength: f64,
+}
+
+#[derive(Debug, Default)]
+pub struct SearchIndex {
+    tools: Postings,
+    /// Every stemmed word, sorted, for prefix matches.
+    vocabulary: Vec<String>,
     /// Display and MCP names, lowercase with `-` as `_`.
     names: Vec<[String; 2]>,
     /// Per tool, the stemmed first word of its MCP name (usually its action), `api` skipped.
@@ -41,13 +162,16 @@ pub struct SearchIndex {
     /// Per tool, the fields a regex searches, lowercase, one per line: display name, MCP name,
     /// description, parameter names.
     haystacks: Vec<String>,
+    /// The servers' own texts, and each server's tools.
+    servers: Postings,
+    server_names: Vec<String>,
+    server_summaries: Vec<String>,
+    server_tools: Vec<Vec<usize>>,
 }
 
 impl SearchIndex {
-    pub fn build(tools: &[ToolInfo]) -> SearchIndex {
-        let mut postings: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
-        let mut lengths = Vec::with_capacity(tools.len());
-        for (i, tool) in tools.iter().enumerate() {
+    pub fn build(tools: &[ToolInfo], servers: &[ServerText]) -> SearchIndex {
+        let documents = tools.iter().map(|tool| {
             let mut weights: HashMap<String, f32> = HashMap::new();
             let mut add = |text: &str, weight: f32| {
                 for word in words(text) {
@@ -61,30 +185,39 @@ impl SearchIndex {
             for param in parameter_names(tool) {
                 add(param, PARAM_WEIGHT);
             }
-            lengths.push(weights.values().sum());
-            for (word, weight) in weights {
-                postings.entry(word).or_default().push((i as u32, weight));
+            weights
+        });
+        let postings = Postings::build(documents);
+        let mut vocabulary: Vec<String> = postings.lists.keys().cloned().collect();
+        vocabulary.sort();
+        let server_names: Vec<String> = servers.iter().map(|s| s.name.to_string()).collect();
+        let server_texts = servers.iter().map(|server| {
+            let mut weights: HashMap<String, f32> = HashMap::new();
+            let texts = [Some(server.name), server.description, server.instructions];
+            for word in texts.into_iter().flatten().flat_map(words) {
+                *weights.entry(stem(&word)).or_default() += 1.0;
+            }
+            weights
+        });
+        let mut server_tools = vec![Vec::new(); server_names.len()];
+        for (i, tool) in tools.iter().enumerate() {
+            if let Some(s) = server_names.iter().position(|s| *s == tool.server) {
+                server_tools[s].push(i);
             }
         }
-        let mut vocabulary: Vec<String> = postings.keys().cloned().collect();
-        vocabulary.sort();
-        let average_length = (lengths.iter().map(|l| f64::from(*l)).sum::<f64>()
-            / tools.len().max(1) as f64)
-            .max(1.0);
-        let names = tools
-            .iter()
-            .map(|t| [loose(&t.name), loose(&t.original)])
-            .collect();
-        let haystacks = tools.iter().map(haystack).collect();
-        let verbs = tools.iter().map(|t| verb(&t.original)).collect();
         SearchIndex {
-            postings,
+            tools: postings,
             vocabulary,
-            lengths,
-            average_length,
-            names,
-            verbs,
-            haystacks,
+            names: tools
+                .iter()
+                .map(|t| [loose(&t.name), loose(&t.original)])
+                .collect(),
+            verbs: tools.iter().map(|t| verb(&t.original)).collect(),
+            haystacks: tools.iter().map(haystack).collect(),
+            servers: Postings::build(server_texts),
+            server_summaries: servers.iter().map(ServerText::summary).collect(),
+            server_names,
+            server_tools,
         }
     }
 
@@ -96,38 +229,37 @@ impl SearchIndex {
     /// The `want` best tools (indexes, best first) among those that match `query` and pass
     /// `keep`, and how many match in all. Only the best are sorted: a query over 10,000 tools
     /// costs its postings, not a full sort.
-    pub fn rank(
-        &self,
-        query: &str,
-        keep: impl Fn(usize) -> bool,
-        want: usize,
-    ) -> (Vec<usize>, usize) {
-        let n = self.lengths.len();
+    pub fn rank(&self, query: &str, keep: impl Fn(usize) -> bool, want: usize) -> Ranked {
+        let n = self.tools.lengths.len();
+        let terms = self.terms(query);
         let mut scores = vec![0.0f64; n];
-        let mut terms: Vec<String> = words(query).iter().map(|w| stem(w)).collect();
-        terms.sort();
-        terms.dedup();
+        let mut closeness = vec![0.0f64; n];
+        let mut best = Best::new(n);
+        let mut server_best = Best::new(self.server_names.len());
         for term in &terms {
-            for (word, factor) in self.expand(term) {
-                let Some(list) = self.postings.get(&word) else {
-                    continue;
-                };
-                let df = list.len() as f64;
-                let idf = (1.0 + (n as f64 - df + 0.5) / (df + 0.5)).ln();
-                for &(doc, tf) in list {
-                    let (tf, len) = (f64::from(tf), f64::from(self.lengths[doc as usize]));
-                    let norm =
-                        tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / self.average_length));
-                    scores[doc as usize] += factor * idf * norm;
+            self.tools.best_of(&term.alternatives, &mut best);
+            self.servers.best_of(&term.alternatives, &mut server_best);
+            for &server in &server_best.touched {
+                let weak = SERVER_TEXT_FACTOR * server_best.score[server];
+                for &doc in &self.server_tools[server] {
+                    best.offer(doc, weak, 0.0);
                 }
             }
+            for &doc in &best.touched {
+                scores[doc] += term.weight * best.score[doc];
+                closeness[doc] += term.weight * best.factor[doc];
+            }
+            best.clear();
+            server_best.clear();
         }
-        let actions: Vec<String> = terms
+        let actions: Vec<&str> = terms
             .iter()
-            .flat_map(|t| synonyms(t).into_iter().chain([t.clone()]))
+            .flat_map(|t| &t.alternatives)
+            .filter(|(_, factor)| *factor >= INTENT)
+            .map(|(word, _)| word.as_str())
             .collect();
         for (score, verb) in scores.iter_mut().zip(&self.verbs) {
-            if *score > 0.0 && actions.contains(verb) {
+            if *score > 0.0 && actions.contains(&verb.as_str()) {
                 *score *= VERB_FACTOR;
             }
         }
@@ -135,12 +267,14 @@ impl SearchIndex {
         for (doc, names) in self.names.iter().enumerate() {
             if names.contains(&whole) {
                 scores[doc] += EXACT_NAME;
+                closeness[doc] = f64::INFINITY;
             } else if scores[doc] > 0.0
                 && names
                     .iter()
                     .any(|n| n.starts_with(&whole) || n.ends_with(&whole))
             {
                 scores[doc] += NAME_PREFIX;
+                closeness[doc] = f64::INFINITY;
             }
         }
         let mut hits: Vec<(usize, f64)> = scores
@@ -156,25 +290,99 @@ impl SearchIndex {
             hits.truncate(want);
         }
         hits.sort_by(best_first);
-        (hits.into_iter().map(|(doc, _)| doc).collect(), total)
+        let weights: f64 = terms.iter().map(|t| t.weight).sum();
+        let strength = hits
+            .first()
+            .map_or(0.0, |&(doc, _)| (closeness[doc] / weights.max(1e-9)).min(1.0));
+        Ranked {
+            hits: hits.into_iter().map(|(doc, _)| doc).collect(),
+            total,
+            strength,
+        }
     }
 
-    /// The indexed words a query word stands for, with how much each counts: itself, the words
-    /// it starts (three letters or more), and its synonyms.
-    fn expand(&self, term: &str) -> Vec<(String, f64)> {
-        let mut out = vec![(term.to_string(), 1.0)];
-        if term.len() >= 3 {
-            let start = self.vocabulary.partition_point(|w| w.as_str() < term);
-            out.extend(
+    /// Servers whose own words (name, description, instructions) match `query`, best first,
+    /// with what each is for.
+    pub fn servers_for(&self, query: &str, n: usize) -> Vec<(&str, &str)> {
+        let mut scores = vec![0.0f64; self.server_names.len()];
+        let mut best = Best::new(self.server_names.len());
+        for term in self.terms(query) {
+            self.servers.best_of(&term.alternatives, &mut best);
+            for &server in &best.touched {
+                scores[server] += term.weight * best.score[server];
+            }
+            best.clear();
+        }
+        let mut ranked: Vec<(usize, f64)> = scores
+            .into_iter()
+            .enumerate()
+            .filter(|(_, s)| *s > 0.0)
+            .collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        ranked
+            .into_iter()
+            .take(n)
+            .map(|(s, _)| (self.server_names[s].as_str(), self.server_summaries[s].as_str()))
+            .collect()
+    }
+
+    /// The request's words as terms: stopwords dropped (unless nothing else is left), question
+    /// words kept only for what they stand for, abbreviations joined by the words they mean.
+    fn terms(&self, query: &str) -> Vec<Term> {
+        let raw: Vec<String> = words(query);
+        let meaningful = raw.iter().any(|w| !is_stopword(w));
+        let mut seen: Vec<String> = Vec::new();
+        let mut terms = Vec::new();
+        for word in &raw {
+            let stemmed = stem(word);
+            if seen.contains(&stemmed) {
+                continue;
+            }
+            seen.push(stemmed.clone());
+            if meaningful && is_stopword(word) {
+                let alternatives = related::alternatives(word, &stemmed);
+                if !alternatives.is_empty() && related::means(&stemmed).is_empty() {
+                    terms.push(Term {
+                        weight: QUESTION_WEIGHT,
+                        alternatives: alternatives
+                            .into_iter()
+                            .filter(|(_, f)| *f >= INTENT)
+                            .collect(),
+                    });
+                }
+                continue;
+            }
+            terms.push(self.term(word, &stemmed, 1.0));
+            for meant in related::means(&stemmed) {
+                if !seen.contains(meant) {
+                    seen.push(meant.clone());
+                    terms.push(self.term(meant, meant, MEANS_WEIGHT));
+                }
+            }
+        }
+        terms.retain(|t| !t.alternatives.is_empty());
+        terms
+    }
+
+    /// A word of the request: itself, the indexed words it starts (three letters or more) and
+    /// the words it may stand for.
+    fn term(&self, raw: &str, stemmed: &str, weight: f64) -> Term {
+        let mut alternatives = vec![(stemmed.to_string(), 1.0)];
+        if stemmed.len() >= 3 {
+            let start = self.vocabulary.partition_point(|w| w.as_str() < stemmed);
+            alternatives.extend(
                 self.vocabulary[start..]
                     .iter()
-                    .take_while(|w| w.starts_with(term))
-                    .filter(|w| w.as_str() != term)
+                    .take_while(|w| w.starts_with(stemmed))
+                    .filter(|w| w.as_str() != stemmed)
                     .map(|w| (w.clone(), PREFIX_FACTOR)),
             );
         }
-        out.extend(synonyms(term).into_iter().map(|w| (w, SYNONYM_FACTOR)));
-        out
+        alternatives.extend(related::alternatives(raw, stemmed));
+        Term {
+            weight,
+            alternatives,
+        }
     }
 }
 

@@ -1,11 +1,13 @@
 //! Finding tools: ranked word search (exact and prefix name matches first, then BM25 relevance
-//! over name, server, description and parameter names), linear-time regex search, and
-//! "did you mean" suggestions for a name that does not exist.
+//! over name, server, description and parameter names, with the words a request's words may
+//! stand for), linear-time regex search, and "did you mean" suggestions for a name that does not
+//! exist.
 
 mod index;
+mod related;
 mod words;
 
-pub use index::SearchIndex;
+pub use index::{SearchIndex, ServerText};
 
 use crate::catalog::ToolInfo;
 use index::loose;
@@ -14,6 +16,11 @@ use words::words;
 
 /// Longest regex accepted (the engine is linear-time; this bounds compile cost and memory).
 pub const MAX_REGEX_LEN: usize = 256;
+/// Below this strength (the share of the request the best hit holds itself) a word search's
+/// hits are a weak match: shown, but said to be weak, with the servers whose description fits.
+pub const WEAK_BELOW: f64 = 0.5;
+/// Servers suggested with a weak match.
+const SUGGESTED_SERVERS: usize = 3;
 
 #[derive(Clone, Debug, Default)]
 pub struct SearchOptions {
@@ -30,6 +37,9 @@ pub struct Page<'a> {
     /// Matches before paging.
     pub total: usize,
     pub offset: usize,
+    /// Set when no tool matches a word search well: the servers whose description fits the
+    /// request (name, what it is for), best first; possibly none.
+    pub weak: Option<Vec<(String, String)>>,
 }
 
 /// Searches `tools` (indexed by `index`, built from the same slice).
@@ -42,6 +52,7 @@ pub fn search<'a>(
     let in_scope = |t: &&ToolInfo| opts.server.as_deref().is_none_or(|s| t.server == s);
     let query = query.trim();
     let want = opts.offset + opts.limit.max(1);
+    let mut weak = None;
     let (ranked, total): (Vec<&ToolInfo>, usize) = if query.is_empty() {
         if opts.server.is_none() {
             return Err("The search query is empty: give words to look for, e.g. mcp({ search: \"read file\" }), or a `server` to list its tools.".into());
@@ -56,8 +67,19 @@ pub fn search<'a>(
         let total = all.len();
         (all, total)
     } else {
-        let (best, total) = index.rank(query, |i| in_scope(&&tools[i]), want);
-        (best.into_iter().map(|i| &tools[i]).collect(), total)
+        let ranked = index.rank(query, |i| in_scope(&&tools[i]), want);
+        if ranked.strength < WEAK_BELOW {
+            weak = Some(match opts.server {
+                Some(_) => Vec::new(),
+                None => index
+                    .servers_for(query, SUGGESTED_SERVERS)
+                    .into_iter()
+                    .map(|(name, about)| (name.to_string(), about.to_string()))
+                    .collect(),
+            });
+        }
+        let hits = ranked.hits.into_iter().map(|i| &tools[i]).collect();
+        (hits, ranked.total)
     };
     let hits = ranked
         .into_iter()
@@ -68,6 +90,7 @@ pub fn search<'a>(
         hits,
         total,
         offset: opts.offset,
+        weak,
     })
 }
 
@@ -130,7 +153,7 @@ pub fn did_you_mean(
     let in_scope = |t: &ToolInfo| server.is_none_or(|s| t.server == s);
     let mut names = suggest(tools.iter().filter(|t| in_scope(t)), name, n);
     if names.len() < n {
-        let (best, _) = index.rank(name, |i| in_scope(&tools[i]), n);
+        let best = index.rank(name, |i| in_scope(&tools[i]), n).hits;
         for tool in best.into_iter().map(|i| &tools[i]) {
             if names.len() < n && !names.contains(&tool.name) {
                 names.push(tool.name.clone());
@@ -239,7 +262,7 @@ mod tests {
         query: &str,
         opts: &SearchOptions,
     ) -> Result<Page<'a>, String> {
-        search(tools, &SearchIndex::build(tools), query, opts)
+        search(tools, &SearchIndex::build(tools, &[]), query, opts)
     }
 
     fn names(page: &Page) -> Vec<String> {
@@ -344,7 +367,7 @@ mod tests {
         assert_eq!(suggest(tools.iter(), "read-file", 3)[0], "fs_read_file");
         assert_eq!(suggest(tools.iter(), "fs_file", 5).len(), 2);
         assert!(suggest(tools.iter(), "qqqqqqqq", 5).is_empty());
-        let index = SearchIndex::build(&tools);
+        let index = SearchIndex::build(&tools, &[]);
         let meant = did_you_mean(&tools, &index, "fs_print_environment", None, 3);
         assert!(
             meant.contains(&"everything_printEnv".to_string()),

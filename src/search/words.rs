@@ -1,5 +1,5 @@
 //! Words as search compares them: identifiers split at `_-./:` and camelCase humps, lowercased,
-//! reduced to a light stem, and a small table of synonyms that tool authors and users mix up.
+//! reduced to a light stem; the words of a request that carry no meaning.
 
 /// Lowercase words: split at non-alphanumerics and at camelCase humps (`getHTTPStatus` → get, http, status).
 pub fn words(text: &str) -> Vec<String> {
@@ -74,60 +74,26 @@ fn undouble(base: &str) -> String {
     }
 }
 
-/// Groups of words that name the same action or thing in tool names, descriptions and requests.
-const SYNONYMS: &[&[&str]] = &[
-    &[
-        "delete", "remove", "erase", "rm", "drop", "destroy", "forget",
-    ],
-    &["create", "make", "new", "add", "insert", "post"],
-    &["reset", "unstage", "revert"],
-    &["list", "enumerate", "ls", "show", "all"],
-    &[
-        "read", "get", "fetch", "open", "view", "cat", "load", "retrieve",
-    ],
-    &["write", "save", "store", "put", "persist"],
-    &["edit", "modify", "update", "change", "patch", "replace"],
-    &["search", "find", "query", "lookup", "grep", "look"],
-    &["move", "rename", "mv"],
-    &["directory", "folder", "dir"],
-    &["file", "document", "doc"],
-    &["navigate", "goto", "visit", "browse", "go"],
-    &["click", "press", "tap"],
-    &["type", "fill", "enter", "input"],
-    &["screenshot", "snapshot", "capture"],
-    &["time", "clock", "date", "timezone"],
-    &["url", "link", "web", "page", "website"],
-    &["entity", "node"],
-    &["relation", "link", "edge", "connection"],
-    &["observation", "fact", "note"],
-    &["issue", "ticket", "bug"],
-    &["repository", "repo"],
-    &["commit", "revision"],
-    &["log", "history"],
-    &["status", "state"],
-    &["env", "environment", "variable"],
-    &["sum", "add", "plus", "total"],
-    &["echo", "repeat"],
-    &["wait", "sleep", "delay"],
-    &["evaluate", "eval", "execute", "run"],
-    &["console", "log"],
-    &["network", "request", "http"],
-    &["tree", "hierarchy", "structure"],
-    &["size", "length", "bytes"],
-    &["info", "metadata", "details", "stat"],
+/// Words a request is made of that say nothing about the tool it wants.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "above", "after", "again", "all", "am", "an", "and", "any", "are", "as", "at",
+    "be", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did",
+    "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has",
+    "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into",
+    "is", "it", "its", "itself", "just", "let", "me", "more", "most", "my", "myself", "no", "nor",
+    "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over",
+    "own", "please", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their",
+    "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under",
+    "until", "up", "us", "very", "was", "we", "were", "what", "whats", "when", "where", "which",
+    "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "actually",
+    "already", "also", "anyone", "anything", "got", "need", "want", "wants", "ok",
+    "okay", "s", "t", "d", "ll", "re", "ve", "m", "isn", "aren", "wasn", "don", "doesn", "didn",
+    "won", "gonna", "thing", "things", "stuff", "something", "somewhere",
 ];
 
-/// The stems of words that mean the same as `stemmed` (itself excluded).
-pub fn synonyms(stemmed: &str) -> Vec<String> {
-    let mut out: Vec<String> = SYNONYMS
-        .iter()
-        .filter(|group| group.iter().any(|w| stem(w) == stemmed))
-        .flat_map(|group| group.iter().map(|w| stem(w)))
-        .filter(|w| w != stemmed)
-        .collect();
-    out.sort();
-    out.dedup();
-    out
+/// Whether `word` (lowercase, as written) carries no meaning for a search.
+pub fn is_stopword(word: &str) -> bool {
+    STOPWORDS.contains(&word)
 }
 
 #[cfg(test)]
@@ -170,10 +136,8 @@ mod tests {
     }
 
     #[test]
-    fn synonym_groups() {
-        let of_remove = synonyms(&stem("remove"));
-        assert!(of_remove.contains(&stem("delete")), "{of_remove:?}");
-        assert!(synonyms(&stem("folders")).contains(&stem("directory")));
-        assert!(synonyms("zzz").is_empty());
+    fn stopwords() {
+        assert!(is_stopword("the") && is_stopword("whats") && is_stopword("s"));
+        assert!(!is_stopword("file") && !is_stopword("show"));
     }
 }

@@ -1,0 +1,183 @@
+//! What a word of a request may stand for in tools' names and descriptions: the hand-made
+//! table of abbreviations, intents and synonym groups (terms.txt), and WordNet's synonyms and
+//! broader and narrower words (wordnet.txt, distilled by scripts/distill-wordnet.mjs). Both are
+//! compiled into the addon; the table is parsed at the first search, WordNet is read in place.
+
+use super::words::stem;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// How much a related word counts, relative to the word itself.
+pub const SAME: f64 = 0.6;
+pub const INTENT: f64 = 0.55;
+pub const WORDNET_SAME: f64 = 0.35;
+pub const WORDNET_BROAD: f64 = 0.25;
+pub const WORDNET_NARROW: f64 = 0.2;
+
+const TERMS: &str = include_str!("terms.txt");
+const WORDNET: &str = include_str!("wordnet.txt");
+
+/// The hand-made table, keyed by stem.
+#[derive(Default)]
+struct Table {
+    /// Abbreviation → the stems of the words it means.
+    means: HashMap<String, Vec<String>>,
+    /// Word → (stem it may stand for, factor).
+    alternatives: HashMap<String, Vec<(String, f64)>>,
+}
+
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| parse_terms(TERMS))
+}
+
+fn parse_terms(text: &str) -> Table {
+    let mut table = Table::default();
+    let stems = |words: &str| -> Vec<String> { words.split_whitespace().map(stem).collect() };
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(group) = line.strip_prefix('~') {
+            let group = stems(group);
+            for word in &group {
+                for other in group.iter().filter(|o| *o != word) {
+                    table.add(word, other, SAME);
+                }
+            }
+        } else if let Some((short, words)) = line.split_once('=') {
+            let (short, words) = (stem(short.trim()), stems(words));
+            if let [one] = words.as_slice() {
+                table.add(&short, one, SAME);
+                table.add(one, &short, SAME);
+            }
+            table.means.entry(short).or_default().extend(words);
+        } else if let Some((word, words)) = line.split_once(':') {
+            let word = stem(word.trim());
+            for other in stems(words).iter().filter(|o| **o != word) {
+                table.add(&word, other, INTENT);
+            }
+        }
+    }
+    table
+}
+
+impl Table {
+    fn add(&mut self, word: &str, other: &str, factor: f64) {
+        let list = self.alternatives.entry(word.to_string()).or_default();
+        match list.iter_mut().find(|(w, _)| w == other) {
+            Some(entry) => entry.1 = entry.1.max(factor),
+            None => list.push((other.to_string(), factor)),
+        }
+    }
+}
+
+/// The stems of the words `word` (a stem) means when it is an abbreviation (`pr` → pull, request).
+pub fn means(word: &str) -> &'static [String] {
+    table().means.get(word).map_or(&[], Vec::as_slice)
+}
+
+/// Stems `word` may stand for, with how much each counts: the hand-made table's, then
+/// WordNet's for `raw` (the word as written, lowercase). Each stem once, at its best factor.
+pub fn alternatives(raw: &str, word: &str) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = table().alternatives.get(word).cloned().unwrap_or_default();
+    let mut add = |other: &str, factor: f64| {
+        let other = stem(other);
+        if other == word {
+            return;
+        }
+        match out.iter_mut().find(|(w, _)| *w == other) {
+            Some(entry) => entry.1 = entry.1.max(factor),
+            None => out.push((other, factor)),
+        }
+    };
+    if let Some(entry) = wordnet(raw) {
+        for (words, factor) in entry.split('|').zip([WORDNET_SAME, WORDNET_BROAD, WORDNET_NARROW]) {
+            for other in words.split_whitespace() {
+                add(other, factor);
+            }
+        }
+    }
+    out
+}
+
+/// WordNet's line for `raw` (or for its base form: `commits` → `commit`), without the word:
+/// `same words|broader words|narrower words`.
+fn wordnet(raw: &str) -> Option<&'static str> {
+    let bases = [
+        Some(raw.to_string()),
+        raw.strip_suffix("ies").map(|b| format!("{b}y")),
+        raw.strip_suffix("es").map(str::to_string),
+        raw.strip_suffix('s').map(str::to_string),
+        raw.strip_suffix("ed").map(str::to_string),
+        raw.strip_suffix('d').map(str::to_string),
+        raw.strip_suffix("ing").map(str::to_string),
+        raw.strip_suffix("ing").map(|b| format!("{b}e")),
+    ];
+    bases
+        .into_iter()
+        .flatten()
+        .filter(|b| b.len() > 1)
+        .find_map(|base| lookup(WORDNET, &base))
+}
+
+/// The rest of the line of a sorted `word|…` table that starts with `key|`, by binary search
+/// over the text itself (no index is built).
+fn lookup<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let bytes = text.as_bytes();
+    let line_at = |pos: usize| -> (usize, &'a str) {
+        let start = bytes[..pos].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let end = bytes[start..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |i| start + i);
+        (start, &text[start..end])
+    };
+    let (mut low, mut high) = (0, bytes.len());
+    while low < high {
+        let mid = low + (high - low) / 2;
+        let (start, line) = line_at(mid);
+        let word = line.split('|').next().unwrap_or_default();
+        match word.cmp(key) {
+            std::cmp::Ordering::Equal => return line.split_once('|').map(|(_, rest)| rest),
+            std::cmp::Ordering::Less => low = start + line.len() + 1,
+            std::cmp::Ordering::Greater => high = start,
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abbreviations_mean_their_words() {
+        assert_eq!(means("pr"), [stem("pull"), stem("request")]);
+        assert_eq!(means(&stem("k8s")), ["kubernet"]);
+        assert!(means("zzz").is_empty());
+        let of_repo = alternatives("repo", "repo");
+        assert!(of_repo.contains(&(stem("repository"), SAME)), "{of_repo:?}");
+        let of_repository = alternatives("repository", &stem("repository"));
+        assert!(of_repository.iter().any(|(w, _)| w == "repo"), "one word works both ways");
+    }
+
+    #[test]
+    fn intents_groups_and_wordnet() {
+        let of_forget = alternatives("forget", &stem("forget"));
+        assert!(of_forget.contains(&(stem("delete"), INTENT)), "{of_forget:?}");
+        let of_folder = alternatives("folder", &stem("folder"));
+        assert!(of_folder.contains(&(stem("directory"), SAME)), "{of_folder:?}");
+        let of_picture = alternatives("pictures", &stem("pictures"));
+        assert!(of_picture.contains(&(stem("image"), WORDNET_SAME)), "{of_picture:?}");
+        assert!(alternatives("qqqq", "qqqq").is_empty());
+    }
+
+    #[test]
+    fn lookup_finds_every_line_and_only_those() {
+        let text = "alpha|a||\nbeta|b|c|\ngamma|||d";
+        assert_eq!(lookup(text, "alpha"), Some("a||"));
+        assert_eq!(lookup(text, "beta"), Some("b|c|"));
+        assert_eq!(lookup(text, "gamma"), Some("||d"));
+        for missing in ["", "alp", "alphab", "delta", "aaa"] {
+            assert_eq!(lookup(text, missing), None, "{missing}");
+        }
+    }
+}

@@ -10,25 +10,31 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 /// Field weights: a word in a tool's name counts most.
-const NAME_WEIGHT: f32 = 3.0;
-const ORIGINAL_WEIGHT: f32 = 1.5;
-const PARAM_WEIGHT: f32 = 1.5;
-const SERVER_WEIGHT: f32 = 1.0;
-const TEXT_WEIGHT: f32 = 1.0;
+const NAME_WEIGHT: f64 = 3.0;
+const ORIGINAL_WEIGHT: f64 = 1.5;
+const PARAM_WEIGHT: f64 = 1.5;
+const SERVER_WEIGHT: f64 = 1.0;
+const TEXT_WEIGHT: f64 = 1.0;
 /// How much a word counts when it only starts a word of the tool.
 const PREFIX_FACTOR: f64 = 0.5;
-/// How much a request's word counts when only its server's description or instructions hold it.
-const SERVER_TEXT_FACTOR: f64 = 0.3;
+/// How much a request's word counts for every tool of a server whose description or
+/// instructions hold it.
+const SERVER_TEXT_FACTOR: f64 = 0.2;
 /// How much the words an abbreviation means count, and a question word (`who`, `where`) that
 /// only stands for others.
 const MEANS_WEIGHT: f64 = 0.9;
 const QUESTION_WEIGHT: f64 = 0.5;
-/// BM25 parameters.
-const K1: f64 = 1.2;
+/// BM25F parameters: saturation, and length normalization of descriptions and of names.
+const K1: f64 = 2.0;
 const B: f64 = 0.75;
-/// How much more a tool counts when its name starts with the query's action (a verb of the
-/// query or a word it stands for): "save text to a file" wants `write_file` over `read_text_file`.
-const VERB_FACTOR: f64 = 1.3;
+const NAME_B: f64 = 0.3;
+/// How much a word's second-best match in a tool counts beside its best one (`umbrella` may
+/// stand for both `rain` and `forecast`).
+const SECOND: f64 = 0.6;
+/// The best tools by relevance that are looked at again for how much of their name the request
+/// asks for, and how much that counts.
+const RERANKED: usize = 60;
+const NAME_COVER: f64 = 0.5;
 /// Bonuses that put exact and prefix name matches above any relevance score.
 const EXACT_NAME: f64 = 1000.0;
 const NAME_PREFIX: f64 = 500.0;
@@ -51,39 +57,72 @@ impl ServerText<'_> {
     }
 }
 
-/// BM25 postings of one field over a set of documents.
+/// One field of a document: its stemmed words, how much a word in it counts, and how much its
+/// length normalizes (BM25's `b`).
+struct Field {
+    words: Vec<String>,
+    weight: f64,
+    b: f64,
+}
+
+impl Field {
+    fn of(text: &str, weight: f64, b: f64) -> Field {
+        Field {
+            words: words(text).iter().map(|w| stem(w)).collect(),
+            weight,
+            b,
+        }
+    }
+}
+
+/// BM25F postings over a set of documents made of the same fields: each word's frequency in a
+/// document is weighted and length-normalized per field, so that a long description does not
+/// drown a word of the name.
 #[derive(Debug, Default)]
 struct Postings {
-    /// Stemmed word → (document, weighted frequency).
+    /// Stemmed word → (document, normalized weighted frequency).
     lists: HashMap<String, Vec<(u32, f32)>>,
-    lengths: Vec<f32>,
-    average_length: f64,
+    documents: usize,
 }
 
 impl Postings {
-    fn build(documents: impl Iterator<Item = HashMap<String, f32>>) -> Postings {
-        let mut lists: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
-        let mut lengths = Vec::new();
-        for (i, weights) in documents.enumerate() {
-            lengths.push(weights.values().sum());
-            for (word, weight) in weights {
-                lists.entry(word).or_default().push((i as u32, weight));
+    fn build(documents: Vec<Vec<Field>>) -> Postings {
+        let fields = documents.first().map_or(0, Vec::len);
+        let mut average = vec![0.0f64; fields];
+        for document in &documents {
+            for (sum, field) in average.iter_mut().zip(document) {
+                *sum += field.words.len() as f64;
             }
         }
-        let average_length = (lengths.iter().map(|l| f64::from(*l)).sum::<f64>()
-            / lengths.len().max(1) as f64)
-            .max(1.0);
+        for sum in &mut average {
+            *sum = (*sum / documents.len().max(1) as f64).max(1.0);
+        }
+        let mut lists: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
+        for (i, document) in documents.iter().enumerate() {
+            let mut frequencies: HashMap<&str, f64> = HashMap::new();
+            for (field, average) in document.iter().zip(&average) {
+                let norm = 1.0 - field.b + field.b * field.words.len() as f64 / average;
+                for word in &field.words {
+                    *frequencies.entry(word).or_default() += field.weight / norm;
+                }
+            }
+            for (word, tf) in frequencies {
+                lists
+                    .entry(word.to_string())
+                    .or_default()
+                    .push((i as u32, tf as f32));
+            }
+        }
         Postings {
             lists,
-            lengths,
-            average_length,
+            documents: documents.len(),
         }
     }
 
     /// For each (word, factor), `factor` × BM25 of the word in each document holding it; keeps
     /// the best per document in `best` (noting first touches in `touched`) and which factor won.
     fn best_of(&self, alternatives: &[(String, f64)], best: &mut Best) {
-        let n = self.lengths.len() as f64;
+        let n = self.documents as f64;
         for (word, factor) in alternatives {
             let Some(list) = self.lists.get(word) else {
                 continue;
@@ -91,9 +130,8 @@ impl Postings {
             let df = list.len() as f64;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for &(doc, tf) in list {
-                let (tf, len) = (f64::from(tf), f64::from(self.lengths[doc as usize]));
-                let norm = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / self.average_length));
-                best.offer(doc as usize, factor * idf * norm, *factor);
+                let tf = f64::from(tf);
+                best.offer(doc as usize, factor * idf * tf * (K1 + 1.0) / (tf + K1), *factor);
             }
         }
     }
@@ -102,6 +140,7 @@ impl Postings {
 /// Per document, the best score of one query term so far and the factor it came with.
 struct Best {
     score: Vec<f64>,
+    second: Vec<f64>,
     factor: Vec<f64>,
     touched: Vec<usize>,
 }
@@ -110,6 +149,7 @@ impl Best {
     fn new(n: usize) -> Best {
         Best {
             score: vec![0.0; n],
+            second: vec![0.0; n],
             factor: vec![0.0; n],
             touched: Vec::new(),
         }
@@ -117,18 +157,26 @@ impl Best {
 
     fn offer(&mut self, doc: usize, score: f64, factor: f64) {
         if score <= self.score[doc] {
+            self.second[doc] = self.second[doc].max(score);
             return;
         }
         if self.score[doc] == 0.0 {
             self.touched.push(doc);
         }
+        self.second[doc] = self.score[doc];
         self.score[doc] = score;
         self.factor[doc] = factor;
+    }
+
+    /// The term's score in `doc`: its best match, and a share of its second best.
+    fn total(&self, doc: usize) -> f64 {
+        self.score[doc] + SECOND * self.second[doc]
     }
 
     fn clear(&mut self) {
         for doc in self.touched.drain(..) {
             self.score[doc] = 0.0;
+            self.second[doc] = 0.0;
             self.factor[doc] = 0.0;
         }
     }
@@ -157,8 +205,9 @@ pub struct SearchIndex {
     vocabulary: Vec<String>,
     /// Display and MCP names, lowercase with `-` as `_`.
     names: Vec<[String; 2]>,
-    /// Per tool, the stemmed first word of its MCP name (usually its action), `api` skipped.
-    verbs: Vec<String>,
+    /// Per tool, the stems of its MCP name's words after its namespace (`git_`, `browser_`): its
+    /// action and object, usually.
+    name_words: Vec<Vec<String>>,
     /// Per tool, the fields a regex searches, lowercase, one per line: display name, MCP name,
     /// description, parameter names.
     haystacks: Vec<String>,
@@ -171,34 +220,31 @@ pub struct SearchIndex {
 
 impl SearchIndex {
     pub fn build(tools: &[ToolInfo], servers: &[ServerText]) -> SearchIndex {
-        let documents = tools.iter().map(|tool| {
-            let mut weights: HashMap<String, f32> = HashMap::new();
-            let mut add = |text: &str, weight: f32| {
-                for word in words(text) {
-                    *weights.entry(stem(&word)).or_default() += weight;
-                }
-            };
-            add(&tool.name, NAME_WEIGHT);
-            add(&tool.original, ORIGINAL_WEIGHT);
-            add(&tool.server, SERVER_WEIGHT);
-            add(&tool.description, TEXT_WEIGHT);
-            for param in parameter_names(tool) {
-                add(param, PARAM_WEIGHT);
-            }
-            weights
-        });
+        let documents = tools
+            .iter()
+            .map(|tool| {
+                let params: Vec<&str> = parameter_names(tool).collect();
+                vec![
+                    Field::of(&tool.name, NAME_WEIGHT, NAME_B),
+                    Field::of(&tool.original, ORIGINAL_WEIGHT, NAME_B),
+                    Field::of(&tool.server, SERVER_WEIGHT, NAME_B),
+                    Field::of(&tool.description, TEXT_WEIGHT, B),
+                    Field::of(&params.join(" "), PARAM_WEIGHT, B),
+                ]
+            })
+            .collect();
         let postings = Postings::build(documents);
         let mut vocabulary: Vec<String> = postings.lists.keys().cloned().collect();
         vocabulary.sort();
         let server_names: Vec<String> = servers.iter().map(|s| s.name.to_string()).collect();
-        let server_texts = servers.iter().map(|server| {
-            let mut weights: HashMap<String, f32> = HashMap::new();
-            let texts = [Some(server.name), server.description, server.instructions];
-            for word in texts.into_iter().flatten().flat_map(words) {
-                *weights.entry(stem(&word)).or_default() += 1.0;
-            }
-            weights
-        });
+        let server_texts = servers
+            .iter()
+            .map(|server| {
+                let texts = [Some(server.name), server.description, server.instructions];
+                let text = texts.into_iter().flatten().collect::<Vec<_>>().join("\n");
+                vec![Field::of(&text, 1.0, B)]
+            })
+            .collect();
         let mut server_tools = vec![Vec::new(); server_names.len()];
         for (i, tool) in tools.iter().enumerate() {
             if let Some(s) = server_names.iter().position(|s| *s == tool.server) {
@@ -212,7 +258,7 @@ impl SearchIndex {
                 .iter()
                 .map(|t| [loose(&t.name), loose(&t.original)])
                 .collect(),
-            verbs: tools.iter().map(|t| verb(&t.original)).collect(),
+            name_words: name_words(tools),
             haystacks: tools.iter().map(haystack).collect(),
             servers: Postings::build(server_texts),
             server_summaries: servers.iter().map(ServerText::summary).collect(),
@@ -230,7 +276,7 @@ impl SearchIndex {
     /// `keep`, and how many match in all. Only the best are sorted: a query over 10,000 tools
     /// costs its postings, not a full sort.
     pub fn rank(&self, query: &str, keep: impl Fn(usize) -> bool, want: usize) -> Ranked {
-        let n = self.tools.lengths.len();
+        let n = self.tools.documents;
         let terms = self.terms(query);
         let mut scores = vec![0.0f64; n];
         let mut closeness = vec![0.0f64; n];
@@ -240,28 +286,17 @@ impl SearchIndex {
             self.tools.best_of(&term.alternatives, &mut best);
             self.servers.best_of(&term.alternatives, &mut server_best);
             for &server in &server_best.touched {
-                let weak = SERVER_TEXT_FACTOR * server_best.score[server];
+                let weak = SERVER_TEXT_FACTOR * term.weight * server_best.score[server];
                 for &doc in &self.server_tools[server] {
-                    best.offer(doc, weak, 0.0);
+                    scores[doc] += weak;
                 }
             }
             for &doc in &best.touched {
-                scores[doc] += term.weight * best.score[doc];
+                scores[doc] += term.weight * best.total(doc);
                 closeness[doc] += term.weight * best.factor[doc];
             }
             best.clear();
             server_best.clear();
-        }
-        let actions: Vec<&str> = terms
-            .iter()
-            .flat_map(|t| &t.alternatives)
-            .filter(|(_, factor)| *factor >= INTENT)
-            .map(|(word, _)| word.as_str())
-            .collect();
-        for (score, verb) in scores.iter_mut().zip(&self.verbs) {
-            if *score > 0.0 && actions.contains(&verb.as_str()) {
-                *score *= VERB_FACTOR;
-            }
         }
         let whole = loose(query);
         for (doc, names) in self.names.iter().enumerate() {
@@ -285,11 +320,17 @@ impl SearchIndex {
         let total = hits.len();
         let best_first =
             |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if want < hits.len() {
-            hits.select_nth_unstable_by(want, best_first);
-            hits.truncate(want);
+        let candidates = want.max(RERANKED);
+        if candidates < hits.len() {
+            hits.select_nth_unstable_by(candidates, best_first);
+            hits.truncate(candidates);
+        }
+        let asked = asked_words(&terms);
+        for (doc, score) in &mut hits {
+            *score *= 1.0 + NAME_COVER * self.name_cover(*doc, &asked);
         }
         hits.sort_by(best_first);
+        hits.truncate(want);
         let weights: f64 = terms.iter().map(|t| t.weight).sum();
         let strength = hits
             .first()
@@ -299,6 +340,25 @@ impl SearchIndex {
             total,
             strength,
         }
+    }
+
+    /// How much of tool `doc`'s name (after its namespace) the request asks for: per name word,
+    /// how closely a word of the request (or one it stands for) matches it, averaged.
+    fn name_cover(&self, doc: usize, asked: &HashMap<&str, f64>) -> f64 {
+        let name = &self.name_words[doc];
+        let covered: f64 = name
+            .iter()
+            .map(|word| {
+                asked.get(word.as_str()).copied().unwrap_or_else(|| {
+                    asked
+                        .iter()
+                        .filter(|(a, _)| a.len() >= 3 && word.starts_with(*a))
+                        .map(|(_, f)| f * PREFIX_FACTOR)
+                        .fold(0.0, f64::max)
+                })
+            })
+            .sum();
+        covered / name.len().max(1) as f64
     }
 
     /// Servers whose own words (name, description, instructions) match `query`, best first,
@@ -379,11 +439,24 @@ impl SearchIndex {
             );
         }
         alternatives.extend(related::alternatives(raw, stemmed));
+        alternatives.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        alternatives.dedup_by(|a, b| a.0 == b.0);
+        alternatives.sort_by(|a, b| b.1.total_cmp(&a.1));
         Term {
             weight,
             alternatives,
         }
     }
+}
+
+/// Every word the request's terms stand for, with the best factor (question words included).
+fn asked_words(terms: &[Term]) -> HashMap<&str, f64> {
+    let mut asked: HashMap<&str, f64> = HashMap::new();
+    for (word, factor) in terms.iter().flat_map(|t| &t.alternatives) {
+        let entry = asked.entry(word.as_str()).or_default();
+        *entry = entry.max(*factor);
+    }
+    asked
 }
 
 /// Names of a tool's top-level parameters.
@@ -410,10 +483,39 @@ fn haystack(tool: &ToolInfo) -> String {
     lines.join("\n").to_lowercase()
 }
 
-fn verb(name: &str) -> String {
-    words(name)
-        .into_iter()
-        .find(|w| w != "api")
-        .map(|w| stem(&w))
-        .unwrap_or_default()
+/// Per tool, the stems of the words of its MCP name after its namespace: words of its server's
+/// name (`git_status`) and a first word most of its server's tools share (`browser_click`,
+/// `jira_get_issue`, `API-get-user`) are skipped.
+fn name_words(tools: &[ToolInfo]) -> Vec<Vec<String>> {
+    let mut firsts: HashMap<(&str, String), usize> = HashMap::new();
+    let mut per_server: HashMap<&str, usize> = HashMap::new();
+    for tool in tools {
+        *per_server.entry(&tool.server).or_default() += 1;
+        if let Some(first) = words(&tool.original).into_iter().next() {
+            *firsts.entry((&tool.server, first)).or_default() += 1;
+        }
+    }
+    tools
+        .iter()
+        .map(|tool| {
+            let server_words = words(&tool.server);
+            let shared = |w: &String| {
+                let count = firsts
+                    .get(&(tool.server.as_str(), w.clone()))
+                    .copied()
+                    .unwrap_or(0);
+                count >= 3 && 2 * count >= per_server[tool.server.as_str()]
+            };
+            let mut name = words(&tool.original).into_iter().peekable();
+            while name.peek().is_some_and(|w| server_words.contains(w) || shared(w)) {
+                name.next();
+            }
+            let rest: Vec<String> = name.map(|w| stem(&w)).collect();
+            if rest.is_empty() {
+                words(&tool.original).iter().map(|w| stem(w)).collect()
+            } else {
+                rest
+            }
+        })
+        .collect()
 }

@@ -48,13 +48,13 @@ test("the main tarball holds the runtime files only", () => {
   // package.json only makes them ES modules.
   const folder = dirname(relative(manifest.pi.extensions[0]));
   const extension = readdirSync(join(root, folder)).map((file) => `${folder}/${file}`);
-  const expected = [...new Set(["CHANGELOG.md", "LICENSE", "README.md", "index.d.ts", "index.js", "loader.js", "package.json", ...extension, ...entries])];
+  const expected = [...new Set(["CHANGELOG.md", "LICENSE", "LICENSE-WordNet", "README.md", "index.d.ts", "index.js", "loader.js", "package.json", ...extension, ...entries])];
   assert.deepEqual(release.main.files, expected.sort());
   assert.ok(release.main.size < 100 * 1024, `the main tarball grew to ${release.main.size} bytes`);
 });
 
-test("the platform tarball holds this platform's binary, its manifest and README", () => {
-  assert.deepEqual(release.platform.files, ["README.md", "package.json", binaryFile(PLATFORM)].sort());
+test("the platform tarball holds this platform's binary, its manifest, README and WordNet's license", () => {
+  assert.deepEqual(release.platform.files, ["LICENSE-WordNet", "README.md", "package.json", binaryFile(PLATFORM)].sort());
 });
 
 test("the installed manifests carry the metadata and the 8 optional platform packages", () => {

@@ -4,13 +4,16 @@
 // napi CLI (create-npm-dirs) and moves each target's binary from <artifacts>/bindings-<target>/ into
 // its package (artifacts). `npm publish` then runs `napi pre-publish` (prepublishOnly), which
 // publishes every platform package and writes them into the main package's optionalDependencies.
-import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { NapiCli } from "@napi-rs/cli";
 
 /** Keywords the platform packages do not inherit: `pi-package` would list a bare binary as a Pi package. */
 const MAIN_PACKAGE_ONLY_KEYWORDS = new Set(["pi-package"]);
+
+/** The binary compiles in a table distilled from WordNet, whose license must travel with it. */
+const NOTICES = ["LICENSE-WordNet"];
 
 /** Stages the platform packages of the package in `cwd` from the binaries under `artifactsDir`. */
 export async function stageRelease(cwd, artifactsDir) {
@@ -22,6 +25,8 @@ export async function stageRelease(cwd, artifactsDir) {
     const file = join(npmDir, platform, "package.json");
     const manifest = JSON.parse(readFileSync(file, "utf8"));
     manifest.keywords = manifest.keywords?.filter((k) => !MAIN_PACKAGE_ONLY_KEYWORDS.has(k));
+    for (const notice of NOTICES) copyFileSync(join(cwd, notice), join(npmDir, platform, notice));
+    manifest.files = [...(manifest.files ?? []), ...NOTICES];
     writeFileSync(file, `${JSON.stringify(manifest, null, 2)}\n`);
   }
 }

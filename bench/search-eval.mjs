@@ -114,8 +114,9 @@ export async function evaluate({ v1 = false } = {}) {
       const result = await adapter.search(q.query);
       const names = result.details.matches.map((m) => m.tool);
       const rank = names.findIndex((n) => q.expect.includes(n)) + 1;
-      const tokens = encode(result.content.map((c) => c.text).join("\n")).length;
-      rows.push({ ...q, rank, tokens, top: names.slice(0, 3), weak: Boolean(result.details.weak), servers: result.details.servers ?? [] });
+      const text = result.content.map((c) => c.text).join("\n");
+      const weak = Boolean(result.details.weak);
+      rows.push({ ...q, rank, tokens: encode(text).length, top: names.slice(0, 3), text, weak, servers: result.details.servers ?? [] });
     }
     const groups = { all: summary(rows) };
     for (const set of SETS) groups[set] = summary(rows.filter((r) => r.set === set));

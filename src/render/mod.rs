@@ -384,8 +384,9 @@ pub fn search(query: &str, server: Option<&str>, page: &Page, include_schemas: b
     let mut out = if query.is_empty() {
         format!("{}{scope}:", plural(page.total, "tool"))
     } else if page.weak.is_some() {
+        let share = if page.total == 1 { "shares" } else { "share" };
         format!(
-            "No strong match for \"{query}\"{scope}: {} share some of its words, closest first:",
+            "No strong match for \"{query}\"{scope}: {} {share} some of its words, closest first:",
             plural(page.total, "tool")
         )
     } else {

@@ -209,6 +209,37 @@ fn search_text() {
 }
 
 #[test]
+fn weak_search_text() {
+    let tools = tools();
+    let weather = (
+        "weather".to_string(),
+        "Forecasts, current conditions and alerts".to_string(),
+    );
+    let page = search::Page {
+        hits: vec![&tools[0]],
+        total: 1,
+        offset: 0,
+        weak: Some(vec![weather, ("time".to_string(), String::new())]),
+    };
+    assert_eq!(
+        search("umbrella tomorrow", None, &page, false),
+        "No strong match for \"umbrella tomorrow\": 1 tool shares some of its words, closest first:\n\
+         everything_echo: Echoes back the input.\n\
+         Servers whose description fits: weather (Forecasts, current conditions and alerts); time. \
+         mcp({ server: \"name\" }) lists a server's tools."
+    );
+    let none = search::Page {
+        hits: vec![],
+        total: 0,
+        offset: 0,
+        weak: Some(vec![("time".to_string(), String::new())]),
+    };
+    assert!(search("zzz", None, &none, true).ends_with(
+        "Servers whose description fits: time. mcp({ server: \"name\" }) lists a server's tools."
+    ));
+}
+
+#[test]
 fn describe_text() {
     let tools = tools();
     assert_eq!(

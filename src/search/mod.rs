@@ -226,7 +226,7 @@ pub(crate) fn similarity(a: &str, b: &str) -> f64 {
 mod tests {
     use super::*;
     use crate::catalog::{build_server_tools, ToolPrefix};
-    use serde_json::json;
+    use serde_json::{json, Value};
     use std::sync::Arc;
 
     fn catalog() -> Vec<ToolInfo> {
@@ -291,13 +291,125 @@ mod tests {
     fn words_are_ored_and_ranked() {
         let tools = catalog();
         let page = find(&tools, "file write", &opts()).unwrap();
-        assert_eq!(names(&page)[0], "fs_write_file");
-        assert_eq!(page.total, 2);
+        assert_eq!(names(&page)[..2], ["fs_write_file", "fs_read_file"]);
+        assert!(page.weak.is_none());
         let page = find(&tools, "path", &opts()).unwrap();
         assert_eq!(page.total, 2, "parameter names are searched");
         let page = find(&tools, "image", &opts()).unwrap();
         assert_eq!(names(&page), ["everything_getTinyImage"]);
         assert_eq!(find(&tools, "zzz", &opts()).unwrap().total, 0);
+    }
+
+    /// Tools of three servers described in their configs, for requests in other words.
+    fn described() -> (Vec<ToolInfo>, SearchIndex) {
+        let server = |name: &str, tools: &[Value]| {
+            let tools: Vec<Arc<Value>> = tools.iter().cloned().map(Arc::new).collect();
+            build_server_tools(name, ToolPrefix::Server, &tools, &[], true)
+        };
+        let mut tools = server(
+            "memory",
+            &[
+                json!({"name": "add_observations", "description": "Add observations to entities"}),
+                json!({"name": "delete_entities", "description": "Delete entities from the graph"}),
+            ],
+        );
+        tools.extend(server(
+            "fs",
+            &[
+                json!({"name": "create_directory", "description": "Create a new directory"}),
+                json!({"name": "list_directory", "description": "List the entries of a directory"}),
+            ],
+        ));
+        tools.extend(server(
+            "k8s-tools",
+            &[json!({"name": "kubectl_get", "description": "Get Kubernetes resources"})],
+        ));
+        let texts = [
+            (
+                "memory",
+                "A knowledge graph that remembers facts about the user",
+            ),
+            ("fs", "Files and folders on this machine"),
+            ("k8s-tools", "Manages a Kubernetes cluster"),
+        ];
+        let servers: Vec<ServerText> = texts
+            .iter()
+            .map(|(name, description)| ServerText {
+                name,
+                description: Some(description),
+                instructions: None,
+            })
+            .collect();
+        let index = SearchIndex::build(&tools, &servers);
+        (tools, index)
+    }
+
+    #[test]
+    fn requests_in_other_words() {
+        let (tools, index) = described();
+        let first = |query: &str| {
+            let page = search(&tools, &index, query, &opts()).unwrap();
+            page.hits
+                .first()
+                .map(|t| t.name.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            first("make a new folder"),
+            "fs_create_directory",
+            "synonyms"
+        );
+        assert_eq!(
+            first("forget the old client"),
+            "memory_delete_entities",
+            "intents"
+        );
+        assert_eq!(
+            first("what's in the folder"),
+            "fs_list_directory",
+            "question words"
+        );
+        assert_eq!(
+            first("k8s resources"),
+            "k8s-tools_kubectl_get",
+            "abbreviations"
+        );
+        let page = search(&tools, &index, "the entities", &opts()).unwrap();
+        assert!(
+            page.hits.iter().all(|t| t.server == "memory"),
+            "`the` is left out"
+        );
+        let page = search(&tools, &index, "the", &opts()).unwrap();
+        assert!(page.total > 0, "unless nothing else is asked");
+    }
+
+    #[test]
+    fn weak_matches_say_so_and_name_fitting_servers() {
+        let (tools, index) = described();
+        let page = search(&tools, &index, "create a directory", &opts()).unwrap();
+        assert!(page.weak.is_none(), "every word matched: a strong match");
+        let page = search(&tools, &index, "jot down what the user said", &opts()).unwrap();
+        let servers = page.weak.expect("a weak match");
+        assert_eq!(servers.first().map(|s| s.0.as_str()), Some("memory"));
+        assert!(servers.len() <= SUGGESTED_SERVERS);
+        let scoped = SearchOptions {
+            server: Some("fs".into()),
+            ..opts()
+        };
+        let page = search(&tools, &index, "jot down what the user said", &scoped).unwrap();
+        assert_eq!(
+            page.weak,
+            Some(Vec::new()),
+            "no other server is suggested within one"
+        );
+        let regex = SearchOptions {
+            regex: true,
+            ..opts()
+        };
+        assert!(search(&tools, &index, "jot", &regex)
+            .unwrap()
+            .weak
+            .is_none());
     }
 
     #[test]

@@ -133,13 +133,16 @@ piTest("/mcp and its subcommands over RPC: status, reconnect, tools, doctor, dis
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
-piTest("five configured servers: the tool surface Pi sends stays ≤ 300 o200k tokens", OPTS, async (pi) => {
+piTest("five configured servers, each with a description: the tool surface Pi sends stays ≤ 300 o200k tokens", OPTS, async (pi) => {
+  // The descriptions of these servers in the search eval (fixtures/search-eval/servers.json).
+  const describe = (server, description) => ({ ...server, description });
   const five = {
     mcpServers: {
-      ...config.mcpServers,
-      filesystem: filesystem(serverCwd, { cwd: serverCwd }),
-      git: faulty([], { cwd: serverCwd }),
-      playwright: faulty(["x"], { cwd: serverCwd }),
+      everything: describe(config.mcpServers.everything, "A test server from the MCP project that exercises every feature of the protocol, for developers of MCP clients."),
+      memory: describe(config.mcpServers.memory, "A persistent memory kept as a local knowledge graph, so that the assistant remembers information about the user across chats."),
+      filesystem: describe(filesystem(serverCwd, { cwd: serverCwd }), "File system operations on the local machine, limited to the directories it is allowed to use."),
+      git: describe(faulty([], { cwd: serverCwd }), "Reads, searches and manipulates Git repositories."),
+      playwright: describe(faulty(["x"], { cwd: serverCwd }), "Browser automation with Playwright: the assistant works with web pages through structured accessibility snapshots instead of screenshots."),
     },
   };
   const r = await runPi({ pi, extensionDir: root, mcpConfig: five, script: { steps: [{ text: "done" }] } });
@@ -148,7 +151,8 @@ piTest("five configured servers: the tool surface Pi sends stays ≤ 300 o200k t
   assert.deepEqual(tools.map((t) => t.function.name), ["mcp"]);
   const surface = JSON.stringify(tools);
   const tokens = encode(surface).length;
-  console.log(`# tool surface with 5 servers: ${Buffer.byteLength(surface)} bytes, ${tokens} o200k tokens`);
+  console.log(`# tool surface with 5 described servers: ${Buffer.byteLength(surface)} bytes, ${tokens} o200k tokens`);
+  assert.match(tools[0].function.description, /git: Reads, searches and manipulates Git…/);
   assert.ok(tokens <= 300, `the tool surface grew to ${tokens} tokens`);
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });

@@ -29,7 +29,7 @@ const INSTRUCTIONS_PREVIEW: usize = 240;
 /// A fitting server's description after a weak search is cut near this many characters.
 const FITTING_SERVER_DESCRIPTION: usize = 80;
 /// A server's `description` in the `mcp` tool's description is cut near this many characters.
-const TOOL_SERVER_DESCRIPTION: usize = 60;
+const TOOL_SERVER_DESCRIPTION: usize = 45;
 
 /// The `mcp` tool's description: the modes and the configured servers (name, and `description`
 /// when the config gives one); byte-stable for a config.

@@ -282,9 +282,7 @@ fn tool_definition_is_small_and_stable() {
         ("memory", None),
     ]);
     assert!(
-        described.contains(
-            "(docs: Search and read the product documentation of every release…; memory)"
-        ),
+        described.contains("(docs: Search and read the product documentation of…; memory)"),
         "{described}"
     );
     let bytes = description.len() + tool_parameters().to_string().len();

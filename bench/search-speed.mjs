@@ -2,7 +2,8 @@
 // Search speed over a synthetic 10,000-tool catalog (100 servers × 100 tools, realistic names,
 // descriptions and parameters), through the native API as the model's `mcp({ search })` runs it:
 // ranking, paging and the rendered answer. Prints p50/p99 per query for word searches, server-
-// scoped searches and regex searches. Build with `npm run build` first for release figures.
+// scoped searches and regex searches, and the first search, which builds the index. Build with
+// `npm run build` first for release figures.
 // Usage: node bench/search-speed.mjs [--tools N] [--rounds R]
 import { createRequire } from "node:module";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -54,7 +55,7 @@ function openAdapter(home) {
   const mcpServers = {};
   const servers = {};
   for (const [name, tools] of Object.entries(catalog())) {
-    mcpServers[name] = { command: `never-started-${name}` };
+    mcpServers[name] = { command: `never-started-${name}`, description: `The ${name} API: its records, files and messages.` };
     servers[name] = { configHash: configHash(mcpServers[name], {}), tools, resources: [], cachedAt: Date.now() };
   }
   writeFileSync(join(agentDir, "mcp.json"), JSON.stringify({ mcpServers }));
@@ -82,7 +83,12 @@ try {
   const opened = process.hrtime.bigint();
   const adapter = openAdapter(home);
   const total = (await adapter.status()).details.totalTools;
-  console.log(`catalog: ${total} tools on ${Object.keys(catalog()).length} servers; open + index ${(Number(process.hrtime.bigint() - opened) / 1e6).toFixed(1)} ms`);
+  const open = Number(process.hrtime.bigint() - opened) / 1e6;
+  // The index (and the related-words table) is built at the first search after a catalog change.
+  const first = process.hrtime.bigint();
+  await adapter.search("create a ticket", {});
+  const index = Number(process.hrtime.bigint() - first) / 1e6;
+  console.log(`catalog: ${total} tools on ${Object.keys(catalog()).length} servers; open ${open.toFixed(1)} ms; first search (builds the index) ${index.toFixed(1)} ms`);
   const words = [];
   for (const verb of VERBS) for (const noun of NOUNS.slice(0, 8)) words.push([`${verb} ${noun}`, {}]);
   words.push(["create a ticket for the failing deployment", {}], ["invoice history by id", {}], ["nothing matches zzzz", {}]);

@@ -195,7 +195,7 @@ fn search_text() {
     assert!(text.contains("everything_noop\n  no parameters"), "{text}");
     assert_eq!(
         search("doc noop", None, &page, false),
-        "2 tools match \"doc noop\", best first:\neverything_get_doc: A document\neverything_noop"
+        "2 tools match \"doc noop\", best first:\neverything_noop\neverything_get_doc: A document"
     );
     let none = search::search(
         &tools,

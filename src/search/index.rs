@@ -28,13 +28,6 @@ const QUESTION_WEIGHT: f64 = 0.5;
 const K1: f64 = 2.0;
 const B: f64 = 0.75;
 const NAME_B: f64 = 0.3;
-/// How much a word's second-best match in a tool counts beside its best one (`umbrella` may
-/// stand for both `rain` and `forecast`).
-const SECOND: f64 = 0.6;
-/// The best tools by relevance that are looked at again for how much of their name the request
-/// asks for, and how much that counts.
-const RERANKED: usize = 60;
-const NAME_COVER: f64 = 0.5;
 /// Bonuses that put exact and prefix name matches above any relevance score.
 const EXACT_NAME: f64 = 1000.0;
 const NAME_PREFIX: f64 = 500.0;
@@ -144,7 +137,6 @@ impl Postings {
 /// Per document, the best score of one query term so far and the factor it came with.
 struct Best {
     score: Vec<f64>,
-    second: Vec<f64>,
     factor: Vec<f64>,
     touched: Vec<usize>,
 }
@@ -153,7 +145,6 @@ impl Best {
     fn new(n: usize) -> Best {
         Best {
             score: vec![0.0; n],
-            second: vec![0.0; n],
             factor: vec![0.0; n],
             touched: Vec::new(),
         }
@@ -161,26 +152,18 @@ impl Best {
 
     fn offer(&mut self, doc: usize, score: f64, factor: f64) {
         if score <= self.score[doc] {
-            self.second[doc] = self.second[doc].max(score);
             return;
         }
         if self.score[doc] == 0.0 {
             self.touched.push(doc);
         }
-        self.second[doc] = self.score[doc];
         self.score[doc] = score;
         self.factor[doc] = factor;
-    }
-
-    /// The term's score in `doc`: its best match, and a share of its second best.
-    fn total(&self, doc: usize) -> f64 {
-        self.score[doc] + SECOND * self.second[doc]
     }
 
     fn clear(&mut self) {
         for doc in self.touched.drain(..) {
             self.score[doc] = 0.0;
-            self.second[doc] = 0.0;
             self.factor[doc] = 0.0;
         }
     }
@@ -209,9 +192,6 @@ pub struct SearchIndex {
     vocabulary: Vec<String>,
     /// Display and MCP names, lowercase with `-` as `_`.
     names: Vec<[String; 2]>,
-    /// Per tool, the stems of its MCP name's words after its namespace (`git_`, `browser_`): its
-    /// action and object, usually.
-    name_words: Vec<Vec<String>>,
     /// Per tool, the fields a regex searches, lowercase, one per line: display name, MCP name,
     /// description, parameter names.
     haystacks: Vec<String>,
@@ -262,7 +242,6 @@ impl SearchIndex {
                 .iter()
                 .map(|t| [loose(&t.name), loose(&t.original)])
                 .collect(),
-            name_words: name_words(tools),
             haystacks: tools.iter().map(haystack).collect(),
             servers: Postings::build(server_texts),
             server_summaries: servers.iter().map(ServerText::summary).collect(),
@@ -296,7 +275,7 @@ impl SearchIndex {
                 }
             }
             for &doc in &best.touched {
-                scores[doc] += term.weight * best.total(doc);
+                scores[doc] += term.weight * best.score[doc];
                 closeness[doc] += term.weight * best.factor[doc];
             }
             best.clear();
@@ -324,17 +303,11 @@ impl SearchIndex {
         let total = hits.len();
         let best_first =
             |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        let candidates = want.max(RERANKED);
-        if candidates < hits.len() {
-            hits.select_nth_unstable_by(candidates, best_first);
-            hits.truncate(candidates);
-        }
-        let asked = asked_words(&terms);
-        for (doc, score) in &mut hits {
-            *score *= 1.0 + NAME_COVER * self.name_cover(*doc, &asked);
+        if want < hits.len() {
+            hits.select_nth_unstable_by(want, best_first);
+            hits.truncate(want);
         }
         hits.sort_by(best_first);
-        hits.truncate(want);
         let weights: f64 = terms.iter().map(|t| t.weight).sum();
         let strength = hits.first().map_or(0.0, |&(doc, _)| {
             (closeness[doc] / weights.max(1e-9)).min(1.0)
@@ -344,25 +317,6 @@ impl SearchIndex {
             total,
             strength,
         }
-    }
-
-    /// How much of tool `doc`'s name (after its namespace) the request asks for: per name word,
-    /// how closely a word of the request (or one it stands for) matches it, averaged.
-    fn name_cover(&self, doc: usize, asked: &HashMap<&str, f64>) -> f64 {
-        let name = &self.name_words[doc];
-        let covered: f64 = name
-            .iter()
-            .map(|word| {
-                asked.get(word.as_str()).copied().unwrap_or_else(|| {
-                    asked
-                        .iter()
-                        .filter(|(a, _)| a.len() >= 3 && word.starts_with(*a))
-                        .map(|(_, f)| f * PREFIX_FACTOR)
-                        .fold(0.0, f64::max)
-                })
-            })
-            .sum();
-        covered / name.len().max(1) as f64
     }
 
     /// Servers whose own words (name, description, instructions) match `query`, best first,
@@ -458,16 +412,6 @@ impl SearchIndex {
     }
 }
 
-/// Every word the request's terms stand for, with the best factor (question words included).
-fn asked_words(terms: &[Term]) -> HashMap<&str, f64> {
-    let mut asked: HashMap<&str, f64> = HashMap::new();
-    for (word, factor) in terms.iter().flat_map(|t| &t.alternatives) {
-        let entry = asked.entry(word.as_str()).or_default();
-        *entry = entry.max(*factor);
-    }
-    asked
-}
-
 /// Names of a tool's top-level parameters.
 fn parameter_names(tool: &ToolInfo) -> impl Iterator<Item = &str> {
     tool.input_schema()
@@ -490,44 +434,4 @@ fn haystack(tool: &ToolInfo) -> String {
     ];
     lines.extend(parameter_names(tool).map(str::to_string));
     lines.join("\n").to_lowercase()
-}
-
-/// Per tool, the stems of the words of its MCP name after its namespace: words of its server's
-/// name (`git_status`) and a first word most of its server's tools share (`browser_click`,
-/// `jira_get_issue`, `API-get-user`) are skipped.
-fn name_words(tools: &[ToolInfo]) -> Vec<Vec<String>> {
-    let mut firsts: HashMap<(&str, String), usize> = HashMap::new();
-    let mut per_server: HashMap<&str, usize> = HashMap::new();
-    for tool in tools {
-        *per_server.entry(&tool.server).or_default() += 1;
-        if let Some(first) = words(&tool.original).into_iter().next() {
-            *firsts.entry((&tool.server, first)).or_default() += 1;
-        }
-    }
-    tools
-        .iter()
-        .map(|tool| {
-            let server_words = words(&tool.server);
-            let shared = |w: &String| {
-                let count = firsts
-                    .get(&(tool.server.as_str(), w.clone()))
-                    .copied()
-                    .unwrap_or(0);
-                count >= 3 && 2 * count >= per_server[tool.server.as_str()]
-            };
-            let mut name = words(&tool.original).into_iter().peekable();
-            while name
-                .peek()
-                .is_some_and(|w| server_words.contains(w) || shared(w))
-            {
-                name.next();
-            }
-            let rest: Vec<String> = name.map(|w| stem(&w)).collect();
-            if rest.is_empty() {
-                words(&tool.original).iter().map(|w| stem(w)).collect()
-            } else {
-                rest
-            }
-        })
-        .collect()
 }

@@ -229,9 +229,14 @@ impl SearchIndex {
                 vec![Field::of(&text, 1.0, B)]
             })
             .collect();
-        let mut server_tools = vec![Vec::new(); server_names.len()];
+        let server_of: HashMap<&str, usize> = servers
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name, i))
+            .collect();
+        let mut server_tools = vec![Vec::new(); servers.len()];
         for (i, tool) in tools.iter().enumerate() {
-            if let Some(s) = server_names.iter().position(|s| *s == tool.server) {
+            if let Some(&s) = server_of.get(tool.server.as_str()) {
                 server_tools[s].push(i);
             }
         }

@@ -90,25 +90,29 @@ impl Postings {
         for sum in &mut average {
             *sum = (*sum / documents.len().max(1) as f64).max(1.0);
         }
+        let count = documents.len();
         let mut lists: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
-        for (i, document) in documents.iter().enumerate() {
-            let mut frequencies: HashMap<&str, f64> = HashMap::new();
-            for (field, average) in document.iter().zip(&average) {
+        for (i, document) in documents.into_iter().enumerate() {
+            let mut frequencies: HashMap<String, f64> = HashMap::new();
+            for (field, average) in document.into_iter().zip(&average) {
                 let norm = 1.0 - field.b + field.b * field.words.len() as f64 / average;
-                for word in &field.words {
+                for word in field.words {
                     *frequencies.entry(word).or_default() += field.weight / norm;
                 }
             }
             for (word, tf) in frequencies {
-                lists
-                    .entry(word.to_string())
-                    .or_default()
-                    .push((i as u32, tf as f32));
+                let posting = (i as u32, tf as f32);
+                match lists.get_mut(&word) {
+                    Some(list) => list.push(posting),
+                    None => {
+                        lists.insert(word, vec![posting]);
+                    }
+                }
             }
         }
         Postings {
             lists,
-            documents: documents.len(),
+            documents: count,
         }
     }
 

@@ -4,7 +4,7 @@
 //! instructions as a weak field.
 
 use super::related::{self, INTENT};
-use super::words::{is_stopword, stem, words};
+use super::words::{each_word, is_stopword, stem, words};
 use crate::catalog::ToolInfo;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -50,22 +50,12 @@ impl ServerText<'_> {
     }
 }
 
-/// One field of a document: its stemmed words, how much a word in it counts, and how much its
-/// length normalizes (BM25's `b`).
-struct Field {
-    words: Vec<String>,
+/// One field of a document: its text, how much a word in it counts, and how much its length
+/// normalizes (BM25's `b`).
+struct Field<'a> {
+    text: &'a str,
     weight: f64,
     b: f64,
-}
-
-impl Field {
-    fn of(text: &str, weight: f64, b: f64) -> Field {
-        Field {
-            words: words(text).iter().map(|w| stem(w)).collect(),
-            weight,
-            b,
-        }
-    }
 }
 
 /// BM25F postings over a set of documents made of the same fields: each word's frequency in a
@@ -79,40 +69,55 @@ struct Postings {
 }
 
 impl Postings {
-    fn build(documents: Vec<Vec<Field>>) -> Postings {
-        let fields = documents.first().map_or(0, Vec::len);
-        let mut average = vec![0.0f64; fields];
-        for document in &documents {
-            for (sum, field) in average.iter_mut().zip(document) {
-                *sum += field.words.len() as f64;
+    fn build(documents: &[Vec<Field>]) -> Postings {
+        let lengths: Vec<Vec<usize>> = documents
+            .iter()
+            .map(|fields| {
+                let count = |text| {
+                    let mut n = 0;
+                    each_word(text, |_| n += 1);
+                    n
+                };
+                fields.iter().map(|field| count(field.text)).collect()
+            })
+            .collect();
+        let mut average = vec![0.0f64; documents.first().map_or(0, Vec::len)];
+        for lengths in &lengths {
+            for (sum, length) in average.iter_mut().zip(lengths) {
+                *sum += *length as f64;
             }
         }
         for sum in &mut average {
             *sum = (*sum / documents.len().max(1) as f64).max(1.0);
         }
-        let count = documents.len();
+        // Catalogs repeat their words: each is stemmed once.
+        let mut stems: HashMap<String, String> = HashMap::new();
         let mut lists: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
-        for (i, document) in documents.into_iter().enumerate() {
-            let mut frequencies: HashMap<String, f64> = HashMap::new();
-            for (field, average) in document.into_iter().zip(&average) {
-                let norm = 1.0 - field.b + field.b * field.words.len() as f64 / average;
-                for word in field.words {
-                    *frequencies.entry(word).or_default() += field.weight / norm;
-                }
-            }
-            for (word, tf) in frequencies {
-                let posting = (i as u32, tf as f32);
-                match lists.get_mut(&word) {
-                    Some(list) => list.push(posting),
-                    None => {
-                        lists.insert(word, vec![posting]);
+        for (doc, (fields, lengths)) in documents.iter().zip(&lengths).enumerate() {
+            let doc = doc as u32;
+            for ((field, length), average) in fields.iter().zip(lengths).zip(&average) {
+                let norm = 1.0 - field.b + field.b * *length as f64 / average;
+                let add = (field.weight / norm) as f32;
+                each_word(field.text, |word| {
+                    if !stems.contains_key(word) {
+                        stems.insert(word.to_string(), stem(word));
                     }
-                }
+                    let stemmed = &stems[word];
+                    match lists.get_mut(stemmed) {
+                        Some(list) => match list.last_mut() {
+                            Some(last) if last.0 == doc => last.1 += add,
+                            _ => list.push((doc, add)),
+                        },
+                        None => {
+                            lists.insert(stemmed.clone(), vec![(doc, add)]);
+                        }
+                    }
+                });
             }
         }
         Postings {
             lists,
-            documents: count,
+            documents: documents.len(),
         }
     }
 
@@ -208,30 +213,38 @@ pub struct SearchIndex {
 
 impl SearchIndex {
     pub fn build(tools: &[ToolInfo], servers: &[ServerText]) -> SearchIndex {
-        let documents = tools
+        let params: Vec<String> = tools
             .iter()
-            .map(|tool| {
-                let params: Vec<&str> = parameter_names(tool).collect();
+            .map(|tool| parameter_names(tool).collect::<Vec<_>>().join(" "))
+            .collect();
+        let field = |text, weight, b| Field { text, weight, b };
+        let documents: Vec<Vec<Field>> = tools
+            .iter()
+            .zip(&params)
+            .map(|(tool, params)| {
                 vec![
-                    Field::of(&tool.name, NAME_WEIGHT, NAME_B),
-                    Field::of(&tool.original, ORIGINAL_WEIGHT, NAME_B),
-                    Field::of(&tool.server, SERVER_WEIGHT, NAME_B),
-                    Field::of(&tool.description, TEXT_WEIGHT, B),
-                    Field::of(&params.join(" "), PARAM_WEIGHT, B),
+                    field(&tool.name, NAME_WEIGHT, NAME_B),
+                    field(&tool.original, ORIGINAL_WEIGHT, NAME_B),
+                    field(&tool.server, SERVER_WEIGHT, NAME_B),
+                    field(&tool.description, TEXT_WEIGHT, B),
+                    field(params, PARAM_WEIGHT, B),
                 ]
             })
             .collect();
-        let postings = Postings::build(documents);
+        let postings = Postings::build(&documents);
         let mut vocabulary: Vec<String> = postings.lists.keys().cloned().collect();
         vocabulary.sort();
         let server_names: Vec<String> = servers.iter().map(|s| s.name.to_string()).collect();
-        let server_texts = servers
+        let server_texts: Vec<String> = servers
             .iter()
             .map(|server| {
                 let texts = [Some(server.name), server.description, server.instructions];
-                let text = texts.into_iter().flatten().collect::<Vec<_>>().join("\n");
-                vec![Field::of(&text, 1.0, B)]
+                texts.into_iter().flatten().collect::<Vec<_>>().join("\n")
             })
+            .collect();
+        let server_documents: Vec<Vec<Field>> = server_texts
+            .iter()
+            .map(|text| vec![field(text, 1.0, B)])
             .collect();
         let server_of: HashMap<&str, usize> = servers
             .iter()
@@ -252,7 +265,7 @@ impl SearchIndex {
                 .map(|t| [loose(&t.name), loose(&t.original)])
                 .collect(),
             haystacks: tools.iter().map(haystack).collect(),
-            servers: Postings::build(server_texts),
+            servers: Postings::build(&server_documents),
             server_summaries: servers.iter().map(ServerText::summary).collect(),
             server_names,
             server_tools,

@@ -4,15 +4,28 @@
 /// Lowercase words: split at non-alphanumerics and at camelCase humps (`getHTTPStatus` → get, http, status).
 pub fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    each_word(text, |word| out.push(word.to_string()));
+    out
+}
+
+/// Calls `f` with each of `text`'s words as `words` gives them, without collecting them.
+pub fn each_word(text: &str, mut f: impl FnMut(&str)) {
     let mut current = String::new();
-    let chars: Vec<char> = text.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
+    let mut emit = |current: &mut String| {
+        if !current.is_empty() {
+            f(current);
+            current.clear();
+        }
+    };
+    let mut chars = text.chars().peekable();
+    let mut prev: Option<char> = None;
+    while let Some(c) = chars.next() {
         if !c.is_alphanumeric() {
-            flush(&mut current, &mut out);
+            emit(&mut current);
+            prev = Some(c);
             continue;
         }
-        let prev = i.checked_sub(1).map(|j| chars[j]);
-        let next = chars.get(i + 1);
+        let next = chars.peek();
         let hump = c.is_uppercase()
             && prev.is_some_and(|p| {
                 p.is_lowercase()
@@ -20,18 +33,12 @@ pub fn words(text: &str) -> Vec<String> {
                     || (p.is_uppercase() && next.is_some_and(|n| n.is_lowercase()))
             });
         if hump {
-            flush(&mut current, &mut out);
+            emit(&mut current);
         }
         current.extend(c.to_lowercase());
+        prev = Some(c);
     }
-    flush(&mut current, &mut out);
-    out
-}
-
-fn flush(current: &mut String, out: &mut Vec<String>) {
-    if !current.is_empty() {
-        out.push(std::mem::take(current));
-    }
+    emit(&mut current);
 }
 
 /// A light English stem, the same for every form a tool description or a query uses:

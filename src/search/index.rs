@@ -4,7 +4,7 @@
 //! instructions as a weak field.
 
 use super::related::{self, INTENT};
-use super::words::{each_word, is_stopword, stem, words};
+use super::words::{each_word, is_stopword, stem, without_contractions, words};
 use crate::catalog::ToolInfo;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -374,7 +374,7 @@ impl SearchIndex {
     /// The request's words as terms: stopwords dropped (unless nothing else is left), question
     /// words kept only for what they stand for, abbreviations joined by the words they mean.
     fn terms(&self, query: &str) -> Vec<Term> {
-        let raw: Vec<String> = words(query);
+        let raw: Vec<String> = words(&without_contractions(query));
         let meaningful = raw.iter().any(|w| !is_stopword(w));
         let mut seen: Vec<String> = Vec::new();
         let mut terms = Vec::new();

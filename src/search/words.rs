@@ -215,13 +215,6 @@ const STOPWORDS: &[&str] = &[
     "wants",
     "ok",
     "okay",
-    "s",
-    "t",
-    "d",
-    "ll",
-    "re",
-    "ve",
-    "m",
     "isn",
     "aren",
     "wasn",
@@ -236,6 +229,26 @@ const STOPWORDS: &[&str] = &[
     "something",
     "somewhere",
 ];
+
+/// `text` without the endings of contractions (`what's` → `what`, `isn't` → `isn`), so that
+/// they do not become words of their own.
+pub fn without_contractions(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\'' || c == '’' {
+            let ending: String = chars.clone().take_while(|c| c.is_alphabetic()).collect();
+            let known =
+                ["s", "t", "d", "m", "ll", "re", "ve"].contains(&ending.to_lowercase().as_str());
+            if known && !out.is_empty() {
+                chars.nth(ending.chars().count() - 1);
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
+}
 
 /// Whether `word` (lowercase, as written) carries no meaning for a search.
 pub fn is_stopword(word: &str) -> bool {
@@ -282,8 +295,24 @@ mod tests {
     }
 
     #[test]
+    fn contractions() {
+        assert_eq!(
+            without_contractions("what's in it? isn't it"),
+            "what in it? isn it"
+        );
+        assert_eq!(
+            without_contractions("the user’s 'quoted' words"),
+            "the user 'quoted' words"
+        );
+        assert_eq!(
+            words(&without_contractions("s_vanished")),
+            ["s", "vanished"]
+        );
+    }
+
+    #[test]
     fn stopwords() {
-        assert!(is_stopword("the") && is_stopword("whats") && is_stopword("s"));
+        assert!(is_stopword("the") && is_stopword("whats") && !is_stopword("s"));
         assert!(!is_stopword("file") && !is_stopword("show"));
     }
 }

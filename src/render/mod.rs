@@ -57,10 +57,12 @@ pub fn tool_description(servers: &[(&str, Option<&str>)]) -> String {
     )
 }
 
-/// The `mcp` tool's parameters (JSON Schema); every field optional.
+/// The `mcp` tool's parameters (JSON Schema); every field optional. A parameter the tool's
+/// description already explains (describe, instructions, connect, offset) has no description of
+/// its own: each costs tokens in every request the model gets.
 pub fn tool_parameters() -> Value {
     let text = |description: &str| json!({ "type": "string", "description": description });
-    let number = |description: &str| json!({ "type": "number", "description": description });
+    let string = json!({ "type": "string" });
     json!({
         "type": "object",
         "properties": {
@@ -69,12 +71,12 @@ pub fn tool_parameters() -> Value {
             "search": text("Words to find tools by"),
             "regex": { "type": "boolean", "description": "search is a regex" },
             "includeSchemas": { "type": "boolean", "description": "Show parameters (default true)" },
-            "describe": text("Tool name"),
+            "describe": string,
             "server": text("List its tools, or scope tool/search/describe"),
-            "instructions": text("Server name"),
-            "connect": text("Server name"),
-            "limit": number("Max results (search 12, list 100)"),
-            "offset": number("Results to skip")
+            "instructions": string,
+            "connect": string,
+            "limit": { "type": "number", "description": "Max results" },
+            "offset": { "type": "number" }
         }
     })
 }

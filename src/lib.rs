@@ -4,7 +4,7 @@
 //!
 //! Three layers; each module uses only those below it (and its own submodules):
 //!
-//! `binding` → `adapter` → {`pool`, `config`, `render`, `search`, `cache`, `validate`} →
+//! `binding` → `adapter` → {`oauth`, `pool`, `config`, `render`, `search`, `cache`, `validate`} →
 //! {`catalog`, `secret`, `atomic_file`}.
 //!
 //! - [`binding`]: the napi surface. Converts between JS and the core's types, nothing else.
@@ -14,6 +14,8 @@
 //! - [`pool`]: connections. Processes in their own groups, remote transports (Streamable HTTP,
 //!   legacy SSE), rmcp sessions, listing and requests, the client side (roots, elicitation,
 //!   sampling, logs) answered through a host.
+//! - [`oauth`]: OAuth 2.1 for remote servers (Pi's token store, discovery, sign-in, refresh);
+//!   the pool's transports ask it for credentials only through `pool::Credentials`.
 //! - [`config`]: the config files and what they say (discovery, JSONC, merge with provenance,
 //!   imports of other tools' files, interpolation, trust), never failing: problems are diagnostics.
 //! - [`render`]: every text the model or a person reads. [`search`]: ranking tools.

@@ -319,7 +319,8 @@ fn is_explicit(server: &ServerConfig) -> bool {
 
 /// The server of an `auth_required` outcome.
 fn auth_required(outcome: &Outcome) -> Option<String> {
-    if outcome.details.get("error").and_then(|e| e.as_str()) != Some("auth_required") {
+    let code = outcome.details.get("error").and_then(|e| e.as_str());
+    if code != Some(ErrorCode::AuthRequired.as_str()) {
         return None;
     }
     outcome

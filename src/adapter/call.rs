@@ -90,6 +90,9 @@ impl Adapter {
     /// Why Pi's command line leaves `tool` out of this run (`--tools`, `--exclude-tools`), if it
     /// does; matched against Pi's name of the tool, as Pi matches its own MCP tools.
     fn not_in_this_run(&self, tool: &ToolInfo) -> Option<String> {
+        if self.run_tools.allow.is_none() && self.run_tools.deny.is_empty() {
+            return None;
+        }
         let name = pi_tool_name(&tool.server, &tool.original, false);
         let matched = |patterns: &[String]| patterns.iter().any(|p| tool_pattern_matches(p, &name));
         if let Some(allow) = self.run_tools.allow.as_deref().filter(|a| !matched(a)) {
@@ -116,19 +119,12 @@ impl Adapter {
             .await
             .map_err(|why| why.outcome("call", &tool.server))?;
         self.servers.mark_used(&tool.server);
-        if !reached.conn.is_listed() {
-            return Ok((reached.conn, tool));
-        }
-        let listed = self
-            .ready(&tool.server, Need::Listed)
-            .await
-            .map_err(|why| why.outcome("call", &tool.server))?;
         // A new listing may have changed the catalog: call what the server lists now.
-        let tool = match listed.refreshed {
+        let tool = match reached.refreshed {
             true => self.resolve("call", &tool.name, Some(&tool.server)).await?,
             false => tool,
         };
-        Ok((listed.conn, tool))
+        Ok((reached.conn, tool))
     }
 
     /// Sends the call (`tools/call`, or `resources/read` for a resource tool).

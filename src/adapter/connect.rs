@@ -24,7 +24,7 @@ const LISTING_RETRIES: usize = 2;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Need {
     /// A connection that has done its opening handshake (a call of a tool known from the cache
-    /// goes at once; the listing follows).
+    /// goes at once; the listing follows). Once the server has listed, its listing is taken too.
     Handshake,
     /// ... and whose tools are listed and taken as the server's metadata.
     Listed,
@@ -75,11 +75,11 @@ impl Adapter {
             }
         };
         match need {
-            Need::Handshake => Ok(Ready {
+            Need::Handshake if !conn.is_listed() => Ok(Ready {
                 conn,
                 refreshed: false,
             }),
-            Need::Listed => self.listed(conn).await,
+            Need::Handshake | Need::Listed => self.listed(conn).await,
         }
     }
 

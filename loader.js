@@ -1,6 +1,8 @@
 // Finds and loads the native addon `pi-mcp-native.<platform>.node`. Written by hand, not by
 // `napi build` (which runs with --no-js here): every candidate is required by ABSOLUTE path, because
 // runtimes such as the Bun-compiled Pi cannot resolve a platform package from a bare native require.
+// Beside the addon sits its helper executable `pi-mcp-native-helper-<platform>` (servers start
+// through it on Linux); the addon is told where, by absolute path too.
 // Candidates, first that loads wins:
 //   1. $PI_MCP_NATIVE_BINARY (then nothing else)
 //   2. a local build (from source) next to this file
@@ -43,6 +45,7 @@ function platformId(platform = process.platform, arch = process.arch, libc) {
 }
 
 const binaryFile = (id) => `${BINARY_NAME}.${id}.node`;
+const helperFile = (id) => `${BINARY_NAME}-helper-${id}${id.startsWith("win32") ? ".exe" : ""}`;
 const platformPackage = (id) => `${BINARY_NAME}-${id}`;
 
 /** Directories that may hold the platform package: <d>/node_modules for every ancestor d, and d itself when it is a node_modules. */
@@ -123,12 +126,19 @@ function repositoryUrl() {
   return (url ?? "").replace(/^git\+/, "");
 }
 
+/** The addon's API, once it knows where its helper is (the hook itself is not part of the API). */
+function withHelper(binding, binaryPath, id) {
+  const { setHelper, ...api } = binding;
+  setHelper?.(join(dirname(binaryPath), helperFile(id)));
+  return api;
+}
+
 function load() {
   const id = platformId();
   const override = process.env[OVERRIDE_ENV];
   if (override) {
     try {
-      return require(override);
+      return withHelper(require(override), override, id);
     } catch (error) {
       throw new Error(`${BINARY_NAME}: ${OVERRIDE_ENV}=${override} could not be loaded: ${error.message}`);
     }
@@ -145,7 +155,7 @@ function load() {
       continue;
     }
     try {
-      return require(candidate.path);
+      return withHelper(require(candidate.path), candidate.path, id);
     } catch (error) {
       tried.push(`${candidate.label}: ${candidate.path} failed to load: ${error.message}`);
     }
@@ -154,4 +164,4 @@ function load() {
   throw failure(id, tried);
 }
 
-module.exports = { load, platformId, binaryFile };
+module.exports = { load, platformId, binaryFile, helperFile };

@@ -1,6 +1,7 @@
 // Reliability matrix rows from independent attacks on the built product (issue 15): hostile files
 // where configs, caches, env and token files are looked for (H1), answers nested deeper than
-// serde_json reads (H5), server names that are paths (H7).
+// serde_json reads (H5), server names that are paths (H7), processes a server detaches from its
+// process group (H8).
 // Row ids follow the issue's items.
 import { describe } from "node:test";
 import assert from "node:assert/strict";
@@ -8,10 +9,9 @@ import { execFileSync, spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { row } from "./helpers/matrix.mjs";
+import { row, timed } from "./helpers/matrix.mjs";
 import { PI_15, runPi } from "./helpers/pi.mjs";
-import { everythingHttp, faulty, faultyHttp, freePort, recordingProxy, root, sleep, tempAgent, withAdapter } from "./helpers/servers.mjs";
-import { timed } from "./helpers/matrix.mjs";
+import { cmdline, everythingHttp, faulty, faultyHttp, freePort, processesIn, recordingProxy, root, sleep, tempAgent, waitFor, withAdapter } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 const here = import.meta.url;
@@ -238,6 +238,82 @@ describe("reliability matrix: answers nested deeper than can be read", () => {
       });
     } finally {
       await Promise.all(served.map((s) => s.stop()));
+    }
+  });
+});
+
+describe("reliability matrix: processes a server detaches from its process group", () => {
+  const text = (outcome) => outcome.content.map((c) => c.text ?? "").join("\n");
+  /** `[pgid, session]` of a process. */
+  const groupOf = (pid) => readFileSync(`/proc/${pid}/stat`, "utf8").split(")").pop().trim().split(/\s+/).slice(2, 4).map(Number);
+  const alive = (pid) => {
+    try {
+      return !readFileSync(`/proc/${pid}/stat`, "utf8").split(")").pop().trim().startsWith("Z");
+    } catch {
+      return false;
+    }
+  };
+  /** The fault server's `detach` child (in a session of its own), and the server, in `dir`. */
+  async function detachedIn(dir) {
+    const isChild = (pid) => cmdline(pid).some((arg) => arg.includes("120_000"));
+    const child = await waitFor(() => processesIn(dir).find(isChild), 5000, "the detached child");
+    const server = processesIn(dir).find((pid) => !isChild(pid));
+    const [childGroup, childSession] = groupOf(child);
+    const [serverGroup, serverSession] = groupOf(server);
+    assert.ok(childGroup !== serverGroup && childSession !== serverSession, "the child left the server's group and session");
+    return child;
+  }
+  const stopped = (pid, what) => waitFor(() => !alive(pid), 3000, what);
+
+  row("H8a", "normal stop: the server's detached child is stopped with it", here, async ({ note }) => {
+    await withAdapter(({ cwd }) => ({ s: faulty(["detach"], { cwd }) }), async ({ adapter, agent }) => {
+      assert.equal(text(await adapter.call("s_echo", { text: "up" })), "echo: up");
+      const child = await detachedIn(agent.cwd);
+      const [, ms] = await timed(async () => {
+        await adapter.shutdown();
+        await stopped(child, "the detached child to stop with the server");
+      });
+      note(`a child in a session of its own (Node's detached: true) was gone ${ms} ms after shutdown()`);
+    });
+  });
+
+  row("H8b", "the server crashed first: its orphaned detached child is stopped", here, async ({ note }) => {
+    await withAdapter(({ cwd }) => ({ s: faulty(["detach"], { cwd }) }), async ({ adapter, agent }) => {
+      assert.equal(text(await adapter.call("s_echo", { text: "up" })), "echo: up");
+      const child = await detachedIn(agent.cwd);
+      const [crashed, ms] = await timed(async () => {
+        const outcome = await adapter.call("s_crash", {});
+        await stopped(child, "the orphaned child to stop");
+        return outcome;
+      });
+      assert.equal(crashed.details.error, "connection_lost");
+      assert.match(text(crashed), /exited with code 3/);
+      note(`the server exited with code 3 (reported as before); its detached child, re-parented, was gone ${ms} ms after the call`);
+    });
+  });
+
+  row("H8c", "Pi is SIGKILLed: the detached child goes too, 0 processes left", here, async ({ note }) => {
+    // The server ignores the end of its stdin: the watchdog's signals have to take it down.
+    const agent = tempAgent(({ cwd }) => ({ mcpServers: { s: faulty(["detach", "ignore-eof"], { cwd }) } }));
+    const host = spawn(process.execPath, [join(root, "__test__", "fixtures", "adapter-host.mjs"), agent.cwd, agent.agentDir], {
+      env: agent.env,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      await new Promise((resolve, reject) => {
+        host.stdout.on("data", (d) => String(d).includes("ready") && resolve());
+        host.once("exit", (code) => reject(new Error(`host exited early (${code})`)));
+        setTimeout(() => reject(new Error("host not ready")), 20000).unref();
+      });
+      await detachedIn(agent.cwd);
+      const before = processesIn(agent.cwd).length;
+      host.kill("SIGKILL");
+      const [, ms] = await timed(() => waitFor(() => processesIn(agent.cwd).length === 0, 5000, "every process to stop after the host was killed"));
+      note(`${before} processes (a server that ignores the end of its stdin, its detached child) → 0 left ${ms} ms after the SIGKILL (the watchdog's SIGTERM reached the helper)`);
+    } finally {
+      host.kill("SIGKILL");
+      for (const pid of processesIn(agent.cwd)) process.kill(pid, "SIGKILL");
+      agent.cleanup();
     }
   });
 });

@@ -5,7 +5,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -14,7 +14,7 @@ import { copyInstalled, installRelease, manifest, PLATFORM, platformPackage } fr
 import { BUN, piTest, runPi } from "./helpers/pi.mjs";
 import { everything, processesIn, root, waitFor } from "./helpers/servers.mjs";
 
-const { binaryFile, platformId } = createRequire(import.meta.url)("../loader.js");
+const { binaryFile, helperFile, platformId } = createRequire(import.meta.url)("../loader.js");
 const OPTS = { timeout: 120_000 };
 const RUST_VERSION = readFileSync(join(root, "Cargo.toml"), "utf8").match(/^rust-version\s*=\s*"([\d.]+)"/m)[1];
 let release;
@@ -53,8 +53,26 @@ test("the main tarball holds the runtime files only", () => {
   assert.ok(release.main.size < 100 * 1024, `the main tarball grew to ${release.main.size} bytes`);
 });
 
-test("the platform tarball holds this platform's binary, its manifest, README and WordNet's license", () => {
-  assert.deepEqual(release.platform.files, ["LICENSE-WordNet", "README.md", "package.json", binaryFile(PLATFORM)].sort());
+test("the platform tarball holds this platform's binary and helper, its manifest, README and WordNet's license", () => {
+  assert.deepEqual(release.platform.files, ["LICENSE-WordNet", "README.md", "package.json", binaryFile(PLATFORM), helperFile(PLATFORM)].sort());
+});
+
+test("the installed helper is executable, and on Linux each server starts through it", { ...OPTS, skip: process.platform === "win32" && "no mode bits" }, () => {
+  const helper = join(release.project, "node_modules", platformPackage(), helperFile(PLATFORM));
+  assert.ok(statSync(helper).mode & 0o111, `${helper} is not executable`);
+  if (process.platform !== "linux") return;
+  // A "server" that prints its parent's command line and exits: the failure quotes it.
+  const home = freshDir();
+  const config = join(home, "mcp.json");
+  const server = { command: "sh", args: ["-c", "tr '\\0' ' ' < /proc/$PPID/cmdline >&2; exit 1"], cwd: home };
+  writeFileSync(config, JSON.stringify({ mcpServers: { parent: server } }));
+  const code = `
+    const { McpAdapter } = require("${manifest.name}");
+    const adapter = McpAdapter.open({ cwd: process.cwd(), configPath: ${JSON.stringify(config)}, env: { ...process.env, HOME: ${JSON.stringify(home)} } });
+    adapter.call("parent_x", {}).then(async (r) => { await adapter.shutdown(); console.log(JSON.stringify(r.content[0].text)); });`;
+  const r = node(code, { cwd: release.project });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(JSON.parse(r.stdout.trim().split("\n").pop()), new RegExp(`${helper.replaceAll("/", "\\/")} supervise ${home.replaceAll("/", "\\/")} /\\S+/sh sh -c`));
 });
 
 test("the installed manifests carry the metadata and the 8 optional platform packages", () => {

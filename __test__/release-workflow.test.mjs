@@ -41,6 +41,10 @@ test("every napi target is built for the release with its own command and artifa
   const upload = build.steps.find((s) => s.uses?.startsWith("actions/upload-artifact"));
   assert.equal(upload.with.name, "bindings-${{ matrix.settings.target }}");
   assert.equal(upload.with["if-no-files-found"], "error");
+  // The helper executable, which every platform package ships next to the addon.
+  const place = stepRunning(build, /^node scripts\/place-helper\.mjs --release --target \$\{\{ matrix\.settings\.target \}\}$/);
+  assert.ok(place && build.steps.indexOf(place) > build.steps.findIndex((s) => s.name === "Build"), "the helper is placed after the build");
+  assert.deepEqual(upload.with.path.trim().split("\n"), ["${{ env.APP_NAME }}.*.node", "${{ env.APP_NAME }}-helper-*"]);
 });
 
 test("every target's binary is tested on a machine that runs it, before anything is published", () => {

@@ -64,9 +64,11 @@ log("native API vs raw rmcp");
 const api = JSON.parse(execFileSync(process.execPath, [join(ROOT, "bench", "native-api.mjs"), "--json"], { cwd: ROOT, encoding: "utf8" }));
 log("search over 10,000 tools");
 const search = execFileSync(process.execPath, [join(ROOT, "bench", "search-speed.mjs")], { cwd: ROOT, encoding: "utf8" });
+log("cold calls through the process supervisor and without it");
+const supervisor = execFileSync(process.execPath, [join(ROOT, "bench", "supervisor.mjs")], { cwd: ROOT, encoding: "utf8" });
 
 const after = machine();
-writeFileSync(join(CACHE, "last-run.json"), JSON.stringify({ before, after, runs, startup, oneShot, api, search }, null, 1));
-const report = writeReport({ out, before, after, reps, runs, startup, oneShot, api, search, paths });
+writeFileSync(join(CACHE, "last-run.json"), JSON.stringify({ before, after, runs, startup, oneShot, api, search, supervisor }, null, 1));
+const report = writeReport({ out, before, after, reps, runs, startup, oneShot, api, search, supervisor, paths });
 console.log(report);
 log(`wrote ${out} (raw samples: ${join(CACHE, "last-run.json")})`);

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npm run build`: builds the native addon from source (release) with cargo alone, and puts it next
-// to index.js as `pi-mcp-native.<platform>.node`, where the loader looks first. Needs only Rust and
+// `npm run build`: builds the native addon and its helper executable from source (release) with
+// cargo alone, and puts them next to index.js as `pi-mcp-native.<platform>.node` and
+// `pi-mcp-native-helper-<platform>`, where the loader looks first. Needs only Rust and
 // Node: it works in a fresh git checkout before any `npm install`. (`npm run build:debug` is the
 // development build: it also regenerates index.d.ts, which needs @napi-rs/cli.)
 //
@@ -11,6 +12,7 @@ import { copyFileSync, readFileSync, renameSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { placeHelper } from "./place-helper.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -60,7 +62,7 @@ if (id.includes("musl") && !/crt-static/.test(env.RUSTFLAGS ?? "")) {
   env.RUSTFLAGS = `${env.RUSTFLAGS ?? ""} -C target-feature=-crt-static`.trim();
 }
 console.log(`pi-mcp-native: building the addon for ${id} with ${cargo.stdout.trim()} (release, takes a few minutes)…`);
-const build = spawnSync("cargo", ["build", "--release", "--lib", "--message-format=json-render-diagnostics"], {
+const build = spawnSync("cargo", ["build", "--release", "--lib", "--bin", "pi-mcp-native-helper", "--message-format=json-render-diagnostics"], {
   cwd: root,
   env,
   encoding: "utf8",
@@ -69,19 +71,24 @@ const build = spawnSync("cargo", ["build", "--release", "--lib", "--message-form
 });
 if (build.error || build.status !== 0) fail(`cargo build failed (${build.error?.message ?? `exit ${build.status}`}); see the errors above.`);
 
-// The cdylib's path as cargo reports it (honours CARGO_TARGET_DIR; .so, .dylib or .dll by platform).
-const library = build.stdout
+// The paths as cargo reports them (honours CARGO_TARGET_DIR; .so, .dylib or .dll by platform).
+const artifacts = build.stdout
   .split("\n")
   .filter((line) => line.startsWith("{"))
   .map((line) => JSON.parse(line))
-  .filter((m) => m.reason === "compiler-artifact" && m.target?.crate_types?.includes("cdylib"))
+  .filter((m) => m.reason === "compiler-artifact");
+const library = artifacts
+  .filter((m) => m.target?.crate_types?.includes("cdylib"))
   .flatMap((m) => m.filenames)
   .find((file) => /\.(so|dylib|dll)$/.test(file));
 if (!library) fail("cargo reported no cdylib for this crate.");
+const helper = artifacts.find((m) => m.target?.kind?.includes("bin") && m.executable)?.executable;
+if (!helper) fail("cargo reported no helper executable for this crate.");
 
 const dest = join(root, binaryFile(id));
 copyFileSync(library, `${dest}.tmp`);
 renameSync(`${dest}.tmp`, dest);
+placeHelper(helper, id);
 const error = loadError();
 if (error) fail(`${dest} was built but does not load:\n${error}`);
 const mb = (statSync(dest).size / 1e6).toFixed(1);

@@ -38,9 +38,10 @@ const MATRIX = [
   ["H4", "huge metadata (a 2 MB schema, 1 MB description and instructions): every mode's answer within the output guard, the whole text in a private file"],
   ["H5", "answers nested deeper than serde_json reads (a 62-level tool schema, a 100,000-level result) over stdio and Streamable HTTP: a listing drops only the offending entry and says so, a call fails at once, the server serves on"],
   ["H6", "a call after `shutdown()` (Pi's /new or /reload racing a tool call): fails at once, starts nothing"],
+  ["H7", "server names that are paths (`../../../outside`, `/abs/dir`): nothing outside `<agentDir>/mcp-oauth` is read, no token is sent"],
+  ["H8", "a server's child that left its process group (`detached: true`): stopped with the server on a normal stop, after the server crashed, and when Pi is SIGKILLed (0 processes left)"],
   ["H9", "first-run cache fill of 40 servers: at most min(4, cores) at once, each stopped once listed"],
   ["H10", "one-shot runs (`pi -p`, `--mode json`) with stdio servers and no cache: no server started until the model uses `mcp`; a fill that started pays off"],
-  ["H7", "server names that are paths (`../../../outside`, `/abs/dir`): nothing outside `<agentDir>/mcp-oauth` is read, no token is sent"],
 ];
 /** What building the matrix found, and what was done about it (kept with the generator, not the run). */
 const FINDINGS = [
@@ -55,9 +56,10 @@ const FINDINGS = [
   "H4: `describe` of a tool with a 2 MB schema handed 2.4 MB to the model, and `instructions` all of a server's. Every mode's answer now goes through the output guard (its limits, even where it is off for call results), the whole text in a private file; an oversize schema stays out of `details`.",
   "H5: an answer nested past serde_json's 128 levels (a 62-level tool schema was enough) was dropped by rmcp without notice: the listing timed out after 60 s over stdio, and over Streamable HTTP the session was lost. A byte scan now measures every message before rmcp parses it: a listing loses only the too-deep entries (named in the listing and counted in status), any other answer becomes `result_too_deep` at once. serde_json's limit stays (no `unbounded_depth`).",
   "H6: a call after `shutdown()` started a server that lived until the adapter was garbage-collected. It now fails at once (`shut_down`); a closed pool refuses new connections and stops what an attempt under way opens.",
+  "H7: a server named `../../../outside` or `/abs/dir` with `auth: \"oauth\"` read `tokens.json` outside `<agentDir>/mcp-oauth` and sent its token to the configured URL. A name that is not `[A-Za-z0-9_-]+` is now never a path: it becomes `sha256-<hex>`, pi-mcp-adapter's directory for such names.",
+  "H8: a server's child started with `detached: true` (its own session, as browser automation servers do) survived `shutdown()`, the server's crash and a SIGKILLed Pi: a signal to the process group misses it. On Linux each stdio server now starts through the helper `pi-mcp-native-helper supervise`, a child subreaper that stops everything below it; all three cases leave 0 processes (README: what holds on macOS and Windows).",
   "H9: the first-run fill started 10 servers at once and kept each for the 10-minute idle limit. It now starts min(4, cores) at a time and stops each server as soon as it is listed, unless the model wanted it meanwhile.",
   "H10: three one-turn runs of the real Pi (`--mode json`) with three stdio servers and no cache started 3, 2 and 2 servers (the issue saw 3 every run): the fill started at once and Pi exited before most listings were written. In print and JSON mode the fill now waits for the model's first use of `mcp` (the lazy path lists what the model needs), and a fill that started gets up to 2 s at shutdown to finish and be written.",
-  "H7: a server named `../../../outside` or `/abs/dir` with `auth: \"oauth\"` read `tokens.json` outside `<agentDir>/mcp-oauth` and sent its token to the configured URL. A name that is not `[A-Za-z0-9_-]+` is now never a path: it becomes `sha256-<hex>`, pi-mcp-adapter's directory for such names.",
 ];
 const records = existsSync(resultsDir)
   ? readdirSync(resultsDir)

@@ -192,6 +192,12 @@ fn bounds(opts: &OpenOptions) -> Bounds {
     }
 }
 
+/// Where the helper executable is (the loader finds it next to the addon). Not public API.
+#[napi(skip_typescript)]
+pub fn set_helper(path: String) {
+    crate::pool::supervisor::set_helper(PathBuf::from(path));
+}
+
 /// pi-mcp-adapter's `configHash` of a server entry (as written in mcp.json); `${VAR}`
 /// references resolve from `env`, else from the process environment.
 #[napi(ts_args_type = "entry: Record<string, unknown>, env?: Record<string, string>")]

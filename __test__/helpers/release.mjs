@@ -10,7 +10,7 @@ import { parseTriple } from "@napi-rs/cli";
 import { stageRelease as stagePlatformPackages } from "../../scripts/stage-release.mjs";
 import { root } from "./servers.mjs";
 
-const { platformId, binaryFile } = createRequire(import.meta.url)("../../loader.js");
+const { platformId, binaryFile, helperFile } = createRequire(import.meta.url)("../../loader.js");
 export const PLATFORM = platformId();
 export const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 export const platformPackage = (id = PLATFORM) => `${manifest.name}-${id}`;
@@ -38,10 +38,10 @@ export function packedFromRepo() {
 /**
  * Stages a release in `dir`/stage the way the workflow's publish job does: the files `npm pack` takes
  * from the repo, scripts/stage-release.mjs on the artifacts (`binary(id)` gives each platform's
- * .node), then the prepublishOnly script (`napi pre-publish`) minus the publishing of the platform
- * packages. Returns the stage dir.
+ * .node, `helper(id)` its helper executable), then the prepublishOnly script (`napi pre-publish`)
+ * minus the publishing of the platform packages. Returns the stage dir.
  */
-export async function stageRelease(dir, binary) {
+export async function stageRelease(dir, binary, helper) {
   const stage = join(dir, "stage");
   for (const file of packedFromRepo()) cpSync(join(root, file), join(stage, file), { recursive: true });
   const artifacts = join(dir, "artifacts");
@@ -49,6 +49,7 @@ export async function stageRelease(dir, binary) {
     const id = parseTriple(target).platformArchABI;
     mkdirSync(join(artifacts, `bindings-${target}`), { recursive: true });
     writeFileSync(join(artifacts, `bindings-${target}`, binaryFile(id)), binary(id));
+    writeFileSync(join(artifacts, `bindings-${target}`, helperFile(id)), helper(id));
   }
   await quietly(() => stagePlatformPackages(stage, artifacts));
   // package.json's own prepublishOnly, with the napi CLI of this checkout, told not to publish.
@@ -82,9 +83,10 @@ async function quietly(fn) {
 export async function installRelease() {
   const dir = mkdtempSync(join(tmpdir(), "pi-mcp-native-release-"));
   try {
-    const binary = readFileSync(join(root, binaryFile(PLATFORM)));
+    const [binary, helper] = [binaryFile, helperFile].map((file) => readFileSync(join(root, file(PLATFORM))));
     // Only the release workflow can build the other targets: their packages get stand-ins, never packed.
-    const stage = await stageRelease(dir, (id) => (id === PLATFORM ? binary : Buffer.from(`stand-in for ${id}`)));
+    const standIn = (own) => (id) => (id === PLATFORM ? own : Buffer.from(`stand-in for ${id}`));
+    const stage = await stageRelease(dir, standIn(binary), standIn(helper));
     const tarballs = join(dir, "tarballs");
     mkdirSync(tarballs);
     const main = pack(stage, tarballs);

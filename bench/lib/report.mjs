@@ -31,7 +31,7 @@ const sh = (cmd) => {
 
 const COLUMNS = ["pi", "noop", "floor", "native", "adapter", "adapter3"];
 
-export function writeReport({ out, before, after, reps, runs, startup, oneShot, api, search, paths }) {
+export function writeReport({ out, before, after, reps, runs, startup, oneShot, api, search, supervisor, paths }) {
   const series = (key, metric) => runs.map((r) => r[key]?.[metric] ?? NaN);
   const cell = (key, metric, digits = 0) => (runs[0][key] && Number.isFinite(runs[0][key][metric]) ? medianIqr(series(key, metric), digits) : "–");
   const first = runs[0];
@@ -148,6 +148,9 @@ export function writeReport({ out, before, after, reps, runs, startup, oneShot, 
   for (const r of nativeApiRows(api)) row(r);
   lines.push("");
   lines.push("## Search over 10,000 tools (bench/search-speed.mjs)", "", "```", search.trim(), "```", "");
+  if (supervisor) {
+    lines.push("## Servers started through the helper, and directly (bench/supervisor.mjs, Linux)", "", "```", supervisor.trim(), "```", "");
+  }
   const notes = join(ROOT, "bench", "ANALYSIS.md");
   let extra = "";
   try {

@@ -15,6 +15,7 @@ mod program;
 mod remote;
 mod spec;
 mod stderr;
+pub mod supervisor;
 pub mod watchdog;
 
 pub use connection::{Connection, Cut, ListBounds, Listing, RequestOptions};

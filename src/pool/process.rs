@@ -1,6 +1,7 @@
 //! Spawning a stdio server in its own process group (a Job Object on Windows) and taking the
 //! whole group down again: wrapper launchers (`npx`, `sh -c`) leave grandchildren that a signal
-//! to the direct child misses.
+//! to the direct child misses. On Linux the server starts through the helper's `supervise` (see
+//! [`supervisor`](super::supervisor)), which leads the group and also stops what left it.
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap};
 use std::io;
@@ -70,11 +71,25 @@ impl ExitWatch {
 
 pub fn spawn(spec: &StdioSpec) -> io::Result<Spawned> {
     let program = super::program::resolve(&spec.command, &spec.env, &spec.cwd);
-    let mut cmd = Command::new(program.unwrap_or_else(|| PathBuf::from(&spec.command)));
-    #[cfg(unix)]
-    cmd.arg0(&spec.command); // as configured, as a PATH search would leave it
+    let program = program.unwrap_or_else(|| PathBuf::from(&spec.command));
+    let mut cmd = match super::supervisor::helper() {
+        Some(helper) => {
+            // The helper's own failure to start the program would come too late to tell apart.
+            super::program::check(&spec.command, &program, &spec.env, &spec.cwd)?;
+            let mut cmd = Command::new(helper);
+            cmd.arg("supervise").arg(&spec.cwd).arg(program);
+            cmd.arg(&spec.command).current_dir("/"); // the server runs in its own
+            cmd
+        }
+        None => {
+            let mut cmd = Command::new(program);
+            #[cfg(unix)]
+            cmd.arg0(&spec.command); // as configured, as a PATH search would leave it
+            cmd.current_dir(&spec.cwd);
+            cmd
+        }
+    };
     cmd.args(&spec.args)
-        .current_dir(&spec.cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -159,9 +174,10 @@ fn describe_exit(status: ExitStatus) -> String {
 }
 
 /// Brings a server down after its stdin was closed: waits `grace` for it to exit by itself, then
-/// SIGTERMs its process group, and SIGKILLs whatever of the group is left after another `grace`.
-/// The group is signalled even when the leader exited by itself, for orphaned grandchildren.
-/// (On Windows the server is killed after `grace`; its Job Object takes the rest along.)
+/// SIGTERMs its process group, and SIGKILLs whatever of the group is left after another `grace`
+/// (at least [`KILL_AFTER`]). The group is signalled even when the leader exited by itself, for
+/// orphaned grandchildren. (On Windows the server is killed after `grace`; its Job Object takes
+/// the rest along.)
 pub async fn stop_group(pid: u32, mut exit: ExitWatch, grace: Duration) {
     let exited = exit.wait(grace).await;
     if cfg!(not(unix)) {
@@ -177,11 +193,15 @@ pub async fn stop_group(pid: u32, mut exit: ExitWatch, grace: Duration) {
     }
     // A std thread, so the final SIGKILL happens even if the runtime is shutting down.
     std::thread::spawn(move || {
-        std::thread::sleep(grace);
+        std::thread::sleep(grace.max(KILL_AFTER));
         signal_group(pid, Signal::Kill);
         super::watchdog::forget(pid);
     });
 }
+
+/// The least time between the SIGTERM and the SIGKILL of a group: the helper, which leads it on
+/// Linux, needs up to half a second to stop what left the group (SIGKILL would end it first).
+const KILL_AFTER: Duration = Duration::from_secs(1);
 
 #[derive(Clone, Copy)]
 pub enum Signal {

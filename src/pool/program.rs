@@ -31,6 +31,48 @@ pub fn resolve(_command: &str, _env: &[(String, String)], _cwd: &Path) -> Option
     None
 }
 
+/// The error the spawn would give before the program runs, checked ahead of a spawn through the
+/// helper (whose own failure to start it comes too late to be told apart from an exit): a
+/// working directory that does not exist, a path that does not exist or cannot be executed, or a
+/// name not on the server's `PATH`. `program` is `command` as [`resolve`] found it, or `command`.
+#[cfg(unix)]
+pub fn check(
+    command: &str,
+    program: &Path,
+    env: &[(String, String)],
+    cwd: &Path,
+) -> std::io::Result<()> {
+    use std::io::ErrorKind;
+    use std::os::unix::fs::PermissionsExt;
+    if !cwd.is_dir() {
+        return Err(ErrorKind::NotFound.into());
+    }
+    if command.contains('/') || program.is_absolute() {
+        let meta = std::fs::metadata(cwd.join(program))?;
+        if meta.is_dir() || meta.permissions().mode() & 0o111 == 0 {
+            return Err(ErrorKind::PermissionDenied.into());
+        }
+        return Ok(());
+    }
+    // A name `resolve` searched the server's PATH for and did not find.
+    let searched = env.iter().any(|(k, _)| k == "PATH") && cwd.is_absolute();
+    if searched {
+        Err(ErrorKind::NotFound.into())
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(not(unix))]
+pub fn check(
+    _command: &str,
+    _program: &Path,
+    _env: &[(String, String)],
+    _cwd: &Path,
+) -> std::io::Result<()> {
+    Ok(())
+}
+
 #[cfg(test)]
 #[cfg(unix)]
 mod tests {
@@ -107,6 +149,37 @@ mod tests {
             resolve("here", &env("/nowhere::"), dir.path()),
             Some(dir.path().join("here"))
         );
+    }
+
+    #[test]
+    fn check_gives_the_errors_execvp_would() {
+        use std::io::ErrorKind;
+        let dir = TempDir::new("check");
+        file(&dir.path().join("run"), 0o755);
+        file(&dir.path().join("plain"), 0o644);
+        let kind = |command: &str, env: &[(String, String)]| {
+            check(command, Path::new(command), env, dir.path())
+                .err()
+                .map(|e| e.kind())
+        };
+        let path = env("/bin:/usr/bin");
+        assert_eq!(kind("./run", &path), None);
+        assert_eq!(kind("./plain", &path), Some(ErrorKind::PermissionDenied));
+        assert_eq!(kind("./none", &path), Some(ErrorKind::NotFound));
+        assert_eq!(
+            kind("no-such-program-xyz", &path),
+            Some(ErrorKind::NotFound)
+        );
+        assert_eq!(
+            kind("no-such-program-xyz", &[]),
+            None,
+            "no PATH: execvp's own default"
+        );
+        let dir_path = dir.path().display().to_string();
+        assert_eq!(kind(&dir_path, &path), Some(ErrorKind::PermissionDenied));
+        let gone = dir.path().join("gone");
+        let in_gone = check("./run", Path::new("./run"), &path, &gone);
+        assert_eq!(in_gone.unwrap_err().kind(), ErrorKind::NotFound);
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //! - [`adapter`]: the gateway's centre. The server registry (one record per configured server; the
 //!   tool catalog is derived from it), the one way to reach a server, the modes of the `mcp` tool,
 //!   start-up, the health loop and shutdown. Everything the extension and the CLI ask goes here.
-//! - [`pool`]: connections. Processes in their own groups, remote transports (Streamable HTTP,
+//! - [`pool`]: connections. Processes in their own groups (on Linux under the helper executable's
+//!   subreaper, `src/bin/helper`), remote transports (Streamable HTTP,
 //!   legacy SSE), rmcp sessions, listing and requests, the client side (roots, elicitation,
 //!   sampling, logs) answered through a host.
 //! - [`oauth`]: OAuth 2.1 for remote servers (Pi's token store, discovery, sign-in, refresh);

@@ -7,7 +7,8 @@ import { describe } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import { createRequire } from "node:module";
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { row, timed } from "./helpers/matrix.mjs";
 import { PI_15, runPi } from "./helpers/pi.mjs";
@@ -314,6 +315,33 @@ describe("reliability matrix: processes a server detaches from its process group
       host.kill("SIGKILL");
       for (const pid of processesIn(agent.cwd)) process.kill(pid, "SIGKILL");
       agent.cleanup();
+    }
+  });
+
+  row("H8d", `the real Pi ${PI_15} is SIGKILLed while its server's detached child runs: 0 processes left`, here, async ({ note }) => {
+    const serverCwd = mkdtempSync(join(tmpdir(), "pi-mcp-native-h8-"));
+    const steps = [{ tool_calls: [{ name: "mcp", arguments: { tool: "s_echo", args: { text: "up" } } }] }, { text: "done" }];
+    const mcpConfig = { mcpServers: { s: faulty(["detach", "ignore-eof"], { cwd: serverCwd }) } };
+    let pi;
+    let before = 0;
+    let killed = 0;
+    // Pi asks the model again once the call answered: the server and its child are up; Pi dies there.
+    const onLlmRequest = (_record, all) => {
+      if (all.length !== 2) return;
+      before = processesIn(serverCwd).length;
+      killed = Date.now();
+      pi.kill("SIGKILL");
+    };
+    try {
+      const r = await runPi({ pi: PI_15, extensionDir: root, mcpConfig, script: { steps }, onSpawn: (child) => (pi = child), onLlmRequest, timeoutMs: 30_000 });
+      assert.equal(r.signal, "SIGKILL", r.stderr);
+      assert.equal(r.toolResults[0]?.text, "echo: up", r.stderr);
+      assert.equal(before, 2, "the server and its detached child ran when Pi was killed");
+      await waitFor(() => processesIn(serverCwd).length === 0, 5000, "every process to stop after Pi was killed");
+      note(`${before} processes (a server that ignores the end of its stdin, its detached child) → 0 left ${Date.now() - killed} ms after Pi ${PI_15} was SIGKILLed`);
+    } finally {
+      for (const pid of processesIn(serverCwd)) process.kill(pid, "SIGKILL");
+      rmSync(serverCwd, { recursive: true, force: true });
     }
   });
 });

@@ -61,19 +61,24 @@ test("the installed helper is executable, and on Linux each server starts throug
   const helper = join(release.project, "node_modules", platformPackage(), helperFile(PLATFORM));
   assert.ok(statSync(helper).mode & 0o111, `${helper} is not executable`);
   if (process.platform !== "linux") return;
-  // A "server" that prints its parent's command line and exits: the failure quotes it.
   const home = freshDir();
   const config = join(home, "mcp.json");
-  const server = { command: "sh", args: ["-c", "tr '\\0' ' ' < /proc/$PPID/cmdline >&2; exit 1"], cwd: home };
-  writeFileSync(config, JSON.stringify({ mcpServers: { parent: server } }));
+  writeFileSync(config, JSON.stringify({ mcpServers: { parent: parentReporter(home) } }));
   const code = `
     const { McpAdapter } = require("${manifest.name}");
     const adapter = McpAdapter.open({ cwd: process.cwd(), configPath: ${JSON.stringify(config)}, env: { ...process.env, HOME: ${JSON.stringify(home)} } });
     adapter.call("parent_x", {}).then(async (r) => { await adapter.shutdown(); console.log(JSON.stringify(r.content[0].text)); });`;
   const r = node(code, { cwd: release.project });
   assert.equal(r.status, 0, r.stderr);
-  assert.match(JSON.parse(r.stdout.trim().split("\n").pop()), new RegExp(`${helper.replaceAll("/", "\\/")} supervise ${home.replaceAll("/", "\\/")} /\\S+/sh sh -c`));
+  assert.match(JSON.parse(r.stdout.trim().split("\n").pop()), startedThroughHelper(home));
 });
+
+/** A "server" in `cwd` that prints its parent's command line and exits: the failure quotes it. */
+const parentReporter = (cwd) => ({ command: "sh", args: ["-c", "tr '\\0' ' ' < /proc/$PPID/cmdline >&2; exit 1"], cwd });
+/** That command line when the server in `cwd` was started through the installed helper. */
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+const startedThroughHelper = (cwd) =>
+  new RegExp(`${escape(join(release.project, "node_modules", platformPackage(), helperFile(PLATFORM)))} supervise ${escape(cwd)} /\\S+/sh sh -c`);
 
 test("the installed manifests carry the metadata and the 8 optional platform packages", () => {
   const main = JSON.parse(readFileSync(join(release.installed, "package.json"), "utf8"));
@@ -164,7 +169,7 @@ test("a Bun-compiled executable, like Pi's binary releases, loads the installed 
   // (pi-mcp-adapter issue #230); napi's generated loader fails there, this package's finds it on disk.
   const dir = freshDir();
   const config = join(dir, "mcp.json");
-  writeFileSync(config, JSON.stringify({ mcpServers: { everything: everything({ cwd: dir }) } }));
+  writeFileSync(config, JSON.stringify({ mcpServers: { everything: everything({ cwd: dir }), parent: parentReporter(dir) } }));
   writeFileSync(
     join(dir, "entry.js"),
     `const [pkg, config, home] = process.argv.slice(2);
@@ -173,8 +178,9 @@ test("a Bun-compiled executable, like Pi's binary releases, loads the installed 
      try { require.resolve(${JSON.stringify(platformPackage())}, { paths: [pkg] }); } catch { byName = false; }
      const adapter = McpAdapter.open({ cwd: home, configPath: config, env: { ...process.env, HOME: home } });
      const r = await adapter.call("everything_echo", { message: "from bun" });
+     const parent = await adapter.call("parent_x", {});
      await adapter.shutdown();
-     console.log(JSON.stringify({ byName, text: r.content[0].text }));`,
+     console.log(JSON.stringify({ byName, text: r.content[0].text, parent: parent.content[0].text }));`,
   );
   const exe = join(dir, "compiled");
   const build = spawnSync(BUN, ["build", "--compile", join(dir, "entry.js"), "--outfile", exe], { cwd: dir, encoding: "utf8", timeout: 60_000 });
@@ -182,7 +188,10 @@ test("a Bun-compiled executable, like Pi's binary releases, loads the installed 
   const r = spawnSync(exe, [release.installed, config, dir], { cwd: dir, encoding: "utf8", timeout: 60_000 });
   rmSync(exe, { force: true }); // ~100 MB: Bun itself
   assert.equal(r.status, 0, r.stderr);
-  assert.deepEqual(JSON.parse(r.stdout.trim().split("\n").pop()), { byName: false, text: "Echo: from bun" });
+  const { parent, ...out } = JSON.parse(r.stdout.trim().split("\n").pop());
+  assert.deepEqual(out, { byName: false, text: "Echo: from bun" });
+  // process.execPath is the compiled executable here: the helper is found beside the addon all the same.
+  assert.match(parent, startedThroughHelper(dir));
 });
 
 test("the binary is found by absolute path when the platform package cannot be resolved by name", () => {

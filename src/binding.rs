@@ -195,7 +195,7 @@ fn bounds(opts: &OpenOptions) -> Bounds {
 /// Where the helper executable is (the loader finds it next to the addon). Not public API.
 #[napi(skip_typescript)]
 pub fn set_helper(path: String) {
-    crate::pool::supervisor::set_helper(PathBuf::from(path));
+    crate::helper::set_path(PathBuf::from(path));
 }
 
 /// pi-mcp-adapter's `configHash` of a server entry (as written in mcp.json); `${VAR}`

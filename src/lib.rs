@@ -12,9 +12,8 @@
 //!   tool catalog is derived from it), the one way to reach a server, the modes of the `mcp` tool,
 //!   start-up, the health loop and shutdown. Everything the extension and the CLI ask goes here.
 //! - [`pool`]: connections. Processes in their own groups (on Linux under the helper executable's
-//!   subreaper, `src/bin/helper`), remote transports (Streamable HTTP,
-//!   legacy SSE), rmcp sessions, listing and requests, the client side (roots, elicitation,
-//!   sampling, logs) answered through a host.
+//!   subreaper), remote transports (Streamable HTTP, legacy SSE), rmcp sessions, listing and
+//!   requests, the client side (roots, elicitation, sampling, logs) answered through a host.
 //! - [`oauth`]: OAuth 2.1 for remote servers (Pi's token store, discovery, sign-in, refresh);
 //!   the pool's transports ask it for credentials only through `pool::Credentials`.
 //! - [`config`]: the config files and what they say (discovery, JSONC, merge with provenance,
@@ -23,7 +22,8 @@
 //!   [`cache`]: the metadata cache file shared with pi-mcp-adapter. [`validate`]: arguments
 //!   against input schemas. Beside them: [`elicitation`] (forms), [`server_log`] (`mcp.log`),
 //!   [`output_guard`] (huge texts), [`bounded_read`] (files read with a cap),
-//!   [`path_component`] (names made safe as paths).
+//!   [`path_component`] (names made safe as paths), [`helper`] (where the helper executable
+//!   `src/bin/helper` is, and its subcommands' command lines).
 //! - [`catalog`] (tool names and lookup), [`secret`] (secrets kept out of every text), and
 //!   `atomic_file` (private files written whole): leaves.
 //! - [`events`]: what happened to servers, for whoever embeds the core.
@@ -36,6 +36,7 @@ pub mod catalog;
 pub mod config;
 pub mod elicitation;
 pub mod events;
+pub mod helper;
 pub mod oauth;
 pub mod output_guard;
 pub mod path_component;

@@ -15,7 +15,6 @@ mod program;
 mod remote;
 mod spec;
 mod stderr;
-pub mod supervisor;
 pub mod watchdog;
 
 pub use connection::{Connection, Cut, ListBounds, Listing, RequestOptions};

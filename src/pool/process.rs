@@ -1,7 +1,7 @@
 //! Spawning a stdio server in its own process group (a Job Object on Windows) and taking the
 //! whole group down again: wrapper launchers (`npx`, `sh -c`) leave grandchildren that a signal
 //! to the direct child misses. On Linux the server starts through the helper's `supervise` (see
-//! [`supervisor`](super::supervisor)), which leads the group and also stops what left it.
+//! [`helper`](crate::helper)), which leads the group and also stops what left it.
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap};
 use std::io;
@@ -72,13 +72,10 @@ impl ExitWatch {
 pub fn spawn(spec: &StdioSpec) -> io::Result<Spawned> {
     let program = super::program::resolve(&spec.command, &spec.env, &spec.cwd);
     let program = program.unwrap_or_else(|| PathBuf::from(&spec.command));
-    let mut cmd = match super::supervisor::helper() {
-        Some(helper) => {
+    let mut cmd = match crate::helper::supervise(&spec.cwd, &program, spec.command.as_ref()) {
+        Some(cmd) => {
             // The helper's own failure to start the program would come too late to tell apart.
             super::program::check(&spec.command, &program, &spec.env, &spec.cwd)?;
-            let mut cmd = Command::new(helper);
-            cmd.arg("supervise").arg(&spec.cwd).arg(program);
-            cmd.arg(&spec.command).current_dir("/"); // the server runs in its own
             cmd
         }
         None => {

@@ -1,12 +1,24 @@
 //! `pi-mcp-native-helper`: the small native executable shipped next to the addon in every platform
-//! package. One binary, one subcommand per job, so that helpers to come (a per-user server broker)
-//! live here too:
+//! package (`pi-mcp-native-helper-<platform>`, found by the loader, reached through
+//! `pi_mcp_native::helper`). One binary for every job that needs a process of its own:
 //!
-//! - `supervise <cwd> <program> <argv0> [args…]` (Linux): runs one stdio server (in `cwd`) as its
-//!   child and stops every process the server started with it, including those that left its
-//!   process group.
+//! ```text
+//! pi-mcp-native-helper <subcommand> [arguments…]
+//! ```
 //!
-//! It depends on nothing of the addon (no Node, no runtime): it starts in about a millisecond.
+//! The first argument names the subcommand, which owns all the others. Without one, or with one
+//! that is not known, the usage goes to stderr and the exit code is 2; `help` prints it on stdout
+//! (exit 0). A subcommand that cannot run on this platform says so on stderr, exit code 2.
+//! Subcommands:
+//!
+//! - `supervise <cwd> <program> <argv0> [args…]` (Linux): runs the stdio server `program` in
+//!   `cwd` with `argv0` as its `argv[0]`, `args` and the helper's own environment, stdin, stdout
+//!   and stderr; stops every process the server started with it, including those that left its
+//!   process group, when the server ends or the helper gets SIGTERM, SIGINT or SIGHUP; exits as
+//!   the server did (127/126 when it cannot be started). See `supervise.rs`.
+//!
+//! A new subcommand is one arm in [`main`] and one line in [`USAGE`]. The helper links nothing of
+//! the addon (no Node, no async runtime): `supervise` starts in about a millisecond.
 
 #[cfg(target_os = "linux")]
 mod supervise;
@@ -14,25 +26,33 @@ mod supervise;
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: pi-mcp-native-helper supervise <cwd> <program> <argv0> [args…]";
+const USAGE: &str = "usage: pi-mcp-native-helper <subcommand> [arguments…]
+subcommands:
+  supervise <cwd> <program> <argv0> [args…]   run a stdio server and stop everything it starts (Linux)
+  help                                        this text";
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
     match args.next().as_deref().and_then(|a| a.to_str()) {
         Some("supervise") => supervise(args.collect()),
-        _ => {
-            eprintln!("{USAGE}");
-            ExitCode::from(2)
+        Some("help" | "--help" | "-h") => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
         }
+        _ => usage_error(),
     }
+}
+
+fn usage_error() -> ExitCode {
+    eprintln!("{USAGE}");
+    ExitCode::from(2)
 }
 
 #[cfg(target_os = "linux")]
 fn supervise(args: Vec<OsString>) -> ExitCode {
     let mut args = args.into_iter();
     let (Some(cwd), Some(program), Some(argv0)) = (args.next(), args.next(), args.next()) else {
-        eprintln!("{USAGE}");
-        return ExitCode::from(2);
+        return usage_error();
     };
     let server = supervise::Server {
         cwd: cwd.into(),

@@ -1,5 +1,6 @@
-//! The helper's `supervise` (Linux): the server's exit status and argv[0] pass through, and no
-//! process the server started outlives it, even one that left its process group and session.
+//! The helper executable: its command-line dispatch, and `supervise` (Linux): the server's exit
+//! status and argv[0] pass through, and no process the server started outlives it, even one that
+//! left its process group and session.
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, reason = "a panic is how a test fails")]
 
@@ -57,6 +58,26 @@ fn gone_soon(pid: &str) {
 /// A detached process (its own session and process group), as `detached: true` starts one.
 const DETACHED: &str = "setsid sleep 300 & echo $!";
 
+fn helper(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_pi-mcp-native-helper"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_first_argument_names_the_subcommand() {
+    let help = helper(&["help"]);
+    assert_eq!(help.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("supervise <cwd> <program> <argv0>"));
+    for wrong in [&[][..], &["no-such-subcommand"], &["supervise", "/"]] {
+        let out = helper(wrong);
+        assert_eq!(out.status.code(), Some(2), "{wrong:?}");
+        assert!(String::from_utf8_lossy(&out.stderr)
+            .starts_with("usage: pi-mcp-native-helper <subcommand>"));
+    }
+}
+
 #[test]
 fn exit_status_and_argv0_pass_through() {
     let mut child = supervise("echo $0; exit 7");
@@ -64,10 +85,7 @@ fn exit_status_and_argv0_pass_through() {
     assert_eq!(child.wait().unwrap().code(), Some(7));
     let mut child = supervise("kill -9 $$");
     assert_eq!(child.wait().unwrap().signal(), Some(9));
-    let missing = Command::new(env!("CARGO_BIN_EXE_pi-mcp-native-helper"))
-        .args(["supervise", "/", "/no/such/server", "x"])
-        .output()
-        .unwrap();
+    let missing = helper(&["supervise", "/", "/no/such/server", "x"]);
     assert_eq!(missing.status.code(), Some(127));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot start `x`"));
 }
@@ -129,9 +147,9 @@ fn a_stop_signal_ends_the_whole_tree_within_the_grace() {
 /// (`stop_group`) also ends the process the server detached.
 #[tokio::test]
 async fn a_stopped_server_takes_its_detached_descendants_along() {
-    use pi_mcp_native::pool::{process, supervisor};
+    use pi_mcp_native::{helper, pool::process};
     use tokio::io::AsyncBufReadExt;
-    supervisor::set_helper(env!("CARGO_BIN_EXE_pi-mcp-native-helper").into());
+    helper::set_path(env!("CARGO_BIN_EXE_pi-mcp-native-helper").into());
     let spec = process::StdioSpec {
         command: "sh".into(),
         args: vec!["-c".into(), format!("{DETACHED}; echo $0; cat")],

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { row, timed } from "./helpers/matrix.mjs";
 import { PI_15, runPi } from "./helpers/pi.mjs";
-import { cmdline, everythingHttp, faulty, faultyHttp, freePort, processesIn, recordingProxy, root, sleep, tempAgent, waitFor, withAdapter } from "./helpers/servers.mjs";
+import { adapterHost, cmdline, everythingHttp, faulty, faultyHttp, freePort, processesIn, recordingProxy, root, sleep, tempAgent, waitFor, withAdapter } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 const here = import.meta.url;
@@ -296,23 +296,16 @@ describe("reliability matrix: processes a server detaches from its process group
   row("H8c", "Pi is SIGKILLed: the detached child goes too, 0 processes left", here, async ({ note }) => {
     // The server ignores the end of its stdin: the watchdog's signals have to take it down.
     const agent = tempAgent(({ cwd }) => ({ mcpServers: { s: faulty(["detach", "ignore-eof"], { cwd }) } }));
-    const host = spawn(process.execPath, [join(root, "__test__", "fixtures", "adapter-host.mjs"), agent.cwd, agent.agentDir], {
-      env: agent.env,
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    let host;
     try {
-      await new Promise((resolve, reject) => {
-        host.stdout.on("data", (d) => String(d).includes("ready") && resolve());
-        host.once("exit", (code) => reject(new Error(`host exited early (${code})`)));
-        setTimeout(() => reject(new Error("host not ready")), 20000).unref();
-      });
+      host = await adapterHost(agent);
       await detachedIn(agent.cwd);
       const before = processesIn(agent.cwd).length;
       host.kill("SIGKILL");
       const [, ms] = await timed(() => waitFor(() => processesIn(agent.cwd).length === 0, 5000, "every process to stop after the host was killed"));
       note(`${before} processes (a server that ignores the end of its stdin, its detached child) → 0 left ${ms} ms after the SIGKILL (the watchdog's SIGTERM reached the helper)`);
     } finally {
-      host.kill("SIGKILL");
+      host?.kill("SIGKILL");
       for (const pid of processesIn(agent.cwd)) process.kill(pid, "SIGKILL");
       agent.cleanup();
     }

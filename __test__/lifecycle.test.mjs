@@ -3,12 +3,11 @@
 // process left behind by a shutdown or by a SIGKILL of the host process.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { row } from "./helpers/matrix.mjs";
-import { cmdline, everything, faulty, FAST, IDLE, processesIn, pyBin, root, rssKb, sleep, tempAgent, text, uvCache, waitFor, withAdapter } from "./helpers/servers.mjs";
+import { adapterHost, cmdline, everything, faulty, FAST, IDLE, processesIn, pyBin, root, rssKb, sleep, tempAgent, text, uvCache, waitFor, withAdapter } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 
@@ -252,23 +251,16 @@ describe("processes", () => {
         ev: everything({ cwd }),
       },
     }));
-    const host = spawn(process.execPath, [join(root, "__test__", "fixtures", "adapter-host.mjs"), agent.cwd, agent.agentDir], {
-      env: agent.env,
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    let host;
     try {
-      await new Promise((resolve, reject) => {
-        host.stdout.on("data", (d) => String(d).includes("ready") && resolve());
-        host.once("exit", (code) => reject(new Error(`host exited early (${code})`)));
-        setTimeout(() => reject(new Error("host not ready")), 20000);
-      });
+      host = await adapterHost(agent);
       assert.equal(processesIn(agent.cwd).length, 3, "two servers and a grandchild");
       host.kill("SIGKILL");
       const killed = Date.now();
       await waitFor(() => processesIn(agent.cwd).length === 0, 5000, "every server process to die after the host was killed");
       note(`3 processes (2 servers, 1 grandchild) → 0 left ${Date.now() - killed} ms after the SIGKILL`);
     } finally {
-      host.kill("SIGKILL");
+      host?.kill("SIGKILL");
       for (const pid of processesIn(agent.cwd)) process.kill(pid, "SIGKILL");
       agent.cleanup();
     }

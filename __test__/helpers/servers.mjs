@@ -106,6 +106,28 @@ export function pimcp(agent, args, { input, env } = {}) {
 }
 
 /** Polls `check` until it returns a truthy value or `ms` pass. */
+/**
+ * Starts a stand-in for Pi holding an adapter on `agent` (`__test__/fixtures/adapter-host.mjs`),
+ * resolved once every server is connected; the caller SIGKILLs it.
+ */
+export async function adapterHost(agent) {
+  const host = spawn(process.execPath, [join(root, "__test__", "fixtures", "adapter-host.mjs"), agent.cwd, agent.agentDir], {
+    env: agent.env,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  try {
+    await new Promise((resolve, reject) => {
+      host.stdout.on("data", (d) => String(d).includes("ready") && resolve());
+      host.once("exit", (code) => reject(new Error(`host exited early (${code})`)));
+      setTimeout(() => reject(new Error("host not ready")), 20000).unref();
+    });
+  } catch (error) {
+    host.kill("SIGKILL");
+    throw error;
+  }
+  return host;
+}
+
 export async function waitFor(check, ms = 15000, what = "condition") {
   const until = Date.now() + ms;
   for (;;) {

@@ -27,7 +27,7 @@ const servers = {
 };
 const echo = { "server-everything": ["s_echo", { message: "cold" }], "fault server": ["s_echo", { text: "cold" }] };
 
-/** One cold call (ms) on a new adapter, the helper on or off. */
+/** One cold call (ms) on a new adapter, the helper on or off (off: the addon says once that it is missing). */
 async function coldCall(agentDir, name, withHelper) {
   addon.setHelper(withHelper ? helper : join(ROOT, "no-helper-here"));
   const adapter = addon.McpAdapter.open({ cwd: agentDir, agentDir, env: {} });

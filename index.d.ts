@@ -75,6 +75,11 @@ export declare class McpAdapter {
    * `server` waiting in its browser step; false when none waits.
    */
   paste(server: string, text: string): boolean
+  /**
+   * Ends the sign-in to `server` waiting in its browser step (the user gave up on it); its
+   * `login` then answers `aborted`. False when none waits.
+   */
+  cancelSignIn(server: string): boolean
   /** Whether someone can see a sign-in (Pi's `ctx.hasUI`): `autoAuth` signs in only then. */
   setInteractive(interactive: boolean): void
   connect(server: string): Promise<Outcome>

@@ -411,6 +411,13 @@ impl McpAdapter {
         self.inner.paste(&server, &text)
     }
 
+    /// Ends the sign-in to `server` waiting in its browser step (the user gave up on it); its
+    /// `login` then answers `aborted`. False when none waits.
+    #[napi]
+    pub fn cancel_sign_in(&self, server: String) -> bool {
+        self.inner.cancel_sign_in(&server)
+    }
+
     /// Whether someone can see a sign-in (Pi's `ctx.hasUI`): `autoAuth` signs in only then.
     #[napi]
     pub fn set_interactive(&self, interactive: bool) {

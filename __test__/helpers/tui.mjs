@@ -40,9 +40,10 @@ export async function withPiTui(options, run) {
       /** Types `text` literally (no key names). */
       type: (text) => tmux("send-keys", "-l", text),
       /**
-       * Types `text`, submits it and waits for `pattern`. Pi 1.5 keeps what is submitted while
-       * its startup still runs ("Startup is still in progress", the text left in the editor):
-       * then Enter is pressed again.
+       * Types `text`, submits it and waits for `pattern`. While `text` stays in the editor, Enter
+       * is pressed again, as a user would: Pi 1.5 keeps what is submitted while its startup still
+       * runs ("Startup is still in progress"), and the first Enter may only take a completion
+       * (`/mcp login <server>`).
        */
       async submit(text, pattern, what = String(pattern)) {
         tui.type(text);
@@ -53,7 +54,7 @@ export async function withPiTui(options, run) {
             return await tui.waitFor(pattern, what, 2000);
           } catch (error) {
             const screen = tui.screen();
-            if (!(/Startup is still in progress/.test(screen) && kept.test(screen)) || Date.now() > deadline) throw error;
+            if (!kept.test(screen) || Date.now() > deadline) throw error;
           }
         }
       },

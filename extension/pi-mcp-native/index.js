@@ -89,7 +89,8 @@ export default function piMcpNative(pi) {
 
   // No servers: no footer. Pi 1.5's footer throws on a null status text (undefined clears it).
   const showFooter = () => footerCtx?.ui?.setStatus?.("mcp", adapter.footer() ?? undefined);
-  // A sign-in waiting in its browser step: its URL is shown, and a prompt takes a pasted redirect.
+  // A sign-in waiting in its browser step: its URL is shown, and a prompt takes a pasted redirect;
+  // Esc there (an empty answer too) ends the sign-in. The prompt closes when the browser finished it.
   const pastePrompts = new Map();
   const showSignIn = (event) => {
     const ctx = footerCtx;
@@ -100,9 +101,14 @@ export default function piMcpNative(pi) {
     ctx.ui.notify(event.text, "info");
     if (pastePrompts.has(event.server)) return;
     const abort = new AbortController();
+    const core = adapter;
     pastePrompts.set(event.server, abort);
     Promise.resolve(ctx.ui.input(event.prompt, "", { signal: abort.signal }))
-      .then((text) => text?.trim() && adapter.paste(event.server, text))
+      .then((text) => {
+        if (abort.signal.aborted) return;
+        if (text?.trim()) core.paste(event.server, text);
+        else core.cancelSignIn(event.server);
+      })
       .catch(() => {})
       .finally(() => pastePrompts.get(event.server) === abort && pastePrompts.delete(event.server));
   };

@@ -35,7 +35,8 @@ export function addSubcommands(mcp, { core, textOf, setEnabled, inProject }) {
       async run([server], _ctx, out) {
         if (!server) return out.warning(textOf(core().authHelp("")));
         const outcome = await (signIn ? core().login(server) : core().logout(server));
-        outcome.isError ? out.error(textOf(outcome)) : out.info(textOf(outcome));
+        // A sign-in the user cancelled (Esc at the paste prompt) is no failure to flag.
+        outcome.isError && outcome.details?.error !== "aborted" ? out.error(textOf(outcome)) : out.info(textOf(outcome));
       },
     });
   }

@@ -89,10 +89,17 @@ struct SignInState {
     access: Option<Arc<crate::oauth::Access>>,
     /// Its last refusal: the challenge drives the next sign-in.
     refusal: Option<AuthNeed>,
-    /// Where pasted text goes while a sign-in waits for its browser step.
-    paste: Option<mpsc::Sender<String>>,
+    /// The sign-in waiting for its browser step.
+    waiting: Option<WaitingSignIn>,
     /// One sign-in at a time.
     turn: Arc<tokio::sync::Mutex<()>>,
+}
+
+/// A sign-in waiting for its browser step: where pasted text goes, and what ends it.
+#[derive(Clone)]
+pub struct WaitingSignIn {
+    pub paste: mpsc::Sender<String>,
+    pub cancel: CancellationToken,
 }
 
 struct Record {
@@ -305,13 +312,13 @@ impl Servers {
         self.state(name, |s| s.sign_in.refusal.clone()).flatten()
     }
 
-    /// Where text pasted for `name`'s sign-in goes (`None`: no sign-in waits).
-    pub fn set_paste(&self, name: &str, paste: Option<mpsc::Sender<String>>) {
-        self.state(name, |s| s.sign_in.paste = paste);
+    /// The sign-in to `name` waiting for its browser step (`None`: none waits).
+    pub fn set_waiting(&self, name: &str, waiting: Option<WaitingSignIn>) {
+        self.state(name, |s| s.sign_in.waiting = waiting);
     }
 
-    pub fn paste(&self, name: &str) -> Option<mpsc::Sender<String>> {
-        self.state(name, |s| s.sign_in.paste.clone()).flatten()
+    pub fn waiting(&self, name: &str) -> Option<WaitingSignIn> {
+        self.state(name, |s| s.sign_in.waiting.clone()).flatten()
     }
 
     /// Held for the length of one sign-in to `name`.

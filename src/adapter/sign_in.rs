@@ -4,6 +4,7 @@
 //! server's credentials, last refusal and waiting sign-in live in its registry record.
 
 use super::connect::Need;
+use super::servers::WaitingSignIn;
 use super::{Adapter, ErrorCode, Outcome, Unavailable};
 use crate::config::{Grant, HttpAuth, ServerConfig, Transport};
 use crate::events::Event;
@@ -47,8 +48,15 @@ impl Adapter {
     /// Text the user pasted for the sign-in to `name` waiting in its browser step; false when
     /// none waits.
     pub fn paste(&self, name: &str, text: &str) -> bool {
-        let sender = self.servers.paste(name);
-        sender.is_some_and(|tx| tx.try_send(text.to_string()).is_ok())
+        let waiting = self.servers.waiting(name);
+        waiting.is_some_and(|w| w.paste.try_send(text.to_string()).is_ok())
+    }
+
+    /// Ends the sign-in to `name` waiting in its browser step (the user gave up, e.g. Esc at
+    /// the paste prompt); false when none waits.
+    pub fn cancel_sign_in(&self, name: &str) -> bool {
+        let waiting = self.servers.waiting(name);
+        waiting.map(|w| w.cancel.cancel()).is_some()
     }
 
     /// The command that signs in to `name` where this adapter runs.
@@ -200,13 +208,18 @@ impl Adapter {
             .and_then(|n| n.challenge)
             .map(|header| Challenge::parse(&header, &access.server().url));
         let (paste, pasted) = mpsc::channel(4);
-        self.servers.set_paste(&name, Some(paste));
+        let cancel = self.closing.child_token();
+        let waiting = WaitingSignIn {
+            paste,
+            cancel: cancel.clone(),
+        };
+        self.servers.set_waiting(&name, Some(waiting));
         let (this, shown) = (self.clone(), name.clone());
         let request = SignIn {
             challenge,
             pasted: Some(pasted),
             open_browser: true,
-            cancel: self.closing.child_token(),
+            cancel,
             show_url: Box::new(move |url, opened| {
                 this.events.emit(Event::AuthUrl {
                     server: shown.clone(),
@@ -217,7 +230,7 @@ impl Adapter {
             }),
         };
         let result = oauth::sign_in(access.server(), request).await;
-        self.servers.set_paste(&name, None);
+        self.servers.set_waiting(&name, None);
         access.reload();
         self.events.emit(Event::AuthDone {
             server: name,
@@ -340,9 +353,16 @@ fn not_signed_in(name: &str, code: ErrorCode, why: &Unavailable) -> Outcome {
 }
 
 fn sign_in_failed(mode: &str, name: &str, e: &OAuthError) -> Outcome {
-    let code = match e {
-        OAuthError::SignInRequired(_) => ErrorCode::AuthRequired,
-        _ => ErrorCode::SignInFailed,
+    let (code, text) = match e {
+        OAuthError::Cancelled => (ErrorCode::Aborted, render::sign_in_cancelled(name)),
+        OAuthError::SignInRequired(_) => (
+            ErrorCode::AuthRequired,
+            format!("Signing in to \"{name}\" failed: {e}"),
+        ),
+        _ => (
+            ErrorCode::SignInFailed,
+            format!("Signing in to \"{name}\" failed: {e}"),
+        ),
     };
-    Outcome::error(mode, code, format!("Signing in to \"{name}\" failed: {e}")).with("server", name)
+    Outcome::error(mode, code, text).with("server", name)
 }

@@ -108,6 +108,11 @@ pub fn paste_prompt(server: &str) -> String {
     )
 }
 
+/// A sign-in ended before its browser step completed (Esc at the paste prompt, the session closing).
+pub fn sign_in_cancelled(server: &str) -> String {
+    format!("Signing in to \"{server}\" was cancelled; nothing was saved.")
+}
+
 /// `expires_in_secs`: `None` when the token has no stated lifetime.
 pub fn signed_in(server: &str, expires_in_secs: Option<u64>, tools: usize) -> String {
     let expiry = match expires_in_secs {

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startOAuthServer } from "./fixtures/oauth-server.mjs";
 import { PI_15, piTest } from "./helpers/pi.mjs";
-import { root } from "./helpers/servers.mjs";
+import { everything, root } from "./helpers/servers.mjs";
 import { TMUX_SKIP, withPiTui } from "./helpers/tui.mjs";
 
 const OPTS = { timeout: 120_000, skip: TMUX_SKIP, pis: [PI_15] };
@@ -27,7 +27,8 @@ const keyOf = (as) => `mcp__srv|${as.url}`;
  * callback; the address it redirects to is what the user copies back.
  */
 async function authorizeFromScreen(screen) {
-  const shown = /Sign in to "srv" in a browser: *\n([^]*?)\n *No browser was opened/.exec(screen);
+  // The last one shown (an earlier sign-in's may still be on the screen).
+  const shown = [...screen.matchAll(/Sign in to "srv" in a browser: *\n((?: *\n)* *http[^ \n]*(?: *\n *[^ \n]+)*)/g)].at(-1);
   assert.ok(shown, `no authorization URL on the screen:\n${screen}`);
   const url = shown[1].split("\n").map((line) => line.trim()).join("");
   assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/authorize\?response_type=code&/);
@@ -66,6 +67,71 @@ piTest("/mcp login shows the URL and a paste prompt; the pasted redirect signs i
       await tui.waitFor(/MCP 1\/1 connected/, "the footer");
 
       await tui.submit("who am I?", /signed in as test-user[^]*done/, "the model's call");
+    });
+  } finally {
+    await as.close();
+  }
+});
+
+piTest("the /mcp panel: the server needing sign-in comes first; sign in (URL, pasted redirect), then sign out", OPTS, async (pi) => {
+  const as = await startOAuthServer();
+  try {
+    const mcpConfig = { mcpServers: { alpha: everything(), srv: { url: as.url } } };
+    await withPiTui({ pi, extensionDir: root, mcpConfig, env: NO_BROWSER }, async (tui) => {
+      // The first run's listing found that srv needs sign-in.
+      await tui.waitFor(/MCP 0\/2 connected, 1 needs auth/, "the footer", 40_000);
+      await tui.submit("/mcp", /MCP servers *\n\s*› srv +needs sign-in · 0 tools · mcp tool · ~\/\.pi\/agent\/mcp\.json *\n\s*alpha +cached · /, "the panel, srv first");
+      tui.keys("Enter");
+      await tui.waitFor(/MCP server srv[^]*needs sign-in: [^]*Sign in with `\/mcp login srv`[^]*› Tools[^]*\n\s*Reconnect *\n\s*Sign in +opens the browser/, "srv's actions");
+      // Esc at the prompt: back in the panel, nothing signed in.
+      tui.keys("Down", "Down", "Enter");
+      await tui.waitFor(PROMPT, "the paste prompt");
+      tui.keys("Escape");
+      await tui.waitFor(/MCP server srv[^]*› Sign in[^]*Signing in to "srv" was cancelled; nothing was saved\./, "the cancellation in the panel");
+      tui.keys("Enter");
+      let screen = await tui.waitFor(PROMPT, "the paste prompt again");
+      screen = await pasteRedirect(tui, screen);
+      assert.match(screen, /MCP server srv *\n\s*connected · 1 tool · exposure mcp tool · signed in, expires in 60 min/);
+      assert.ok(store(tui)[keyOf(as)].tokens.access_token);
+
+      // Sign out: the action took the place of Sign in, under the cursor.
+      assert.match(screen, /› Sign out +deletes its stored tokens/);
+      tui.keys("Enter");
+      screen = await tui.waitFor(/Signed out of "srv": the tokens were revoked at the authorization server and deleted\./, "the sign-out");
+      assert.match(screen, /MCP server srv *\n\s*needs sign-in · 1 tool[^]*needs sign-in: signed out, its tokens were deleted\. Sign in with `\/mcp login srv`/);
+      assert.match(screen, /Sign in +opens the browser/);
+      assert.equal(store(tui)[keyOf(as)], undefined);
+      assert.equal(as.stats.revoked, 2);
+      tui.keys("Escape");
+      await tui.waitFor(/MCP servers *\n\s*› srv +needs sign-in · 1 tool · /, "the list, srv needing sign-in");
+      await tui.waitFor(/MCP 0\/2 connected, 1 needs auth/, "the footer");
+      tui.keys("Escape");
+      await tui.waitFor(/^(?![^]*MCP servers)/, "the panel to close");
+    });
+  } finally {
+    await as.close();
+  }
+});
+
+piTest("/mcp-auth (pi-mcp-adapter's command) runs the same sign-in; /mcp logout signs out", OPTS, async (pi) => {
+  const as = await startOAuthServer();
+  try {
+    await withPiTui({ pi, extensionDir: root, mcpConfig: { mcpServers: { srv: { url: as.url } } }, env: NO_BROWSER }, async (tui) => {
+      await tui.waitFor(/fake-model/, "Pi to be up");
+      await tui.submit("/mcp-auth srv", PROMPT, "the paste prompt");
+      // What is not an address or a code is refused, and the prompt asks again.
+      tui.type("not what the browser showed");
+      tui.keys("Enter");
+      const refusal = /What\s+was\s+pasted\s+did\s+not\s+finish\s+the\s+sign-in:\s+paste\s+the\s+whole\s+address\s+the\s+browser\s+ended\s+on,\s+or\s+just\s+the\s+code\.\s+It\s+still\s+waits\./;
+      const screen = await tui.waitFor(refusal, "the refusal");
+      assert.match(screen, PROMPT);
+      await pasteRedirect(tui, screen);
+      assert.ok(store(tui)[keyOf(as)].tokens.access_token);
+      await tui.waitFor(/MCP 1\/1 connected/, "the footer");
+
+      await tui.submit("/mcp logout srv", /Signed out of "srv": the tokens were revoked at the authorization server and deleted\./, "the sign-out");
+      assert.equal(store(tui)[keyOf(as)], undefined);
+      await tui.waitFor(/MCP 0\/1 connected, 1 needs auth/, "the footer");
     });
   } finally {
     await as.close();

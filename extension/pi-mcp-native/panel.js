@@ -66,7 +66,7 @@ class Panel {
     if (screen.kind === "servers") {
       return this.servers().map((s) => ({
         label: s.name,
-        detail: [STATE[s.state] ?? s.state, `${s.tools} tool${s.tools === 1 ? "" : "s"}`, s.exposure ?? "mcp tool", origin(s)].join(" · "),
+        detail: [STATE[s.state] ?? s.state, toolCount(s.tools), s.exposure ?? "mcp tool", origin(s)].join(" · "),
         onSelect: () => this.stack.push({ kind: "server", name: s.name, selected: 0 }),
       }));
     }
@@ -120,7 +120,8 @@ class Panel {
       const s = this.model.servers().find((x) => x.name === screen.name);
       lines.push(` ${t.fg("accent", t.bold(`MCP server ${screen.name}`))}`);
       if (s) {
-        lines.push(` ${t.fg("muted", fit(`${STATE[s.state] ?? s.state} · ${s.tools} tools · exposure ${s.exposure ?? "mcp tool"}`))}`);
+        const summary = [STATE[s.state] ?? s.state, toolCount(s.tools), `exposure ${s.exposure ?? "mcp tool"}`, s.signIn];
+        lines.push(` ${t.fg("muted", fit(summary.filter(Boolean).join(" · ")))}`);
         lines.push(` ${t.fg("muted", fit(`from ${origin(s)}`))}`);
         if (s.description) lines.push(` ${t.fg("muted", fit(s.description))}`);
         if (s.problem) lines.push(` ${t.fg("error", fit(s.problem.split("\n")[0]))}`);
@@ -148,6 +149,8 @@ class Panel {
 
   invalidate() {}
 }
+
+const toolCount = (n) => `${n} tool${n === 1 ? "" : "s"}`;
 
 /** Where a server comes from, shortly. */
 function origin(server) {

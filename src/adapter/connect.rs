@@ -194,7 +194,7 @@ impl Adapter {
 
     /// Records that `name` could not be used (for the backoff and `status`), tells JS, and
     /// returns why.
-    fn fail(&self, name: &str, cause: Unavailable) -> Unavailable {
+    pub(super) fn fail(&self, name: &str, cause: Unavailable) -> Unavailable {
         self.servers.record_failure(name, cause.clone());
         self.events.emit(Event::Failed {
             server: name.to_string(),

@@ -42,7 +42,7 @@ impl Adapter {
                     ServerState::Failed { reason, .. } | ServerState::NeedsAuth { reason } => Some(reason.as_str()),
                     _ => None,
                 };
-                json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count, "leftOut": s.left_out, "source": source, "transport": transport, "description": s.description, "exposure": exposure, "imported": imported, "registeredBy": registered, "problem": problem })
+                json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count, "leftOut": s.left_out, "source": source, "transport": transport, "description": s.description, "exposure": exposure, "imported": imported, "registeredBy": registered, "problem": problem, "signIn": s.sign_in })
             })
             .collect();
         let total: usize = servers

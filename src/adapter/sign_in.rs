@@ -155,6 +155,19 @@ impl Adapter {
             Ok(out) => {
                 access.reload();
                 self.servers.clear_failure(name);
+                if out.removed {
+                    // Status says so until the next sign-in (the server's refusal and its
+                    // challenge stay for that one).
+                    let need = AuthNeed::missing(render::signed_out_reason());
+                    let fix = self.auth_fix(server, &need);
+                    self.fail(
+                        name,
+                        Unavailable::NeedsAuth {
+                            why: need.message,
+                            fix,
+                        },
+                    );
+                }
                 let text = render::signed_out(name, out.removed, out.revocation.as_ref());
                 let mut outcome = Outcome::text("logout", text).with("server", name);
                 if let Some(Err(_)) = out.revocation {
@@ -220,11 +233,11 @@ impl Adapter {
             pasted: Some(pasted),
             open_browser: true,
             cancel,
-            show_url: Box::new(move |url, opened| {
+            show_url: Box::new(move |url, step| {
                 this.events.emit(Event::AuthUrl {
                     server: shown.clone(),
                     url: url.to_string(),
-                    text: render::sign_in_url(&shown, url, &opened),
+                    text: render::sign_in_url(&shown, url, &step),
                     prompt: render::paste_prompt(&shown),
                 });
             }),

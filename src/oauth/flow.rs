@@ -25,9 +25,19 @@ use url::Url;
 pub const BROWSER_WAIT: Duration = Duration::from_secs(5 * 60);
 const OFFLINE_ACCESS: &str = "offline_access";
 
-/// Shows the authorization URL, with what became of opening the browser (the command started,
-/// or why none was).
-pub type ShowUrl = Box<dyn Fn(&str, Result<String, String>) + Send + Sync>;
+/// Where the browser step stands when the authorization URL is shown.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BrowserStep {
+    /// The browser was started with this command.
+    Opened(String),
+    /// No browser was started, for this reason.
+    NotOpened(String),
+    /// What the user pasted did not complete the sign-in (why); it still waits.
+    PasteRefused(String),
+}
+
+/// Shows the authorization URL and where its browser step stands.
+pub type ShowUrl = Box<dyn Fn(&str, BrowserStep) + Send + Sync>;
 
 pub struct SignIn {
     /// The server's `WWW-Authenticate` challenge, when it sent one.
@@ -104,12 +114,12 @@ pub async fn sign_in(server: &Server, mut request: SignIn) -> Result<SignedIn, O
         scope.as_deref(),
         &resource,
     );
-    let opened = if request.open_browser {
-        browser::open(url.as_str(), &server.env)
-    } else {
-        Err("not asked to".into())
+    let opened = match request.open_browser {
+        true => browser::open(url.as_str(), &server.env),
+        false => Err("not asked to".into()),
     };
-    (request.show_url)(url.as_str(), opened);
+    let step = opened.map_or_else(BrowserStep::NotOpened, BrowserStep::Opened);
+    (request.show_url)(url.as_str(), step);
 
     let deadline = tokio::time::sleep(BROWSER_WAIT);
     tokio::pin!(deadline);
@@ -119,7 +129,7 @@ pub async fn sign_in(server: &Server, mut request: SignIn) -> Result<SignedIn, O
             pasted = recv(&mut request.pasted) => match Response::pasted(&pasted, &redirect_uri) {
                 Ok(response) => (response, None),
                 Err(why) => {
-                    (request.show_url)(url.as_str(), Err(format!("{why}; waiting for the sign-in to finish")));
+                    (request.show_url)(url.as_str(), BrowserStep::PasteRefused(why));
                     continue;
                 }
             },

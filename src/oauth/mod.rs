@@ -28,7 +28,7 @@ mod token;
 mod tests;
 
 pub use callback::Response as AuthorizationResponse;
-pub use flow::{sign_in, sign_out, SignIn, SignOut, SignedIn};
+pub use flow::{sign_in, sign_out, BrowserStep, SignIn, SignOut, SignedIn};
 pub use metadata::Challenge;
 pub use refresh::Access;
 pub use server::{AuthStatus, Place, Server};

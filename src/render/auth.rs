@@ -1,5 +1,6 @@
 //! Texts about credentials: what a server that wants them needs, and `/mcp-auth`.
 
+use crate::oauth::BrowserStep;
 use std::path::PathBuf;
 
 /// A server's `auth` as the texts need it (never the secret itself).
@@ -91,13 +92,16 @@ pub fn auth_help(server: &str, kind: &AuthKind, failing: Option<&str>) -> String
 }
 
 /// Where the sign-in continues: the authorization page, and what to do when no browser shows it.
-pub fn sign_in_url(server: &str, url: &str, opened: &Result<String, String>) -> String {
-    let opened = match opened {
-        Ok(command) => format!("It was opened with {command}."),
-        Err(why) => format!("No browser was opened ({why})."),
+pub fn sign_in_url(server: &str, url: &str, step: &BrowserStep) -> String {
+    let step = match step {
+        BrowserStep::Opened(command) => format!("It was opened with {command}."),
+        BrowserStep::NotOpened(why) => format!("No browser was opened ({why})."),
+        BrowserStep::PasteRefused(why) => {
+            format!("What was pasted did not finish the sign-in: {why}. It still waits.")
+        }
     };
     format!(
-        "Sign in to \"{server}\" in a browser:\n  {url}\n{opened} On another machine (over SSH), open the address there and paste the address the browser ends on (or the code) here."
+        "Sign in to \"{server}\" in a browser:\n  {url}\n{step} On another machine (over SSH), open the address there and paste the address the browser ends on (or the code) here."
     )
 }
 
@@ -142,6 +146,11 @@ fn duration(secs: u64) -> String {
         90..=5399 => format!("{} min", (secs + 30) / 60),
         _ => format!("{} h", (secs + 1800) / 3600),
     }
+}
+
+/// Why a server needs sign-in after a sign-out.
+pub fn signed_out_reason() -> String {
+    "signed out, its tokens were deleted".into()
 }
 
 /// `pi-mcp logout` / `/mcp logout`.

@@ -8,7 +8,7 @@ mod schema;
 
 pub use auth::{
     auth_help, auth_usage, needs_auth, paste_prompt, sign_in_cancelled, sign_in_state, sign_in_url,
-    signed_in, signed_out, AuthKind,
+    signed_in, signed_out, signed_out_reason, AuthKind,
 };
 pub use content::{call_result, resource_result, Rendered};
 pub use doctor::{doctor, tilde, ConnectCheck};

@@ -4,7 +4,7 @@
 use super::server::{Iss, Knobs, TestServer};
 use super::*;
 use crate::config::{Grant, OAuthConfig};
-use crate::oauth::{sign_out, Access};
+use crate::oauth::{sign_out, Access, AuthStatus, BrowserStep};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -88,6 +88,36 @@ async fn a_pasted_redirect_completes_the_sign_in() {
         .await
         .unwrap();
     server.seen(|seen| assert_eq!(seen.grants("authorization_code"), 1));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn a_refused_paste_keeps_the_sign_in_waiting_and_cancelling_ends_it() {
+    let server = TestServer::start(Knobs::default()).await;
+    let dir = agent_dir("flow-cancel");
+    let context = context(&server, OAuthConfig::default(), &dir);
+    let (paste, pasted) = mpsc::channel(1);
+    let (shown, mut steps) = mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let request = SignIn {
+        challenge: None,
+        pasted: Some(pasted),
+        open_browser: false,
+        cancel: cancel.clone(),
+        show_url: Box::new(move |_, step| shown.send(step).unwrap()),
+    };
+    let user = async {
+        let first = steps.recv().await.unwrap();
+        assert_eq!(first, BrowserStep::NotOpened("not asked to".into()));
+        paste.send("the code is x".into()).await.unwrap();
+        let again = steps.recv().await.unwrap();
+        assert!(matches!(&again, BrowserStep::PasteRefused(why) if why.contains("just the code")));
+        cancel.cancel();
+    };
+    let (result, ()) = tokio::join!(sign_in(&context, request), user);
+    assert!(matches!(result, Err(OAuthError::Cancelled)), "{result:?}");
+    server.seen(|seen| assert_eq!(seen.grants("authorization_code"), 0));
+    assert_eq!(context.status().unwrap(), AuthStatus::SignedOut);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

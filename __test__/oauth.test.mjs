@@ -160,6 +160,8 @@ piTest("/mcp login over RPC, then calls; a token expiring mid-session is renewed
       env: { BROWSER },
       script: { steps },
       commands: ["/mcp login srv", "who am I?"],
+      // The paste prompt stays unanswered: the browser finishes the sign-in (a cancel would end it).
+      leaveOpen: (request) => request.method === "input",
       // The first call's token dies before the second call.
       onEvent: (msg) => msg.type === "tool_execution_end" && ++ended === 1 && as.expireAll(),
     });

@@ -288,7 +288,8 @@ const DIALOGS = new Set(["select", "confirm", "input", "editor"]);
 /**
  * Drives `pi --mode rpc`: sends each command (a string becomes {type:"prompt", message}), waits for its
  * response (Pi answers a prompt holding an extension command after the handler has finished) and, if it
- * started an agent run, for agent_end. Dialogs are answered with cancelled. Closing stdin makes Pi exit.
+ * started an agent run, for agent_end. Dialogs are answered with cancelled, except those
+ * `leaveOpen(request)` is true for (a user who has not answered yet). Closing stdin makes Pi exit.
  * notify/setStatus requests are tagged with the command they arrived under (null: during startup).
  * `onEvent(msg, send)`, if given, sees every message from Pi and may send commands of its own
  * (e.g. an `abort` while a tool runs).
@@ -322,7 +323,7 @@ export function runPiRpc(options) {
         if (msg.method === "setStatus") statuses.push({ command: current, key: msg.statusKey, text: msg.statusText });
         if (DIALOGS.has(msg.method)) {
           dialogs.push({ command: current, ...msg });
-          send({ type: "extension_ui_response", id: msg.id, cancelled: true });
+          if (!opts.leaveOpen?.(msg)) send({ type: "extension_ui_response", id: msg.id, cancelled: true });
         }
       }
     };

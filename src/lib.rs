@@ -16,6 +16,8 @@
 //!   requests, the client side (roots, elicitation, sampling, logs) answered through a host.
 //! - [`oauth`]: OAuth 2.1 for remote servers (Pi's token store, discovery, sign-in, refresh);
 //!   the pool's transports ask it for credentials only through `pool::Credentials`.
+//! - [`broker`]: the per-user broker of shared servers (the helper's `broker` subcommand): a pool
+//!   of its own serving sessions over a Unix socket; the session's side is `pool::shared`.
 //! - [`config`]: the config files and what they say (discovery, JSONC, merge with provenance,
 //!   imports of other tools' files, interpolation, trust), never failing: problems are diagnostics.
 //! - [`render`]: every text the model or a person reads. [`search`]: ranking tools.
@@ -31,6 +33,7 @@
 pub mod adapter;
 mod atomic_file;
 pub mod bounded_read;
+pub mod broker;
 pub mod cache;
 pub mod catalog;
 pub mod config;

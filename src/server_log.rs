@@ -16,7 +16,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub const ROTATE_BYTES: u64 = 5 * 1024 * 1024;
 
 /// The syslog severities MCP uses, least severe first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum LogLevel {
     Debug,
     Info,

@@ -63,16 +63,8 @@ impl Host for SessionHost {
         }
     }
 
-    fn roots(&self) -> Vec<Root> {
-        let cwd = self.cwd.read().clone();
-        let Ok(uri) = url::Url::from_file_path(&cwd) else {
-            return vec![];
-        };
-        let name = cwd.file_name().map(|n| n.to_string_lossy().into_owned());
-        vec![Root {
-            uri: uri.into(),
-            name,
-        }]
+    fn roots(&self, _: &str) -> Vec<Root> {
+        Root::directory(&self.cwd.read()).into_iter().collect()
     }
 
     fn log(&self, server: &str, message: &LogMessage) {

@@ -168,20 +168,17 @@ impl ClientSide {
         caps
     }
 
-    /// Answers one question of the server, by its method. `withdrawn` is cancelled when the
-    /// server no longer needs the answer.
+    /// Answers one question of the server, by its method.
     pub fn answer(
         &self,
         method: &str,
         params: Value,
-        withdrawn: CancellationToken,
+        origin: Origin,
     ) -> BoxFuture<'static, Result<Value, ErrorData>> {
         let this = self.clone();
         match method {
-            "elicitation/create" => Box::pin(async move { this.elicit(params, withdrawn).await }),
-            "sampling/createMessage" => {
-                Box::pin(async move { this.sample(params, withdrawn).await })
-            }
+            "elicitation/create" => Box::pin(async move { this.elicit(params, origin).await }),
+            "sampling/createMessage" => Box::pin(async move { this.sample(params, origin).await }),
             "roots/list" => Box::pin(std::future::ready(this.roots())),
             other => {
                 let error = ErrorData::new(
@@ -194,11 +191,7 @@ impl ClientSide {
         }
     }
 
-    async fn elicit(
-        &self,
-        params: Value,
-        withdrawn: CancellationToken,
-    ) -> Result<Value, ErrorData> {
+    async fn elicit(&self, params: Value, origin: Origin) -> Result<Value, ErrorData> {
         let policy = self.features.elicitation;
         if policy == ElicitationPolicy::Off {
             return Err(self.turned_off("asked for user input (elicitation)", "elicitation"));
@@ -211,7 +204,9 @@ impl ClientSide {
         }
         let host = self.host.clone();
         let asked = self
-            .asked(withdrawn, |asker| host.elicit(asker, question.clone()))
+            .asked(origin, &params, |asker| {
+                host.elicit(asker, question.clone())
+            })
             .await;
         let reply = match asked {
             None => Reply::Cancel,
@@ -236,14 +231,11 @@ impl ClientSide {
             (Reply::Accept(_), Question::Url { .. }) => Ok(json!({ "action": "accept" })),
             (Reply::Decline, _) => Ok(json!({ "action": "decline" })),
             (Reply::Cancel, _) => Ok(json!({ "action": "cancel" })),
+            (Reply::Refused(why), _) => Err(ErrorData::new(USER_REJECTED, why, None)),
         }
     }
 
-    async fn sample(
-        &self,
-        params: Value,
-        withdrawn: CancellationToken,
-    ) -> Result<Value, ErrorData> {
+    async fn sample(&self, params: Value, origin: Origin) -> Result<Value, ErrorData> {
         if !self.features.sampling {
             return Err(self.turned_off("asked the model (sampling)", "sampling"));
         }
@@ -252,7 +244,7 @@ impl ClientSide {
         })?;
         let host = self.host.clone();
         match self
-            .asked(withdrawn, |asker| host.sample(asker, params))
+            .asked(origin, &params.clone(), |asker| host.sample(asker, params))
             .await
         {
             Some(Ok(result)) => Ok(result),
@@ -271,7 +263,7 @@ impl ClientSide {
         }
         let roots: Vec<Value> = self
             .host
-            .roots()
+            .roots(&self.server)
             .into_iter()
             .map(|root| {
                 let mut entry = Map::new();
@@ -317,14 +309,20 @@ impl ClientSide {
     /// question became void first (withdrawn, or every such request ended).
     async fn asked<T>(
         &self,
-        withdrawn: CancellationToken,
+        origin: Origin,
+        params: &Value,
         ask: impl FnOnce(Asker) -> BoxFuture<'static, T>,
     ) -> Option<T> {
-        let requests = self.pending.with_callers();
+        let withdrawn = origin.withdrawn;
+        let requests = match origin.request {
+            Some(request) => vec![request],
+            None => self.pending.with_callers(),
+        };
         let void = CancellationToken::new();
         let asker = Asker {
             server: self.server.clone(),
             callers: requests.iter().filter_map(|r| r.caller.clone()).collect(),
+            task: related_task(params),
             void: void.clone(),
         };
         let dones: Vec<CancellationToken> = requests.iter().map(|r| r.done.clone()).collect();
@@ -348,6 +346,33 @@ impl ClientSide {
     }
 }
 
+/// What a question of the server is known to belong to.
+pub struct Origin {
+    /// Cancelled when the server no longer needs the answer.
+    pub withdrawn: CancellationToken,
+    /// The request whose `input_required` result carried the question (2026-07-28); `None` for
+    /// a server→client request, which may belong to any request in flight.
+    pub request: Option<Arc<PendingRequest>>,
+}
+
+impl Origin {
+    /// A server→client request, withdrawn with `withdrawn`.
+    pub fn request_of_the_server(withdrawn: CancellationToken) -> Origin {
+        Origin {
+            withdrawn,
+            request: None,
+        }
+    }
+}
+
+/// The task a question is about (`_meta["io.modelcontextprotocol/related-task"].taskId`).
+fn related_task(params: &Value) -> Option<String> {
+    let task = params
+        .get("_meta")?
+        .get("io.modelcontextprotocol/related-task")?;
+    Some(task.get("taskId")?.as_str()?.to_string())
+}
+
 /// An `elicitation/create`'s params as a question; the error says what is wrong with them.
 fn question(params: &Value) -> Result<Question, String> {
     let message = params
@@ -361,7 +386,11 @@ fn question(params: &Value) -> Result<Question, String> {
                 .get("requestedSchema")
                 .ok_or("it has no requestedSchema")?;
             let form = Form::from_schema(schema).map_err(|e| e.to_string())?;
-            Ok(Question::Form { message, form })
+            Ok(Question::Form {
+                message,
+                form,
+                schema: schema.clone(),
+            })
         }
         "url" => {
             let url = params

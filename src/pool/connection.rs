@@ -1,11 +1,11 @@
 //! One live MCP server: how we reach it (a process we own, or a remote endpoint), its rmcp peer,
 //! and the requests we send it.
 
-use super::client_side::{ClientSide, LogTail, Pending, PendingRequest};
+use super::client_side::{ClientSide, LogTail, Origin, Pending, PendingRequest};
 use super::handler::Progress;
 use super::handler::{Handler, Notice, ProgressRoutes, ProgressSink};
 use super::host::{Caller, Host};
-use super::link::{open_process, open_remote, with_stderr, Link};
+use super::link::{open_process, open_remote, open_shared, with_stderr, Link};
 use super::nesting::{LEFT_OUT_FIELD, TOO_DEEP_FIELD};
 use super::oversize::TOO_LARGE_FIELD;
 use super::process;
@@ -126,6 +126,7 @@ impl Connection {
             client: client.clone(),
             progress: progress.clone(),
             notices: notices.clone(),
+            broker: None,
         };
         let stop = CancellationToken::new();
         let (service, link) = match &spec.transport {
@@ -133,6 +134,7 @@ impl Connection {
                 .await
                 .map_err(ConnectError::Failed)?,
             TransportSpec::Remote(remote) => open_remote(spec, remote, handler, &stop).await?,
+            TransportSpec::Shared(shared) => open_shared(spec, shared, handler, &stop).await?,
         };
         let info = service.peer().peer_info();
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -231,16 +233,30 @@ impl Connection {
     pub fn pid(&self) -> Option<u32> {
         match &self.link {
             Link::Process { pid, .. } => Some(*pid),
-            Link::Remote { .. } => None,
+            Link::Remote { .. } | Link::Broker(_) => None,
         }
     }
 
     /// The transport of a remote server.
     pub fn remote_kind(&self) -> Option<RemoteKind> {
         match &self.link {
-            Link::Process { .. } => None,
             Link::Remote { kind, .. } => Some(*kind),
+            Link::Process { .. } | Link::Broker(_) => None,
         }
+    }
+
+    /// For a server reached through the broker: how many sessions use it now, this one
+    /// included.
+    pub fn shared_with(&self) -> Option<usize> {
+        match &self.link {
+            Link::Broker(link) => Some(link.sessions()),
+            Link::Process { .. } | Link::Remote { .. } => None,
+        }
+    }
+
+    /// What the server said of itself in the opening handshake (an `InitializeResult`).
+    pub fn server_info(&self) -> Option<Value> {
+        serde_json::to_value(self.peer.peer_info()?).ok()
     }
 
     pub fn has_prompts(&self) -> bool {
@@ -462,7 +478,7 @@ impl Connection {
                 tokio::time::sleep(Duration::from_millis(wait)).await;
                 state_only_rounds += 1;
             }
-            params = self.with_input(params, &result, &opts).await?;
+            params = self.with_input(params, &result, &opts, &busy.1).await?;
         }
         Err(RequestError::Protocol(format!(
             "the server still asked for input after {MAX_INPUT_ROUNDS} rounds"
@@ -477,6 +493,7 @@ impl Connection {
         params: Value,
         result: &Value,
         opts: &RequestOptions,
+        pending: &Arc<PendingRequest>,
     ) -> Result<Value, RequestError> {
         let state = result.get("requestState").cloned();
         let asked = result
@@ -496,7 +513,11 @@ impl Connection {
                 .unwrap_or_default()
                 .to_string();
             let inner = request.get("params").cloned().unwrap_or(Value::Null);
-            let answer = self.client.answer(&method, inner, opts.cancel.clone());
+            let origin = Origin {
+                withdrawn: opts.cancel.clone(),
+                request: Some(pending.clone()),
+            };
+            let answer = self.client.answer(&method, inner, origin);
             async move {
                 answer
                     .await
@@ -644,7 +665,7 @@ impl Connection {
     fn scrub(&self, text: &str) -> String {
         match &self.link {
             Link::Remote { scrubber, .. } => scrubber.scrub(text),
-            Link::Process { .. } => text.to_string(),
+            Link::Process { .. } | Link::Broker(_) => text.to_string(),
         }
     }
 
@@ -664,6 +685,10 @@ impl Connection {
                 return "the connection was closed".to_string()
             }
             Link::Remote { .. } => return "the server ended the connection".to_string(),
+            Link::Broker(_) if self.asked.load(Ordering::SeqCst) => {
+                return "the connection was closed".to_string()
+            }
+            Link::Broker(link) => return link.end_note(&self.server).await,
         };
         exit.wait(Duration::from_millis(500)).await;
         let what = match exit.get() {

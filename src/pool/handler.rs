@@ -5,12 +5,14 @@
     reason = "roots, sampling and logging are deprecated by 2026-07-28 but servers still use them"
 )]
 
-use super::client_side::ClientSide;
+use super::client_side::{ClientSide, Origin};
+use super::shared::{wire, BrokerLink};
 use parking_lot::Mutex;
 use rmcp::model::{
-    ClientConfig, CreateMessageRequestParams, CreateMessageResult, CustomRequest, CustomResult,
-    ElicitRequestParams, ElicitResult, Implementation, ListRootsResult,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ClientConfig, CreateMessageRequestParams, CreateMessageResult, CustomNotification,
+    CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, Implementation,
+    ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use rmcp::{ClientHandler, ErrorData};
@@ -49,6 +51,9 @@ pub struct Handler {
     pub client: ClientSide,
     pub progress: ProgressRoutes,
     pub notices: UnboundedSender<Notice>,
+    /// Set on a connection through the broker (a shared server): it names the server in
+    /// `initialize` and hears the broker's own notifications.
+    pub broker: Option<Arc<BrokerLink>>,
 }
 
 impl Handler {
@@ -68,7 +73,8 @@ impl Handler {
     ) -> Result<R, ErrorData> {
         let params = serde_json::to_value(params)
             .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
-        let answer = self.client.answer(method, params, withdrawn).await?;
+        let origin = Origin::request_of_the_server(withdrawn);
+        let answer = self.client.answer(method, params, origin).await?;
         serde_json::from_value(answer).map_err(|e| {
             ErrorData::internal_error(format!("the client's answer is malformed: {e}"), None)
         })
@@ -109,7 +115,11 @@ impl ClientHandler for Handler {
     ) -> Result<CustomResult, ErrorData> {
         let params = request.params.unwrap_or(Value::Null);
         self.client
-            .answer(&request.method, params, context.ct)
+            .answer(
+                &request.method,
+                params,
+                Origin::request_of_the_server(context.ct),
+            )
             .await
             .map(CustomResult)
     }
@@ -151,9 +161,26 @@ impl ClientHandler for Handler {
         self.list_changed();
     }
 
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        _: NotificationContext<RoleClient>,
+    ) {
+        if let Some(link) = &self.broker {
+            link.heard(&notification.method, notification.params.as_ref());
+        }
+    }
+
     fn get_info(&self) -> ClientConfig {
+        let mut capabilities = self.client.capabilities();
+        if let Some(link) = &self.broker {
+            let experimental = capabilities
+                .experimental
+                .get_or_insert_with(Default::default);
+            experimental.insert(wire::CAPABILITY.into(), link.hello());
+        }
         ClientConfig::new(
-            self.client.capabilities(),
+            capabilities,
             Implementation::new("pi-mcp-native", env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)

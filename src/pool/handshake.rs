@@ -10,7 +10,8 @@ use rmcp::{ClientLifecycleMode, RoleClient};
 use tokio_util::sync::CancellationToken;
 
 /// A server's `protocolVersion` setting.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Protocol {
     /// `initialize` with 2025-11-25, negotiating down.
     #[default]

@@ -6,6 +6,7 @@
 use crate::elicitation::{Content, Form};
 use crate::server_log::{LogLevel, LogMessage};
 use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -14,7 +15,8 @@ use tokio_util::sync::CancellationToken;
 pub type Caller = Arc<str>;
 
 /// The client features a connection offers its server (per server, from the settings).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ClientFeatures {
     pub elicitation: ElicitationPolicy,
     pub sampling: bool,
@@ -36,7 +38,8 @@ impl ClientFeatures {
 }
 
 /// The `elicitation` setting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ElicitationPolicy {
     /// `false`: not advertised; a server that asks anyway gets an error.
     Off,
@@ -53,9 +56,12 @@ pub enum ElicitationPolicy {
 #[derive(Clone, Debug)]
 pub struct Asker {
     pub server: String,
-    /// The callers whose requests to this server were in flight when it asked: the question
-    /// belongs to one of them (a server does not say which).
+    /// The callers the question may belong to: the caller of the request it came in (a
+    /// 2026-07-28 `input_required`), else every caller with a request in flight to this server
+    /// when it asked (a server does not say which).
     pub callers: Vec<Caller>,
+    /// The task the question is about (`io.modelcontextprotocol/related-task` in its `_meta`).
+    pub task: Option<String>,
     /// Cancelled when the question no longer needs an answer: the server withdrew it, or every
     /// request it could belong to has ended (answered, aborted, timed out).
     pub void: CancellationToken,
@@ -64,7 +70,12 @@ pub struct Asker {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Question {
     /// Fill in a form (already checked: a flat object of simple fields).
-    Form { message: String, form: Form },
+    Form {
+        message: String,
+        form: Form,
+        /// The `requestedSchema` as the server sent it.
+        schema: Value,
+    },
     /// Visit a URL (for something the client must not see, such as a password or a payment).
     Url {
         message: String,
@@ -83,6 +94,8 @@ pub enum Reply {
     Decline,
     /// Dismissed without a choice (Esc).
     Cancel,
+    /// Nobody may be asked, for this reason (told to the server as an error).
+    Refused(String),
 }
 
 /// A root the server may work in.
@@ -93,6 +106,18 @@ pub struct Root {
     pub name: Option<String>,
 }
 
+impl Root {
+    /// The directory `dir` as a root named after its last component; `None` for a path that
+    /// is not absolute.
+    pub fn directory(dir: &std::path::Path) -> Option<Root> {
+        let uri = url::Url::from_file_path(dir).ok()?;
+        Some(Root {
+            uri: uri.into(),
+            name: dir.file_name().map(|n| n.to_string_lossy().into_owned()),
+        })
+    }
+}
+
 pub trait Host: Send + Sync + 'static {
     /// Asks whoever can answer here; `None` when nobody can (no UI, no terminal).
     fn elicit(&self, asker: Asker, question: Question) -> BoxFuture<'static, Option<Reply>>;
@@ -101,8 +126,8 @@ pub trait Host: Send + Sync + 'static {
     /// returns the `CreateMessageResult`; `Err` is a refusal, said to the server as it is.
     fn sample(&self, asker: Asker, params: Value) -> BoxFuture<'static, Result<Value, String>>;
 
-    /// The roots to offer, now.
-    fn roots(&self) -> Vec<Root>;
+    /// The roots to offer `server`, now.
+    fn roots(&self, server: &str) -> Vec<Root>;
 
     /// A `notifications/message` at or above the connection's `log_level`.
     fn log(&self, server: &str, message: &LogMessage);
@@ -124,7 +149,7 @@ impl Host for NoHost {
         Box::pin(async move { Err(why) })
     }
 
-    fn roots(&self) -> Vec<Root> {
+    fn roots(&self, _: &str) -> Vec<Root> {
         vec![]
     }
 

@@ -6,10 +6,12 @@ use super::handshake::{self, Service};
 use super::oversize::LineGuard;
 use super::process::{self, ExitWatch, StdioSpec};
 use super::remote::{self, RemoteKind, RemoteSpec};
+use super::shared::{wire, BrokerLink, SharedSpec};
 use super::spec::ConnectSpec;
 use super::stderr::{self, StderrTail};
 use super::ConnectError;
 use crate::secret::Scrubber;
+use rmcp::service::ClientInitializeError;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -27,6 +29,8 @@ pub(super) enum Link {
         /// Hides the server's credentials in error texts.
         scrubber: Scrubber,
     },
+    /// The broker's socket to a shared server (whose process the broker owns).
+    Broker(Arc<BrokerLink>),
 }
 
 /// Spawns a stdio server and runs the handshake over its pipes.
@@ -106,6 +110,108 @@ pub(super) async fn open_remote(
         }
     }
 }
+
+/// Reaches a shared server through the broker; starts it here instead when the broker cannot
+/// be used (why is kept in the session's [`Broker`](super::Broker), for its status). A broker
+/// that closes the connection while it takes the session (it was exiting, idle) is tried once
+/// more: the next attempt starts a new one.
+pub(super) async fn open_shared(
+    spec: &ConnectSpec,
+    shared: &SharedSpec,
+    handler: Handler,
+    stop: &CancellationToken,
+) -> Result<(Service, Link), ConnectError> {
+    let mut attempts = 0;
+    let why = loop {
+        attempts += 1;
+        match attach(spec, shared, &handler, stop).await {
+            Ok(opened) => return Ok(opened),
+            Err(Attach::StartFailed(why)) => return Err(ConnectError::Failed(why)),
+            Err(Attach::Closed(_)) if attempts < 2 => continue,
+            Err(Attach::Closed(why) | Attach::Refused(why)) => break why,
+            Err(Attach::Unreachable) => break String::new(),
+        }
+    };
+    if !why.is_empty() {
+        shared.broker.refuse(why);
+    }
+    open_process(spec, &shared.stdio, handler, stop)
+        .await
+        .map_err(ConnectError::Failed)
+}
+
+/// Why a session could not attach to a shared server through the broker.
+enum Attach {
+    /// The broker could not start the server (said as it is, like a local start's failure).
+    StartFailed(String),
+    /// The connection ended before the server was attached.
+    Closed(String),
+    /// The broker would not take the session, or did not answer in time.
+    Refused(String),
+    /// No broker could be reached or started (the session's [`Broker`](super::Broker) says why).
+    Unreachable,
+}
+
+async fn attach(
+    spec: &ConnectSpec,
+    shared: &SharedSpec,
+    handler: &Handler,
+    stop: &CancellationToken,
+) -> Result<(Service, Link), Attach> {
+    let Ok(stream) = shared.broker.connect(BROKER_REACH).await else {
+        return Err(Attach::Unreachable);
+    };
+    let attach = wire::Attach {
+        name: spec.server.clone(),
+        identity: shared.identity.clone(),
+        launch: shared.stdio.clone(),
+        protocol: spec.protocol,
+        client: spec.client.clone(),
+        timeout_ms: spec.timeout.as_millis() as u64,
+        idle_ms: shared.idle.map(|d| d.as_millis() as u64),
+        debug: spec.debug,
+        session: shared.broker.session(),
+    };
+    // The broker's farewell ends this connection only, not a local start that may follow.
+    let ended = stop.child_token();
+    let link = Arc::new(BrokerLink::new(
+        shared.broker.clone(),
+        &attach,
+        ended.clone(),
+    ));
+    let through_broker = Handler {
+        broker: Some(link.clone()),
+        ..handler.clone()
+    };
+    let init = handshake::start(
+        through_broker,
+        tokio::io::split(stream),
+        handshake::Protocol::Initialize,
+        ended,
+    );
+    // The broker's own bound on starting the server comes first.
+    let limit = spec.timeout + BROKER_REACH;
+    match tokio::time::timeout(limit, init).await {
+        Ok(Ok(service)) => Ok((service, Link::Broker(link))),
+        Ok(Err(ClientInitializeError::JsonRpcError(e))) if e.code.0 == wire::START_FAILED => {
+            Err(Attach::StartFailed(e.message.to_string()))
+        }
+        Ok(Err(ClientInitializeError::JsonRpcError(e))) => Err(Attach::Refused(format!(
+            "the broker did not take the session: {}",
+            e.message
+        ))),
+        Ok(Err(e)) => Err(Attach::Closed(format!(
+            "the broker did not take the session: {e}"
+        ))),
+        Err(_) => Err(Attach::Refused(format!(
+            "the broker did not answer within {} s",
+            limit.as_secs_f32()
+        ))),
+    }
+}
+
+/// How long reaching (or starting) the broker may take.
+const BROKER_REACH: Duration = Duration::from_secs(5);
 
 /// Stops a server whose handshake failed; returns the message for the failure.
 async fn abandon(

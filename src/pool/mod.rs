@@ -13,6 +13,7 @@ mod oversize;
 pub mod process;
 mod program;
 mod remote;
+pub mod shared;
 mod spec;
 mod stderr;
 pub mod watchdog;
@@ -23,10 +24,13 @@ pub use handshake::Protocol;
 pub use host::{
     Asker, Caller, ClientFeatures, ElicitationPolicy, Host, NoHost, Question, Reply, Root,
 };
+pub(crate) use nesting::TOO_DEEP_FIELD;
+pub(crate) use oversize::TOO_LARGE_FIELD;
 pub use process::StdioSpec;
 pub(crate) use remote::client::builder as http_client_builder;
 pub(crate) use remote::describe_reqwest;
 pub use remote::{display_url, AuthNeed, Credentials, RemoteKind, RemoteSpec, SharedCredentials};
+pub use shared::{Broker, SharedSpec};
 pub use spec::{ConnectSpec, TransportSpec};
 
 use futures::future::{BoxFuture, FutureExt, Shared};

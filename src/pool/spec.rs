@@ -4,6 +4,7 @@ use super::handshake::Protocol;
 use super::host::ClientFeatures;
 use super::process::StdioSpec;
 use super::remote::RemoteSpec;
+use super::shared::SharedSpec;
 use std::time::Duration;
 
 /// Everything needed to open a connection to a server.
@@ -20,9 +21,11 @@ pub struct ConnectSpec {
     pub client: ClientFeatures,
 }
 
-/// A process to start, or a remote endpoint.
+/// A process to start, a remote endpoint, or a shared server.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TransportSpec {
     Stdio(StdioSpec),
     Remote(RemoteSpec),
+    /// A stdio server reached through the broker (started here when there is none).
+    Shared(SharedSpec),
 }

@@ -53,7 +53,7 @@ impl Host for Scripted {
         })
     }
 
-    fn roots(&self) -> Vec<Root> {
+    fn roots(&self, _: &str) -> Vec<Root> {
         vec![Root {
             uri: "file:///work/project".into(),
             name: Some("project".into()),
@@ -180,7 +180,7 @@ async fn elicitation_is_accepted_declined_and_cancelled() {
     let (asker, question) = host.questions.lock()[0].clone();
     assert_eq!(asker.server, "test");
     assert_eq!(asker.callers, vec![Caller::from("call-1")]);
-    let Question::Form { form, message } = question else {
+    let Question::Form { form, message, .. } = question else {
         panic!("a form");
     };
     assert!(message.contains("Please provide inputs"));

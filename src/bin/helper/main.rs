@@ -16,9 +16,14 @@
 //!   and stderr; stops every process the server started with it, including those that left its
 //!   process group, when the server ends or the helper gets SIGTERM, SIGINT or SIGHUP; exits as
 //!   the server did (127/126 when it cannot be started). See `supervise.rs`.
+//! - `broker --dir <dir> --stem <stem> --agent-dir <dir> [--foreground]`: the per-user broker
+//!   that runs shared stdio servers for every session (`pi_mcp_native::broker`). Without
+//!   `--foreground` it detaches (a session of its own), and the process that was started prints
+//!   `ready` (listening), `busy` (another broker holds the place) or exits 1 with why on stderr.
 //!
-//! A new subcommand is one arm in [`main`] and one line in [`USAGE`]. The helper links nothing of
-//! the addon (no Node, no async runtime): `supervise` starts in about a millisecond.
+//! A new subcommand is one arm in [`main`] and one line in [`USAGE`]. `supervise` uses nothing of
+//! the addon (no Node, no async runtime) and starts in about a millisecond; `broker` runs the
+//! core's pool on a runtime of its own.
 
 #[cfg(target_os = "linux")]
 mod supervise;
@@ -29,12 +34,15 @@ use std::process::ExitCode;
 const USAGE: &str = "usage: pi-mcp-native-helper <subcommand> [arguments…]
 subcommands:
   supervise <cwd> <program> <argv0> [args…]   run a stdio server and stop everything it starts (Linux)
+  broker --dir <dir> --stem <stem> --agent-dir <dir> [--foreground]
+                                              the per-user broker of shared servers
   help                                        this text";
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
     match args.next().as_deref().and_then(|a| a.to_str()) {
         Some("supervise") => supervise(args.collect()),
+        Some("broker") => pi_mcp_native::broker::main(args.collect()),
         Some("help" | "--help" | "-h") => {
             println!("{USAGE}");
             ExitCode::SUCCESS

@@ -1,0 +1,523 @@
+//! One connection from a session: JSON-RPC lines over the socket, in both directions. Its first
+//! request is `initialize`, naming the server the session wants (or asking for the broker's
+//! controls). Requests are forwarded to the shared server for this session — its progress comes
+//! back with the session's token, its cancellation goes on — and the server's questions that
+//! belong here are asked as requests of our own.
+
+use super::Broker;
+use crate::pool::shared::wire::{self, Farewell, Hello, SessionInfo};
+use crate::pool::{
+    Connection, Progress, RequestError, RequestOptions, TOO_DEEP_FIELD, TOO_LARGE_FIELD,
+};
+use parking_lot::Mutex;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt,
+};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+/// The largest message a session may send.
+const MAX_MESSAGE: usize = 64 * 1024 * 1024;
+/// A forwarded request's own timeout is the session's and this much more: the session's comes
+/// first and cancels it.
+const FORWARD_SLACK: Duration = Duration::from_secs(2);
+/// How long a stuck server gets to answer a ping the session forwards.
+const PING_LIMIT: Duration = Duration::from_secs(2);
+/// How long what is queued for a closing connection may take to be written.
+const LAST_WORDS: Duration = Duration::from_secs(1);
+/// JSON-RPC's "invalid request".
+const INVALID_REQUEST: i32 = -32600;
+/// JSON-RPC's "internal error".
+const INTERNAL_ERROR: i32 = -32603;
+
+/// A session's use of one shared server.
+pub struct Attached {
+    pub identity: String,
+    pub session: SessionInfo,
+    pub upstream: Arc<Connection>,
+    /// The session's request timeout.
+    pub timeout: Duration,
+}
+
+/// An error answer: code, message, data.
+type Failure = (i32, String, Option<Value>);
+
+pub struct Hop {
+    pub id: u64,
+    out: mpsc::UnboundedSender<String>,
+    /// Ends the connection (what is queued is still written).
+    pub closed: CancellationToken,
+    attached: OnceLock<Attached>,
+    /// Requests being forwarded, by the session's id (as JSON text): their cancellation.
+    in_flight: Mutex<HashMap<String, CancellationToken>>,
+    /// Our own requests to the session, waiting for its answer.
+    asks: Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>,
+    next_ask: AtomicU64,
+    last_call: Mutex<Option<Instant>>,
+}
+
+impl Hop {
+    fn new() -> (Arc<Hop>, mpsc::UnboundedReceiver<String>) {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let (out, lines) = mpsc::unbounded_channel();
+        let hop = Arc::new(Hop {
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+            out,
+            closed: CancellationToken::new(),
+            attached: OnceLock::new(),
+            in_flight: Mutex::default(),
+            asks: Mutex::default(),
+            next_ask: AtomicU64::new(1),
+            last_call: Mutex::default(),
+        });
+        (hop, lines)
+    }
+
+    pub fn attached(&self) -> Option<&Attached> {
+        self.attached.get()
+    }
+
+    pub fn attach(&self, attached: Attached) {
+        let _ = self.attached.set(attached);
+    }
+
+    pub fn last_call(&self) -> Option<Instant> {
+        *self.last_call.lock()
+    }
+
+    pub fn notify(&self, method: &str, params: Value) {
+        self.send(json!({ "jsonrpc": "2.0", "method": method, "params": params }));
+    }
+
+    /// Says why, then ends the connection.
+    pub fn farewell(&self, farewell: &Farewell) {
+        if let Ok(params) = serde_json::to_value(farewell) {
+            self.notify(wire::FAREWELL, params);
+        }
+        self.closed.cancel();
+    }
+
+    fn send(&self, message: Value) {
+        let _ = self.out.send(message.to_string());
+    }
+
+    /// Asks the session (a request of ours); `None` when `void` came first or the session left.
+    pub async fn ask(
+        &self,
+        method: &str,
+        params: Value,
+        void: CancellationToken,
+    ) -> Option<Result<Value, String>> {
+        let id = self.next_ask.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.asks.lock().insert(id, tx);
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        let answer = tokio::select! {
+            answer = rx => answer.ok(),
+            _ = void.cancelled() => {
+                self.notify("notifications/cancelled", json!({ "requestId": id, "reason": "no longer needed" }));
+                None
+            }
+            _ = self.closed.cancelled() => None,
+        };
+        self.asks.lock().remove(&id);
+        answer
+    }
+
+    /// Cancels what the session had running: it left.
+    fn abandon(&self) {
+        for (_, cancel) in self.in_flight.lock().drain() {
+            cancel.cancel();
+        }
+        self.asks.lock().clear();
+    }
+
+    /// One message from the session.
+    fn take(self: &Arc<Self>, broker: &Arc<Broker>, message: Value) {
+        let Value::Object(mut message) = message else {
+            return;
+        };
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        match (method, message.remove("id")) {
+            (Some(method), Some(id)) => {
+                let params = message.remove("params").unwrap_or(Value::Null);
+                let (hop, broker) = (self.clone(), broker.clone());
+                tokio::spawn(async move { hop.request(&broker, id, method, params).await });
+            }
+            (Some(method), None) if method == "notifications/cancelled" => {
+                let id = message.get("params").and_then(|p| p.get("requestId"));
+                if let Some(cancel) =
+                    id.and_then(|id| self.in_flight.lock().remove(&id.to_string()))
+                {
+                    cancel.cancel();
+                }
+            }
+            (None, Some(id)) => {
+                let waiting = id.as_u64().and_then(|id| self.asks.lock().remove(&id));
+                if let Some(tx) = waiting {
+                    let answer = match message.remove("result") {
+                        Some(result) => Ok(result),
+                        None => Err(message
+                            .get("error")
+                            .and_then(|e| e.get("message"))
+                            .and_then(Value::as_str)
+                            .unwrap_or("the session answered with an error")
+                            .to_string()),
+                    };
+                    let _ = tx.send(answer);
+                }
+            }
+            _ => {} // initialized, roots changed and the like: nothing to do here
+        }
+    }
+
+    async fn request(
+        self: Arc<Self>,
+        broker: &Arc<Broker>,
+        id: Value,
+        method: String,
+        params: Value,
+    ) {
+        let answer = match method.as_str() {
+            "initialize" => self.hello(broker, params).await,
+            "ping" => self.ping(broker).await,
+            "logging/setLevel" => Ok(json!({})),
+            wire::STATUS if self.attached().is_none() => Ok(json!(broker.status())),
+            wire::STOP if self.attached().is_none() => {
+                self.reply(&id, Ok(json!({})));
+                broker.stop();
+                return;
+            }
+            _ => match self.attached() {
+                Some(attached) => self.forward(broker, attached, &id, &method, params).await,
+                None => Err(Some((
+                    INVALID_REQUEST,
+                    "`initialize` naming a shared server comes first".into(),
+                    None,
+                ))),
+            },
+        };
+        match answer {
+            Ok(result) => self.reply(&id, Ok(result)),
+            Err(Some(failure)) => self.reply(&id, Err(failure)),
+            Err(None) => {}
+        }
+        if method == "initialize" {
+            if let Some(attached) = self.attached() {
+                broker.announce(&attached.identity);
+            }
+        }
+    }
+
+    fn reply(&self, id: &Value, answer: Result<Value, Failure>) {
+        let message = match answer {
+            Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+            Err((code, message, data)) => {
+                let mut error = json!({ "code": code, "message": message });
+                if let Some(data) = data {
+                    error["data"] = data;
+                }
+                json!({ "jsonrpc": "2.0", "id": id, "error": error })
+            }
+        };
+        self.send(message);
+    }
+
+    /// `initialize`: attaches the session to the server it names (starting it if it is not
+    /// running), or opens the controls.
+    async fn hello(self: &Arc<Self>, broker: &Arc<Broker>, params: Value) -> Answer {
+        let version = params
+            .get("protocolVersion")
+            .cloned()
+            .unwrap_or_else(|| json!("2025-11-25"));
+        let hello = params
+            .get("capabilities")
+            .and_then(|c| c.get("experimental"))
+            .and_then(|e| e.get(wire::CAPABILITY))
+            .and_then(|h| Hello::deserialize(h).ok());
+        let mut result = match hello {
+            Some(Hello::Attach(attach)) => broker
+                .attach(self, *attach)
+                .await
+                .map_err(|why| Some((wire::START_FAILED, why, None)))?,
+            Some(Hello::Control {}) => json!({
+                "capabilities": {},
+                "serverInfo": { "name": "pi-mcp-native-broker", "version": env!("CARGO_PKG_VERSION") },
+            }),
+            None => {
+                return Err(Some((
+                    wire::REFUSED,
+                    "this is pi-mcp-native's shared-server broker; it serves pi-mcp-native sessions only".into(),
+                    None,
+                )))
+            }
+        };
+        result["protocolVersion"] = version;
+        Ok(result)
+    }
+
+    /// A session's ping checks the server itself: one that does not answer is restarted for
+    /// every session.
+    async fn ping(&self, broker: &Arc<Broker>) -> Answer {
+        let Some(attached) = self.attached() else {
+            return Ok(json!({}));
+        };
+        let limit = attached.timeout.min(PING_LIMIT);
+        let plain = RequestOptions {
+            timeout: limit,
+            cancel: CancellationToken::new(),
+            on_progress: None,
+            caller: None,
+        };
+        match attached.upstream.request("ping", json!({}), plain).await {
+            Err(RequestError::Timeout(_) | RequestError::Closed(_)) => {
+                let why = format!(
+                    "the shared server did not answer a ping within {} s; it is restarted",
+                    limit.as_secs_f32()
+                );
+                broker
+                    .restart(&attached.identity, &attached.upstream, why)
+                    .await;
+                Err(None)
+            }
+            _ => Ok(json!({})),
+        }
+    }
+
+    /// Sends the session's request on to the server, for this session.
+    async fn forward(
+        self: &Arc<Self>,
+        broker: &Arc<Broker>,
+        attached: &Attached,
+        id: &Value,
+        method: &str,
+        mut params: Value,
+    ) -> Answer {
+        let key = id.to_string();
+        let cancel = CancellationToken::new();
+        self.in_flight.lock().insert(key.clone(), cancel.clone());
+        *self.last_call.lock() = Some(Instant::now());
+        let on_progress = progress_token(&mut params).map(|token| {
+            let hop = self.clone();
+            Arc::new(move |p: Progress| hop.notify("notifications/progress", progress(&token, &p)))
+                as crate::pool::ProgressSink
+        });
+        let opts = RequestOptions {
+            timeout: attached.timeout + FORWARD_SLACK,
+            cancel,
+            on_progress,
+            caller: Some(attached.session.id.as_str().into()),
+        };
+        let result = attached.upstream.request(method, params, opts).await;
+        self.in_flight.lock().remove(&key);
+        match result {
+            Ok(result) => {
+                broker.note_task(&attached.identity, &attached.session.id, &result);
+                Ok(result)
+            }
+            Err(RequestError::Aborted) => Err(None),
+            Err(RequestError::Closed(why)) => {
+                broker.lost(&attached.identity, &why);
+                Err(None)
+            }
+            Err(e) => Err(Some(failure(&e))),
+        }
+    }
+}
+
+/// A request's answer; `Err(None)` when none is due (the session cancelled it, or the
+/// connection is ending).
+type Answer = Result<Value, Option<Failure>>;
+
+/// Takes the session's progress token out of `params` (the server gets one of ours).
+fn progress_token(params: &mut Value) -> Option<Value> {
+    let meta = params.get_mut("_meta")?.as_object_mut()?;
+    let token = meta.remove("progressToken");
+    if meta.is_empty() {
+        if let Some(params) = params.as_object_mut() {
+            params.remove("_meta");
+        }
+    }
+    token
+}
+
+fn progress(token: &Value, progress: &Progress) -> Value {
+    let mut params = Map::new();
+    params.insert("progressToken".into(), token.clone());
+    params.insert("progress".into(), json!(progress.progress));
+    if let Some(total) = progress.total {
+        params.insert("total".into(), json!(total));
+    }
+    if let Some(message) = &progress.message {
+        params.insert("message".into(), json!(message));
+    }
+    Value::Object(params)
+}
+
+/// A failed request as the session's connection reads it: dropped answers keep the marks that
+/// say why (see `oversize` and `nesting`).
+fn failure(error: &RequestError) -> Failure {
+    let text = error.to_string();
+    match error {
+        RequestError::Mcp { code, message } => (*code, message.clone(), None),
+        RequestError::TooLarge(bytes) => (
+            INTERNAL_ERROR,
+            text,
+            Some(json!({ TOO_LARGE_FIELD: bytes })),
+        ),
+        RequestError::TooDeep(depth) => (
+            INTERNAL_ERROR,
+            text,
+            Some(json!({ TOO_DEEP_FIELD: depth.unwrap_or(0) })),
+        ),
+        _ => (INTERNAL_ERROR, text, None),
+    }
+}
+
+/// Serves one session connection until either side ends it.
+pub async fn serve<S>(broker: Arc<Broker>, stream: S)
+where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
+    let (read, write) = tokio::io::split(stream);
+    let (hop, lines) = Hop::new();
+    broker.join(&hop);
+    let writer = tokio::spawn(write_lines(write, lines, hop.closed.clone()));
+    let mut reader = tokio::io::BufReader::new(read);
+    let mut buf = Vec::new();
+    loop {
+        tokio::select! {
+            message = read_message(&mut reader, &mut buf) => match message {
+                Ok(Some(message)) => hop.take(&broker, message),
+                _ => break,
+            },
+            _ = hop.closed.cancelled() => break,
+        }
+    }
+    hop.closed.cancel();
+    hop.abandon();
+    broker.leave(&hop);
+    let _ = writer.await;
+}
+
+/// Answers a peer the broker does not serve with `why`, and ends the connection.
+pub async fn refuse<S>(stream: S, why: String)
+where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
+    let (read, mut write) = tokio::io::split(stream);
+    let mut reader = tokio::io::BufReader::new(read);
+    let mut buf = Vec::new();
+    let first = tokio::time::timeout(LAST_WORDS, read_message(&mut reader, &mut buf)).await;
+    let id = match first {
+        Ok(Ok(Some(message))) => message.get("id").cloned().unwrap_or(Value::Null),
+        _ => Value::Null,
+    };
+    let answer =
+        json!({ "jsonrpc": "2.0", "id": id, "error": { "code": wire::REFUSED, "message": why } });
+    let _ = tokio::time::timeout(LAST_WORDS, async {
+        write.write_all(format!("{answer}\n").as_bytes()).await?;
+        write.shutdown().await
+    })
+    .await;
+}
+
+/// Reads the next JSON message (one line); `None` at the end of the stream.
+async fn read_message<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<Option<Value>> {
+    loop {
+        buf.clear();
+        let read = (&mut *reader)
+            .take(MAX_MESSAGE as u64 + 1)
+            .read_until(b'\n', buf)
+            .await?;
+        if read == 0 {
+            return Ok(None);
+        }
+        if buf.last() != Some(&b'\n') && read > MAX_MESSAGE {
+            return Err(std::io::Error::other("a message over 64 MiB"));
+        }
+        if let Ok(message) = serde_json::from_slice(buf.trim_ascii()) {
+            return Ok(Some(message));
+        }
+    }
+}
+
+/// Writes the lines queued for a session; once the connection is closed, what was queued
+/// before still goes out (a farewell, a last answer).
+async fn write_lines<W: AsyncWrite + Unpin>(
+    write: W,
+    mut lines: mpsc::UnboundedReceiver<String>,
+    closed: CancellationToken,
+) {
+    let mut out = tokio::io::BufWriter::new(write);
+    loop {
+        let line = tokio::select! {
+            biased;
+            line = lines.recv() => line,
+            _ = closed.cancelled() => None,
+        };
+        let Some(line) = line else { break };
+        let written = async {
+            out.write_all(line.as_bytes()).await?;
+            out.write_all(b"\n").await?;
+            if lines.is_empty() {
+                out.flush().await?;
+            }
+            std::io::Result::Ok(())
+        };
+        if written.await.is_err() {
+            closed.cancel();
+            return;
+        }
+    }
+    let _ = tokio::time::timeout(LAST_WORDS, async {
+        while let Ok(line) = lines.try_recv() {
+            out.write_all(line.as_bytes()).await?;
+            out.write_all(b"\n").await?;
+        }
+        out.flush().await?;
+        out.shutdown().await
+    })
+    .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sessions_progress_token_is_taken_out() {
+        let mut params = json!({ "name": "t", "_meta": { "progressToken": 7 } });
+        assert_eq!(progress_token(&mut params), Some(json!(7)));
+        assert_eq!(params, json!({ "name": "t" }));
+        let mut kept = json!({ "_meta": { "progressToken": "a", "other": 1 } });
+        assert_eq!(progress_token(&mut kept), Some(json!("a")));
+        assert_eq!(kept, json!({ "_meta": { "other": 1 } }));
+        assert_eq!(progress_token(&mut json!({})), None);
+    }
+
+    #[test]
+    fn dropped_answers_keep_their_marks() {
+        let (_, _, data) = failure(&RequestError::TooLarge(99));
+        assert_eq!(data.unwrap()[TOO_LARGE_FIELD], 99);
+        let (_, _, data) = failure(&RequestError::TooDeep(None));
+        assert_eq!(data.unwrap()[TOO_DEEP_FIELD], 0);
+        let (code, message, _) = failure(&RequestError::Mcp {
+            code: -32602,
+            message: "bad".into(),
+        });
+        assert_eq!((code, message.as_str()), (-32602, "bad"));
+    }
+}

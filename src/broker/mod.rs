@@ -1,0 +1,522 @@
+//! The per-user broker (README "Shared servers"): one process per user and agent dir, started on
+//! demand by the first session that needs it (`pi-mcp-native-helper broker`, detached from Pi),
+//! that runs the shared stdio servers for every session. Sessions talk MCP to it over a Unix
+//! socket (a named pipe on Windows), one connection per session and server; servers whose launch
+//! is the same for two sessions run once ([`crate::pool::shared::identity`]).
+//!
+//! It owns the servers' processes as a session would (process groups, the watchdog: killed even
+//! by SIGKILL, its servers stop), counts the sessions using each server, stops a server once no
+//! session has used it for its idle time, and exits when it has had no session and no server for
+//! a while. Layout: `daemon` (detaching, the lock, readiness) · `listen` (accepting, refusing
+//! other users) · `hop` (one session's connection) · `route` (whose question it is); this file
+//! holds the table of shared servers.
+
+mod daemon;
+mod hop;
+mod listen;
+mod route;
+
+pub use daemon::main;
+pub use listen::Listener;
+
+use crate::pool::shared::place::Place;
+use crate::pool::shared::wire::{
+    self, Attach, BrokerStatus, Farewell, FarewellReason, SharedServer,
+};
+use crate::pool::{Asker, ConnectSpec, Connection, Notice, Pool, TransportSpec};
+use crate::server_log::{iso_time, LogMessage, ServerLog};
+use hop::{Attached, Hop};
+use parking_lot::Mutex;
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant, SystemTime};
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio_util::sync::CancellationToken;
+
+/// How often unused servers and an idle broker are looked for.
+const TICK: Duration = Duration::from_millis(250);
+/// How long a server no session uses lives on when every session using it would have kept it
+/// forever (keep-alive).
+const UNUSED_LIMIT: Duration = Duration::from_secs(10 * 60);
+/// A failed start is told to sessions that ask for the server within this time, rather than
+/// tried again for each of them.
+const FAILURE_SHARED: Duration = Duration::from_secs(5);
+/// How long stopping may take (servers to exit).
+const STOP_LIMIT: Duration = Duration::from_secs(8);
+/// Task ids remembered per server (for routing questions about a task).
+const MAX_TASKS: usize = 10_000;
+
+/// What tests (and people) may change; environment variables of the broker.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// How long the broker stays without sessions and servers (`PI_MCP_BROKER_LINGER_MS`).
+    pub linger: Duration,
+    /// The user whose sessions are served (`PI_MCP_BROKER_UID`, a test knob: CI runs as root
+    /// and sets another uid to see itself refused); the broker's own by default.
+    pub accept_uid: u32,
+}
+
+impl Options {
+    pub fn from_env() -> Options {
+        let number = |name: &str| std::env::var(name).ok()?.parse::<u64>().ok();
+        Options {
+            linger: Duration::from_millis(number("PI_MCP_BROKER_LINGER_MS").unwrap_or(60_000)),
+            accept_uid: number("PI_MCP_BROKER_UID")
+                .map_or_else(crate::pool::shared::place::current_uid, |uid| uid as u32),
+        }
+    }
+}
+
+pub struct Broker {
+    place: Place,
+    options: Options,
+    pool: Arc<Pool>,
+    shares: Mutex<Shares>,
+    started: Instant,
+    stopping: CancellationToken,
+    /// `<agentDir>/mcp.log`, where the servers' log messages go.
+    server_log: ServerLog,
+}
+
+#[derive(Default)]
+struct Shares {
+    /// By identity.
+    servers: HashMap<String, Share>,
+    /// Every open connection (attached or not).
+    hops: HashMap<u64, Arc<Hop>>,
+    /// Since when there has been no connection and no server.
+    quiet_since: Option<Instant>,
+}
+
+/// One shared server.
+struct Share {
+    /// Its name in the config of the session that first asked for it.
+    name: String,
+    spec: ConnectSpec,
+    /// Sessions' connections to it.
+    hops: Vec<Arc<Hop>>,
+    /// Attaches under way (they keep it even without connections).
+    attaching: usize,
+    /// How long it may sit unused once no session uses it: the longest of its sessions' (a
+    /// session that would keep it forever counts as [`UNUSED_LIMIT`]).
+    idle: Duration,
+    failure: Option<(Instant, String)>,
+    /// Which session each task it runs belongs to.
+    tasks: HashMap<String, String>,
+}
+
+impl Share {
+    fn new(attach: &Attach) -> Share {
+        Share {
+            name: attach.name.clone(),
+            spec: ConnectSpec {
+                server: attach.identity.clone(),
+                transport: TransportSpec::Stdio(attach.launch.clone()),
+                protocol: attach.protocol,
+                timeout: Duration::from_millis(attach.timeout_ms),
+                debug: attach.debug,
+                client: attach.client.clone(),
+            },
+            hops: vec![],
+            attaching: 0,
+            idle: Duration::ZERO,
+            failure: None,
+            tasks: HashMap::new(),
+        }
+    }
+
+    fn sessions(&self) -> usize {
+        self.hops
+            .iter()
+            .filter_map(|hop| hop.attached())
+            .map(|a| a.session.id.as_str())
+            .collect::<HashSet<_>>()
+            .len()
+    }
+
+    fn launch(&self) -> Option<&crate::pool::StdioSpec> {
+        match &self.spec.transport {
+            TransportSpec::Stdio(stdio) => Some(stdio),
+            _ => None,
+        }
+    }
+}
+
+impl Broker {
+    /// A broker at `place` for `agent_dir`; it serves once [`Broker::serve`] runs.
+    pub fn new(place: Place, agent_dir: PathBuf, options: Options) -> Arc<Broker> {
+        let host = Arc::new(route::BrokerHost::default());
+        let (pool, notices) = Pool::with_host(host.clone());
+        let broker = Arc::new(Broker {
+            place,
+            options,
+            pool,
+            shares: Mutex::default(),
+            started: Instant::now(),
+            stopping: CancellationToken::new(),
+            server_log: ServerLog::new(agent_dir.join("mcp.log")),
+        });
+        host.serve(Arc::downgrade(&broker));
+        tokio::spawn(Broker::watch(Arc::downgrade(&broker), notices));
+        tokio::spawn(Broker::upkeep(Arc::downgrade(&broker)));
+        broker
+    }
+
+    /// Accepts sessions on `listener` until the broker stops (told to, or idle), then stops
+    /// every server.
+    pub async fn serve(self: &Arc<Self>, listener: Listener) {
+        crate::pool::watchdog::start_in_background();
+        self.note(&format!(
+            "listening on {} (pid {})",
+            self.place.endpoint(),
+            std::process::id()
+        ));
+        listen::accept(self, listener).await;
+        let hops: Vec<Arc<Hop>> = self.shares.lock().hops.values().cloned().collect();
+        let farewell = Farewell {
+            reason: FarewellReason::BrokerStopping,
+            message: "the shared-server broker was stopped".into(),
+        };
+        for hop in hops {
+            hop.farewell(&farewell);
+        }
+        let _ = tokio::time::timeout(STOP_LIMIT, self.pool.close_all()).await;
+        self.note("stopped");
+    }
+
+    /// Makes [`Broker::serve`] return.
+    pub fn stop(&self) {
+        self.stopping.cancel();
+    }
+
+    fn note(&self, text: &str) {
+        eprintln!("{} {text}", iso_time(SystemTime::now()));
+    }
+
+    fn join(&self, hop: &Arc<Hop>) {
+        let mut shares = self.shares.lock();
+        shares.hops.insert(hop.id, hop.clone());
+        shares.quiet_since = None;
+    }
+
+    /// A connection ended: its session no longer uses its server.
+    fn leave(&self, hop: &Hop) {
+        let identity = {
+            let mut shares = self.shares.lock();
+            shares.hops.remove(&hop.id);
+            let identity = hop.attached().map(|a| a.identity.clone());
+            if let Some(share) = identity.as_ref().and_then(|i| shares.servers.get_mut(i)) {
+                share.hops.retain(|h| h.id != hop.id);
+            }
+            identity
+        };
+        if let Some(identity) = identity {
+            self.announce(&identity);
+        }
+    }
+
+    /// Starts the server `attach` names, or finds it running, for the session; returns the
+    /// `initialize` result (the server's own, but for the protocol version).
+    async fn attach(&self, hop: &Arc<Hop>, attach: Attach) -> Result<Value, String> {
+        let identity = attach.identity.clone();
+        let spec = {
+            let mut shares = self.shares.lock();
+            let share = shares
+                .servers
+                .entry(identity.clone())
+                .or_insert_with(|| Share::new(&attach));
+            if let Some((at, why)) = &share.failure {
+                if at.elapsed() < FAILURE_SHARED {
+                    return Err(why.clone());
+                }
+            }
+            share.attaching += 1;
+            share.spec.clone()
+        };
+        let connected = self.pool.connect(spec).await;
+        let mut shares = self.shares.lock();
+        let share = shares
+            .servers
+            .entry(identity.clone())
+            .or_insert_with(|| Share::new(&attach));
+        share.attaching -= 1;
+        let upstream = match connected {
+            Ok(upstream) => upstream,
+            Err(e) => {
+                let why = e.to_string();
+                self.note(&format!(
+                    "{} ({identity}) did not start: {why}",
+                    attach.name
+                ));
+                share.failure = Some((Instant::now(), why.clone()));
+                return Err(why);
+            }
+        };
+        share.failure = None;
+        let idle = attach.idle_ms.map_or(UNUSED_LIMIT, Duration::from_millis);
+        share.idle = share.idle.max(idle);
+        share.hops.push(hop.clone());
+        let info = upstream.server_info().unwrap_or_else(|| json!({}));
+        hop.attach(Attached {
+            identity,
+            session: attach.session,
+            upstream,
+            timeout: Duration::from_millis(attach.timeout_ms),
+        });
+        Ok(info)
+    }
+
+    /// Tells every session of a server how many sessions use it.
+    fn announce(&self, identity: &str) {
+        let shares = self.shares.lock();
+        if let Some(share) = shares.servers.get(identity) {
+            let sessions = share.sessions();
+            for hop in &share.hops {
+                hop.notify(wire::SESSIONS, json!({ "sessions": sessions }));
+            }
+        }
+    }
+
+    /// The server's connection ended (it exited, crashed): each session using it is told why
+    /// and disconnected; the next use starts it again, once for all of them.
+    fn lost(&self, identity: &str, why: &str) {
+        let gone: Vec<Arc<Hop>> = {
+            let mut shares = self.shares.lock();
+            let Some(share) = shares.servers.get_mut(identity) else {
+                return;
+            };
+            share.tasks.clear();
+            share
+                .hops
+                .iter()
+                .filter(|hop| hop.attached().is_some_and(|a| !a.upstream.is_alive()))
+                .cloned()
+                .collect()
+        };
+        if gone.is_empty() {
+            return;
+        }
+        self.note(&format!("{identity} lost: {why}"));
+        let farewell = Farewell {
+            reason: FarewellReason::ServerLost,
+            message: why.to_string(),
+        };
+        for hop in gone {
+            hop.farewell(&farewell);
+        }
+    }
+
+    /// Stops a server that no longer answers; its sessions are told why.
+    async fn restart(&self, identity: &str, upstream: &Arc<Connection>, why: String) {
+        let hops: Vec<Arc<Hop>> = {
+            let shares = self.shares.lock();
+            shares.servers.get(identity).map_or_else(Vec::new, |share| {
+                share
+                    .hops
+                    .iter()
+                    .filter(|hop| {
+                        hop.attached()
+                            .is_some_and(|a| Arc::ptr_eq(&a.upstream, upstream))
+                    })
+                    .cloned()
+                    .collect()
+            })
+        };
+        self.note(&format!("{identity}: {why}"));
+        let farewell = Farewell {
+            reason: FarewellReason::ServerLost,
+            message: why,
+        };
+        for hop in hops {
+            hop.farewell(&farewell);
+        }
+        self.pool.close_stale(upstream).await;
+    }
+
+    /// Remembers which session a task belongs to, from the result that created it.
+    fn note_task(&self, identity: &str, session: &str, result: &Value) {
+        let Some(task) = result
+            .get("task")
+            .and_then(|t| t.get("taskId"))
+            .and_then(Value::as_str)
+        else {
+            return;
+        };
+        let mut shares = self.shares.lock();
+        if let Some(share) = shares.servers.get_mut(identity) {
+            if share.tasks.len() >= MAX_TASKS {
+                share.tasks.clear();
+            }
+            share.tasks.insert(task.to_string(), session.to_string());
+        }
+    }
+
+    /// The session connection a question of a shared server goes to (see [`route`]).
+    fn route(&self, asker: &Asker) -> Result<Arc<Hop>, String> {
+        let shares = self.shares.lock();
+        let Some(share) = shares.servers.get(&asker.server) else {
+            return Err(format!("{} is no longer shared", asker.server));
+        };
+        let hop_of = |session: &str| {
+            share
+                .hops
+                .iter()
+                .find(|hop| hop.attached().is_some_and(|a| a.session.id == session))
+        };
+        let owner = asker.task.as_ref().and_then(|task| share.tasks.get(task));
+        if let Some(hop) = owner.and_then(|session| hop_of(session)) {
+            return Ok(hop.clone());
+        }
+        let mut seen = HashSet::new();
+        let hops: Vec<&Arc<Hop>> = asker
+            .callers
+            .iter()
+            .filter(|caller| seen.insert(caller.to_string()))
+            .filter_map(|caller| hop_of(caller))
+            .collect();
+        let candidates: Vec<route::Candidate> = hops
+            .iter()
+            .map(|hop| route::Candidate {
+                ui: hop.attached().is_some_and(|a| a.session.ui),
+                last_call: hop.last_call(),
+            })
+            .collect();
+        route::choose(&share.name, &candidates).map(|i| hops[i].clone())
+    }
+
+    /// The directory a shared server was launched in.
+    fn launch_dir(&self, identity: &str) -> Option<PathBuf> {
+        let shares = self.shares.lock();
+        Some(shares.servers.get(identity)?.launch()?.cwd.clone())
+    }
+
+    fn log_message(&self, identity: &str, message: &LogMessage) {
+        let name = self
+            .shares
+            .lock()
+            .servers
+            .get(identity)
+            .map(|s| s.name.clone());
+        // Best effort, as in a session: a log that cannot be written fails nothing.
+        let _ = self
+            .server_log
+            .append(name.as_deref().unwrap_or(identity), message);
+    }
+
+    pub fn status(&self) -> BrokerStatus {
+        let shares = self.shares.lock();
+        let sessions: HashSet<&str> = shares
+            .hops
+            .values()
+            .filter_map(|hop| hop.attached())
+            .map(|a| a.session.id.as_str())
+            .collect();
+        let mut servers: Vec<SharedServer> = shares
+            .servers
+            .iter()
+            .map(|(identity, share)| {
+                let live = self.pool.peek(identity);
+                SharedServer {
+                    name: share.name.clone(),
+                    identity: identity.clone(),
+                    command: share
+                        .launch()
+                        .map_or_else(String::new, |l| l.command.clone()),
+                    pid: live.as_ref().and_then(|c| c.pid()),
+                    sessions: share.sessions(),
+                    idle_ms: live.map_or(0, |c| c.idle_for().as_millis() as u64),
+                    failure: share.failure.as_ref().map(|(_, why)| why.clone()),
+                }
+            })
+            .collect();
+        servers.sort_by(|a, b| a.name.cmp(&b.name));
+        BrokerStatus {
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            endpoint: self.place.endpoint(),
+            uptime_ms: self.started.elapsed().as_millis() as u64,
+            sessions: sessions.len(),
+            servers,
+        }
+    }
+
+    /// Passes on what the servers report: changed lists to every session using the server, a
+    /// lost connection as [`Broker::lost`].
+    async fn watch(this: Weak<Broker>, mut notices: UnboundedReceiver<Notice>) {
+        while let Some(notice) = notices.recv().await {
+            let Some(broker) = this.upgrade() else {
+                return;
+            };
+            match notice {
+                Notice::ListChanged { server, .. } => {
+                    let shares = broker.shares.lock();
+                    for hop in shares.servers.get(&server).map_or(&[][..], |s| &s.hops[..]) {
+                        hop.notify("notifications/tools/list_changed", json!({}));
+                    }
+                }
+                Notice::Lost { server, why } => broker.lost(&server, &why),
+            }
+        }
+    }
+
+    /// Stops servers no session has used for their idle time, and the broker once it has had no
+    /// session and no server for [`Options::linger`].
+    async fn upkeep(this: Weak<Broker>) {
+        let mut ticks = tokio::time::interval(TICK);
+        loop {
+            ticks.tick().await;
+            let Some(broker) = this.upgrade() else {
+                return;
+            };
+            if broker.stopping.is_cancelled() {
+                return;
+            }
+            broker.stop_unused().await;
+            let mut shares = broker.shares.lock();
+            if shares.hops.is_empty() && shares.servers.is_empty() {
+                let since = *shares.quiet_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= broker.options.linger {
+                    broker.note("no session and no server: exiting");
+                    broker.stop();
+                }
+            } else {
+                shares.quiet_since = None;
+            }
+        }
+    }
+
+    async fn stop_unused(&self) {
+        let unused: Vec<(String, Duration)> = {
+            let shares = self.shares.lock();
+            shares
+                .servers
+                .iter()
+                .filter(|(_, s)| s.hops.is_empty() && s.attaching == 0)
+                .map(|(identity, s)| (identity.clone(), s.idle))
+                .collect()
+        };
+        for (identity, limit) in unused {
+            let stopped = self.pool.close_if_idle(&identity, limit).await;
+            let gone =
+                stopped || !self.pool.is_live(&identity) && !self.pool.is_connecting(&identity);
+            if !gone {
+                continue;
+            }
+            let mut shares = self.shares.lock();
+            if let Some(share) = shares.servers.get(&identity) {
+                if share.hops.is_empty() && share.attaching == 0 {
+                    if stopped {
+                        self.note(&format!(
+                            "stopped {} ({identity}): no session used it for {} s",
+                            share.name,
+                            limit.as_secs()
+                        ));
+                    }
+                    shares.servers.remove(&identity);
+                }
+            }
+        }
+    }
+}

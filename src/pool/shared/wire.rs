@@ -1,0 +1,110 @@
+//! What sessions and the broker say to each other besides MCP itself: the experimental capability
+//! of a session's `initialize` that asks for a server (or for the broker's controls), the
+//! broker's notifications about the share, its control requests and its error codes.
+
+use crate::pool::{ClientFeatures, Protocol, StdioSpec};
+use serde::{Deserialize, Serialize};
+
+/// The key of `capabilities.experimental` in a session's `initialize`; its value is a [`Hello`].
+pub const CAPABILITY: &str = "pi-mcp-native/broker";
+/// Broker → session, just before the broker closes the connection: why ([`Farewell`]).
+pub const FAREWELL: &str = "notifications/pi-mcp-native/farewell";
+/// Broker → session: how many sessions use the server now (`{"sessions": n}`).
+pub const SESSIONS: &str = "notifications/pi-mcp-native/sessions";
+/// Control → broker: the broker's state ([`BrokerStatus`]).
+pub const STATUS: &str = "pi-mcp-native/status";
+/// Control → broker: stop every shared server and exit.
+pub const STOP: &str = "pi-mcp-native/stop";
+/// `initialize` failed because the server could not be started (the message says why).
+pub const START_FAILED: i32 = -32050;
+/// The broker does not serve this peer (another user, another version).
+pub const REFUSED: i32 = -32051;
+
+/// What a connection to the broker is for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Hello {
+    /// A session's connection to one shared server.
+    Attach(Box<Attach>),
+    /// `pi-mcp broker status|stop`.
+    Control {},
+}
+
+/// The server a session wants, and who the session is.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attach {
+    /// The server's name in the session's config (shown in the broker's status and log).
+    pub name: String,
+    /// Sessions with the same identity share one process (see `identity`).
+    pub identity: String,
+    /// How to start it, the whole environment included.
+    pub launch: StdioSpec,
+    pub protocol: Protocol,
+    pub client: ClientFeatures,
+    /// Bounds the start and each request.
+    pub timeout_ms: u64,
+    /// How long the server may sit unused once no session uses it; `None`: the session would
+    /// never stop it.
+    pub idle_ms: Option<u64>,
+    /// Echo the server's stderr (to the broker's log).
+    pub debug: bool,
+    pub session: SessionInfo,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    /// Unique per session (the process id and the session's number in it).
+    pub id: String,
+    pub pid: u32,
+    /// Someone can answer questions there (Pi's UI, a terminal).
+    pub ui: bool,
+}
+
+/// Why the broker ends a session's connection.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Farewell {
+    pub reason: FarewellReason,
+    /// For the model and the status, as a local server's end would be told.
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FarewellReason {
+    /// The server exited, crashed or stopped answering; the next use starts it again.
+    ServerLost,
+    /// The broker stops (`pi-mcp broker stop`); the next use starts a new one.
+    BrokerStopping,
+}
+
+/// The broker's answer to [`STATUS`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BrokerStatus {
+    pub pid: u32,
+    pub version: String,
+    pub endpoint: String,
+    pub uptime_ms: u64,
+    /// Sessions connected now.
+    pub sessions: usize,
+    pub servers: Vec<SharedServer>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SharedServer {
+    pub name: String,
+    pub identity: String,
+    pub command: String,
+    /// The process group leader, while it runs.
+    pub pid: Option<u32>,
+    /// Sessions using it now.
+    pub sessions: usize,
+    /// Since its last request.
+    pub idle_ms: u64,
+    /// Why its last start failed, if it did.
+    pub failure: Option<String>,
+}

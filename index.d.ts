@@ -56,6 +56,10 @@ export declare class McpAdapter {
   /** Starts background work (first-run cache fill, eager servers) and returns at once. */
   start(opts?: StartOpts | undefined | null): Promise<void>
   status(): Promise<Outcome>
+  /** `pi-mcp broker status`: the shared-server broker of this agent dir, if one runs. */
+  brokerStatus(): Promise<Outcome>
+  /** `pi-mcp broker stop`: stops the shared-server broker and its servers. */
+  brokerStop(): Promise<Outcome>
   /** A page of a server's tools (`limit` default 100). */
   list(server: string, opts?: ListOpts | undefined | null): Promise<Outcome>
   search(query: string, opts?: SearchOpts | undefined | null): Promise<Outcome>

@@ -24,6 +24,8 @@ Commands:
   logout <server>                 sign out: revoke the tokens where the server offers it, delete them
   doctor [--offline]              every config source, the merged servers and where each came
                                   from, every problem, and a timed connection to each server
+  broker status|stop              the shared-server broker: its servers and sessions; stop it
+                                  (and its servers)
 
 Options:
   --config <path>   use this file instead of ~/.pi/agent/mcp.json (like pi --mcp-config)
@@ -37,7 +39,7 @@ Options:
 Exit codes: 0 success; 1 the command failed (unknown tool or server, failed connection, the
 tool reported an error; doctor: a server failed or a config has an error); 2 bad usage.`;
 
-const ARGS = { list: ["server"], search: ["query"], describe: ["tool"], call: ["tool"], connect: ["server"], auth: ["server"], logout: ["server"] };
+const ARGS = { broker: ["status|stop"], list: ["server"], search: ["query"], describe: ["tool"], call: ["tool"], connect: ["server"], auth: ["server"], logout: ["server"] };
 
 class UsageError extends Error {}
 
@@ -68,6 +70,7 @@ function parse(argv) {
   if (rest.length < needed.length) throw new UsageError(`${command}: missing <${needed[rest.length]}>`);
   const allowed = command === "call" ? 2 : command === "search" ? Infinity : needed.length;
   if (rest.length > allowed) throw new UsageError(`${command}: unexpected argument "${rest[allowed]}"`);
+  if (command === "broker" && !["status", "stop"].includes(rest[0])) throw new UsageError(`broker: "${rest[0]}" is neither status nor stop`);
   return { command, rest, values };
 }
 
@@ -138,6 +141,8 @@ async function run(adapter, { command, rest, values }, spin, callId) {
       return adapter.logout(rest[0]);
     case "doctor":
       return adapter.doctor(!values.offline);
+    case "broker":
+      return rest[0] === "stop" ? adapter.brokerStop() : adapter.brokerStatus();
   }
 }
 

@@ -341,6 +341,18 @@ impl McpAdapter {
         self.inner.status().into()
     }
 
+    /// `pi-mcp broker status`: the shared-server broker of this agent dir, if one runs.
+    #[napi]
+    pub async fn broker_status(&self) -> Outcome {
+        self.inner.broker_status().await.into()
+    }
+
+    /// `pi-mcp broker stop`: stops the shared-server broker and its servers.
+    #[napi]
+    pub async fn broker_stop(&self) -> Outcome {
+        self.inner.broker_stop().await.into()
+    }
+
     /// A page of a server's tools (`limit` default 100).
     #[napi]
     pub async fn list(&self, server: String, opts: Option<ListOpts>) -> Outcome {

@@ -66,7 +66,7 @@ class Panel {
     if (screen.kind === "servers") {
       return this.servers().map((s) => ({
         label: s.name,
-        detail: [STATE[s.state] ?? s.state, toolCount(s.tools), s.exposure ?? "mcp tool", origin(s)].join(" · "),
+        detail: [STATE[s.state] ?? s.state, toolCount(s.tools), s.exposure ?? "mcp tool", origin(s), s.shared?.text].filter(Boolean).join(" · "),
         onSelect: () => this.stack.push({ kind: "server", name: s.name, selected: 0 }),
       }));
     }
@@ -123,6 +123,7 @@ class Panel {
         const summary = [STATE[s.state] ?? s.state, toolCount(s.tools), `exposure ${s.exposure ?? "mcp tool"}`, s.signIn];
         lines.push(` ${t.fg("muted", fit(summary.filter(Boolean).join(" · ")))}`);
         lines.push(` ${t.fg("muted", fit(`from ${origin(s)}`))}`);
+        if (s.shared) lines.push(` ${t.fg("muted", fit(s.shared.text))}`);
         if (s.description) lines.push(` ${t.fg("muted", fit(s.description))}`);
         if (s.problem) lines.push(` ${t.fg("error", fit(s.problem.split("\n")[0]))}`);
       }

@@ -6,9 +6,10 @@ use super::servers::Adopted;
 use super::{Adapter, Unavailable};
 use crate::config::{self, HttpAuth, ServerConfig, Transport};
 use crate::events::Event;
+use crate::pool::shared::identity;
 use crate::pool::{
-    launch, AuthNeed, ConnectError, ConnectSpec, Connection, RemoteSpec, RequestError, StdioSpec,
-    TransportSpec,
+    launch, AuthNeed, ConnectError, ConnectSpec, Connection, RemoteSpec, RequestError, SharedSpec,
+    StdioSpec, TransportSpec,
 };
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -211,6 +212,7 @@ impl Adapter {
             cwd: &self.cwd,
         };
         let failed = |e: config::ValueError| ConnectError::Failed(e.to_string());
+        let client = self.config.client_settings(server).features();
         let transport = match &server.transport {
             Transport::Stdio {
                 command,
@@ -224,7 +226,24 @@ impl Adapter {
                     .into_iter()
                     .map(|(name, value)| (name, value.expose().to_string()))
                     .collect();
-                TransportSpec::Stdio(self.stdio_spec(server, command, args, &env, cwd.as_ref()))
+                let stdio = self.stdio_spec(server, command, args, &env, cwd.as_ref());
+                match &server.shared {
+                    Some(sharing) => TransportSpec::Shared(SharedSpec {
+                        identity: identity::Launch {
+                            stdio: &stdio,
+                            declared: &env.iter().map(|(name, _)| name.clone()).collect::<Vec<_>>(),
+                            matched: &sharing.env,
+                            session_env: &self.env,
+                            protocol: server.protocol,
+                            client: &client,
+                        }
+                        .identity(),
+                        stdio,
+                        idle: self.idle_limit(server),
+                        broker: self.broker.clone(),
+                    }),
+                    None => TransportSpec::Stdio(stdio),
+                }
             }
             Transport::Http {
                 url,
@@ -256,7 +275,7 @@ impl Adapter {
             protocol: server.protocol,
             timeout: self.request_timeout(server),
             debug: server.debug,
-            client: self.config.client_settings(server).features(),
+            client,
         })
     }
 

@@ -244,7 +244,7 @@ impl Adapter {
     /// How long `server` may sit unused before it is stopped; `None`: never. Lazy servers (and
     /// lazy-keep-alive ones not used yet) use their own `idleTimeout`, else `settings.idleTimeout`,
     /// else 10 minutes; eager ones only their own; keep-alive ones never stop.
-    fn idle_limit(&self, server: &ServerConfig) -> Option<Duration> {
+    pub(super) fn idle_limit(&self, server: &ServerConfig) -> Option<Duration> {
         let minutes = match server.lifecycle {
             Lifecycle::KeepAlive => return None,
             Lifecycle::LazyKeepAlive if self.servers.is_used(&server.name) => return None,

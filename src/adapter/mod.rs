@@ -25,6 +25,7 @@ mod outcome;
 mod output;
 mod request;
 mod servers;
+mod shared;
 mod sign_in;
 
 pub use auth::CredentialSource;
@@ -44,7 +45,7 @@ use crate::bounded_read::FileLimits;
 use crate::cache::{self, Loaded};
 use crate::config::{self, Config, Env, LoadOptions, ServerConfig};
 use crate::events::{EventSink, Events};
-use crate::pool::{Pool, RemoteKind};
+use crate::pool::{Broker, Pool, RemoteKind};
 use lifecycle::Startup;
 use servers::{Cached, Servers};
 use std::collections::HashMap;
@@ -127,6 +128,8 @@ pub struct Adapter {
     /// Opened by `pi-mcp` (see [`OpenOptions::cli`]).
     cli: bool,
     pool: Arc<Pool>,
+    /// Where shared servers run (one broker per user and agent dir).
+    broker: Arc<Broker>,
     /// Answers what servers ask (roots, logs, and through a front end, people and models).
     host: Arc<host::SessionHost>,
     /// What `start` sets going (the pool's notices, the cache fill).
@@ -190,6 +193,8 @@ impl Adapter {
         let servers = Servers::new(config.servers.clone(), config.settings.tool_prefix, known);
         let host = Arc::new(host::SessionHost::new(&opts.cwd, &agent_dir));
         let (pool, notices) = Pool::with_host(host.clone());
+        let broker = Arc::new(Broker::new(&agent_dir, &env, crate::helper::path()));
+        broker.set_ui(opts.cli);
         let auto_auth = opts.auto_auth.unwrap_or(config.settings.auto_auth);
         Arc::new(Adapter {
             run_tools: opts.run_tools,
@@ -206,6 +211,7 @@ impl Adapter {
             sign_ins: sign_in::SignIns::new(auto_auth, opts.cli),
             cli: opts.cli,
             pool,
+            broker,
             host,
             startup: Startup::new(notices),
             timing: opts.timing,

@@ -42,7 +42,8 @@ impl Adapter {
                     ServerState::Failed { reason, .. } | ServerState::NeedsAuth { reason } => Some(reason.as_str()),
                     _ => None,
                 };
-                json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count, "leftOut": s.left_out, "source": source, "transport": transport, "description": s.description, "exposure": exposure, "imported": imported, "registeredBy": registered, "problem": problem, "signIn": s.sign_in })
+                let shared = config.map_or(serde_json::Value::Null, |c| self.sharing(c));
+                json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count, "leftOut": s.left_out, "source": source, "transport": transport, "description": s.description, "exposure": exposure, "imported": imported, "registeredBy": registered, "problem": problem, "signIn": s.sign_in, "shared": shared })
             })
             .collect();
         let total: usize = servers
@@ -119,6 +120,7 @@ impl Adapter {
                 description: s.description.clone(),
                 sign_in: self.shown_sign_in(s),
                 left_out: self.servers.meta(&s.name).map_or(0, |m| m.left_out.len()),
+                sharing: self.sharing(s)["text"].as_str().map(str::to_string),
             })
             .collect()
     }

@@ -43,6 +43,7 @@ impl Adapter {
         self.sign_ins
             .interactive
             .store(interactive, Ordering::SeqCst);
+        self.broker.set_ui(interactive);
     }
 
     /// Text the user pasted for the sign-in to `name` waiting in its browser step; false when

@@ -70,6 +70,8 @@ pub const SERVER: Vocabulary = Vocabulary {
         "toolPrefix",
         "description",
         "socket",
+        "shared",
+        "sharedEnv",
     ],
     shared: CLIENT,
     adapter_only: &[
@@ -93,6 +95,7 @@ pub const SETTINGS: Vocabulary = Vocabulary {
         "outputGuard",
         "exposure",
         "autoAuth",
+        "sharedServers",
     ],
     shared: CLIENT,
     adapter_only: &[

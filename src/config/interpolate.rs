@@ -73,6 +73,23 @@ fn lookup(name: &str, env: &Env, missing: &mut Vec<String>) -> String {
     }
 }
 
+/// The names of the variables `text` refers to, in any form [`expand`] resolves.
+pub fn references(text: &str) -> Vec<String> {
+    let extended = EXTENDED
+        .captures_iter(text)
+        .filter_map(|caps| caps.get(1).or(caps.get(4)));
+    let plain = REFERENCE
+        .captures_iter(text)
+        .filter_map(|caps| (1..=3).find_map(|i| caps.get(i)));
+    let mut names: Vec<String> = extended
+        .chain(plain)
+        .map(|m| m.as_str().to_string())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// A path with references expanded and a leading `~` replaced by `HOME`.
 pub fn expand_path(text: &str, env: &Env) -> PathBuf {
     PathBuf::from(expand_home(text, env))
@@ -128,6 +145,15 @@ mod tests {
         let (out, missing) = expand_reporting("${env:NOPE}${NOPE:-fine}${GONE}", &env);
         assert_eq!(out, "fine");
         assert_eq!(missing, ["NOPE", "GONE"]);
+    }
+
+    #[test]
+    fn references_in_every_form() {
+        assert_eq!(
+            references("${A}/$env:B/{env:C}/${D:-x}/${env:E}/${A}/$F"),
+            ["A", "B", "C", "D", "E"]
+        );
+        assert!(references("plain").is_empty());
     }
 
     #[test]

@@ -127,6 +127,8 @@ pub struct Settings {
     pub exposure: Option<Exposure>,
     /// Sign in by itself when a server asks for it (`autoAuth`), then retry.
     pub auto_auth: bool,
+    /// Every stdio server is shared unless it says `shared: false` (`sharedServers`).
+    pub shared_servers: bool,
 }
 
 impl Default for Settings {
@@ -140,6 +142,7 @@ impl Default for Settings {
             client: ClientSettings::default(),
             exposure: None,
             auto_auth: false,
+            shared_servers: false,
         }
     }
 }
@@ -185,6 +188,18 @@ pub struct ServerConfig {
     pub client: ClientSettings,
     /// Pi's `exposure` and `toolExposure` (or `settings.exposure`).
     pub exposure: ToolExposure,
+    /// `shared` (or `settings.sharedServers`), for a stdio server: one process for every
+    /// session that would launch the same thing.
+    pub shared: Option<Sharing>,
+}
+
+/// How a shared server's sessions are told apart (besides its launch and the fixed list of
+/// inherited variables, see `pool::shared::identity`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sharing {
+    /// Variables whose values must match: the entry's `sharedEnv` and every variable it
+    /// references (`${VAR}`), sorted.
+    pub env: Vec<String>,
 }
 
 /// Which of a server's tools Pi gets as first-class tools (besides the `mcp` gateway).
@@ -420,6 +435,7 @@ pub fn load(opts: &LoadOptions) -> Config {
     let ctx = server::Context {
         project_files: &project_files,
         default_exposure: settings.exposure,
+        shared_by_default: settings.shared_servers,
         env: &opts.env,
         limits: &opts.limits,
         cwd: &opts.cwd,

@@ -1,12 +1,12 @@
 //! One merged server entry checked and turned into a [`ServerConfig`]. Every problem becomes a
 //! diagnostic naming the server and the field; only a server that cannot run at all is dropped.
 
-use super::interpolate::{expand, expand_home, expand_path, expand_reporting};
+use super::interpolate::{expand, expand_home, expand_path, expand_reporting, references};
 use super::merge::MergedServer;
 use super::oauth::{self, OAuthConfig};
 use super::{
     envfile, exposure, fields, ClientSettings, CommandPolicy, ConfigValue, Diagnostic, DirectTools,
-    Env, Exposure, HttpAuth, Level, Lifecycle, ServerConfig, ToolExposure, Transport,
+    Env, Exposure, HttpAuth, Level, Lifecycle, ServerConfig, Sharing, ToolExposure, Transport,
 };
 use crate::bounded_read::{self, FileLimits};
 use crate::catalog::ToolPrefix;
@@ -21,6 +21,8 @@ pub struct Context<'a> {
     pub project_files: &'a [PathBuf],
     /// `settings.exposure`.
     pub default_exposure: Option<Exposure>,
+    /// `settings.sharedServers`.
+    pub shared_by_default: bool,
     pub env: &'a Env,
     /// Caps on the files a config names (`envFile`).
     pub limits: &'a FileLimits,
@@ -339,6 +341,9 @@ pub fn parse(
         }
     }
     let transport = transport(&mut f);
+    let shared = transport
+        .as_ref()
+        .and_then(|t| sharing(&mut f, matches!(t, Transport::Stdio { .. })));
     let config = transport.map(|transport| ServerConfig {
         name: server.name.clone(),
         source: server.source().to_path_buf(),
@@ -364,6 +369,7 @@ pub fn parse(
         direct_tools: direct_tools(&mut f),
         description: f.string("description").filter(|d| !d.trim().is_empty()),
         exposure: tool_exposure(&mut f),
+        shared,
         client: ClientSettings::parse(|key| entry.get(key), &mut |level, key, message| {
             f.report(level, key, message)
         }),
@@ -373,6 +379,40 @@ pub fn parse(
         diagnostics.append(&mut f.diagnostics);
     }
     config
+}
+
+/// `shared` (default `settings.sharedServers`) and `sharedEnv`, for a stdio server.
+fn sharing(f: &mut Fields, stdio: bool) -> Option<Sharing> {
+    let on = f.flag("shared", f.ctx.shared_by_default);
+    let mut env = f.strings("sharedEnv").unwrap_or_default();
+    if !on {
+        return None;
+    }
+    if !stdio {
+        if f.get("shared").is_some() {
+            let message = "applies to local (stdio) servers; a remote server is shared by its host already, so it is ignored".into();
+            f.report(Level::Note, "shared", message);
+        }
+        return None;
+    }
+    for field in ["command", "args", "env", "cwd", "envFile"] {
+        if let Some(value) = f.get(field) {
+            env.extend(references_in(value));
+        }
+    }
+    env.sort();
+    env.dedup();
+    Some(Sharing { env })
+}
+
+/// The variables the strings in `value` refer to.
+fn references_in(value: &Value) -> Vec<String> {
+    match value {
+        Value::String(text) => references(text),
+        Value::Array(items) => items.iter().flat_map(references_in).collect(),
+        Value::Object(map) => map.values().flat_map(references_in).collect(),
+        _ => vec![],
+    }
 }
 
 /// The transport `type` names (Claude Code, VS Code and Cursor write one); `None`: not given.
@@ -769,6 +809,7 @@ mod tests {
         let ctx = Context {
             project_files: &[PathBuf::from("/project/.mcp.json")],
             default_exposure: None,
+            shared_by_default: false,
             env: &env,
             limits: &FileLimits::default(),
             cwd: Path::new("/session"),
@@ -776,6 +817,27 @@ mod tests {
         };
         let server = parse(&merged, &ctx, &mut diagnostics);
         (server, diagnostics.iter().map(|d| d.to_string()).collect())
+    }
+
+    #[test]
+    fn shared_servers_name_the_variables_that_tell_sessions_apart() {
+        let (server, diags) = parse_one(json!({
+            "command": "${TOOLS}/srv",
+            "args": ["--key", "${env:KEY}"],
+            "env": {"A": "{env:HOME}"},
+            "shared": true,
+            "sharedEnv": ["DISPLAY"]
+        }));
+        assert!(diags.is_empty(), "{diags:?}");
+        let env = server.unwrap().shared.unwrap().env;
+        assert_eq!(env, ["DISPLAY", "HOME", "KEY", "TOOLS"]);
+        let (server, _) = parse_one(json!({"command": "srv"}));
+        assert_eq!(server.unwrap().shared, None, "off unless asked");
+        let (server, diags) = parse_one(json!({"url": "https://h/mcp", "shared": true}));
+        assert_eq!(server.unwrap().shared, None);
+        assert!(diags[0].contains("shared by its host"), "{diags:?}");
+        let (_, diags) = parse_one(json!({"command": "srv", "shared": "yes"}));
+        assert!(diags[0].contains("must be true or false"), "{diags:?}");
     }
 
     #[test]
@@ -1015,6 +1077,7 @@ mod tests {
         let ctx = Context {
             project_files: std::slice::from_ref(&project),
             default_exposure: None,
+            shared_by_default: false,
             env: &env,
             limits: &FileLimits::default(),
             cwd: Path::new("/session"),

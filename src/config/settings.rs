@@ -108,19 +108,8 @@ pub fn parse(
             Some(DEFAULT_LIMITS)
         }
     };
-    let auto_auth = match raw.get("autoAuth") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(other) => {
-            let got = server::describe(other);
-            report(
-                Level::Warning,
-                "autoAuth",
-                format!("must be true or false, got {got}; using false"),
-            );
-            false
-        }
-    };
+    let auto_auth = flag(raw, "autoAuth", &mut report);
+    let shared_servers = flag(raw, "sharedServers", &mut report);
     let client = ClientSettings::parse(|key| raw.get(key), &mut report);
     let exposure = raw
         .get("exposure")
@@ -134,10 +123,28 @@ pub fn parse(
         exposure,
         client,
         auto_auth,
+        shared_servers,
         tool_prefix: tool_prefix.unwrap_or_default(),
         request_timeout_ms,
         idle_timeout_min,
         direct_tools,
         output_guard,
+    }
+}
+
+/// A `true`/`false` setting, `false` when absent; anything else is a warning and `false`.
+fn flag(raw: &Map<String, Value>, key: &str, report: &mut impl FnMut(Level, &str, String)) -> bool {
+    match raw.get(key) {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            let got = server::describe(other);
+            report(
+                Level::Warning,
+                key,
+                format!("must be true or false, got {got}; using false"),
+            );
+            false
+        }
     }
 }

@@ -113,6 +113,7 @@ fn project_overrides_global_field_by_field() {
             client: ClientSettings::default(),
             exposure: None,
             auto_auth: false,
+            shared_servers: false,
         }
     );
 }

@@ -1,5 +1,6 @@
 //! Texts about credentials: what a server that wants them needs, and `/mcp-auth`.
 
+use super::duration;
 use crate::oauth::BrowserStep;
 use std::path::PathBuf;
 
@@ -137,14 +138,6 @@ pub fn sign_in_state(signed_in: bool, expires_in_secs: Option<i64>, renewable: b
         (true, Some(secs)) if secs <= 0 => "sign-in expired".into(),
         (true, Some(secs)) => format!("signed in, expires in {}", duration(secs as u64)),
         (true, None) => "signed in".into(),
-    }
-}
-
-fn duration(secs: u64) -> String {
-    match secs {
-        0..=89 => format!("{secs} s"),
-        90..=5399 => format!("{} min", (secs + 30) / 60),
-        _ => format!("{} h", (secs + 1800) / 3600),
     }
 }
 

@@ -2,6 +2,7 @@
 //! each mode. Compact, and always with the next step spelled out.
 
 mod auth;
+mod broker;
 mod content;
 mod doctor;
 mod schema;
@@ -10,6 +11,7 @@ pub use auth::{
     auth_help, auth_usage, needs_auth, paste_prompt, sign_in_cancelled, sign_in_state, sign_in_url,
     signed_in, signed_out, signed_out_reason, AuthKind,
 };
+pub use broker::{broker_status, broker_stopped};
 pub use content::{call_result, resource_result, Rendered};
 pub use doctor::{doctor, tilde, ConnectCheck};
 pub use schema::{parameters, shape};
@@ -111,6 +113,8 @@ pub struct ServerStatus {
     pub sign_in: Option<String>,
     /// Entries of its listing left out because they could not be read.
     pub left_out: usize,
+    /// How it is shared with other sessions (`shared with 2 other sessions`), when it is.
+    pub sharing: Option<String>,
 }
 
 pub fn status(servers: &[ServerStatus], notes: &[String]) -> String {
@@ -138,6 +142,9 @@ pub fn status(servers: &[ServerStatus], notes: &[String]) -> String {
             (&s.sign_in, matches!(s.state, ServerState::NeedsAuth { .. }))
         {
             out.push_str(&format!(" [{sign_in}]"));
+        }
+        if let Some(sharing) = &s.sharing {
+            out.push_str(&format!(" [{sharing}]"));
         }
     }
     if !servers.is_empty() {
@@ -556,11 +563,20 @@ fn clip(text: &str, max: usize) -> String {
     format!("{}…", at_word.trim_end_matches([',', ';', ':', '.', ' ']))
 }
 
+/// A rough duration: seconds, minutes or hours.
+fn duration(secs: u64) -> String {
+    match secs {
+        0..=89 => format!("{secs} s"),
+        90..=5399 => format!("{} min", (secs + 30) / 60),
+        _ => format!("{} h", (secs + 1800) / 3600),
+    }
+}
+
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
 }
 
-fn plural(n: usize, noun: &str) -> String {
+pub fn plural(n: usize, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {

@@ -29,6 +29,7 @@ fn status_text() {
             description: Some("Everything, for tests\nsecond line".into()),
             sign_in: None,
             left_out: 0,
+            sharing: Some("shared with 2 other sessions".into()),
         },
         ServerStatus {
             name: "memory".into(),
@@ -37,6 +38,7 @@ fn status_text() {
             description: None,
             sign_in: None,
             left_out: 2,
+            sharing: None,
         },
         ServerStatus {
             name: "broken".into(),
@@ -48,6 +50,7 @@ fn status_text() {
             description: None,
             sign_in: None,
             left_out: 0,
+            sharing: None,
         },
         ServerStatus {
             name: "web".into(),
@@ -64,6 +67,7 @@ fn status_text() {
             description: None,
             sign_in: None,
             left_out: 0,
+            sharing: None,
         },
         ServerStatus {
             name: "old".into(),
@@ -72,12 +76,13 @@ fn status_text() {
             description: None,
             sign_in: None,
             left_out: 0,
+            sharing: None,
         },
     ];
     assert_eq!(
         status(&servers, &["warning: x".into()]),
         "MCP: 1/4 servers connected, 5 tools\n\
-         ✓ everything: connected, 4 tools — Everything, for tests\n\
+         ✓ everything: connected, 4 tools — Everything, for tests [shared with 2 other sessions]\n\
          ○ memory: 1 tool (cached; starts on first use); 2 left out, unreadable (mcp({ server: \"memory\" }) says which)\n\
          ✗ broken: failed 12 s ago: cannot start `x`: command not found\n\
          🔒 web: needs authentication: the server answered HTTP 401 Unauthorized. Set WEB_TOKEN to a valid token, then mcp({ connect: \"web\" }); /mcp-auth web shows how.\n\

@@ -1,0 +1,125 @@
+// Shared servers (issue 20) through the native API and `pi-mcp`, with real servers: sessions with
+// the same launch share one process through the per-user broker, other launches do not, a
+// session killed mid-call releases its share, and `pi-mcp broker status|stop` see and stop it.
+// Each test ends with no server and no broker left.
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { readFileSync, readdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { everything, memory, pimcp, processesIn, tempAgent, text, waitFor } from "./helpers/servers.mjs";
+
+const { McpAdapter } = createRequire(import.meta.url)("../index.js");
+
+/** Live broker processes serving `agentDir`. */
+function brokers(agentDir) {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        return args.includes("broker") && args.includes(agentDir) && !/\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** A session of `agent` as from a terminal of its own (its terminal variables differ). */
+function session(agent, terminal) {
+  const env = { ...agent.env, TERM_SESSION_ID: `term-${terminal}`, SHLVL: String(terminal), PWD: agent.cwd };
+  return McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env });
+}
+
+/** Runs `run(agent)` on a temp agent dir with `config`; then no server and no broker may be left. */
+async function withAgent(config, run) {
+  const agent = tempAgent(config);
+  try {
+    await run(agent);
+  } finally {
+    const stopper = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
+    await stopper.brokerStop();
+    await stopper.shutdown();
+    await waitFor(() => processesIn(agent.cwd).length === 0 && brokers(agent.agentDir).length === 0, 10000, "servers and broker to stop");
+    agent.cleanup();
+  }
+}
+
+describe("shared servers", () => {
+  test("sessions in different terminals share one process; unshared they run one each", async () => {
+    const config = ({ cwd }) => ({ mcpServers: { ev: everything({ cwd, shared: true }), solo: everything({ cwd: join(cwd, "..") }) } });
+    await withAgent(config, async (agent) => {
+      const [a, b] = [session(agent, 1), session(agent, 2)];
+      assert.equal(text(await a.call("ev_echo", { message: "from a" })), "Echo: from a");
+      assert.equal(text(await b.call("ev_echo", { message: "from b" })), "Echo: from b");
+      assert.equal(processesIn(agent.cwd).length, 1, "one server-everything for both sessions");
+      assert.equal(brokers(agent.agentDir).length, 1);
+      const status = await a.status();
+      const ev = status.details.servers.find((s) => s.name === "ev");
+      assert.equal(ev.shared.sessions, 2, JSON.stringify(ev.shared));
+      assert.match(text(status), /✓ ev: connected, \d+ tools \[shared with 1 other session\]/);
+      assert.equal(status.details.servers.find((s) => s.name === "solo").shared, null);
+
+      // Not shared: each session its own.
+      await a.call("solo_echo", { message: "1" });
+      await b.call("solo_echo", { message: "2" });
+      assert.equal(processesIn(join(agent.cwd, "..")).length, 2, "two solo processes");
+
+      const cli = await pimcp(agent, ["broker", "status"]);
+      assert.equal(cli.code, 0, cli.stderr);
+      assert.match(cli.stdout, /Shared-server broker .* 2 sessions, 1 server\n- ev \(.*\): pid \d+, 2 sessions/);
+      await a.shutdown();
+      await waitFor(async () => (await b.status()).details.servers.find((s) => s.name === "ev").shared.sessions === 1, 5000, "the share released");
+      assert.equal(processesIn(agent.cwd).length, 1, "the shared server stays for the other session");
+      assert.equal(text(await b.call("ev_echo", { message: "still" })), "Echo: still");
+      await b.shutdown();
+      const stopped = await pimcp(agent, ["broker", "stop"]);
+      assert.match(stopped.stdout, /Stopped the shared-server broker \(pid \d+\) and its 1 server/);
+      assert.equal(processesIn(agent.cwd).length, 0);
+      assert.equal(brokers(agent.agentDir).length, 0);
+      assert.match((await pimcp(agent, ["broker", "status"])).stdout, /No shared-server broker runs/);
+    });
+  });
+
+  test("identity: a declared env difference makes two processes, the same launch one (settings.sharedServers)", async () => {
+    const config = ({ cwd }) => ({
+      settings: { sharedServers: true },
+      mcpServers: { mem: memory(join(cwd, "${MEMORY_NAME}.json"), { cwd }) },
+    });
+    await withAgent(config, async (agent) => {
+      const open = (name, terminal) => McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: { ...agent.env, MEMORY_NAME: name, TERM_SESSION_ID: `t${terminal}` } });
+      const [a, b, c] = [open("graph-a", 1), open("graph-a", 2), open("graph-b", 3)];
+      await a.call("mem_create_entities", { entities: [{ name: "Ada", entityType: "person", observations: ["shared"] }] });
+      assert.match(text(await b.call("mem_read_graph", {})), /Ada/, "the same graph: one server");
+      assert.doesNotMatch(text(await c.call("mem_read_graph", {})), /Ada/, "another file: another server");
+      assert.equal(processesIn(agent.cwd).length, 2);
+      const status = (await a.brokerStatus()).details.broker;
+      assert.deepEqual(status.servers.map((s) => s.sessions).sort(), [1, 2]);
+      for (const s of [a, b, c]) await s.shutdown();
+    });
+  });
+
+  test("a session killed mid-call has its call cancelled and its share released", async () => {
+    const config = ({ cwd }) => ({ mcpServers: { ev: everything({ cwd, shared: true }) } });
+    await withAgent(config, async (agent) => {
+      const stays = session(agent, 1);
+      await stays.call("ev_echo", { message: "hi" });
+      const script = `
+        const { McpAdapter } = require(${JSON.stringify(join(process.cwd(), "index.js"))});
+        const a = McpAdapter.open(${JSON.stringify({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env })});
+        setTimeout(() => process.exit(3), 30000);
+        console.log("calling");
+        a.call("ev_trigger-long-running-operation", { duration: 20, steps: 20 });`;
+      const doomed = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+      await new Promise((resolve) => doomed.stdout.once("data", resolve));
+      await waitFor(async () => (await stays.brokerStatus()).details.broker?.servers[0]?.sessions === 2, 10000, "the second session on the server");
+      doomed.kill("SIGKILL");
+      await waitFor(async () => (await stays.brokerStatus()).details.broker.servers[0].sessions === 1, 10000, "its share released");
+      assert.equal(processesIn(agent.cwd).length, 1);
+      assert.equal(text(await stays.call("ev_echo", { message: "still" })), "Echo: still");
+      await stays.shutdown();
+    });
+  });
+});

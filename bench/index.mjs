@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run bench`: pi-mcp-native side by side with pi-mcp-adapter 2.36.0 inside the real Pi,
-// the native API against a bare rmcp client, and search over 10,000 tools. Installs what it
+// the native API against a bare rmcp client, shared servers against unshared ones, and search
+// over 10,000 tools. Installs what it
 // needs into bench/.cache, builds the release addon, then writes bench/RESULTS.md.
 // Not a test and not part of CI. Usage: npm run bench [-- --reps 30 --no-build --out FILE]
 // (--report-only: rewrite the report from the samples of the last run).
@@ -62,13 +63,15 @@ const oneShot = await measureOneShot({ paths, runs: 5 });
 log("native API vs raw rmcp");
 // In a process of its own: the benchmark's own heap and history stay out of the timings.
 const api = JSON.parse(execFileSync(process.execPath, [join(ROOT, "bench", "native-api.mjs"), "--json"], { cwd: ROOT, encoding: "utf8" }));
+log("shared servers: 4 sessions, shared and not");
+const shared = JSON.parse(execFileSync(process.execPath, [join(ROOT, "bench", "shared.mjs"), "--json"], { cwd: ROOT, encoding: "utf8" }));
 log("search over 10,000 tools");
 const search = execFileSync(process.execPath, [join(ROOT, "bench", "search-speed.mjs")], { cwd: ROOT, encoding: "utf8" });
 log("cold calls through the process supervisor and without it");
 const supervisor = execFileSync(process.execPath, [join(ROOT, "bench", "supervisor.mjs")], { cwd: ROOT, encoding: "utf8" });
 
 const after = machine();
-writeFileSync(join(CACHE, "last-run.json"), JSON.stringify({ before, after, runs, startup, oneShot, api, search, supervisor }, null, 1));
-const report = writeReport({ out, before, after, reps, runs, startup, oneShot, api, search, supervisor, paths });
+writeFileSync(join(CACHE, "last-run.json"), JSON.stringify({ before, after, runs, startup, oneShot, api, shared, search, supervisor }, null, 1));
+const report = writeReport({ out, before, after, reps, runs, startup, oneShot, api, shared, search, supervisor, paths });
 console.log(report);
 log(`wrote ${out} (raw samples: ${join(CACHE, "last-run.json")})`);

@@ -31,7 +31,7 @@ const sh = (cmd) => {
 
 const COLUMNS = ["pi", "noop", "floor", "native", "adapter", "adapter3"];
 
-export function writeReport({ out, before, after, reps, runs, startup, oneShot, api, search, supervisor, paths }) {
+export function writeReport({ out, before, after, reps, runs, startup, oneShot, api, shared, search, supervisor, paths }) {
   const series = (key, metric) => runs.map((r) => r[key]?.[metric] ?? NaN);
   const cell = (key, metric, digits = 0) => (runs[0][key] && Number.isFinite(runs[0][key][metric]) ? medianIqr(series(key, metric), digits) : "–");
   const first = runs[0];
@@ -147,6 +147,14 @@ export function writeReport({ out, before, after, reps, runs, startup, oneShot, 
   row(["---", "---", "---"]);
   for (const r of nativeApiRows(api)) row(r);
   lines.push("");
+  if (shared) {
+    lines.push("## Shared servers (bench/shared.mjs)", "");
+    lines.push("4 concurrent sessions (a process each, started with different terminal variables) using the same 3 stdio servers (server-everything, server-memory, server-filesystem), not shared and shared through the broker, in one run. The hop's overhead pairs each warm call through the broker with one to the same server run by the session itself.", "");
+    row(["", "not shared", "shared"]);
+    row(["---", "---", "---"]);
+    for (const r of shared.rows) row(r);
+    lines.push("");
+  }
   lines.push("## Search over 10,000 tools (bench/search-speed.mjs)", "", "```", search.trim(), "```", "");
   if (supervisor) {
     lines.push("## Servers started through the helper, and directly (bench/supervisor.mjs, Linux)", "", "```", supervisor.trim(), "```", "");

@@ -5,7 +5,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -169,7 +169,9 @@ test("a Bun-compiled executable, like Pi's binary releases, loads the installed 
   // (pi-mcp-adapter issue #230); napi's generated loader fails there, this package's finds it on disk.
   const dir = freshDir();
   const config = join(dir, "mcp.json");
-  writeFileSync(config, JSON.stringify({ mcpServers: { everything: everything({ cwd: dir }), parent: parentReporter(dir) } }));
+  const sharedCwd = join(dir, "shared");
+  mkdirSync(sharedCwd);
+  writeFileSync(config, JSON.stringify({ mcpServers: { everything: everything({ cwd: dir }), parent: parentReporter(dir), shared: everything({ cwd: sharedCwd, shared: true }) } }));
   writeFileSync(
     join(dir, "entry.js"),
     `const [pkg, config, home] = process.argv.slice(2);
@@ -179,8 +181,11 @@ test("a Bun-compiled executable, like Pi's binary releases, loads the installed 
      const adapter = McpAdapter.open({ cwd: home, configPath: config, env: { ...process.env, HOME: home } });
      const r = await adapter.call("everything_echo", { message: "from bun" });
      const parent = await adapter.call("parent_x", {});
+     const shared = await adapter.call("shared_echo", { message: "through the broker" });
+     const broker = (await adapter.brokerStatus()).details.broker;
+     await adapter.brokerStop();
      await adapter.shutdown();
-     console.log(JSON.stringify({ byName, text: r.content[0].text, parent: parent.content[0].text }));`,
+     console.log(JSON.stringify({ byName, text: r.content[0].text, parent: parent.content[0].text, shared: shared.content[0].text, brokerServers: broker?.servers.map((s) => s.name) }));`,
   );
   const exe = join(dir, "compiled");
   const build = spawnSync(BUN, ["build", "--compile", join(dir, "entry.js"), "--outfile", exe], { cwd: dir, encoding: "utf8", timeout: 60_000 });
@@ -189,7 +194,10 @@ test("a Bun-compiled executable, like Pi's binary releases, loads the installed 
   rmSync(exe, { force: true }); // ~100 MB: Bun itself
   assert.equal(r.status, 0, r.stderr);
   const { parent, ...out } = JSON.parse(r.stdout.trim().split("\n").pop());
-  assert.deepEqual(out, { byName: false, text: "Echo: from bun" });
+  // The shared server ran in the broker, the helper's `broker` subcommand, started from the
+  // compiled executable (whose process.execPath is not Node) and stopped again.
+  assert.deepEqual(out, { byName: false, text: "Echo: from bun", shared: "Echo: through the broker", brokerServers: ["shared"] });
+  assert.equal(processesIn(sharedCwd).length, 0);
   // process.execPath is the compiled executable here: the helper is found beside the addon all the same.
   assert.match(parent, startedThroughHelper(dir));
 });

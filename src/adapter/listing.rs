@@ -173,6 +173,8 @@ impl Adapter {
                         reason: why,
                     });
                 }
+                // Nothing here subscribes to resources yet.
+                Notice::ResourceUpdated { .. } => {}
             }
         }
     }

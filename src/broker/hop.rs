@@ -31,6 +31,8 @@ const FORWARD_SLACK: Duration = Duration::from_secs(2);
 const PING_LIMIT: Duration = Duration::from_secs(2);
 /// How long what is queued for a closing connection may take to be written.
 const LAST_WORDS: Duration = Duration::from_secs(1);
+/// Subscribing to a resource, and unsubscribing: counted per server (see `subscribe`).
+const SUBSCRIPTIONS: [&str; 2] = ["resources/subscribe", "resources/unsubscribe"];
 /// JSON-RPC's "invalid request".
 const INVALID_REQUEST: i32 = -32600;
 /// JSON-RPC's "internal error".
@@ -198,6 +200,10 @@ impl Hop {
                 return;
             }
             _ => match self.attached() {
+                Some(attached) if SUBSCRIPTIONS.contains(&method.as_str()) => {
+                    self.subscription(broker, attached, &id, &method, params)
+                        .await
+                }
                 Some(attached) => self.forward(broker, attached, &id, &method, params).await,
                 None => Err(Some((
                     INVALID_REQUEST,
@@ -272,13 +278,11 @@ impl Hop {
             return Ok(json!({}));
         };
         let limit = attached.timeout.min(PING_LIMIT);
-        let plain = RequestOptions {
-            timeout: limit,
-            cancel: CancellationToken::new(),
-            on_progress: None,
-            caller: None,
-        };
-        match attached.upstream.request("ping", json!({}), plain).await {
+        match attached
+            .upstream
+            .request("ping", json!({}), own(limit))
+            .await
+        {
             Err(RequestError::Timeout(_) | RequestError::Closed(_)) => {
                 let why = format!(
                     "the shared server did not answer a ping within {} s; it is restarted",
@@ -291,6 +295,32 @@ impl Hop {
             }
             _ => Ok(json!({})),
         }
+    }
+
+    /// A session's (un)subscription to a resource: the server hears the first subscription
+    /// and the last unsubscription; the others are answered here.
+    async fn subscription(
+        self: &Arc<Self>,
+        broker: &Arc<Broker>,
+        attached: &Attached,
+        id: &Value,
+        method: &str,
+        params: Value,
+    ) -> Answer {
+        let uri = params
+            .get("uri")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let subscribe = method == SUBSCRIPTIONS[0];
+        if !broker.subscription(&attached.identity, uri, self.id, subscribe) {
+            return Ok(json!({}));
+        }
+        let uri = uri.to_string();
+        let answer = self.forward(broker, attached, id, method, params).await;
+        if subscribe && answer.is_err() {
+            broker.subscription(&attached.identity, &uri, self.id, false);
+        }
+        answer
     }
 
     /// Sends the session's request on to the server, for this session.
@@ -331,6 +361,16 @@ impl Hop {
             }
             Err(e) => Err(Some(failure(&e))),
         }
+    }
+}
+
+/// Options of a request the broker makes of its own (no caller, no progress).
+pub fn own(timeout: Duration) -> RequestOptions {
+    RequestOptions {
+        timeout,
+        cancel: CancellationToken::new(),
+        on_progress: None,
+        caller: None,
     }
 }
 

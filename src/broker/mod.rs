@@ -15,6 +15,7 @@ mod daemon;
 mod hop;
 mod listen;
 mod route;
+mod subscribe;
 
 pub use daemon::main;
 pub use listen::Listener;
@@ -105,6 +106,7 @@ struct Share {
     failure: Option<(Instant, String)>,
     /// Which session each task it runs belongs to.
     tasks: HashMap<String, String>,
+    subscriptions: subscribe::Subscriptions,
 }
 
 impl Share {
@@ -124,6 +126,7 @@ impl Share {
             idle: Duration::ZERO,
             failure: None,
             tasks: HashMap::new(),
+            subscriptions: Default::default(),
         }
     }
 
@@ -201,19 +204,45 @@ impl Broker {
         shares.quiet_since = None;
     }
 
-    /// A connection ended: its session no longer uses its server.
+    /// A connection ended: its session no longer uses its server, nor the resources only it was
+    /// subscribed to.
     fn leave(&self, hop: &Hop) {
-        let identity = {
+        let unwanted = {
             let mut shares = self.shares.lock();
             shares.hops.remove(&hop.id);
             let identity = hop.attached().map(|a| a.identity.clone());
-            if let Some(share) = identity.as_ref().and_then(|i| shares.servers.get_mut(i)) {
-                share.hops.retain(|h| h.id != hop.id);
+            match identity.as_ref().and_then(|i| shares.servers.get_mut(i)) {
+                Some(share) => {
+                    share.hops.retain(|h| h.id != hop.id);
+                    share.subscriptions.leave(hop.id)
+                }
+                None => vec![],
             }
-            identity
         };
-        if let Some(identity) = identity {
-            self.announce(&identity);
+        let Some(attached) = hop.attached() else {
+            return;
+        };
+        for uri in unwanted {
+            let (upstream, timeout) = (attached.upstream.clone(), attached.timeout);
+            tokio::spawn(async move {
+                let params = json!({ "uri": uri });
+                let _ = upstream
+                    .request("resources/unsubscribe", params, hop::own(timeout))
+                    .await;
+            });
+        }
+        self.announce(&attached.identity);
+    }
+
+    /// Records a session's (un)subscription to `uri`; true when the server is to hear of it.
+    fn subscription(&self, identity: &str, uri: &str, hop: u64, subscribe: bool) -> bool {
+        let mut shares = self.shares.lock();
+        let Some(share) = shares.servers.get_mut(identity) else {
+            return false;
+        };
+        match subscribe {
+            true => share.subscriptions.add(uri, hop),
+            false => share.subscriptions.remove(uri, hop),
         }
     }
 
@@ -288,6 +317,7 @@ impl Broker {
                 return;
             };
             share.tasks.clear();
+            share.subscriptions.clear();
             share
                 .hops
                 .iter()
@@ -348,6 +378,7 @@ impl Broker {
         if let Some(share) = shares.servers.get_mut(identity) {
             if share.tasks.len() >= MAX_TASKS {
                 share.tasks.clear();
+                share.subscriptions.clear();
             }
             share.tasks.insert(task.to_string(), session.to_string());
         }
@@ -457,6 +488,16 @@ impl Broker {
                     }
                 }
                 Notice::Lost { server, why } => broker.lost(&server, &why),
+                Notice::ResourceUpdated { server, uri } => {
+                    let shares = broker.shares.lock();
+                    let Some(share) = shares.servers.get(&server) else {
+                        continue;
+                    };
+                    let subscribed = share.subscriptions.of(&uri);
+                    for hop in share.hops.iter().filter(|h| subscribed.contains(&h.id)) {
+                        hop.notify("notifications/resources/updated", json!({ "uri": uri }));
+                    }
+                }
             }
         }
     }

@@ -12,7 +12,7 @@ use rmcp::model::{
     ClientConfig, CreateMessageRequestParams, CreateMessageResult, CustomNotification,
     CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, Implementation,
     ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion,
+    ProtocolVersion, ResourceUpdatedNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use rmcp::{ClientHandler, ErrorData};
@@ -44,6 +44,8 @@ pub enum Notice {
     ListChanged { server: String, at: Instant },
     /// The connection ended without being asked to (crash, exit, closed stdout).
     Lost { server: String, why: String },
+    /// A resource the client subscribed to changed.
+    ResourceUpdated { server: String, uri: String },
 }
 
 #[derive(Clone)]
@@ -159,6 +161,17 @@ impl ClientHandler for Handler {
 
     async fn on_prompt_list_changed(&self, _: NotificationContext<RoleClient>) {
         self.list_changed();
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.notices.send(Notice::ResourceUpdated {
+            server: self.client.server.clone(),
+            uri: params.uri,
+        });
     }
 
     async fn on_custom_notification(

@@ -226,3 +226,67 @@ async fn with_several_callers_the_latest_with_a_ui_is_asked_else_nobody() {
     assert_eq!(asked.asked(), (0, 1));
     asked.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resource_updates_reach_the_subscribed_sessions_and_the_server_is_subscribed_once() {
+    let running = Running::start("subscribe").await;
+    let sessions = [running.session(), running.session(), running.session()];
+    let mut opened = vec![];
+    for session in &sessions {
+        let spec = shared(session, "subscribes", &["subscribe"]);
+        opened.push(open_with(&spec, Arc::new(pi_mcp_native::pool::NoHost)).await);
+    }
+    let [(first, mut heard_first), (second, mut heard_second), (third, mut heard_third)] =
+        <[_; 3]>::try_from(opened).ok().unwrap();
+    let uri = json!({ "uri": "file:///watched" });
+    for conn in [&first, &second, &first] {
+        let _: serde_json::Value = conn
+            .request("resources/subscribe", uri.clone(), plain())
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        call(&third, "touch", uri.clone(), plain()).await.unwrap(),
+        "touched"
+    );
+    for heard in [&mut heard_first, &mut heard_second] {
+        let update = next_update(heard).await;
+        assert_eq!(update, "file:///watched");
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert!(
+        std::iter::from_fn(|| heard_third.try_recv().ok())
+            .all(|n| !matches!(n, Notice::ResourceUpdated { .. })),
+        "the session not subscribed hears nothing"
+    );
+    let methods = |seen: String, method: &str| seen.matches(method).count();
+    let seen = call(&third, "seen", json!({}), plain()).await.unwrap();
+    assert_eq!(methods(seen, "resources/subscribe"), 1, "subscribed once");
+
+    let _: serde_json::Value = first
+        .request("resources/unsubscribe", uri.clone(), plain())
+        .await
+        .unwrap();
+    second.close().await; // the last subscriber leaves: the server is unsubscribed
+    until_async("the server unsubscribed once", || async {
+        let seen = call(&third, "seen", json!({}), plain()).await.unwrap();
+        methods(seen, "resources/unsubscribe") == 1
+    })
+    .await;
+    first.close().await;
+    third.close().await;
+    running.stop().await;
+}
+
+/// The URI of the next resource update `heard` reports.
+async fn next_update(heard: &mut tokio::sync::mpsc::UnboundedReceiver<Notice>) -> String {
+    loop {
+        let notice = tokio::time::timeout(std::time::Duration::from_secs(10), heard.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let Notice::ResourceUpdated { uri, .. } = notice {
+            return uri;
+        }
+    }
+}

@@ -10,6 +10,9 @@
 //! - `asks` adds the tools `ask` (sends the request `method` with `params` to the client and
 //!   returns its answer or error as text), `log` (sends `notifications/message` with `params`) and
 //!   `capabilities` (the client's capabilities from `initialize`).
+//! - `subscribe` offers resource subscriptions (`resources/subscribe` and `unsubscribe` answered,
+//!   seen by `seen`) and adds the tool `touch` (sends `notifications/resources/updated` for
+//!   `uri`).
 //!
 //! Tools: `echo` (`text`, after `delayMs`), `crash` (exits with code 3, a line on stderr), `hang`
 //! (never answers), `freeze` (ignores everything from then on, pings too), `big`, `grow` (adds a

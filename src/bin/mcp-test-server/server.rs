@@ -53,6 +53,7 @@ const TOOLS: [&str; 8] = [
     "echo", "crash", "hang", "freeze", "big", "grow", "slow", "seen",
 ];
 const ASK_TOOLS: [&str; 3] = ["ask", "log", "capabilities"];
+const SUBSCRIBE_TOOLS: [&str; 1] = ["touch"];
 
 impl Server {
     pub fn new(scenarios: Scenarios) -> Arc<Server> {
@@ -110,6 +111,9 @@ impl Server {
                 id,
                 json!({ "contents": [{ "uri": params["uri"], "text": format!("the contents of {}", params["uri"].as_str().unwrap_or("")) }] }),
             ),
+            "resources/subscribe" | "resources/unsubscribe" if self.scenarios.has("subscribe") => {
+                reply(out, id, json!({}))
+            }
             "tools/call" => {
                 let (this, out) = (self.clone(), out.clone());
                 tokio::spawn(async move { this.call(id, params, out).await });
@@ -129,6 +133,9 @@ impl Server {
         }
         if self.scenarios.has("resources") {
             capabilities["resources"] = json!({});
+        }
+        if self.scenarios.has("subscribe") {
+            capabilities["resources"] = json!({ "subscribe": true });
         }
         let result = json!({
             "protocolVersion": params["protocolVersion"].as_str().unwrap_or("2025-11-25"),
@@ -156,11 +163,16 @@ impl Server {
     }
 
     fn tool_names(&self) -> Vec<String> {
-        let asks = self.scenarios.has("asks").then_some(ASK_TOOLS);
+        let asks = self.scenarios.has("asks").then_some(&ASK_TOOLS[..]);
+        let touch = self
+            .scenarios
+            .has("subscribe")
+            .then_some(&SUBSCRIBE_TOOLS[..]);
         let grown = (1..=self.state().grown).map(|i| format!("grown_{i}"));
         TOOLS
             .iter()
-            .chain(asks.iter().flatten())
+            .chain(asks.into_iter().flatten())
+            .chain(touch.into_iter().flatten())
             .map(|s| s.to_string())
             .chain(grown)
             .collect()
@@ -247,6 +259,14 @@ impl Server {
                 text("logged".into())
             }
             "capabilities" => text(self.state().client_capabilities.to_string()),
+            "touch" => {
+                let params = json!({ "uri": args["uri"] });
+                send(
+                    &out,
+                    json!({ "jsonrpc": "2.0", "method": "notifications/resources/updated", "params": params }),
+                );
+                text("touched".into())
+            }
             _ => text(format!("{name} has no behaviour")),
         };
         reply(&out, id, result);

@@ -23,7 +23,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
-use tokio_util::sync::CancellationToken;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Progress {
@@ -66,16 +65,25 @@ impl Handler {
         });
     }
 
-    /// Answers a typed request through the JSON answer of [`ClientSide`].
+    /// Answers a typed request through the JSON answer of [`ClientSide`]; its `_meta` (which
+    /// rmcp keeps apart, in the context) goes back into its params: a `related-task` there says
+    /// whose question it is.
     async fn answer<P: Serialize, R: DeserializeOwned>(
         &self,
         method: &str,
         params: P,
-        withdrawn: CancellationToken,
+        context: RequestContext<RoleClient>,
     ) -> Result<R, ErrorData> {
-        let params = serde_json::to_value(params)
+        let mut params = serde_json::to_value(params)
             .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
-        let origin = Origin::request_of_the_server(withdrawn);
+        if let (Value::Object(params), Ok(Value::Object(meta))) =
+            (&mut params, serde_json::to_value(&context.meta))
+        {
+            if !meta.is_empty() {
+                params.entry("_meta").or_insert(Value::Object(meta));
+            }
+        }
+        let origin = Origin::request_of_the_server(context.ct);
         let answer = self.client.answer(method, params, origin).await?;
         serde_json::from_value(answer).map_err(|e| {
             ErrorData::internal_error(format!("the client's answer is malformed: {e}"), None)
@@ -89,7 +97,7 @@ impl ClientHandler for Handler {
         params: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        self.answer("elicitation/create", params, context.ct).await
+        self.answer("elicitation/create", params, context).await
     }
 
     async fn create_message(
@@ -97,15 +105,14 @@ impl ClientHandler for Handler {
         params: CreateMessageRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        self.answer("sampling/createMessage", params, context.ct)
-            .await
+        self.answer("sampling/createMessage", params, context).await
     }
 
     async fn list_roots(
         &self,
         context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        self.answer("roots/list", Value::Null, context.ct).await
+        self.answer("roots/list", Value::Null, context).await
     }
 
     /// Requests rmcp could not read as their typed form (an elicitation whose schema is not a

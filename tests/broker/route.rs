@@ -206,6 +206,21 @@ async fn a_question_goes_to_its_callers_session() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_about_a_task_goes_to_the_session_that_started_it() {
+    let asked = Asked::start("task").await;
+    let started = call(&asked.second, "ask", json!({ "task": "t-1" }), plain()).await;
+    assert!(started.is_ok(), "{started:?}");
+    // Alice's call is the one in flight when the server asks, but the question names Bob's task.
+    let mut question = form();
+    question["params"]["_meta"] =
+        json!({ "io.modelcontextprotocol/related-task": { "taskId": "t-1" } });
+    let answer = call(&asked.first, "ask", question, plain()).await.unwrap();
+    assert!(answer.contains(r#""who":"bob""#), "{answer}");
+    assert_eq!(asked.asked(), (0, 1));
+    asked.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_several_callers_the_latest_with_a_ui_is_asked_else_nobody() {
     let mut asked = Asked::start("ambiguous").await;
     let refused = asked.ask_while_bob_is_busy().await;

@@ -250,6 +250,10 @@ impl Server {
                 self.slow(args, &params["_meta"]["progressToken"], &out)
                     .await,
             ),
+            // With `task`: starts nothing, but answers as a call that became that task would.
+            "ask" if args["task"].is_string() => {
+                json!({ "task": { "taskId": args["task"], "status": "working" } })
+            }
             "ask" => text(self.ask(args, &out).await),
             "log" => {
                 send(

@@ -24,6 +24,13 @@ const SERVER_TEXT_FACTOR: f64 = 0.2;
 /// only stands for others.
 const MEANS_WEIGHT: f64 = 0.9;
 const QUESTION_WEIGHT: f64 = 0.5;
+/// How much a phrase of the table (`let … know`) counts for what it stands for.
+const PHRASE_WEIGHT: f64 = 1.0;
+/// How much a word counts that a request implies by its form: a file's name (`notes.txt`) the
+/// word `file`, an issue's key (`PROJ-123`, `#42`) the word `issue`.
+const IMPLIED_WEIGHT: f64 = 1.0;
+/// Endings of web addresses, which look like a file's name but are not.
+const WEB_ENDINGS: &[&str] = &["com", "org", "net", "io", "dev", "app", "ai", "co", "html"];
 /// BM25F parameters: saturation, and length normalization of descriptions and of names.
 const K1: f64 = 2.0;
 const B: f64 = 0.75;
@@ -298,7 +305,7 @@ impl SearchIndex {
             }
             for &doc in &best.touched {
                 scores[doc] += term.weight * best.score[doc];
-                closeness[doc] += term.weight * best.factor[doc];
+                closeness[doc] += term.weight * certainty(best.factor[doc]);
             }
             best.clear();
             server_best.clear();
@@ -405,6 +412,23 @@ impl SearchIndex {
                 }
             }
         }
+        for implied in implied_words(query) {
+            let stemmed = stem(implied);
+            if !seen.contains(&stemmed) {
+                seen.push(stemmed.clone());
+                terms.push(Term {
+                    weight: IMPLIED_WEIGHT,
+                    alternatives: vec![(stemmed, INTENT)],
+                });
+            }
+        }
+        let stems: Vec<String> = raw.iter().map(|w| stem(w)).collect();
+        for meant in related::phrases(&stems) {
+            terms.push(Term {
+                weight: PHRASE_WEIGHT,
+                alternatives: meant.iter().map(|m| (m.clone(), INTENT)).collect(),
+            });
+        }
         terms.retain(|t| !t.alternatives.is_empty());
         terms
     }
@@ -434,6 +458,61 @@ impl SearchIndex {
     }
 }
 
+/// How surely a word of a tool answers a word of the request, from how it was reached: the word
+/// itself or one the hand-made table relates to it (abbreviations, synonyms, intents, phrases)
+/// surely; a prefix or a WordNet relative by its factor.
+fn certainty(factor: f64) -> f64 {
+    if factor >= INTENT {
+        1.0
+    } else {
+        factor
+    }
+}
+
+/// Words `query` implies by the form of its tokens: `file` for a file's name or path
+/// (`report.md`, `src/main.rs`; not a number, not a web address), `issue` for an issue's key
+/// (`PROJ-123`, `#42`).
+fn implied_words(query: &str) -> Vec<&'static str> {
+    let mut implied = Vec::new();
+    for token in query.split_whitespace() {
+        let word = token.trim_matches(|c: char| !c.is_alphanumeric());
+        let word_implies = if names_a_file(token, word) {
+            "file"
+        } else if is_issue_key(token, word) {
+            "issue"
+        } else {
+            continue;
+        };
+        if !implied.contains(&word_implies) {
+            implied.push(word_implies);
+        }
+    }
+    implied
+}
+
+fn names_a_file(token: &str, word: &str) -> bool {
+    let Some((name, ending)) = word.rsplit_once('.') else {
+        return false;
+    };
+    !token.contains("://")
+        && name.chars().any(char::is_alphanumeric)
+        && (1..=5).contains(&ending.len())
+        && ending.starts_with(|c: char| c.is_ascii_alphabetic())
+        && ending.chars().all(|c| c.is_ascii_alphanumeric())
+        && !WEB_ENDINGS.contains(&ending.to_ascii_lowercase().as_str())
+}
+
+/// `PROJ-123` (a project's key in capitals, a number) or `#42`.
+fn is_issue_key(token: &str, word: &str) -> bool {
+    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some(rest) = token.strip_prefix('#') {
+        return number(rest.trim_end_matches(|c: char| !c.is_alphanumeric()));
+    }
+    word.split_once('-').is_some_and(|(key, n)| {
+        key.len() >= 2 && key.bytes().all(|b| b.is_ascii_uppercase()) && number(n)
+    })
+}
+
 /// Names of a tool's top-level parameters.
 fn parameter_names(tool: &ToolInfo) -> impl Iterator<Item = &str> {
     tool.input_schema()
@@ -456,4 +535,29 @@ fn haystack(tool: &ToolInfo) -> String {
     ];
     lines.extend(parameter_names(tool).map(str::to_string));
     lines.join("\n").to_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::implied_words;
+
+    #[test]
+    fn a_token_s_form_implies_a_word() {
+        assert_eq!(implied_words("show me what notes.txt says"), ["file"]);
+        assert_eq!(
+            implied_words("open src/main.rs, then PROJ-123"),
+            ["file", "issue"]
+        );
+        assert_eq!(implied_words("close #42 please"), ["issue"]);
+        for none in [
+            "bind to 0.0.0.0",
+            "fetch https://example.com",
+            "read example.com",
+            "version 1.2",
+            "a well-known x-ray",
+            "#hashtag",
+        ] {
+            assert!(implied_words(none).is_empty(), "{none}");
+        }
+    }
 }

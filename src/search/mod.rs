@@ -18,7 +18,7 @@ use words::words;
 pub const MAX_REGEX_LEN: usize = 256;
 /// Below this strength (the share of the request the best hit holds itself) a word search's
 /// hits are a weak match: shown, but said to be weak, with the servers whose description fits.
-pub const WEAK_BELOW: f64 = 0.45;
+pub const WEAK_BELOW: f64 = 0.40;
 /// Servers suggested with a weak match.
 const SUGGESTED_SERVERS: usize = 3;
 

@@ -25,6 +25,9 @@ struct Table {
     means: HashMap<String, Vec<String>>,
     /// Word → (stem it may stand for, factor).
     alternatives: HashMap<String, Vec<(String, f64)>>,
+    /// Phrases (their words' stems, in order, other words allowed between) → the stems they
+    /// stand for: `let … know` → notify, send, message.
+    phrases: Vec<(Vec<String>, Vec<String>)>,
 }
 
 fn table() -> &'static Table {
@@ -55,6 +58,11 @@ fn parse_terms(text: &str) -> Table {
                 }
                 _ => table.means.entry(short).or_default().extend(words),
             }
+        } else if let Some((phrase, words)) = line
+            .split_once(':')
+            .filter(|(phrase, _)| phrase.contains(' '))
+        {
+            table.phrases.push((stems(phrase), stems(words)));
         } else if let Some((word, words)) = line.split_once(':') {
             let word = stem(word.trim());
             for other in stems(words).iter().filter(|o| **o != word) {
@@ -73,6 +81,36 @@ impl Table {
             None => list.push((other.to_string(), factor)),
         }
     }
+}
+
+/// Most words a phrase's words may have between them (`let the whole team know`).
+const PHRASE_GAP: usize = 3;
+
+/// For each phrase of the table whose words `stems` (a request's, in order) hold in order, with
+/// at most `PHRASE_GAP` other words between each two, the stems the phrase stands for.
+pub fn phrases(stems: &[String]) -> Vec<&'static [String]> {
+    table()
+        .phrases
+        .iter()
+        .filter(|(phrase, _)| {
+            let mut at = 0;
+            phrase.iter().enumerate().all(|(i, word)| {
+                let window = if i == 0 { stems.len() } else { PHRASE_GAP + 1 };
+                match stems[at.min(stems.len())..]
+                    .iter()
+                    .take(window)
+                    .position(|s| s == word)
+                {
+                    Some(p) => {
+                        at += p + 1;
+                        true
+                    }
+                    None => false,
+                }
+            })
+        })
+        .map(|(_, meant)| meant.as_slice())
+        .collect()
 }
 
 /// The stems of the words `word` (a stem) means when it is an abbreviation of several words
@@ -193,12 +231,30 @@ mod tests {
             of_folder.contains(&(stem("directory"), SAME)),
             "{of_folder:?}"
         );
-        let of_picture = alternatives("pictures", &stem("pictures"));
+        let of_automobile = alternatives("automobiles", &stem("automobiles"));
         assert!(
-            of_picture.contains(&(stem("image"), WORDNET_SAME)),
-            "{of_picture:?}"
+            of_automobile.contains(&(stem("car"), WORDNET_SAME)),
+            "{of_automobile:?}"
         );
         assert!(alternatives("qqqq", "qqqq").is_empty());
+    }
+
+    #[test]
+    fn phrases_hold_in_order_with_words_between() {
+        let stems = |text: &str| -> Vec<String> { text.split(' ').map(stem).collect() };
+        let meant = |text: &str| -> Vec<String> { phrases(&stems(text)).concat() };
+        assert!(meant("let the whole team know").contains(&stem("message")));
+        assert!(meant("let me know").contains(&stem("message")));
+        assert!(
+            !meant("know what to let").contains(&stem("message")),
+            "in order"
+        );
+        assert!(
+            !meant("let one two three four know").contains(&stem("message")),
+            "at most three words between"
+        );
+        assert!(meant("open a new issue").contains(&stem("create")));
+        assert!(meant("what is here").is_empty());
     }
 
     #[test]

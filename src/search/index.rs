@@ -27,7 +27,8 @@ const QUESTION_WEIGHT: f64 = 0.5;
 /// How much a phrase of the table (`let … know`) counts for what it stands for.
 const PHRASE_WEIGHT: f64 = 1.0;
 /// How much a word counts that a request implies by its form: a file's name (`notes.txt`) the
-/// word `file`, an issue's key (`PROJ-123`, `#42`) the word `issue`.
+/// word `file`, an issue's key (`PROJ-123`, `#42`) the word `issue`, `#general` a channel,
+/// `@alice` a user.
 const IMPLIED_WEIGHT: f64 = 1.0;
 /// Endings of web addresses, which look like a file's name but are not.
 const WEB_ENDINGS: &[&str] = &["com", "org", "net", "io", "dev", "app", "ai", "co", "html"];
@@ -471,7 +472,7 @@ fn certainty(factor: f64) -> f64 {
 
 /// Words `query` implies by the form of its tokens: `file` for a file's name or path
 /// (`report.md`, `src/main.rs`; not a number, not a web address), `issue` for an issue's key
-/// (`PROJ-123`, `#42`).
+/// (`PROJ-123`, `#42`), `channel` for `#general`, `user` for `@alice`.
 fn implied_words(query: &str) -> Vec<&'static str> {
     let mut implied = Vec::new();
     for token in query.split_whitespace() {
@@ -480,6 +481,10 @@ fn implied_words(query: &str) -> Vec<&'static str> {
             "file"
         } else if is_issue_key(token, word) {
             "issue"
+        } else if names_a(token, '#') {
+            "channel"
+        } else if names_a(token, '@') {
+            "user"
         } else {
             continue;
         };
@@ -500,6 +505,13 @@ fn names_a_file(token: &str, word: &str) -> bool {
         && ending.starts_with(|c: char| c.is_ascii_alphabetic())
         && ending.chars().all(|c| c.is_ascii_alphanumeric())
         && !WEB_ENDINGS.contains(&ending.to_ascii_lowercase().as_str())
+}
+
+/// `#general` (a channel), `@alice` (a user): the sign, then a name that starts with a letter.
+fn names_a(token: &str, sign: char) -> bool {
+    token
+        .strip_prefix(sign)
+        .is_some_and(|name| name.starts_with(|c: char| c.is_alphabetic()))
 }
 
 /// `PROJ-123` (a project's key in capitals, a number) or `#42`.
@@ -549,13 +561,15 @@ mod tests {
             ["file", "issue"]
         );
         assert_eq!(implied_words("close #42 please"), ["issue"]);
+        assert_eq!(implied_words("tell @alice in #general"), ["user", "channel"]);
         for none in [
             "bind to 0.0.0.0",
             "fetch https://example.com",
             "read example.com",
             "version 1.2",
             "a well-known x-ray",
-            "#hashtag",
+            "# 42",
+            "a@b",
         ] {
             assert!(implied_words(none).is_empty(), "{none}");
         }

@@ -561,7 +561,10 @@ mod tests {
             ["file", "issue"]
         );
         assert_eq!(implied_words("close #42 please"), ["issue"]);
-        assert_eq!(implied_words("tell @alice in #general"), ["user", "channel"]);
+        assert_eq!(
+            implied_words("tell @alice in #general"),
+            ["user", "channel"]
+        );
         for none in [
             "bind to 0.0.0.0",
             "fetch https://example.com",

@@ -5,7 +5,7 @@
 //! Three layers; each module uses only those below it (and its own submodules):
 //!
 //! `binding` → `adapter` → {`oauth`, `pool`, `config`, `render`, `search`, `cache`, `validate`} →
-//! {`catalog`, `secret`, `atomic_file`}.
+//! {`catalog`, `secret`, `atomic_file`, `value_kind`}.
 //!
 //! - [`binding`]: the napi surface. Converts between JS and the core's types, nothing else.
 //! - [`adapter`]: the gateway's centre. The server registry (one record per configured server; the
@@ -26,8 +26,9 @@
 //!   [`output_guard`] (huge texts), [`bounded_read`] (files read with a cap),
 //!   [`path_component`] (names made safe as paths), [`helper`] (where the helper executable
 //!   `src/bin/helper` is, and its subcommands' command lines).
-//! - [`catalog`] (tool names and lookup), [`secret`] (secrets kept out of every text), and
-//!   `atomic_file` (private files written whole): leaves.
+//! - [`catalog`] (tool names and lookup), [`secret`] (secrets kept out of every text),
+//!   `atomic_file` (private files written whole) and `value_kind` (what a JSON value is, for
+//!   messages that must not show it): leaves.
 //! - [`events`]: what happened to servers, for whoever embeds the core.
 
 pub mod adapter;
@@ -51,5 +52,6 @@ pub mod server_log;
 #[cfg(test)]
 mod test_report;
 pub mod validate;
+mod value_kind;
 
 pub mod binding;

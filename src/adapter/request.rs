@@ -4,8 +4,8 @@
 
 use super::modes::Page;
 use super::{Adapter, CallOptions, ErrorCode, Outcome};
-use crate::config::value_kind;
 use crate::search::SearchOptions;
+use crate::value_kind::value_kind;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 

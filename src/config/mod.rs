@@ -36,7 +36,6 @@ pub use imports::ImportKind;
 pub use interpolate::{expand, interpolate, Env};
 pub use oauth::{Grant, OAuthConfig, Registration};
 pub use pi_rules::{builtin_mcp_on, MergeDifference};
-pub use server::value_kind;
 pub use sources::{Role, Source, SourceState};
 pub use trust::{Trust, TrustBasis};
 

@@ -12,6 +12,7 @@ use crate::bounded_read::{self, FileLimits};
 use crate::catalog::ToolPrefix;
 use crate::pool::Protocol;
 use crate::secret::Secret;
+use crate::value_kind::value_kind;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -767,19 +768,6 @@ fn scalar_string(value: &Value) -> Option<String> {
         Value::Number(n) => Some(n.to_string()),
         Value::Bool(b) => Some(b.to_string()),
         _ => None,
-    }
-}
-
-/// What `value` is, without its content: for fields that may hold secrets (`env`, `headers`,
-/// `args`, a whole server entry), whose values must never reach a message.
-pub fn value_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

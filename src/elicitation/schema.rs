@@ -2,7 +2,7 @@
 //! the user never meets a field it cannot show.
 
 use super::{Choice, Field, Form, Kind, TextFormat};
-use crate::config::value_kind;
+use crate::value_kind::value_kind;
 use serde_json::{Map, Value};
 use std::fmt;
 

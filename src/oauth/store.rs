@@ -324,7 +324,7 @@ fn parse(text: &str) -> Result<Map<String, Value>, String> {
         Ok(Value::Object(map)) => Ok(map),
         Ok(other) => Err(format!(
             "expected a JSON object, found {}",
-            crate::config::value_kind(&other)
+            crate::value_kind::value_kind(&other)
         )),
         Err(e) => Err(format!("not valid JSON: {e}")),
     }

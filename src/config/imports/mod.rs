@@ -9,9 +9,10 @@ mod opencode;
 use super::diagnostic::{Diagnostic, Level};
 use super::files::{self, Origin, Read};
 use super::interpolate::Env;
-use super::server::{describe, value_kind};
+use super::server::describe;
 use super::sources::{Role, Source, SourceState};
 use crate::bounded_read::FileLimits;
+use crate::value_kind::value_kind;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 

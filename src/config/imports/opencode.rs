@@ -5,7 +5,8 @@
 
 use super::{rename, Mapped};
 use crate::config::diagnostic::Level;
-use crate::config::server::{describe, value_kind};
+use crate::config::server::describe;
+use crate::value_kind::value_kind;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 

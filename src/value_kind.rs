@@ -1,0 +1,16 @@
+//! What a JSON value is, without its content: for messages about values that may hold secrets
+//! (`env`, `headers`, `args`, a whole server entry, a token file) or that a server sent. A leaf:
+//! `config`, `elicitation`, `oauth` and `adapter` all name kinds this way.
+
+use serde_json::Value;
+
+pub fn value_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

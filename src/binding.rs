@@ -283,7 +283,7 @@ impl McpAdapter {
     ) -> Result<adapter::SavedChange> {
         self.inner
             .set_enabled(&server, enabled, in_project.unwrap_or(false))
-            .map_err(Error::from_reason)
+            .map_err(|e| Error::from_reason(e.to_string()))
     }
 
     /// Whether the project's configs are used (see `OpenOptions.projectTrusted`).
@@ -301,17 +301,8 @@ impl McpAdapter {
     /// Names of the enabled servers (with `includeDisabled`, all of them), in config order.
     #[napi]
     pub fn servers(&self, include_disabled: Option<bool>) -> Vec<String> {
-        if include_disabled == Some(true) {
-            return self
-                .inner
-                .config()
-                .servers
-                .iter()
-                .map(|s| s.name.clone())
-                .collect();
-        }
         self.inner
-            .server_names()
+            .server_names(include_disabled.unwrap_or(false))
             .into_iter()
             .map(str::to_string)
             .collect()

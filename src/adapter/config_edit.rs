@@ -2,7 +2,8 @@
 //! (see `config::switch`). The session's gateway is opened again afterwards by its front end.
 
 use super::Adapter;
-use crate::config::{switch, Role};
+use crate::config::{switch, EditError, Role};
+use std::fmt;
 use std::path::PathBuf;
 
 /// A change saved to a config file.
@@ -15,6 +16,26 @@ pub struct SavedChange {
     pub changed: bool,
 }
 
+/// Why a server could not be turned on or off.
+#[derive(Debug)]
+pub enum SwitchError {
+    /// No server of that name is configured (enabled or not).
+    NotConfigured(String),
+    /// The config file could not be changed.
+    Edit(EditError),
+}
+
+impl fmt::Display for SwitchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SwitchError::NotConfigured(name) => write!(f, "no MCP server named \"{name}\""),
+            SwitchError::Edit(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for SwitchError {}
+
 impl Adapter {
     /// Turns `name` on or off in the config file it comes from, or with `in_project` in the
     /// project's `.pi/mcp.json`; comments and everything else in the file are kept.
@@ -23,13 +44,13 @@ impl Adapter {
         name: &str,
         enabled: bool,
         in_project: bool,
-    ) -> Result<SavedChange, String> {
+    ) -> Result<SavedChange, SwitchError> {
         let server = self
             .config
             .servers
             .iter()
             .find(|s| s.name == name)
-            .ok_or_else(|| format!("no MCP server named \"{name}\""))?;
+            .ok_or_else(|| SwitchError::NotConfigured(name.to_string()))?;
         let user = self
             .config
             .sources
@@ -46,7 +67,7 @@ impl Adapter {
             project: project.as_deref(),
         };
         let (file, changed) =
-            switch::apply(server, enabled, in_project, &targets).map_err(|e| e.to_string())?;
+            switch::apply(server, enabled, in_project, &targets).map_err(SwitchError::Edit)?;
         Ok(SavedChange {
             file: file.display().to_string(),
             changed,

@@ -14,7 +14,7 @@ impl Adapter {
     pub async fn doctor(self: &Arc<Self>, connect: bool) -> Outcome {
         let checks: Vec<ConnectCheck> = if connect {
             let names: Vec<String> = self
-                .server_names()
+                .server_names(false)
                 .into_iter()
                 .map(str::to_string)
                 .collect();

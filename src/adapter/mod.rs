@@ -30,7 +30,7 @@ mod sign_in;
 
 pub use auth::CredentialSource;
 pub use call::CallOptions;
-pub use config_edit::SavedChange;
+pub use config_edit::{SavedChange, SwitchError};
 pub use direct::{DirectToolDefinition, DirectTools, Reach, ToolAnnotations, ToolNamespace};
 pub use errors::{ErrorCode, Unavailable};
 pub use exposed::ToolSummary;
@@ -260,9 +260,9 @@ impl Adapter {
         self.events.set(sink);
     }
 
-    /// Names of the enabled servers, in config order.
-    pub fn server_names(&self) -> Vec<&str> {
-        self.servers.enabled_names()
+    /// Names of the enabled servers (with `include_disabled`, of all), in config order.
+    pub fn server_names(&self, include_disabled: bool) -> Vec<&str> {
+        self.servers.names(include_disabled)
     }
 
     /// The enabled servers with their `description`, for the `mcp` tool's description.

@@ -101,7 +101,7 @@ impl Adapter {
     pub fn tools_overview(&self) -> Outcome {
         let catalog = self.servers.view();
         let groups: Vec<(String, Vec<&ToolInfo>)> = self
-            .server_names()
+            .server_names(false)
             .into_iter()
             .map(|name| (name.to_string(), catalog.server_tools(name)))
             .collect();
@@ -308,7 +308,7 @@ impl Adapter {
             // unless the name carries another server's prefix (then it is likely a misspelling).
             if let ([only], [(_, why)]) = (missing.as_slice(), failed.as_slice()) {
                 let other_prefix = self
-                    .server_names()
+                    .server_names(false)
                     .iter()
                     .any(|s| s != only && name.starts_with(&format!("{s}_")));
                 if !other_prefix {

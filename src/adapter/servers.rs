@@ -152,10 +152,10 @@ impl Servers {
         self.record(name).map(|r| &r.config)
     }
 
-    /// Names of the enabled servers, in config order.
-    pub fn enabled_names(&self) -> Vec<&str> {
+    /// Names of the enabled servers (with `include_disabled`, of all), in config order.
+    pub fn names(&self, include_disabled: bool) -> Vec<&str> {
         self.configs()
-            .filter(|s| !s.disabled)
+            .filter(|s| include_disabled || !s.disabled)
             .map(|s| s.name.as_str())
             .collect()
     }
@@ -173,11 +173,7 @@ impl Servers {
 
     pub fn not_configured(&self) -> Unavailable {
         Unavailable::NotConfigured {
-            configured: self
-                .enabled_names()
-                .into_iter()
-                .map(str::to_string)
-                .collect(),
+            configured: self.names(false).into_iter().map(str::to_string).collect(),
         }
     }
 

@@ -10,3 +10,4 @@ mod lifecycle;
 mod modes;
 mod reaching;
 mod support;
+mod switching;

@@ -41,28 +41,36 @@ export async function withPiTui(options, run) {
       type: (text) => tmux("send-keys", "-l", text),
       /**
        * Types `text`, submits it and waits for `pattern`. While `text` stays in the editor, Enter
-       * is pressed again, as a user would: Pi 1.5 keeps what is submitted while its startup still
-       * runs ("Startup is still in progress"), and the first Enter may only take a completion
-       * (`/mcp login <server>`).
+       * is pressed again (at most every 2 s), as a user would: Pi 1.5 keeps what is submitted while
+       * its startup still runs ("Startup is still in progress"), and the first Enter may only take
+       * a completion (`/mcp login <server>`).
        */
-      async submit(text, pattern, what = String(pattern)) {
+      async submit(text, pattern, what = String(pattern), ms = 20_000) {
         tui.type(text);
         const kept = new RegExp(`─\\n${text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} *\\n─`);
+        const until = Math.min(Date.now() + ms, deadline);
+        let pressed = 0;
         for (;;) {
-          tui.keys("Enter");
-          try {
-            return await tui.waitFor(pattern, what, 2000);
-          } catch (error) {
-            const screen = tui.screen();
-            if (!kept.test(screen) || Date.now() > deadline) throw error;
+          if (Date.now() - pressed >= 2000) {
+            tui.keys("Enter");
+            pressed = Date.now();
           }
+          const screen = await tui.waitFor(
+            (s) => pattern.test(s) || kept.test(s),
+            what,
+            Math.max(until - Date.now(), 0),
+          );
+          if (pattern.test(screen)) return screen;
+          await sleep(100);
         }
       },
+      /** Polls the screen until `pattern` (a RegExp, or a test of the screen's text) holds. */
       async waitFor(pattern, what = String(pattern), ms = 20_000) {
         const until = Math.min(Date.now() + ms, deadline);
+        const holds = typeof pattern === "function" ? pattern : (text) => pattern.test(text);
         for (;;) {
           const text = tui.screen();
-          if (pattern.test(text)) return text;
+          if (holds(text)) return text;
           if (Date.now() > until) throw new Error(`timed out waiting for ${what}; the screen:\n${text}`);
           await sleep(100);
         }

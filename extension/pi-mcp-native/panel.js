@@ -100,8 +100,10 @@ class Panel {
     this.message = `${action.label}…`;
     this.tui.requestRender();
     try {
-      this.message = (await action.run()) ?? `${action.label}: done`;
+      const said = (await action.run()) ?? `${action.label}: done`;
+      // Shown with the state it left, when keys work again (Pi may draw the panel meanwhile).
       await this.model.refresh();
+      this.message = said;
     } catch (e) {
       this.message = `${action.label} failed: ${e?.message ?? e}`;
     } finally {

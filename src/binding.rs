@@ -445,8 +445,9 @@ impl McpAdapter {
             timeout_ms: o.timeout_ms.map(u64::from),
             on_progress: None,
         });
-        self.inner
-            .call(&tool, args.unwrap_or_default(), opts)
+        // Boxed (as `execute`): napi moves the future several times before it runs, and a
+        // call's future is large (it may start a server); a box moves as a pointer.
+        Box::pin(self.inner.call(&tool, args.unwrap_or_default(), opts))
             .await
             .into()
     }
@@ -454,7 +455,7 @@ impl McpAdapter {
     /// Runs the `mcp` tool with the parameters the model gave.
     #[napi(ts_args_type = "params: McpParams, callId?: string")]
     pub async fn execute(&self, params: Value, call_id: Option<String>) -> Outcome {
-        self.inner.execute(&params, call_id).await.into()
+        Box::pin(self.inner.execute(&params, call_id)).await.into()
     }
 
     /// Every config source and what came of it, the merged servers with where each came from,

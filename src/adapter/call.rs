@@ -33,7 +33,11 @@ impl Adapter {
         args: Map<String, Value>,
         opts: CallOptions,
     ) -> Outcome {
-        self.with_sign_in(|| self.call_once(name, args.clone(), opts.clone()))
+        // Only a sign-in by itself calls again: without one, the arguments need no copy.
+        if !self.sign_ins.may_retry() {
+            return self.call_once(name, args, &opts).await;
+        }
+        self.with_sign_in(|| self.call_once(name, args.clone(), &opts))
             .await
     }
 
@@ -41,7 +45,7 @@ impl Adapter {
         self: &Arc<Self>,
         name: &str,
         args: Map<String, Value>,
-        opts: CallOptions,
+        opts: &CallOptions,
     ) -> Outcome {
         let tool = match self.resolve("call", name, opts.server.as_deref()).await {
             Ok(tool) => tool,
@@ -52,24 +56,22 @@ impl Adapter {
             return Outcome::error("call", ErrorCode::ToolExcluded, text)
                 .with("tool", tool.name.clone());
         }
-        let mut args = match tool.input_schema() {
-            Some(schema) => without_null_optionals(schema, args),
-            None => args,
-        };
         // Checked against the known schema before any server starts: a wrong call costs nothing.
-        if let Some(outcome) = argument_problems(&tool, &mut args) {
-            return outcome;
-        }
+        let args = match checked_arguments(&tool, args) {
+            Ok(args) => args,
+            Err(outcome) => return outcome,
+        };
         let cancel = self.closing.child_token();
-        let _pending = self
-            .servers
-            .call_started(&tool.server, opts.call_id.as_deref(), &cancel);
+        let _cancellable = opts
+            .call_id
+            .as_deref()
+            .and_then(|id| self.servers.call_started(&tool.server, id, &cancel));
         let (conn, tool) = match self.reach_for_call(tool).await {
             Ok(reached) => reached,
             Err(outcome) => return outcome,
         };
         let early = !conn.is_listed();
-        let result = self.send(&conn, &tool, args, &opts, cancel).await;
+        let result = self.send(&conn, &tool, args, opts, cancel).await;
         if let (Err(RequestError::NeedsAuth(need)), Some(server)) =
             (&result, self.server(&tool.server))
         {
@@ -80,7 +82,8 @@ impl Adapter {
                 .with("tool", tool.name.as_str());
         }
         if early {
-            if let Some(outcome) = self.after_early_call(&conn, &tool, &result).await {
+            // Rare and large: boxed, so that the future of every call does not carry it.
+            if let Some(outcome) = Box::pin(self.after_early_call(&conn, &tool, &result)).await {
                 return outcome;
             }
         }
@@ -132,7 +135,7 @@ impl Adapter {
         self: &Arc<Self>,
         conn: &Connection,
         tool: &ToolInfo,
-        args: Map<String, Value>,
+        args: Value,
         opts: &CallOptions,
         cancel: CancellationToken,
     ) -> Result<Value, RequestError> {
@@ -254,23 +257,29 @@ impl Adapter {
     }
 }
 
-/// The refusal to send `args` that do not fit the tool's input schema, once values of the wrong
-/// type that convert safely to the type it demands (`"2"` for a number) are converted.
-fn argument_problems(tool: &ToolInfo, args: &mut Map<String, Value>) -> Option<Outcome> {
-    let schema = tool.input_schema().filter(|_| !tool.is_resource())?;
-    coerce_arguments(schema, args);
-    let problems: Vec<String> = check_arguments(schema, args)
+/// `args` as they go to the server: without the optional ones given as `null`, values of the
+/// wrong type that convert safely to the type the schema demands (`"2"` for a number)
+/// converted; or the refusal to send them when they still do not fit the tool's input schema.
+fn checked_arguments(tool: &ToolInfo, args: Map<String, Value>) -> Result<Value, Outcome> {
+    let Some(schema) = tool.input_schema() else {
+        return Ok(Value::Object(args));
+    };
+    let mut args = without_null_optionals(schema, args);
+    if tool.is_resource() {
+        return Ok(Value::Object(args));
+    }
+    coerce_arguments(schema, &mut args);
+    let args = Value::Object(args);
+    let problems: Vec<String> = check_arguments(schema, &args)
         .iter()
         .map(ToString::to_string)
         .collect();
     if problems.is_empty() {
-        return None;
+        return Ok(args);
     }
     let text = render::invalid_arguments(&tool.name, &problems, schema);
-    Some(
-        Outcome::error("call", ErrorCode::InvalidArgs, text)
-            .with("server", tool.server.clone())
-            .with("tool", tool.name.clone())
-            .with("problems", problems),
-    )
+    Err(Outcome::error("call", ErrorCode::InvalidArgs, text)
+        .with("server", tool.server.clone())
+        .with("tool", tool.name.clone())
+        .with("problems", problems))
 }

@@ -11,6 +11,7 @@ use crate::pool::{
     launch, AuthNeed, ConnectError, ConnectSpec, Connection, RemoteSpec, RequestError, SharedSpec,
     StdioSpec, TransportSpec,
 };
+use futures::future::BoxFuture;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -75,12 +76,17 @@ impl Adapter {
                 self.connect_to(server, Opening::Reuse).await?
             }
         };
+        // The warm path: the listing is there, and taking it again is a check under a lock.
+        if let Some(listing) = conn.first_listing() {
+            let refreshed = self.take_listing(&conn, &listing) != Adopted::Same;
+            return Ok(Ready { conn, refreshed });
+        }
         match need {
-            Need::Handshake if !conn.is_listed() => Ok(Ready {
+            Need::Handshake => Ok(Ready {
                 conn,
                 refreshed: false,
             }),
-            Need::Handshake | Need::Listed => self.listed(conn).await,
+            Need::Listed => Box::pin(self.listed(conn)).await,
         }
     }
 
@@ -94,7 +100,7 @@ impl Adapter {
         self.servers.mark_wanted(name);
         self.servers.clear_failure(name);
         let conn = self.connect_to(server, Opening::Replace).await?;
-        self.listed(conn).await
+        Box::pin(self.listed(conn)).await
     }
 
     /// `conn` if it still answers; otherwise it is stopped and the server started again.
@@ -119,8 +125,17 @@ impl Adapter {
         self.connect_to(server, Opening::Reuse).await
     }
 
-    /// Starts or reaches the server and runs the opening handshake.
-    async fn connect_to(
+    /// Starts or reaches the server and runs the opening handshake. Boxed: every future that
+    /// may connect (each call's) would otherwise carry the size of a whole start-up.
+    fn connect_to<'a>(
+        self: &'a Arc<Self>,
+        server: &'a ServerConfig,
+        how: Opening,
+    ) -> BoxFuture<'a, Result<Arc<Connection>, Unavailable>> {
+        Box::pin(self.open_connection(server, how))
+    }
+
+    async fn open_connection(
         self: &Arc<Self>,
         server: &ServerConfig,
         how: Opening,

@@ -232,8 +232,7 @@ impl Adapter {
     /// Cancels running calls and closes every server (bounded in time). Listings of the cache
     /// fill under way get a short grace first; nothing starts any more.
     pub async fn shutdown(&self) {
-        self.closing.cancel();
-        self.servers.cancel_all_calls();
+        self.closing.cancel(); // every call's token is a child of it
         self.startup.fills.close();
         let _ = tokio::time::timeout(self.timing.fill_grace, self.startup.fills.wait()).await;
         self.tasks.close();

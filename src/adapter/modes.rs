@@ -300,7 +300,8 @@ impl Adapter {
         }
         let missing = self.without_metadata(server, Some(name));
         if !missing.is_empty() {
-            let failed = self.fetch_metadata(&missing).await;
+            // Boxed: a warm call, which never gets here, does not carry its size.
+            let failed = Box::pin(self.fetch_metadata(&missing)).await;
             if let Some(found) = self.lookup(mode, name, server)? {
                 return Ok(found);
             }

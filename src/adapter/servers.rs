@@ -1,6 +1,6 @@
 //! The server registry: for each configured server, one record of what this session knows about
 //! it — its metadata (from the cache or a live listing), its last failure, the remote transport
-//! that answered, whether the model used it, and the calls waiting on it. The flattened tool
+//! that answered, whether the model used it, and its calls that JS may cancel by id. The flattened tool
 //! catalog and its search index are a view derived from the records' metadata ([`View`]).
 //!
 //! Each record has its own lock, so a call on one server never waits for another's; the view has
@@ -63,7 +63,7 @@ struct Failure {
 /// A call of the model on a server, from its start (before the server is reached) to its end.
 struct PendingCall {
     key: u64,
-    id: Option<String>,
+    id: String,
     cancel: CancellationToken,
 }
 
@@ -338,45 +338,33 @@ impl Servers {
         self.state(name, |s| s.wanted).unwrap_or(false)
     }
 
-    /// Registers a call of the model on `name` until the returned guard is dropped; `id` lets
-    /// [`Servers::cancel_call`] find it.
+    /// Registers call `id` of the model on `name` until the returned guard is dropped, so that
+    /// [`Servers::cancel_call`] finds it. (Shutdown cancels every call through the token that
+    /// `cancel` is a child of: calls without an id are not registered.)
     pub fn call_started(
         &self,
         name: &str,
-        id: Option<&str>,
+        id: &str,
         cancel: &CancellationToken,
-    ) -> CallGuard<'_> {
+    ) -> Option<CallGuard<'_>> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let key = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.state(name, |s| {
-            s.calls.push(PendingCall {
-                key,
-                id: id.map(str::to_string),
-                cancel: cancel.clone(),
-            })
-        });
-        CallGuard {
-            servers: self,
-            server: name.to_string(),
+        let record = self.record(name)?;
+        record.state.lock().calls.push(PendingCall {
             key,
-        }
+            id: id.to_string(),
+            cancel: cancel.clone(),
+        });
+        Some(CallGuard { record, key })
     }
 
     /// Cancels the call started with `id`, on whichever server it runs.
     pub fn cancel_call(&self, id: &str) {
         for record in &self.records {
             for call in &record.state.lock().calls {
-                if call.id.as_deref() == Some(id) {
+                if call.id == id {
                     call.cancel.cancel();
                 }
-            }
-        }
-    }
-
-    pub fn cancel_all_calls(&self) {
-        for record in &self.records {
-            for call in &record.state.lock().calls {
-                call.cancel.cancel();
             }
         }
     }
@@ -400,14 +388,12 @@ impl Servers {
 
 /// Keeps a call registered with its server while it runs.
 pub(super) struct CallGuard<'a> {
-    servers: &'a Servers,
-    server: String,
+    record: &'a Record,
     key: u64,
 }
 
 impl Drop for CallGuard<'_> {
     fn drop(&mut self) {
-        self.servers
-            .state(&self.server, |s| s.calls.retain(|c| c.key != self.key));
+        self.record.state.lock().calls.retain(|c| c.key != self.key);
     }
 }

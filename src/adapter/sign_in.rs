@@ -35,6 +35,11 @@ impl SignIns {
             interactive: AtomicBool::new(interactive),
         }
     }
+
+    /// Whether a refused request may be followed by a sign-in and a retry at all.
+    pub fn may_retry(&self) -> bool {
+        self.auto.load(Ordering::SeqCst)
+    }
 }
 
 impl Adapter {
@@ -272,7 +277,8 @@ impl Adapter {
             else {
                 break;
             };
-            if let Err(e) = self.sign_in(server, self.servers.refusal(&name)).await {
+            let signed_in = Box::pin(self.sign_in(server, self.servers.refusal(&name))).await;
+            if let Err(e) = signed_in {
                 outcome.content.push(json!({
                     "type": "text",
                     "text": format!("Signing in by itself (autoAuth) did not work: {e}"),
@@ -290,8 +296,7 @@ impl Adapter {
             self.server(name).map(|s| &s.transport),
             Some(Transport::Http { auth: HttpAuth::OAuth(c), .. }) if c.grant == Grant::ClientCredentials
         );
-        self.sign_ins.auto.load(Ordering::SeqCst)
-            && (machine || self.sign_ins.interactive.load(Ordering::SeqCst))
+        self.sign_ins.may_retry() && (machine || self.sign_ins.interactive.load(Ordering::SeqCst))
     }
 
     /// `server`'s sign-in as status shows it; `None` for servers without OAuth.

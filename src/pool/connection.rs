@@ -275,7 +275,8 @@ impl Connection {
                 self.first_listing_asked
                     .lock()
                     .get_or_insert_with(Instant::now);
-                self.relist(bounds)
+                // Boxed: the futures that wait for the listing do not carry its size.
+                Box::pin(self.relist(bounds))
             })
             .await
             .cloned()
@@ -283,6 +284,11 @@ impl Connection {
 
     pub fn is_listed(&self) -> bool {
         self.first_listing.initialized()
+    }
+
+    /// The first listing, once it has been taken.
+    pub fn first_listing(&self) -> Option<Arc<Listing>> {
+        self.first_listing.get().cloned()
     }
 
     /// Whether the first listing shows a change announced at `at`: it was asked for after
@@ -619,7 +625,7 @@ impl Connection {
         if !self.suspect.load(Ordering::SeqCst) {
             return true;
         }
-        let pinged = self.request("ping", json!({}), self.plain(limit)).await;
+        let pinged = Box::pin(self.request("ping", json!({}), self.plain(limit))).await;
         !matches!(
             pinged,
             Err(RequestError::Timeout(_) | RequestError::Closed(_))

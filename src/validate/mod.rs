@@ -35,13 +35,14 @@ impl std::fmt::Display for Problem {
     }
 }
 
-/// What is wrong with `args` for a tool taking `schema`; empty when they fit.
-pub fn check_arguments(schema: &Value, args: &Map<String, Value>) -> Vec<Problem> {
+/// What is wrong with `args` (the arguments object) for a tool taking `schema`; empty when they
+/// fit.
+pub fn check_arguments(schema: &Value, args: &Value) -> Vec<Problem> {
     let mut checker = Checker {
         root: schema,
         problems: Vec::new(),
     };
-    checker.check(schema, &Value::Object(args.clone()), "", 0);
+    checker.check(schema, args, "", 0);
     checker.problems.truncate(MAX_PROBLEMS);
     checker.problems
 }

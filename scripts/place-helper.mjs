@@ -4,6 +4,7 @@
 //   node scripts/place-helper.mjs [--release] [--target <triple>]
 // `npm run build:debug` runs it after `napi build` (which builds the helper too), the release
 // workflow after each target's build, scripts/build-native.mjs after its own build.
+import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, renameSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -28,6 +29,9 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const id = values.target ? (await import("@napi-rs/cli")).parseTriple(values.target).platformArchABI : platformId();
   const exe = `pi-mcp-native-helper${id.startsWith("win32") ? ".exe" : ""}`;
   const targetDir = process.env.CARGO_TARGET_DIR ?? join(root, "target");
-  const built = join(targetDir, ...(values.target ? [values.target] : []), values.release ? "release" : "debug", exe);
+  // `napi build` always hands cargo a `--target` (this machine's triple when none is given), so
+  // its output is under target/<triple>/, never target/debug.
+  const triple = values.target ?? execFileSync("rustc", ["-vV"], { encoding: "utf8" }).match(/^host: (\S+)$/m)[1];
+  const built = join(targetDir, triple, values.release ? "release" : "debug", exe);
   console.log(`pi-mcp-native: helper ${placeHelper(built, id)}`);
 }

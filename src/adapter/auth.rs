@@ -2,7 +2,7 @@
 //! the environment, or OAuth credentials kept in Pi's store), what to do when a server wants
 //! credentials, and the `/mcp-auth` instructions.
 
-use super::{Adapter, ErrorCode, Outcome};
+use super::{Adapter, CredentialSource, ErrorCode, Outcome};
 use crate::config::{HttpAuth, ServerConfig, Transport};
 use crate::oauth;
 use crate::pool::{AuthNeed, ConnectError, Protocol, SharedCredentials};
@@ -13,11 +13,6 @@ use std::sync::Arc;
 /// What a remote server sends: a fixed `Authorization` value, or credentials asked for at each
 /// request.
 pub(super) type Sent = (Option<Secret>, Option<SharedCredentials>);
-
-/// Asks the front end (Pi) for the credential of one of its providers; `None` when it has none.
-pub type CredentialSource = std::sync::Arc<
-    dyn Fn(String) -> futures::future::BoxFuture<'static, Option<Secret>> + Send + Sync,
->;
 
 impl Adapter {
     /// What `auth` asks to send; `NeedsAuth` when a configured credential is missing.
@@ -101,12 +96,12 @@ impl Adapter {
         &self,
         provider: &str,
     ) -> Result<Secret, ConnectError> {
-        let Some(source) = self.provider_credentials.read().clone() else {
+        let Some(asked) = self.host.provider_credential(provider) else {
             return Err(ConnectError::Failed(format!(
                 "its credential is Pi's for the provider \"{provider}\" (`auth.provider`), so it can be used only inside Pi"
             )));
         };
-        match source(provider.to_string()).await {
+        match asked.await {
             Some(credential) if !credential.is_empty() => {
                 Ok(Secret::new(format!("Bearer {}", credential.expose())))
             }
@@ -118,7 +113,7 @@ impl Adapter {
 
     /// Where credentials of Pi's providers come from (the Pi extension sets it).
     pub fn set_credentials(&self, source: CredentialSource) {
-        *self.provider_credentials.write() = Some(source);
+        self.host.set_credentials(source);
     }
 
     /// A needs-auth reason completed with how to fix it for this server's `auth`.

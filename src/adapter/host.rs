@@ -1,8 +1,10 @@
 //! The session's answers to what servers ask: roots are the session's directory, log messages go
 //! to `<agentDir>/mcp.log`, and questions for a person or a model go to the front end (Pi's
-//! dialogs and model, a terminal) when one is attached; without one nobody can be asked.
+//! dialogs and model, a terminal) when one is attached; without one nobody can be asked. The
+//! credentials of Pi's providers (`auth.provider`) come from the session too, when Pi gives them.
 
 use crate::pool::{Asker, Host, Question, Reply, Root};
+use crate::secret::Secret;
 use crate::server_log::{LogMessage, ServerLog};
 use futures::future::BoxFuture;
 use parking_lot::RwLock;
@@ -18,10 +20,14 @@ pub trait FrontEnd: Send + Sync + 'static {
     fn sample(&self, asker: Asker, params: Value) -> BoxFuture<'static, Result<Value, String>>;
 }
 
+/// Asks Pi for the credential of one of its providers; `None` when it has none.
+pub type CredentialSource = Arc<dyn Fn(String) -> BoxFuture<'static, Option<Secret>> + Send + Sync>;
+
 pub struct SessionHost {
     cwd: RwLock<PathBuf>,
     log: ServerLog,
     front_end: RwLock<Option<Arc<dyn FrontEnd>>>,
+    credentials: RwLock<Option<CredentialSource>>,
 }
 
 impl SessionHost {
@@ -30,6 +36,7 @@ impl SessionHost {
             cwd: RwLock::new(cwd.to_path_buf()),
             log: ServerLog::new(agent_dir.join("mcp.log")),
             front_end: RwLock::new(None),
+            credentials: RwLock::new(None),
         }
     }
 
@@ -39,6 +46,20 @@ impl SessionHost {
 
     fn front_end(&self) -> Option<Arc<dyn FrontEnd>> {
         self.front_end.read().clone()
+    }
+
+    pub fn set_credentials(&self, source: CredentialSource) {
+        *self.credentials.write() = Some(source);
+    }
+
+    /// Asks Pi for its credential for `provider` now (never kept); `None` when Pi gave no way
+    /// to ask (outside Pi).
+    pub fn provider_credential(
+        &self,
+        provider: &str,
+    ) -> Option<BoxFuture<'static, Option<Secret>>> {
+        let source = self.credentials.read().clone()?;
+        Some(source(provider.to_string()))
     }
 }
 

@@ -28,13 +28,12 @@ mod servers;
 mod shared;
 mod sign_in;
 
-pub use auth::CredentialSource;
 pub use call::CallOptions;
 pub use config_edit::{SavedChange, SwitchError};
 pub use direct::{DirectToolDefinition, DirectTools, Reach, ToolAnnotations, ToolNamespace};
 pub use errors::{ErrorCode, Unavailable};
 pub use exposed::ToolSummary;
-pub use host::FrontEnd;
+pub use host::{CredentialSource, FrontEnd};
 pub use lifecycle::{Bounds, StartOptions, Timing};
 pub use modes::{Page, DEFAULT_LIST_LIMIT};
 pub use outcome::Outcome;
@@ -111,8 +110,6 @@ pub struct Adapter {
     cwd: PathBuf,
     /// Pi's `--tools` / `--exclude-tools`.
     run_tools: RunTools,
-    /// Where `auth.provider` credentials come from; `None` outside Pi.
-    provider_credentials: parking_lot::RwLock<Option<auth::CredentialSource>>,
     agent_dir: PathBuf,
     env: Env,
     config: Config,
@@ -130,7 +127,8 @@ pub struct Adapter {
     pool: Arc<Pool>,
     /// Where shared servers run (one broker per user and agent dir).
     broker: Arc<Broker>,
-    /// Answers what servers ask (roots, logs, and through a front end, people and models).
+    /// Answers what servers ask (roots, logs, and through a front end, people and models), and
+    /// holds where the credentials of Pi's providers come from.
     host: Arc<host::SessionHost>,
     /// What `start` sets going (the pool's notices, the cache fill).
     startup: Startup,
@@ -198,7 +196,6 @@ impl Adapter {
         let auto_auth = opts.auto_auth.unwrap_or(config.settings.auto_auth);
         Arc::new(Adapter {
             run_tools: opts.run_tools,
-            provider_credentials: parking_lot::RwLock::new(None),
             cwd: opts.cwd,
             agent_dir: agent_dir.clone(),
             env,

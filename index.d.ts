@@ -25,6 +25,47 @@ export interface McpParams {
   offset?: number
 }
 
+/** One field of a form a server asks to fill in (texts written by the core). */
+export interface QuestionField {
+  name: string
+  kind: "text" | "number" | "boolean" | "choice" | "choices"
+  required: boolean
+  /** May be left empty: optional, or it has a default. */
+  skippable: boolean
+  /** Label, what it takes, its default or whether it is optional, and the description. */
+  prompt: string
+  /** The default as text (empty without one). */
+  placeholder: string
+  /** For `boolean`, `choice` and `choices`: what to offer. */
+  options?: { value: unknown; label: string }[]
+  minItems?: number
+  maxItems?: number | null
+}
+
+/** What a server asks a person (elicitation), as `setFrontEnd`'s `elicit` gets it. */
+export type Question = {
+  id: number
+  server: string
+  title: string
+  labels: { answer: string; decline: string; done: string; skip: string; chosen: string; open: string }
+} & ({ mode: "form"; fields: QuestionField[] } | { mode: "url"; message: string; url: string })
+
+export type QuestionAnswer = { action: "accept"; content?: Record<string, unknown> } | { action: "decline" } | { action: "cancel" }
+
+/** A server's request for the model (sampling), as `setFrontEnd`'s `sample` gets it: Pi's context and options. */
+export interface SamplingRequest {
+  id: number
+  server: string
+  /** Whether the user must approve it first (not with `samplingAutoApprove`). */
+  approve: boolean
+  title: string
+  preview: string
+  context: { systemPrompt?: string; messages: unknown[]; tools?: unknown[] }
+  options: { maxTokens?: number; temperature?: number }
+  /** Model names the server prefers, best first. */
+  hints: string[]
+}
+
 export declare class McpAdapter {
   /** Reads config and metadata cache synchronously; starts nothing. */
   static open(opts?: OpenOptions | undefined | null): McpAdapter
@@ -87,6 +128,19 @@ export declare class McpAdapter {
   /** Whether someone can see a sign-in (Pi's `ctx.hasUI`): `autoAuth` signs in only then. */
   setInteractive(interactive: boolean): void
   connect(server: string): Promise<Outcome>
+  /** Every known prompt of the enabled servers as a slash command to register. */
+  promptCommands(): Array<PromptCommand>
+  /**
+   * Runs prompt command `command` with the text typed after it: the user message it expands
+   * to, or why not.
+   */
+  runPrompt(command: string, text: string): Promise<Outcome>
+  /** Completions of the text typed after prompt command `command`. */
+  completePrompt(command: string, text: string): Promise<Array<Completion>>
+  /** The prompts of `server` (or of every server), each as its command. */
+  prompts(server?: string | undefined | null): Promise<Outcome>
+  /** `prompts/get` of prompt `name` of `server`: its messages as one user message. */
+  getPrompt(server: string, name: string, args?: Record<string, string>): Promise<Outcome>
   call(tool: string, args?: Record<string, unknown>, opts?: CallOpts): Promise<Outcome>
   /** Runs the `mcp` tool with the parameters the model gave. */
   execute(params: McpParams, callId?: string): Promise<Outcome>
@@ -103,6 +157,16 @@ export declare class McpAdapter {
    * connect of such a server, never kept. Without it those servers cannot be used.
    */
   onCredential(callback: (provider: string) => Promise<string | undefined | null>): void
+   * Where servers' questions for a person (elicitation) or a model (sampling) go; without
+   * it nobody can be asked and the `elicitation` setting decides.
+   */
+  setFrontEnd(callbacks: FrontEndCallbacks): void
+  /**
+   * Field `name` of open question `id` from what was typed (a string) or picked (an
+   * option's value or a list of them): `{ value }` (null: left empty) or `{ error }` to show
+   * before asking again.
+   */
+  takeField(id: number, name: string, answer: unknown): { value?: unknown; error?: string }
   /** Receives lifecycle events; the callback never keeps Node alive. */
   onEvent(callback: (arg: LifecycleEvent) => void): void
   /** Cancels running calls and stops every server (bounded in time). */
@@ -114,6 +178,12 @@ export interface CallOpts {
   /** An id for `cancel(callId)`; progress events carry it. */
   callId?: string
   timeoutMs?: number
+}
+
+/** A completion of what was typed after a command: the whole new text, and what to show. */
+export interface Completion {
+  value: string
+  label: string
 }
 
 /**
@@ -173,6 +243,23 @@ export interface DirectTools {
  * string-literal union). Programs branch on these; the text beside them is for the model.
  */
 export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'tool_hidden' | 'tool_excluded' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'sign_in_failed' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'result_too_deep' | 'call_failed' | 'config_error' | 'shut_down'
+export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'tool_hidden' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'sign_in_failed' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'call_failed' | 'url_elicitation_required' | 'config_error' | 'shut_down'
+
+/** Where servers' questions for a person or a model are shown (see `setFrontEnd`). */
+export interface FrontEndCallbacks {
+  /**
+   * Shows a question; resolves with `{ action: "accept" | "decline" | "cancel", content? }`,
+   * or null when nobody can answer.
+   */
+  elicit?: (question: Question) => Promise<QuestionAnswer | null>
+  /**
+   * Runs a sampling request on the model; resolves with Pi's assistant message,
+   * `{ refused: "declined" | "no-ui" | "no-model" }`, or null when no model runs here.
+   */
+  sample?: (request: SamplingRequest) => Promise<unknown>
+  /** The question or request with this id no longer needs an answer: close its dialog. */
+  withdraw?: (id: number) => void
+}
 
 /** Something that happened to a server, or the progress of a running call. */
 export type LifecycleEvent =
@@ -184,6 +271,7 @@ export type LifecycleEvent =
   | { type: 'catalog-changed'; server: string; tools: number }
   | { type: 'auth-url'; server: string; url: string; text: string; prompt: string }
   | { type: 'auth-done'; server: string; signedIn: boolean; error?: string }
+  | { type: 'resource-updated'; server: string; uri: string; text: string }
   | { type: 'progress'; callId: string; server: string; tool: string; progress: number; total?: number; message?: string; text: string }
 
 export interface ListOpts {
@@ -261,6 +349,14 @@ export interface Outcome {
 export interface Reach {
   codemode: boolean
   toolSearch: boolean
+/** A prompt as a command to register. */
+export interface PromptCommand {
+  /** `mcp__<server>__<prompt>`. */
+  name: string
+  server: string
+  prompt: string
+  /** The prompt's description and its usage line. */
+  description: string
 }
 
 /** A server a Pi extension registered with `pi.registerMcpServer(name, config)`. */

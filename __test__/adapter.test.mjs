@@ -214,7 +214,7 @@ describe("a server on the official Python SDK", () => {
       assert.deepEqual(mixed.content.map((c) => c.type), ["text", "image", "text", "text", "text"]);
       assert.equal(mixed.content[1].mimeType, "image/png");
       assert.match(mixed.content[2].text, /^\[Audio: audio\/wav, \d+ bytes, not shown\]$/);
-      assert.equal(mixed.content[3].text, "[Resource link: hello]\nURI: test://hello");
+      assert.equal(mixed.content[3].text, '[Resource link: hello]\nURI: test://hello\nRead it: mcp({ read: "test://hello", server: "py" })');
       assert.equal(mixed.content[4].text, "[Resource: test://embedded]\nembedded text");
 
       const failed = await adapter.call("py_fail", { reason: "no such file" });

@@ -44,11 +44,11 @@ const freshDir = () => mkdtempSync(join(scratch, "case-"));
 test("the main tarball holds the runtime files only", () => {
   const relative = (p) => p.replace(/^\.\//, "");
   const entries = [...manifest.pi.extensions, ...Object.values(manifest.bin)].map(relative);
-  // The extension's folder (named so that Pi lists it as pi-mcp-native) with its modules; its
-  // package.json only makes them ES modules.
+  // The extension's folder (named so that Pi lists it as pi-mcp-native) with its modules, and the
+  // terminal dialogs pi-mcp imports; the folder's package.json only makes them ES modules.
   const folder = dirname(relative(manifest.pi.extensions[0]));
   const extension = readdirSync(join(root, folder)).map((file) => `${folder}/${file}`);
-  const expected = [...new Set(["CHANGELOG.md", "LICENSE", "LICENSE-WordNet", "README.md", "index.d.ts", "index.js", "loader.js", "package.json", ...extension, ...entries])];
+  const expected = [...new Set(["CHANGELOG.md", "LICENSE", "LICENSE-WordNet", "README.md", "index.d.ts", "index.js", "loader.js", "package.json", ...extension, ...entries, "bin/terminal-ui.mjs"])];
   assert.deepEqual(release.main.files, expected.sort());
   assert.ok(release.main.size < 100 * 1024, `the main tarball grew to ${release.main.size} bytes`);
 });

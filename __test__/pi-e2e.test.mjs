@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
 import { row } from "./helpers/matrix.mjs";
-import { PI_073, PI_VERSIONS, piTest, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
+import { assertRan, PI_073, PI_VERSIONS, piTest, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
 import { everything, everythingHttp, faulty, filesystem, filledCache, freePort, memory, processesIn, root, waitFor } from "./helpers/servers.mjs";
 
 
@@ -27,12 +27,6 @@ before(() => {
   };
 });
 after(() => rmSync(serverCwd, { recursive: true, force: true }));
-
-function assertRan(r) {
-  const why = `code=${r.code} signal=${r.signal} timedOut=${r.timedOut}\nstderr:\n${r.stderr}`;
-  assert.equal(r.timedOut, false, `Pi timed out: ${why}`);
-  assert.equal(r.code, 0, `Pi failed: ${why}`);
-}
 
 piTest("the model uses every mode through the mcp tool", OPTS, async (pi) => {
   const steps = [

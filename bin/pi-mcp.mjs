@@ -5,6 +5,8 @@
 import { createRequire } from "node:module";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
+import { frontEnd } from "../extension/pi-mcp-native/front-end.js";
+import { terminalUi } from "./terminal-ui.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 
@@ -18,6 +20,11 @@ Commands:
   describe <tool> [--server <s>]  a tool's description and parameters
   call <tool> [json-args] [--server <s>] [--timeout <ms>]
                                   call a tool; json-args is a JSON object ('-' reads stdin)
+  read <uri> [json-args] [--server <s>]
+                                  read a resource; json-args fill a URI template's variables
+  prompts [server]                every server's (or one's) prompts, each as its Pi command
+  prompt <server> <name> [json-args]
+                                  the messages of a prompt, its arguments as a JSON object
   connect <server>                (re)connect a server and refresh its cached tools
   auth <server>                   sign in to an OAuth server (a browser opens; over SSH, paste
                                   the address it ends on), then connect it
@@ -39,7 +46,21 @@ Options:
 Exit codes: 0 success; 1 the command failed (unknown tool or server, failed connection, the
 tool reported an error; doctor: a server failed or a config has an error); 2 bad usage.`;
 
-const ARGS = { broker: ["status|stop"], list: ["server"], search: ["query"], describe: ["tool"], call: ["tool"], connect: ["server"], auth: ["server"], logout: ["server"] };
+const ARGS = {
+  broker: ["status|stop"],
+  list: ["server"],
+  search: ["query"],
+  describe: ["tool"],
+  call: ["tool"],
+  read: ["uri"],
+  prompts: [],
+  prompt: ["server", "name"],
+  connect: ["server"],
+  auth: ["server"],
+  logout: ["server"],
+};
+/** Arguments a command takes beyond the ones it needs. */
+const OPTIONAL = { call: 1, read: 1, prompts: 1, prompt: 1 };
 
 class UsageError extends Error {}
 
@@ -68,7 +89,7 @@ function parse(argv) {
   }
   const needed = ARGS[command] ?? [];
   if (rest.length < needed.length) throw new UsageError(`${command}: missing <${needed[rest.length]}>`);
-  const allowed = command === "call" ? 2 : command === "search" ? Infinity : needed.length;
+  const allowed = command === "search" ? Infinity : needed.length + (OPTIONAL[command] ?? 0);
   if (rest.length > allowed) throw new UsageError(`${command}: unexpected argument "${rest[allowed]}"`);
   if (command === "broker" && !["status", "stop"].includes(rest[0])) throw new UsageError(`broker: "${rest[0]}" is neither status nor stop`);
   return { command, rest, values };
@@ -92,30 +113,42 @@ async function callArgs(text) {
   try {
     args = JSON.parse(text);
   } catch (e) {
-    throw new UsageError(`call: json-args is not valid JSON (${e.message}); pass an object like '{"a": 1}'`);
+    throw new UsageError(`json-args is not valid JSON (${e.message}); pass an object like '{"a": 1}'`);
   }
   if (args === null || typeof args !== "object" || Array.isArray(args)) {
-    throw new UsageError(`call: json-args must be a JSON object like '{"a": 1}', got ${Array.isArray(args) ? "an array" : typeof args}`);
+    throw new UsageError(`json-args must be a JSON object like '{"a": 1}', got ${Array.isArray(args) ? "an array" : typeof args}`);
   }
   return args;
 }
 
-/** A spinner on stderr, only when stderr is a terminal. */
+/** A spinner on stderr, only when stderr is a terminal; paused while a question is asked. */
 function spinner(label) {
-  if (!label || !process.stderr.isTTY) return { set() {}, stop() {} };
+  if (!label || !process.stderr.isTTY) return { set() {}, stop() {}, pause() {}, resume() {} };
   const frames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
   let i = 0;
+  let timer;
+  let stopped = false;
   const draw = () => process.stderr.write(`\r\x1b[K${frames[i++ % frames.length]} ${label}`);
-  draw();
-  const timer = setInterval(draw, 80);
+  const resume = () => {
+    if (stopped) return;
+    draw();
+    timer = setInterval(draw, 80);
+  };
+  const pause = () => {
+    clearInterval(timer);
+    process.stderr.write("\r\x1b[K");
+  };
+  resume();
   return {
     set(text) {
       label = text;
     },
     stop() {
-      clearInterval(timer);
-      process.stderr.write("\r\x1b[K");
+      stopped = true;
+      pause();
     },
+    pause,
+    resume,
   };
 }
 
@@ -133,6 +166,12 @@ async function run(adapter, { command, rest, values }, spin, callId) {
       const args = await callArgs(rest[1]);
       return adapter.call(rest[0], args, { server: values.server, callId, timeoutMs: count("timeout", values.timeout) });
     }
+    case "read":
+      return adapter.execute({ read: rest[0], server: values.server, args: await callArgs(rest[1]) }, callId);
+    case "prompts":
+      return adapter.prompts(rest[0]);
+    case "prompt":
+      return adapter.getPrompt(rest[0], rest[1], await callArgs(rest[2]));
     case "connect":
       return adapter.connect(rest[0]);
     case "auth":
@@ -146,7 +185,18 @@ async function run(adapter, { command, rest, values }, spin, callId) {
   }
 }
 
-const LABELS = { search: "searching", describe: "looking up", call: "calling", connect: "connecting", doctor: "checking servers", list: "listing", logout: "signing out" };
+const LABELS = {
+  search: "searching",
+  describe: "looking up",
+  call: "calling",
+  read: "reading",
+  prompts: "listing prompts",
+  prompt: "getting the prompt",
+  connect: "connecting",
+  doctor: "checking servers",
+  list: "listing",
+  logout: "signing out",
+};
 
 /** Progress of the call on the spinner; a sign-in's browser step on stderr, with lines typed on a
  * terminal pasted into it. */
@@ -209,6 +259,10 @@ async function main() {
   const callId = `pi-mcp-${process.pid}`;
   const spin = spinner(LABELS[parsed.command] && `${LABELS[parsed.command]}…`);
   const stopSignIns = showEvents(adapter, spin, callId);
+  // Servers may ask questions on a terminal; without one the `elicitation` setting answers. There
+  // is no model here: sampling requests are refused.
+  const tty = process.stdin.isTTY && process.stderr.isTTY;
+  adapter.setFrontEnd(frontEnd(adapter, { ui: () => (tty ? terminalUi(spin) : undefined) }));
   const interrupt = () => {
     adapter.cancel(callId);
     spin.stop();

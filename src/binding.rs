@@ -1,11 +1,15 @@
 //! The napi surface: converts between JS and the core's types, nothing else.
 
-use crate::adapter::{self, Adapter, Bounds, CallOptions, DirectTools, Timing, ToolDefinition};
+use crate::adapter::{
+    self, Adapter, Bounds, CallOptions, Completion, DirectTools, FrontEnd, PromptCommand, Timing,
+    ToolDefinition,
+};
 use crate::bounded_read::FileLimits;
 use crate::events::Event as LifecycleEvent;
 use crate::search::SearchOptions;
+use futures::future::BoxFuture;
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::ThreadsafeFunctionCallMode;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -158,6 +162,63 @@ pub struct CallOpts {
     pub timeout_ms: Option<u32>,
 }
 
+/// A JS function called from any thread that answers with a promise; it keeps Node alive only
+/// while a call is out.
+type Asks = ThreadsafeFunction<Value, Promise<Value>, Value, Status, false, true>;
+type Tells = ThreadsafeFunction<Value, (), Value, Status, false, true>;
+
+/// Where servers' questions for a person or a model are shown (see `setFrontEnd`).
+#[napi(object, object_to_js = false)]
+pub struct FrontEndCallbacks {
+    /// Shows a question; resolves with `{ action: "accept" | "decline" | "cancel", content? }`,
+    /// or null when nobody can answer.
+    #[napi(ts_type = "(question: Question) => Promise<QuestionAnswer | null>")]
+    pub elicit: Option<Asks>,
+    /// Runs a sampling request on the model; resolves with Pi's assistant message,
+    /// `{ refused: "declined" | "no-ui" | "no-model" }`, or null when no model runs here.
+    #[napi(ts_type = "(request: SamplingRequest) => Promise<unknown>")]
+    pub sample: Option<Asks>,
+    /// The question or request with this id no longer needs an answer: close its dialog.
+    #[napi(ts_type = "(id: number) => void")]
+    pub withdraw: Option<Tells>,
+}
+
+struct JsFrontEnd {
+    elicit: Option<Arc<Asks>>,
+    sample: Option<Arc<Asks>>,
+    withdraw: Option<Tells>,
+}
+
+/// Calls `callback` (if any) and awaits its promise; a missing callback, a throw or a rejection
+/// is null (nobody answered).
+fn ask(callback: Option<Arc<Asks>>, value: Value) -> BoxFuture<'static, Value> {
+    Box::pin(async move {
+        let Some(callback) = callback else {
+            return Value::Null;
+        };
+        match callback.call_async_catch(value).await {
+            Ok(promise) => promise.await.unwrap_or(Value::Null),
+            Err(_) => Value::Null,
+        }
+    })
+}
+
+impl FrontEnd for JsFrontEnd {
+    fn elicit(&self, question: Value) -> BoxFuture<'static, Value> {
+        ask(self.elicit.clone(), question)
+    }
+
+    fn sample(&self, request: Value) -> BoxFuture<'static, Value> {
+        ask(self.sample.clone(), request)
+    }
+
+    fn withdraw(&self, id: u64) {
+        if let Some(withdraw) = &self.withdraw {
+            withdraw.call(Value::from(id), ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
+}
+
 fn file_limits(opts: &OpenOptions) -> FileLimits {
     let default = FileLimits::default();
     let bytes = |v: Option<u32>, default: u64| v.map_or(default, u64::from);
@@ -196,6 +257,25 @@ fn bounds(opts: &OpenOptions) -> Bounds {
 #[napi(skip_typescript)]
 pub fn set_helper(path: String) {
     crate::helper::set_path(PathBuf::from(path));
+}
+
+/// Stack of each runtime thread. A call's future chain (the `mcp` request, sign-in retry,
+/// connect, list, request, task polling) is polled as nested frames; an unoptimized (debug)
+/// build keeps every child future's temporaries in its parent's frame and outgrew Tokio's
+/// default 2 MiB. Only the pages a thread touches are committed.
+const THREAD_STACK_BYTES: usize = 8 * 1024 * 1024;
+
+/// napi-rs's runtime, as it builds it, with bigger thread stacks (see [`THREAD_STACK_BYTES`]).
+#[napi_derive::module_init]
+fn init() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(THREAD_STACK_BYTES)
+        .build();
+    // Without it napi-rs builds its default runtime at first use.
+    if let Ok(runtime) = runtime {
+        napi::bindgen_prelude::create_custom_tokio_runtime(runtime);
+    }
 }
 
 /// pi-mcp-adapter's `configHash` of a server entry (as written in mcp.json); `${VAR}`
@@ -432,6 +512,45 @@ impl McpAdapter {
         self.inner.connect(&server).await.into()
     }
 
+    /// Every known prompt of the enabled servers as a slash command to register.
+    #[napi]
+    pub fn prompt_commands(&self) -> Vec<PromptCommand> {
+        self.inner.prompt_commands()
+    }
+
+    /// Runs prompt command `command` with the text typed after it: the user message it expands
+    /// to, or why not.
+    #[napi]
+    pub async fn run_prompt(&self, command: String, text: String) -> Outcome {
+        self.inner.run_prompt(&command, &text).await.into()
+    }
+
+    /// Completions of the text typed after prompt command `command`.
+    #[napi]
+    pub async fn complete_prompt(&self, command: String, text: String) -> Vec<Completion> {
+        self.inner.complete_prompt(&command, &text).await
+    }
+
+    /// The prompts of `server` (or of every server), each as its command.
+    #[napi]
+    pub async fn prompts(&self, server: Option<String>) -> Outcome {
+        self.inner.prompts(server.as_deref()).await.into()
+    }
+
+    /// `prompts/get` of prompt `name` of `server`: its messages as one user message.
+    #[napi(ts_args_type = "server: string, name: string, args?: Record<string, string>")]
+    pub async fn get_prompt(
+        &self,
+        server: String,
+        name: String,
+        args: Option<Map<String, Value>>,
+    ) -> Outcome {
+        self.inner
+            .get_prompt(&server, &name, args.unwrap_or_default())
+            .await
+            .into()
+    }
+
     #[napi(ts_args_type = "tool: string, args?: Record<string, unknown>, opts?: CallOpts")]
     pub async fn call(
         &self,
@@ -490,6 +609,35 @@ impl McpAdapter {
             })
         }));
         Ok(())
+    }
+
+    /// The session's directory moved: running servers keep running and are told that their
+    /// roots changed (`notifications/roots/list_changed`); the config stays the one opened.
+    #[napi]
+    pub async fn set_cwd(&self, cwd: String) {
+        self.inner.set_cwd(std::path::Path::new(&cwd)).await;
+    }
+
+    /// Where servers' questions for a person (elicitation) or a model (sampling) go; without
+    /// it nobody can be asked and the `elicitation` setting decides.
+    #[napi]
+    pub fn set_front_end(&self, callbacks: FrontEndCallbacks) {
+        self.inner.attach_front_end(Arc::new(JsFrontEnd {
+            elicit: callbacks.elicit.map(Arc::new),
+            sample: callbacks.sample.map(Arc::new),
+            withdraw: callbacks.withdraw,
+        }));
+    }
+
+    /// Field `name` of open question `id` from what was typed (a string) or picked (an
+    /// option's value or a list of them): `{ value }` (null: left empty) or `{ error }` to show
+    /// before asking again.
+    #[napi(
+        ts_args_type = "id: number, name: string, answer: unknown",
+        ts_return_type = "{ value?: unknown; error?: string }"
+    )]
+    pub fn take_field(&self, id: u32, name: String, answer: Value) -> Value {
+        self.inner.take_field(u64::from(id), &name, &answer)
     }
 
     /// Receives lifecycle events; the callback never keeps Node alive.

@@ -2,7 +2,8 @@
 //! the model sees (`toolPrefix`), with lookup from a name the model typed back to the server and
 //! the original MCP name.
 
-use serde_json::Value;
+use crate::resources::{is_app, required_variables, template_variables};
+use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
@@ -19,7 +20,8 @@ pub enum ToolPrefix {
     Pi,
 }
 
-/// One callable entry of the catalog: an MCP tool, or a resource exposed as a `get_<name>` tool.
+/// One callable entry of the catalog: an MCP tool, or a resource (or resource template) exposed as
+/// a `get_<name>` tool.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolInfo {
     pub server: String,
@@ -33,6 +35,9 @@ pub struct ToolInfo {
     pub definition: Option<Arc<Value>>,
     /// Set for resource tools: calling them reads this URI.
     pub resource_uri: Option<String>,
+    /// Set for resource template tools: calling them reads this template with the call's
+    /// arguments as its variables.
+    pub resource_template: Option<String>,
 }
 
 impl ToolInfo {
@@ -185,16 +190,19 @@ pub fn resource_tool_name(resource_name: &str) -> String {
     }
 }
 
-/// The catalog entries of one server from its raw MCP `tools` and `resources` lists (as listed
-/// or cached). Entries without a usable name (or resources without a URI) are skipped, never fatal.
+/// The catalog entries of one server from its raw MCP `tools`, `resources` and resource
+/// `templates` lists (as listed or cached). Entries without a usable name (or resources without a
+/// URI) are skipped, never fatal; so are MCP Apps' user interfaces (`ui://`), which the model
+/// cannot use.
 pub fn build_server_tools(
     server: &str,
     prefix: ToolPrefix,
     tools: &[Arc<Value>],
     resources: &[Value],
+    templates: &[Value],
     expose_resources: bool,
 ) -> Vec<ToolInfo> {
-    let mut out = Vec::with_capacity(tools.len() + resources.len());
+    let mut out = Vec::with_capacity(tools.len() + resources.len() + templates.len());
     for tool in tools {
         let Some(name) = tool
             .get("name")
@@ -210,10 +218,11 @@ pub fn build_server_tools(
             description: text_field(tool, "description"),
             definition: Some(tool.clone()),
             resource_uri: None,
+            resource_template: None,
         });
     }
     if expose_resources {
-        for resource in resources {
+        for resource in resources.iter().filter(|r| !is_app(r)) {
             let uri = resource
                 .get("uri")
                 .and_then(Value::as_str)
@@ -237,7 +246,15 @@ pub fn build_server_tools(
                 description,
                 definition: None,
                 resource_uri: Some(uri.to_string()),
+                resource_template: None,
             });
+        }
+        for template in templates.iter().filter(|t| !is_app(t)) {
+            if let Some(tool) = template_tool(server, prefix, template) {
+                if !out.iter().any(|t| t.name == tool.name) {
+                    out.push(tool);
+                }
+            }
         }
     }
     if prefix == ToolPrefix::Pi {
@@ -248,6 +265,39 @@ pub fn build_server_tools(
         }
     }
     out
+}
+
+/// A resource template as a tool whose parameters are the template's variables.
+fn template_tool(server: &str, prefix: ToolPrefix, template: &Value) -> Option<ToolInfo> {
+    let uri_template = template
+        .get("uriTemplate")?
+        .as_str()
+        .filter(|u| !u.is_empty())?;
+    let name = template.get("name")?.as_str().filter(|n| !n.is_empty())?;
+    let base = resource_tool_name(name);
+    let description = match text_field(template, "description") {
+        d if d.is_empty() => format!("Read resource template: {uri_template}"),
+        d => format!("{d} (resource template {uri_template})"),
+    };
+    let properties: serde_json::Map<String, Value> = template_variables(uri_template)
+        .into_iter()
+        .map(|v| (v, json!({ "type": "string" })))
+        .collect();
+    let required = required_variables(uri_template);
+    let definition = json!({
+        "name": base,
+        "description": description,
+        "inputSchema": { "type": "object", "properties": properties, "required": required },
+    });
+    Some(ToolInfo {
+        server: server.to_string(),
+        name: format_tool_name(&base, server, prefix),
+        original: base,
+        description,
+        definition: Some(Arc::new(definition)),
+        resource_uri: None,
+        resource_template: Some(uri_template.to_string()),
+    })
 }
 
 fn text_field(value: &Value, key: &str) -> String {
@@ -393,7 +443,7 @@ mod tests {
             .iter()
             .map(|n| Arc::new(serde_json::json!({ "name": n })))
             .collect();
-        let built = build_server_tools("my-srv", ToolPrefix::Pi, &tools, &[], true);
+        let built = build_server_tools("my-srv", ToolPrefix::Pi, &tools, &[], &[], true);
         let names: Vec<&str> = built.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["mcp__my_srv__echo", "mcp__my_srv__get_sum"]);
     }
@@ -409,14 +459,41 @@ mod tests {
             json!({"uri": "demo://a", "name": "A doc"}),
             json!({"name": "no uri"}),
         ];
-        let built = build_server_tools("ev", ToolPrefix::Server, &tools, &resources, true);
+        let built = build_server_tools("ev", ToolPrefix::Server, &tools, &resources, &[], true);
         let names: Vec<_> = built.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["ev_echo", "ev_get_a_doc"]);
         assert_eq!(built[1].description, "Read resource: demo://a");
         assert!(
-            build_server_tools("ev", ToolPrefix::Server, &tools, &resources, false)
+            build_server_tools("ev", ToolPrefix::Server, &tools, &resources, &[], false)
                 .iter()
                 .all(|t| !t.is_resource())
+        );
+    }
+
+    #[test]
+    fn templates_are_tools_of_their_variables_and_apps_are_left_out() {
+        let resources = [
+            json!({"uri": "ui://widget", "name": "Widget"}),
+            json!({"uri": "https://x/app.html", "name": "App", "mimeType": "text/html;profile=mcp-app"}),
+        ];
+        let templates = [
+            json!({"uriTemplate": "demo://text/{id}{?lang}", "name": "Text", "description": "A text"}),
+            json!({"uriTemplate": "ui://views/{id}", "name": "View"}),
+        ];
+        let built = build_server_tools("ev", ToolPrefix::Server, &[], &resources, &templates, true);
+        let names: Vec<_> = built.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["ev_get_text"]);
+        assert_eq!(
+            built[0].resource_template.as_deref(),
+            Some("demo://text/{id}{?lang}")
+        );
+        assert_eq!(
+            built[0].description,
+            "A text (resource template demo://text/{id}{?lang})"
+        );
+        assert_eq!(
+            built[0].input_schema().unwrap(),
+            &json!({ "type": "object", "properties": { "id": { "type": "string" }, "lang": { "type": "string" } }, "required": ["id"] })
         );
     }
 
@@ -427,12 +504,14 @@ mod tests {
             ToolPrefix::Server,
             &[json!({"name": "get-sum"}), json!({"name": "echo"})].map(Arc::new),
             &[json!({"uri": "u://d", "name": "doc"})],
+            &[],
             true,
         );
         tools.extend(build_server_tools(
             "mem",
             ToolPrefix::Server,
             &[json!({"name": "echo"})].map(Arc::new),
+            &[],
             &[],
             true,
         ));

@@ -45,6 +45,12 @@ pub enum Event {
         signed_in: bool,
         error: Option<String>,
     },
+    /// A resource the model read changed (the server offers subscriptions); `text` says so.
+    ResourceUpdated {
+        server: String,
+        uri: String,
+        text: String,
+    },
     /// Progress of the call started with `call_id`; `text` is the line to show.
     Progress {
         call_id: String,

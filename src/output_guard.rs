@@ -94,6 +94,12 @@ fn size(bytes: usize) -> String {
 /// Saves `text` as a new file (mode 0600) in this process's private temp dir (mode 0700),
 /// named after `label` (e.g. the tool) so a listing of the dir says what each file holds.
 pub fn spill(label: &str, text: &str) -> io::Result<PathBuf> {
+    save_private(label, "txt", text.as_bytes())
+}
+
+/// Saves `bytes` as a new private file `<label>-<n>.<extension>` in this process's private temp
+/// dir.
+pub fn save_private(label: &str, extension: &str, bytes: &[u8]) -> io::Result<PathBuf> {
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     static NEXT: AtomicUsize = AtomicUsize::new(1);
     let dir = DIR
@@ -112,10 +118,10 @@ pub fn spill(label: &str, text: &str) -> io::Result<PathBuf> {
         .take(60)
         .collect();
     let path = dir.join(format!(
-        "{safe}-{}.txt",
+        "{safe}-{}.{extension}",
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));
-    write_private(&path, text.as_bytes())?;
+    write_private(&path, bytes)?;
     Ok(path)
 }
 

@@ -24,3 +24,44 @@ export interface McpParams {
   limit?: number
   offset?: number
 }
+
+/** One field of a form a server asks to fill in (texts written by the core). */
+export interface QuestionField {
+  name: string
+  kind: "text" | "number" | "boolean" | "choice" | "choices"
+  required: boolean
+  /** May be left empty: optional, or it has a default. */
+  skippable: boolean
+  /** Label, what it takes, its default or whether it is optional, and the description. */
+  prompt: string
+  /** The default as text (empty without one). */
+  placeholder: string
+  /** For `boolean`, `choice` and `choices`: what to offer. */
+  options?: { value: unknown; label: string }[]
+  minItems?: number
+  maxItems?: number | null
+}
+
+/** What a server asks a person (elicitation), as `setFrontEnd`'s `elicit` gets it. */
+export type Question = {
+  id: number
+  server: string
+  title: string
+  labels: { answer: string; decline: string; done: string; skip: string; chosen: string; open: string }
+} & ({ mode: "form"; fields: QuestionField[] } | { mode: "url"; message: string; url: string })
+
+export type QuestionAnswer = { action: "accept"; content?: Record<string, unknown> } | { action: "decline" } | { action: "cancel" }
+
+/** A server's request for the model (sampling), as `setFrontEnd`'s `sample` gets it: Pi's context and options. */
+export interface SamplingRequest {
+  id: number
+  server: string
+  /** Whether the user must approve it first (not with `samplingAutoApprove`). */
+  approve: boolean
+  title: string
+  preview: string
+  context: { systemPrompt?: string; messages: unknown[]; tools?: unknown[] }
+  options: { maxTokens?: number; temperature?: number }
+  /** Model names the server prefers, best first. */
+  hints: string[]
+}

@@ -2,7 +2,8 @@
 // runner starts a mock server per scenario and runs `node client.mjs <server-url>`; this script
 // writes a config naming that server and runs `pi-mcp` commands against it, each a process of its
 // own with stdin not a terminal (so nobody can be asked, and `elicitation: "defaults"` answers).
-// A scenario's flow is in FLOWS; any other scenario lists the server's tools and calls each.
+// A scenario's flow is in FLOWS; any other scenario lists the server's tools and calls each (its
+// resources are tools too, read when called), then gets each prompt it offers.
 // Exit 0 when every command of the flow succeeded.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -55,6 +56,12 @@ function callDescribed(tool) {
   call(tool, args);
 }
 
+/** Every tool called as described, then each prompt the server offers got. */
+function everything() {
+  toolNames().forEach(callDescribed);
+  for (const { prompt } of piMcp("prompts", "conf").details.prompts) piMcp("prompt", "conf", prompt);
+}
+
 const FLOWS = {
   initialize: () => piMcp("connect", "conf"),
   tools_call: () => call("add_numbers", { a: 5, b: 3 }),
@@ -69,7 +76,7 @@ const FLOWS = {
 
 let code = 0;
 try {
-  const flow = FLOWS[scenario] ?? (() => toolNames().forEach(callDescribed));
+  const flow = FLOWS[scenario] ?? everything;
   flow();
 } catch (error) {
   console.error(String(error?.message ?? error));

@@ -3,6 +3,7 @@
 // Node 22 they need come from __test__/e2e (npm ci there); Pi 1.5.2 from __test__/e2e/pi-1.5
 // (scripts/install-pi.mjs, whose header says why it cannot be a plain dependency). `npm test`
 // installs both when missing.
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { test } from "node:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -42,6 +43,13 @@ export function piCli(version = PI_087) {
   if (installed !== version) throw new Error(`${pkgJson} is Pi ${installed}, not ${version}: ${INSTALL_HINT}`);
   // 0.87.x and 1.5.x: dist/bundle/cli.js; 0.73.x (@mariozechner): dist/cli.js
   return join(dirname(pkgJson), typeof bin === "string" ? bin : (bin.pi ?? Object.values(bin)[0]));
+}
+
+/** Fails unless the Pi run `r` exited by itself with code 0 (the message has its stderr). */
+export function assertRan(r) {
+  const why = `code=${r.code} signal=${r.signal} timedOut=${r.timedOut}\nstderr:\n${r.stderr}`;
+  assert.equal(r.timedOut, false, `Pi timed out: ${why}`);
+  assert.equal(r.code, 0, `Pi failed: ${why}`);
 }
 
 /**
@@ -288,8 +296,9 @@ const DIALOGS = new Set(["select", "confirm", "input", "editor"]);
 /**
  * Drives `pi --mode rpc`: sends each command (a string becomes {type:"prompt", message}), waits for its
  * response (Pi answers a prompt holding an extension command after the handler has finished) and, if it
- * started an agent run, for agent_end. Dialogs are answered with cancelled, except those
- * `leaveOpen(request)` is true for (a user who has not answered yet). Closing stdin makes Pi exit.
+ * started an agent run, for agent_end. Dialogs are answered by `answer(request)` (the response's
+ * `value`/`confirmed`/`cancelled` fields), else with cancelled, except those `leaveOpen(request)` is
+ * true for (a user who has not answered yet). Closing stdin makes Pi exit.
  * notify/setStatus requests are tagged with the command they arrived under (null: during startup).
  * `onEvent(msg, send)`, if given, sees every message from Pi and may send commands of its own
  * (e.g. an `abort` while a tool runs).
@@ -323,7 +332,7 @@ export function runPiRpc(options) {
         if (msg.method === "setStatus") statuses.push({ command: current, key: msg.statusKey, text: msg.statusText });
         if (DIALOGS.has(msg.method)) {
           dialogs.push({ command: current, ...msg });
-          if (!opts.leaveOpen?.(msg)) send({ type: "extension_ui_response", id: msg.id, cancelled: true });
+          if (!opts.leaveOpen?.(msg)) send({ type: "extension_ui_response", id: msg.id, ...(opts.answer?.(msg) ?? { cancelled: true }) });
         }
       }
     };

@@ -2,6 +2,7 @@
 // the `/mcp` command (mcp-command.js, panel.js), and wires Pi's session events to the native core.
 // Texts the model or the user reads come from the core; the panel draws what the core reports.
 import { createRequire } from "node:module";
+import { frontEnd, piModel } from "./front-end.js";
 import { createMcpCommand } from "./mcp-command.js";
 import { addSubcommands } from "./mcp-subcommands.js";
 import { showPanel } from "./panel.js";
@@ -73,7 +74,13 @@ export default function piMcpNative(pi) {
   const configPath = argvOption(process.argv, "mcp-config", { takesValue: true });
   // projectTrusted undefined: the decision Pi saved in <agentDir>/trust.json, else trusted.
   const bounds = runTools(process.argv);
-  const open = (cwd, projectTrusted, registered = []) => McpAdapter.open({ cwd, configPath, projectTrusted, registered, ...bounds });
+  // Servers' questions go to the session's dialogs and model (none in print and json modes).
+  const open = (cwd, projectTrusted, registered = []) => {
+    const core = McpAdapter.open({ cwd, configPath, projectTrusted, registered, ...bounds });
+    const ui = () => (footerCtx?.hasUI ? footerCtx.ui : undefined);
+    core.setFrontEnd(frontEnd(core, { ui, runModel: piModel(() => footerCtx) }));
+    return core;
+  };
   let adapter = open(process.cwd());
   let openedFor = process.cwd();
   // Servers other extensions registered with pi.registerMcpServer() (Pi ≥ 0.99), as the core was
@@ -130,7 +137,13 @@ export default function piMcpNative(pi) {
       pastePrompts.get(event.server)?.abort();
       pastePrompts.delete(event.server);
     }
+    // A resource the model read changed: the user hears of it.
+    if ("uri" in event) {
+      if (footerCtx?.hasUI) footerCtx.ui.notify(event.text, "info");
+      return;
+    }
     syncDirectTools();
+    syncPromptCommands();
     showFooter();
   };
 
@@ -169,6 +182,34 @@ export default function piMcpNative(pi) {
 
   pi.on("tool_call", (event) => piTools.beforeReaching(event.toolName, event.input));
 
+  // Servers' prompts as commands `/mcp__<server>__<prompt> [args]`, from the cache at load and
+  // as servers list new ones. Pi cannot unregister a command: a withdrawn prompt's says so.
+  const promptCommands = new Set();
+  const syncPromptCommands = () => {
+    for (const command of adapter.promptCommands()) {
+      if (promptCommands.has(command.name)) continue;
+      promptCommands.add(command.name);
+      pi.registerCommand(command.name, {
+        description: command.description,
+        getArgumentCompletions: async (prefix) => {
+          const items = await adapter.completePrompt(command.name, prefix);
+          return items.length ? items : null;
+        },
+        async handler(args, ctx) {
+          const outcome = await adapter.runPrompt(command.name, String(args ?? ""));
+          if (outcome.isError) {
+            const text = outcome.content.map((c) => c.text ?? "").join("\n");
+            if (ctx.hasUI) ctx.ui.notify(text, "warning");
+            else process.stderr.write(`${text}\n`);
+            return;
+          }
+          pi.sendUserMessage(outcome.content, ctx.isIdle?.() === false ? { deliverAs: "followUp" } : undefined);
+        },
+      });
+    }
+  };
+  syncPromptCommands();
+
   // Pi up to 0.86 ignores `isError` on a returned result; flag failed MCP calls here too.
   pi.on("tool_result", (event) => {
     const ours = event.toolName === "mcp" || piTools.owns(event.toolName);
@@ -192,6 +233,12 @@ export default function piMcpNative(pi) {
     textOf,
     setEnabled: (ctx, server, enabled, inProject) => setEnabled(ctx ?? panelCtx, server, enabled, inProject),
     inProject: (server) => adapter.projectTrusted() && !(server.source ?? "").startsWith(`${openedFor}/`),
+  });
+  mcp.add("prompts", {
+    summary: "every server's (or one's) prompts, each as its command",
+    usage: "[server]",
+    complete: (prefix) => adapter.servers().filter((s) => s.startsWith(prefix)),
+    run: async ([server], _c, out) => out.info(textOf(await adapter.prompts(server))),
   });
   let panelCtx;
   const panelModel = (ctx) => {

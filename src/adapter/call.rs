@@ -3,10 +3,11 @@
 use super::connect::Need;
 use super::{Adapter, ErrorCode, Outcome, DEFAULT_REQUEST_TIMEOUT};
 use crate::catalog::{pi_tool_name, ToolInfo};
-use crate::config::tool_pattern_matches;
+use crate::config::{tool_pattern_matches, DEFAULT_CALL_TIMEOUT};
 use crate::events::Event;
 use crate::pool::{Connection, ProgressSink, RequestError, RequestOptions};
 use crate::render;
+use crate::resources;
 use crate::validate::{check_arguments, coerce_arguments, without_null_optionals};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -145,9 +146,14 @@ impl Adapter {
                 .server(&tool.server)
                 .map_or(DEFAULT_REQUEST_TIMEOUT, |s| self.request_timeout(s)),
         };
-        let (method, params) = match &tool.resource_uri {
-            Some(uri) => ("resources/read", json!({ "uri": uri })),
-            None => (
+        let (method, params) = match (&tool.resource_uri, &tool.resource_template) {
+            (Some(uri), _) => ("resources/read", json!({ "uri": uri })),
+            (None, Some(template)) => {
+                let vars = args.as_object().cloned().unwrap_or_default();
+                let uri = resources::expand(template, &vars).map_err(RequestError::Protocol)?;
+                ("resources/read", json!({ "uri": uri }))
+            }
+            (None, None) => (
                 "tools/call",
                 json!({ "name": tool.original, "arguments": args }),
             ),
@@ -161,6 +167,11 @@ impl Adapter {
             cancel,
             on_progress,
             caller: opts.call_id.as_deref().map(Into::into),
+            total: self
+                .server(&tool.server)
+                .map_or(Some(DEFAULT_CALL_TIMEOUT), |s| {
+                    self.config.client_settings(s).call_timeout()
+                }),
         };
         conn.request(method, params, request).await
     }
@@ -192,9 +203,13 @@ impl Adapter {
     fn call_outcome(&self, tool: &ToolInfo, result: Result<Value, RequestError>) -> Outcome {
         let outcome = match result {
             Ok(raw) => {
-                let rendered = match tool.resource_uri {
-                    Some(_) => render::resource_result(&raw),
-                    None => render::call_result(&raw),
+                let rendered = match tool.resource_uri.is_some() || tool.resource_template.is_some()
+                {
+                    true => render::Rendered {
+                        content: resources::read_result(&raw),
+                        is_error: false,
+                    },
+                    false => render::call_result_of(Some(&tool.server), &raw),
                 };
                 let mut outcome = Outcome::text("call", "");
                 outcome.content = rendered.content;

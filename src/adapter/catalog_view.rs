@@ -38,10 +38,17 @@ impl View {
             .filter_map(|(s, m)| m.map(|m| (s, m)))
             .flat_map(|(s, m)| {
                 let prefix = s.tool_prefix.unwrap_or(prefix);
-                build_server_tools(&s.name, prefix, &m.tools, &m.resources, s.expose_resources)
-                    .into_iter()
-                    .filter(|t| selected(s, t))
-                    .map(|t| (s.exposure.of(&t.original) == Some(Exposure::Hidden), t))
+                build_server_tools(
+                    &s.name,
+                    prefix,
+                    &m.tools,
+                    &m.resources,
+                    &m.templates,
+                    s.expose_resources,
+                )
+                .into_iter()
+                .filter(|t| selected(s, t))
+                .map(|t| (s.exposure.of(&t.original) == Some(Exposure::Hidden), t))
             })
             .partition::<Vec<_>, _>(|(hidden, _)| *hidden);
         View {

@@ -89,6 +89,7 @@ impl Adapter {
             .map_err(|why| why.reason(&name));
         let sign_in = self.server(&name).and_then(|s| self.shown_sign_in(s));
         ConnectCheck {
+            log: self.pool.recent_log(&name),
             server: name,
             ms,
             result,
@@ -170,6 +171,9 @@ fn server_json(server: &ServerConfig, check: Option<&ConnectCheck>) -> Value {
             Ok(tools) => json!({ "ok": true, "ms": check.ms, "tools": tools }),
             Err(error) => json!({ "ok": false, "ms": check.ms, "error": error }),
         };
+        if let Some(log) = &check.log {
+            out["connect"]["log"] = json!(log.lines().collect::<Vec<_>>());
+        }
     }
     out
 }

@@ -52,6 +52,9 @@ pub enum ErrorCode {
     ResultTooDeep,
     /// The server answered the call with a JSON-RPC error, or an answer that made no sense.
     CallFailed,
+    /// The server wants the user to visit a page first (`-32042`); the text names it and whether
+    /// it was opened.
+    UrlElicitationRequired,
     /// `doctor`: a config file has an error.
     ConfigError,
     /// The gateway has shut down (the Pi session ended); nothing is started any more.
@@ -82,6 +85,7 @@ impl ErrorCode {
             ErrorCode::ResultTooLarge => "result_too_large",
             ErrorCode::ResultTooDeep => "result_too_deep",
             ErrorCode::CallFailed => "call_failed",
+            ErrorCode::UrlElicitationRequired => "url_elicitation_required",
             ErrorCode::ConfigError => "config_error",
             ErrorCode::ShutDown => "shut_down",
         }
@@ -92,12 +96,13 @@ impl From<&RequestError> for ErrorCode {
     fn from(error: &RequestError) -> Self {
         match error {
             RequestError::Aborted => ErrorCode::Aborted,
-            RequestError::Timeout(_) => ErrorCode::Timeout,
+            RequestError::Timeout(_) | RequestError::CallTimeout(_) => ErrorCode::Timeout,
             RequestError::Closed(_) => ErrorCode::ConnectionLost,
             RequestError::TooLarge(_) => ErrorCode::ResultTooLarge,
             RequestError::TooDeep(_) => ErrorCode::ResultTooDeep,
             RequestError::Mcp { .. } | RequestError::Protocol(_) => ErrorCode::CallFailed,
             RequestError::NeedsAuth(_) => ErrorCode::AuthRequired,
+            RequestError::BrowserSteps(_) => ErrorCode::UrlElicitationRequired,
         }
     }
 }

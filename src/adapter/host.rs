@@ -1,23 +1,34 @@
 //! The session's answers to what servers ask: roots are the session's directory, log messages go
 //! to `<agentDir>/mcp.log`, and questions for a person or a model go to the front end (Pi's
-//! dialogs and model, a terminal) when one is attached; without one nobody can be asked. The
-//! credentials of Pi's providers (`auth.provider`) come from the session too, when Pi gives them.
+//! dialogs and model, a terminal) when one is attached; without one nobody can be asked. What
+//! the front end gets and gives back is JSON written here (see `elicitation::present`), so it
+//! only shows dialogs and runs the model. The credentials of Pi's providers (`auth.provider`)
+//! come from the session too, when Pi gives them.
 
+use crate::elicitation::{present, Content, Form};
 use crate::pool::{Asker, Host, Question, Reply, Root};
+use crate::sampling;
 use crate::secret::Secret;
 use crate::server_log::{LogMessage, ServerLog};
 use futures::future::BoxFuture;
-use parking_lot::RwLock;
-use serde_json::Value;
+use parking_lot::{Mutex, RwLock};
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Where a person or a model answers: implemented by the Pi extension and the command line.
 pub trait FrontEnd: Send + Sync + 'static {
-    /// `None` when nobody can be asked (no UI, no terminal).
-    fn elicit(&self, asker: Asker, question: Question) -> BoxFuture<'static, Option<Reply>>;
-    /// A `CreateMessageResult`, or why not.
-    fn sample(&self, asker: Asker, params: Value) -> BoxFuture<'static, Result<Value, String>>;
+    /// Shows a question (`elicitation::present`); resolves with `{ action, content? }`, or null
+    /// when nobody can answer here.
+    fn elicit(&self, question: Value) -> BoxFuture<'static, Value>;
+    /// Runs a sampling request (`{ id, server, approve, preview, context, options, hints }`);
+    /// resolves with Pi's assistant message, `{ refused: "declined" | "no-ui" | "no-model" }`, or
+    /// null when it cannot run models.
+    fn sample(&self, request: Value) -> BoxFuture<'static, Value>;
+    /// Question or request `id` no longer needs an answer: close its dialog.
+    fn withdraw(&self, id: u64);
 }
 
 /// Asks Pi for the credential of one of its providers; `None` when it has none.
@@ -28,16 +39,32 @@ pub struct SessionHost {
     log: ServerLog,
     front_end: RwLock<Option<Arc<dyn FrontEnd>>>,
     credentials: RwLock<Option<CredentialSource>>,
+    /// Servers whose sampling requests run without asking the user (`samplingAutoApprove`).
+    auto_approve: HashSet<String>,
+    /// The forms being filled in, by question id.
+    open: Mutex<HashMap<u64, Form>>,
+    next_id: AtomicU64,
 }
 
 impl SessionHost {
-    pub fn new(cwd: &Path, agent_dir: &Path) -> SessionHost {
+    pub fn new(cwd: &Path, agent_dir: &Path, auto_approve: HashSet<String>) -> SessionHost {
         SessionHost {
             cwd: RwLock::new(cwd.to_path_buf()),
             log: ServerLog::new(agent_dir.join("mcp.log")),
             front_end: RwLock::new(None),
             credentials: RwLock::new(None),
+            auto_approve,
+            open: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
         }
+    }
+
+    /// Whether `cwd` is a new directory (then it is the roots' from now on).
+    pub fn set_cwd(&self, cwd: &Path) -> bool {
+        let mut current = self.cwd.write();
+        let changed = *current != cwd;
+        *current = cwd.to_path_buf();
+        changed
     }
 
     pub fn attach(&self, front_end: Arc<dyn FrontEnd>) {
@@ -61,27 +88,126 @@ impl SessionHost {
         let source = self.credentials.read().clone()?;
         Some(source(provider.to_string()))
     }
+
+    /// The value of field `name` of open question `id`, from what the front end got for it.
+    pub fn take_field(&self, id: u64, name: &str, answer: &Value) -> Result<Option<Value>, String> {
+        let open = self.open.lock();
+        let form = open.get(&id).ok_or(
+            "this question is no longer open (the server withdrew it, or it was answered)",
+        )?;
+        let field = form
+            .field(name)
+            .ok_or_else(|| format!("the form has no field `{name}`"))?;
+        field
+            .take(answer)
+            .map_err(|e| format!("{}: {e}", field.label()))
+    }
 }
 
-impl Host for SessionHost {
-    fn elicit(&self, asker: Asker, question: Question) -> BoxFuture<'static, Option<Reply>> {
-        match self.front_end() {
-            Some(front_end) => front_end.elicit(asker, question),
-            None => Box::pin(async { None }),
+/// A question (or sampling request) out at the front end. Dropped before it is answered (the
+/// server withdrew it, or the call it belongs to ended), it tells the front end to close it.
+struct Asking {
+    host: Arc<SessionHost>,
+    front_end: Arc<dyn FrontEnd>,
+    id: u64,
+    answered: bool,
+}
+
+impl Asking {
+    async fn answer(mut self, ask: BoxFuture<'static, Value>) -> Value {
+        let answer = ask.await;
+        self.answered = true;
+        answer
+    }
+}
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        self.host.open.lock().remove(&self.id);
+        if !self.answered {
+            self.front_end.withdraw(self.id);
         }
+    }
+}
+
+impl Host for Arc<SessionHost> {
+    fn elicit(&self, asker: Asker, question: Question) -> BoxFuture<'static, Option<Reply>> {
+        let Some(front_end) = self.front_end() else {
+            return Box::pin(async { None });
+        };
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let shown = match &question {
+            Question::Form { message, form, .. } => {
+                self.open.lock().insert(id, form.clone());
+                present::form(id, &asker.server, message, form)
+            }
+            Question::Url { message, url, .. } => present::url(id, &asker.server, message, url),
+        };
+        let asking = Asking {
+            host: self.clone(),
+            front_end: front_end.clone(),
+            id,
+            answered: false,
+        };
+        let ask = front_end.elicit(shown);
+        Box::pin(async move { reply(&asking.answer(ask).await) })
     }
 
     fn sample(&self, asker: Asker, params: Value) -> BoxFuture<'static, Result<Value, String>> {
-        match self.front_end() {
-            Some(front_end) => front_end.sample(asker, params),
-            None => {
-                let why = format!(
-                    "{} asked the model (sampling), but no model is available here",
-                    asker.server
-                );
-                Box::pin(async move { Err(why) })
+        let server = asker.server.clone();
+        let Some(front_end) = self.front_end() else {
+            let why =
+                format!("{server} asked the model (sampling), but no model is available here");
+            return Box::pin(async move { Err(why) });
+        };
+        let request = match sampling::to_pi(&params) {
+            Ok(request) => request,
+            Err(why) => {
+                let why = format!("{server}'s sampling request cannot be run: {why}");
+                return Box::pin(async move { Err(why) });
             }
-        }
+        };
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let shown = json!({
+            "id": id,
+            "server": server,
+            "approve": !self.auto_approve.contains(&server),
+            "title": format!("Allow MCP server \"{server}\" to use the model?"),
+            "preview": sampling::preview(&server, &params),
+            "context": request.context,
+            "options": request.options,
+            "hints": request.hints,
+        });
+        let stops: Vec<String> = params
+            .get("stopSequences")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(str::to_string))
+            .collect();
+        let asking = Asking {
+            host: self.clone(),
+            front_end: front_end.clone(),
+            id,
+            answered: false,
+        };
+        let ask = front_end.sample(shown);
+        Box::pin(async move {
+            let answer = asking.answer(ask).await;
+            match answer.get("refused").and_then(Value::as_str) {
+                Some("declined") => Err(format!("the user declined {server}'s sampling request")),
+                Some("no-ui") => Err(format!(
+                    "{server}'s sampling request needs the user's approval, but nobody can be asked \
+                     here; `samplingAutoApprove: true` on the server allows it without asking"
+                )),
+                Some("no-model") => Err("no model is selected in Pi to answer it".into()),
+                Some(other) => Err(format!("refused ({other})")),
+                None if answer.is_null() => Err(format!(
+                    "{server} asked the model (sampling), but no model is available here"
+                )),
+                None => sampling::from_pi(&answer, &stops),
+            }
+        })
     }
 
     fn roots(&self, _: &str) -> Vec<Root> {
@@ -91,5 +217,21 @@ impl Host for SessionHost {
     fn log(&self, server: &str, message: &LogMessage) {
         // Best effort: a log that cannot be written never fails a call.
         let _ = self.log.append(server, message);
+    }
+}
+
+/// The front end's answer as a reply; null: nobody could answer.
+fn reply(answer: &Value) -> Option<Reply> {
+    match answer.get("action").and_then(Value::as_str)? {
+        "accept" => {
+            let content: Content = answer
+                .get("content")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            Some(Reply::Accept(content))
+        }
+        "decline" => Some(Reply::Decline),
+        _ => Some(Reply::Cancel),
     }
 }

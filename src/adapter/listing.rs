@@ -93,6 +93,7 @@ impl Adapter {
             config_hash: cache::config_hash(&server.entry, &self.env),
             tools: meta.tools.iter().map(|t| Value::clone(t)).collect(),
             resources: meta.resources.clone(),
+            templates: meta.templates.clone(),
             prompts: meta.prompts.clone(),
             instructions: meta.instructions.clone(),
             left_out: meta.left_out.clone(),
@@ -167,14 +168,18 @@ impl Adapter {
                         });
                     }
                 }
+                Notice::ResourceUpdated { server, uri } => {
+                    let text = format!("MCP server \"{server}\" updated {uri}");
+                    adapter
+                        .events
+                        .emit(Event::ResourceUpdated { server, uri, text });
+                }
                 Notice::Lost { server, why } => {
                     adapter.events.emit(Event::Disconnected {
                         server,
                         reason: why,
                     });
                 }
-                // Nothing here subscribes to resources yet.
-                Notice::ResourceUpdated { .. } => {}
             }
         }
     }
@@ -185,6 +190,7 @@ fn meta_of(conn: &Connection, listing: &Listing) -> ServerMeta {
     ServerMeta {
         tools: listing.tools.iter().cloned().map(Arc::new).collect(),
         resources: listing.resources.clone(),
+        templates: listing.templates.clone(),
         prompts: conn.has_prompts().then(|| listing.prompts.clone()),
         instructions: conn.instructions.clone(),
         live_connection: Some(conn.id),

@@ -23,6 +23,8 @@ mod listing;
 mod modes;
 mod outcome;
 mod output;
+mod prompts;
+mod read;
 mod request;
 mod servers;
 mod shared;
@@ -37,6 +39,7 @@ pub use host::{CredentialSource, FrontEnd};
 pub use lifecycle::{Bounds, StartOptions, Timing};
 pub use modes::{Page, DEFAULT_LIST_LIMIT};
 pub use outcome::Outcome;
+pub use prompts::{Completion, PromptCommand};
 pub use request::{Request, DEFAULT_LIMIT};
 pub use servers::ServerMeta;
 
@@ -180,6 +183,7 @@ impl Adapter {
             let meta = entry.is_valid(&hash, now).then(|| ServerMeta {
                 tools: entry.tools.into_iter().map(Arc::new).collect(),
                 resources: entry.resources,
+                templates: entry.templates,
                 prompts: entry.prompts,
                 instructions: entry.instructions,
                 left_out: entry.left_out,
@@ -189,8 +193,14 @@ impl Adapter {
             known.insert(server.name.clone(), Cached { meta, remote_kind });
         }
         let servers = Servers::new(config.servers.clone(), config.settings.tool_prefix, known);
-        let host = Arc::new(host::SessionHost::new(&opts.cwd, &agent_dir));
-        let (pool, notices) = Pool::with_host(host.clone());
+        let auto_approve = config
+            .servers
+            .iter()
+            .filter(|s| config.client_settings(s).sampling_auto_approve())
+            .map(|s| s.name.clone())
+            .collect();
+        let host = Arc::new(host::SessionHost::new(&opts.cwd, &agent_dir, auto_approve));
+        let (pool, notices) = Pool::with_host(Arc::new(host.clone()));
         let broker = Arc::new(Broker::new(&agent_dir, &env, crate::helper::path()));
         broker.set_ui(opts.cli);
         let auto_auth = opts.auto_auth.unwrap_or(config.settings.auto_auth);
@@ -251,6 +261,31 @@ impl Adapter {
     /// Where servers' questions for a person or a model go from now on.
     pub fn attach_front_end(&self, front_end: Arc<dyn FrontEnd>) {
         self.host.attach(front_end);
+    }
+
+    /// The session's directory moved to `cwd`: servers keep running and are told their roots
+    /// changed (`notifications/roots/list_changed`, where they were offered roots and the
+    /// revision has it); they ask for the new list. The config stays the one opened.
+    pub async fn set_cwd(&self, cwd: &std::path::Path) {
+        if !self.host.set_cwd(cwd) {
+            return;
+        }
+        let live: Vec<_> = self
+            .pool
+            .servers()
+            .iter()
+            .filter_map(|name| self.pool.peek(name))
+            .collect();
+        futures::future::join_all(live.iter().map(|conn| conn.roots_changed())).await;
+    }
+
+    /// Field `name` of open question `id` (see `FrontEnd::elicit`) as what the front end got for
+    /// it: `{ value }` (null: left empty) or `{ error }` to show before asking again.
+    pub fn take_field(&self, id: u64, name: &str, answer: &serde_json::Value) -> serde_json::Value {
+        match self.host.take_field(id, name, answer) {
+            Ok(value) => serde_json::json!({ "value": value }),
+            Err(error) => serde_json::json!({ "error": error }),
+        }
     }
 
     pub fn on_event(&self, sink: EventSink) {

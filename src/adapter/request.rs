@@ -1,6 +1,6 @@
 //! What the model asks of the `mcp` tool: its parameters parsed once into a [`Request`], and the
-//! one `match` that runs it. The mode is the first of tool > connect > describe > instructions >
-//! search > server (list) > nothing (status).
+//! one `match` that runs it. The mode is the first of tool > read > connect > describe >
+//! instructions > search > server (list) > nothing (status).
 
 use super::modes::Page;
 use super::{Adapter, CallOptions, ErrorCode, Outcome};
@@ -10,8 +10,9 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// Fields of the `mcp` tool that pick a mode; finding one inside `args` means the model nested them.
-const GATEWAY_FIELDS: [&str; 6] = [
+const GATEWAY_FIELDS: [&str; 7] = [
     "tool",
+    "read",
     "connect",
     "describe",
     "instructions",
@@ -28,6 +29,12 @@ pub enum Request {
         tool: String,
         args: Map<String, Value>,
         server: Option<String>,
+    },
+    /// A resource by URI (a template's variables from `args`).
+    Read {
+        uri: String,
+        server: Option<String>,
+        args: Map<String, Value>,
     },
     Connect(String),
     Describe {
@@ -70,6 +77,9 @@ impl Request {
         let args = parse_args(params.get("args"))?;
         if let Some(tool) = text("tool") {
             return Ok(Request::Call { tool, args, server });
+        }
+        if let Some(uri) = text("read") {
+            return Ok(Request::Read { uri, server, args });
         }
         if GATEWAY_FIELDS.iter().any(|f| args.contains_key(*f)) {
             return Err(Outcome::error(
@@ -131,6 +141,9 @@ impl Adapter {
                     ..CallOptions::default()
                 };
                 self.call(&tool, args, opts).await
+            }
+            Request::Read { uri, server, args } => {
+                self.read(&uri, server.as_deref(), args, call_id).await
             }
             Request::Connect(name) => self.connect(&name).await,
             Request::Describe { tool, server } => self.describe(&tool, server.as_deref()).await,

@@ -27,6 +27,8 @@ pub struct ServerMeta {
     /// Shared with the catalog's entries, which point at their definitions.
     pub tools: Vec<Arc<Value>>,
     pub resources: Vec<Value>,
+    /// Resource templates (`resources/templates/list`).
+    pub templates: Vec<Value>,
     pub prompts: Option<Vec<Value>>,
     pub instructions: Option<String>,
     /// Entries of the listing left out because they could not be read, one line each.

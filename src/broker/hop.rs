@@ -346,6 +346,8 @@ impl Hop {
             cancel,
             on_progress,
             caller: Some(attached.session.id.as_str().into()),
+            // The session bounds its whole call (callTimeoutMs) itself.
+            total: None,
         };
         let result = attached.upstream.request(method, params, opts).await;
         self.in_flight.lock().remove(&key);
@@ -371,6 +373,7 @@ pub fn own(timeout: Duration) -> RequestOptions {
         cancel: CancellationToken::new(),
         on_progress: None,
         caller: None,
+        total: None,
     }
 }
 

@@ -27,6 +27,8 @@ pub struct CacheEntry {
     pub config_hash: String,
     pub tools: Vec<Value>,
     pub resources: Vec<Value>,
+    /// Resource templates: our field (`resourceTemplates`); pi-mcp-adapter ignores it.
+    pub templates: Vec<Value>,
     pub prompts: Option<Vec<Value>>,
     pub instructions: Option<String>,
     /// Entries the server listed that could not be read, one line each (our field `leftOut`;
@@ -60,11 +62,13 @@ impl CacheEntry {
             .flatten()
             .filter_map(|line| line.as_str().map(str::to_string))
             .collect();
+        let templates = list("resourceTemplates");
         let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_string);
         CacheEntry {
             config_hash: text("configHash").unwrap_or_default(),
             tools: tools.unwrap_or_default(),
             resources: resources.unwrap_or_default(),
+            templates: templates.unwrap_or_default(),
             prompts,
             instructions: text("instructions"),
             left_out,
@@ -85,6 +89,10 @@ impl CacheEntry {
         target.insert("cachedAt".into(), json!(self.cached_at as u64));
         let optional = [
             ("prompts", self.prompts.as_ref().map(|p| json!(p))),
+            (
+                "resourceTemplates",
+                (!self.templates.is_empty()).then(|| json!(self.templates)),
+            ),
             ("instructions", self.instructions.as_ref().map(|i| json!(i))),
             ("ttlMs", self.ttl_ms.map(|t| json!(t))),
             ("transport", self.transport.as_ref().map(|t| json!(t))),

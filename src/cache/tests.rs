@@ -16,6 +16,7 @@ fn temp_dir() -> PathBuf {
 
 fn entry(tool: &str) -> CacheEntry {
     CacheEntry {
+        templates: vec![],
         config_hash: "h".into(),
         tools: vec![json!({"name": tool, "inputSchema": {"type": "object"}})],
         resources: vec![],

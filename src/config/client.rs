@@ -130,6 +130,7 @@ impl ClientSettings {
             elicitation: self.elicitation.unwrap_or(ElicitationPolicy::Ask),
             sampling: self.sampling.unwrap_or(true),
             roots: self.roots.unwrap_or(true),
+            tasks: self.tasks(),
             log_level: self.log_level.unwrap_or(LogLevel::Info),
         }
     }

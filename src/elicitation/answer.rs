@@ -149,6 +149,24 @@ impl Field {
         }
     }
 
+    /// A front end's answer for this field: what someone typed (a string) or picked (an option's
+    /// value, a list of them), checked. `None`: left empty, which only a field with a default or
+    /// an optional one allows.
+    pub fn take(&self, answer: &Value) -> Result<Option<Value>, String> {
+        let taken = match answer {
+            Value::String(text) => self.parse_text(text)?,
+            Value::Null => None,
+            other => {
+                self.check(other)?;
+                Some(other.clone())
+            }
+        };
+        if taken.is_none() && self.required && self.default.is_none() {
+            return Err("is required".into());
+        }
+        Ok(taken)
+    }
+
     /// What someone typed, as this field's value (checked). An empty text is `None`: the field
     /// is left out (and gets its default, if it has one).
     pub fn parse_text(&self, text: &str) -> Result<Option<Value>, String> {

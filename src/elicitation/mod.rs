@@ -4,6 +4,7 @@
 //! answer checked against it, with omitted fields filled from the schema's defaults (SEP-1034).
 
 mod answer;
+pub mod present;
 mod schema;
 
 pub use answer::{AnswerError, Content};

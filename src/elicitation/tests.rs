@@ -203,3 +203,43 @@ fn typed_text_becomes_the_fields_value() {
     assert_eq!(parse("many", "a, b"), Ok(Some(json!(["a", "b"]))));
     assert_eq!(parse("n", "  "), Ok(None));
 }
+
+#[test]
+fn front_end_answers_are_taken_field_by_field() {
+    let form = form(json!({
+        "type": "object",
+        "properties": {
+            "name": { "type": "string", "title": "Name", "description": "Your full name" },
+            "n": { "type": "integer", "minimum": 1, "maximum": 100, "default": 42 },
+            "ok": { "type": "boolean" },
+            "tags": { "type": "array", "items": { "type": "string", "enum": ["a", "b"] }, "maxItems": 1 }
+        },
+        "required": ["name"]
+    }));
+    let take = |name: &str, answer: Value| form.field(name).unwrap().take(&answer);
+    assert_eq!(take("name", json!("")), Err("is required".into()));
+    assert_eq!(take("n", json!("")), Ok(None), "left for its default");
+    assert_eq!(take("n", json!("7")), Ok(Some(json!(7))));
+    assert_eq!(take("ok", json!(false)), Ok(Some(json!(false))));
+    assert_eq!(
+        take("tags", json!(["a", "b"])),
+        Err("allows at most 1 chosen".into())
+    );
+
+    let shown = present::form(7, "ev", "Who are you?", &form);
+    assert_eq!(shown["id"], 7);
+    assert_eq!(shown["title"], "MCP server \"ev\" asks:\n\nWho are you?");
+    let fields = shown["fields"].as_array().unwrap();
+    assert_eq!(fields[0]["prompt"], "Name (text; required)\nYour full name");
+    assert_eq!(
+        fields[1]["prompt"],
+        "n (whole number from 1 to 100; default 42)"
+    );
+    assert_eq!(fields[1]["placeholder"], "42");
+    assert_eq!(
+        fields[2]["options"],
+        json!([{ "value": true, "label": "Yes" }, { "value": false, "label": "No" }])
+    );
+    assert_eq!(fields[3]["kind"], "choices");
+    assert_eq!(fields[3]["maxItems"], 1);
+}

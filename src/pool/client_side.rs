@@ -158,7 +158,16 @@ impl ClientSide {
             );
         }
         if self.features.sampling {
-            caps.sampling = Some(SamplingCapability::default());
+            // Tool use inside sampling is carried to the model; the server's context is not
+            // included (no `context`).
+            let mut sampling = SamplingCapability::default();
+            sampling.tools = Some(Default::default());
+            caps.sampling = Some(sampling);
+        }
+        if self.features.tasks {
+            let mut extensions = rmcp::model::ExtensionCapabilities::new();
+            extensions.insert(rmcp::model::TASKS_EXTENSION_ID.into(), Default::default());
+            caps.extensions = Some(extensions);
         }
         if self.features.roots {
             let mut roots = RootsCapabilities::default();

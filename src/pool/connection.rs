@@ -11,11 +11,11 @@ use super::oversize::TOO_LARGE_FIELD;
 use super::process;
 use super::remote::{AuthNeed, RemoteKind};
 use super::spec::{ConnectSpec, TransportSpec};
-use super::{ConnectError, RequestError};
+use super::{BrowserStep, ConnectError, RequestError};
 use parking_lot::Mutex;
 use rmcp::model::{
-    CancelledNotification, CancelledNotificationParam, ClientRequest, CustomNotification,
-    CustomRequest, RequestId, ServerResult,
+    CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest, RequestId,
+    RootsListChangedNotification, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RoleClient};
 use rmcp::transport::streamable_http_client::StreamableHttpError;
@@ -35,14 +35,21 @@ const STOP_GRACE: Duration = Duration::from_millis(1500);
 const MAX_PAGES: usize = 1000;
 /// Guards against servers that never stop asking for input (MRTR).
 const MAX_INPUT_ROUNDS: usize = 16;
-/// A request may run this many times its timeout in all, progress or not.
+/// What an internal request (a listing, a ping) may take in all: this many times its timeout.
 const MAX_TOTAL_FACTOR: u32 = 10;
+/// How long a task asked for without a bound on the call may live.
+const UNBOUNDED_TASK_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
+mod subscriptions;
+mod task;
 
 /// The tools, resources and prompts a server listed. Malformed entries are dropped, and counted.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Listing {
     pub tools: Vec<Value>,
     pub resources: Vec<Value>,
+    /// `resources/templates/list`.
+    pub templates: Vec<Value>,
     pub prompts: Vec<Value>,
     pub dropped: usize,
     /// Set when the server listed more than the bounds keep (what is kept is the start).
@@ -90,6 +97,12 @@ pub struct Connection {
     progress: ProgressRoutes,
     /// Answers what the server asks (also inside `input_required` results).
     client: ClientSide,
+    /// Where this connection reports to the pool's owner.
+    client_notices: UnboundedSender<Notice>,
+    /// Resources whose updates were asked for.
+    subscribed: Mutex<HashSet<String>>,
+    /// The 2026-07-28 listen stream of those, when open.
+    listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
     in_flight: AtomicUsize,
     last_used: Mutex<Instant>,
     /// A request timed out since the server last answered: it may be stuck as a whole.
@@ -104,6 +117,8 @@ pub struct RequestOptions {
     pub on_progress: Option<ProgressSink>,
     /// Who the request is for: questions the server asks meanwhile name it.
     pub caller: Option<Caller>,
+    /// Bounds the whole request, a task the server runs for it included; `None`: no bound.
+    pub total: Option<Duration>,
 }
 
 impl Connection {
@@ -113,6 +128,7 @@ impl Connection {
         spec: &ConnectSpec,
         notices: UnboundedSender<Notice>,
         host: Arc<dyn Host>,
+        log_tail: Arc<LogTail>,
     ) -> Result<Arc<Self>, ConnectError> {
         let progress = ProgressRoutes::default();
         let client = ClientSide {
@@ -120,7 +136,7 @@ impl Connection {
             features: spec.client.clone(),
             host,
             pending: Arc::new(Pending::default()),
-            log_tail: Arc::new(LogTail::default()),
+            log_tail,
         };
         let handler = Handler {
             client: client.clone(),
@@ -158,6 +174,9 @@ impl Connection {
             link,
             progress,
             client,
+            client_notices: notices.clone(),
+            subscribed: Mutex::default(),
+            listener: Mutex::default(),
             in_flight: AtomicUsize::new(0),
             last_used: Mutex::new(Instant::now()),
             listing: Mutex::default(),
@@ -215,7 +234,7 @@ impl Connection {
     /// offered roots and the revision has the notification.
     pub async fn roots_changed(&self) {
         if self.client.features.roots && !self.is_modern() {
-            let notice = CustomNotification::new("notifications/roots/list_changed", None);
+            let notice = RootsListChangedNotification::default();
             let _ = tokio::time::timeout(
                 Duration::from_secs(1),
                 self.peer.send_notification(notice.into()),
@@ -257,6 +276,13 @@ impl Connection {
     /// What the server said of itself in the opening handshake (an `InitializeResult`).
     pub fn server_info(&self) -> Option<Value> {
         serde_json::to_value(self.peer.peer_info()?).ok()
+    }
+
+    /// Whether the server completes argument values (`completion/complete`).
+    pub fn completes(&self) -> bool {
+        self.peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.completions.is_some())
     }
 
     pub fn has_prompts(&self) -> bool {
@@ -372,7 +398,7 @@ impl Connection {
                 }
             }
         };
-        let (tools, resources, prompts) = tokio::join!(
+        let (tools, resources, templates, prompts) = tokio::join!(
             self.list_all("tools/list", "tools", bounds.timeout, valid_tool, &budget),
             optional(
                 self.has_resources,
@@ -380,19 +406,30 @@ impl Connection {
                 "resources",
                 valid_resource
             ),
+            optional(
+                self.has_resources,
+                "resources/templates/list",
+                "resourceTemplates",
+                valid_template
+            ),
             optional(self.has_prompts, "prompts/list", "prompts", valid_prompt),
         );
         let tools = tools?;
-        let left_out = [&tools, &resources, &prompts]
+        let left_out = [&tools, &resources, &templates, &prompts]
             .into_iter()
             .flat_map(|paged| paged.left_out.iter().cloned())
             .collect();
         Ok(Listing {
-            cut: tools.cut.or(resources.cut).or(prompts.cut),
-            dropped: tools.dropped + resources.dropped + prompts.dropped,
+            cut: tools
+                .cut
+                .or(resources.cut)
+                .or(templates.cut)
+                .or(prompts.cut),
+            dropped: tools.dropped + resources.dropped + templates.dropped + prompts.dropped,
             left_out,
             tools: tools.items,
             resources: resources.items,
+            templates: templates.items,
             prompts: prompts.items,
         })
     }
@@ -458,12 +495,14 @@ impl Connection {
             cancel: CancellationToken::new(),
             on_progress: None,
             caller: None,
+            total: Some(timeout.saturating_mul(MAX_TOTAL_FACTOR)),
         }
     }
 
     /// Sends one request and returns its raw result, answering any `input_required` rounds
-    /// (MRTR) on the way. Counts as use of the server (in-flight while it runs). Cancelling
-    /// `opts.cancel` sends `notifications/cancelled`.
+    /// (MRTR) on the way and following a task the server runs for it. Counts as use of the
+    /// server (in-flight while it runs). Cancelling `opts.cancel` sends `notifications/cancelled`
+    /// (`tasks/cancel` for a task).
     pub async fn request(
         &self,
         method: &str,
@@ -471,9 +510,34 @@ impl Connection {
         opts: RequestOptions,
     ) -> Result<Value, RequestError> {
         let busy = InFlight::start(self, opts.caller.clone());
+        let deadline = opts.total.map(|total| tokio::time::Instant::now() + total);
         let mut state_only_rounds = 0;
         for _ in 0..MAX_INPUT_ROUNDS {
-            let result = self.send(method, params.clone(), &opts, &busy.1).await?;
+            let sent = match self
+                .send(method, params.clone(), &opts, &busy.1, deadline)
+                .await
+            {
+                Err(RequestError::BrowserSteps(steps)) => {
+                    return Err(self.browser_steps(steps, &opts).await)
+                }
+                other => other?,
+            };
+            if let Some(created) = task::Task::created(&sent.result) {
+                // Progress of the task comes with the token of the request that created it.
+                let _progress = sent.progress;
+                return self.follow_task(created, &opts, &busy.1, deadline).await;
+            }
+            let result = sent.result;
+            let legacy_task = method == "tools/call"
+                && self.client.features.tasks
+                && !self.is_modern()
+                && params.get("task").is_none()
+                && task::needs_task(&result);
+            if legacy_task {
+                let ttl = opts.total.unwrap_or(UNBOUNDED_TASK_TTL);
+                params = task::as_task(params, ttl);
+                continue;
+            }
             if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
                 return Ok(result);
             }
@@ -489,6 +553,26 @@ impl Connection {
         Err(RequestError::Protocol(format!(
             "the server still asked for input after {MAX_INPUT_ROUNDS} rounds"
         )))
+    }
+
+    /// Shows each page a `-32042` error names to the user (as a URL elicitation) and says
+    /// which were opened.
+    async fn browser_steps(&self, steps: Vec<BrowserStep>, opts: &RequestOptions) -> RequestError {
+        let mut shown = Vec::with_capacity(steps.len());
+        for step in steps {
+            let question = json!({ "mode": "url", "url": step.url, "message": step.message });
+            let answer = self
+                .client
+                .answer(
+                    "elicitation/create",
+                    question,
+                    Origin::request_of_the_server(opts.cancel.clone()),
+                )
+                .await;
+            let opened = matches!(&answer, Ok(a) if a["action"] == "accept");
+            shown.push(BrowserStep { opened, ..step });
+        }
+        RequestError::BrowserSteps(shown)
     }
 
     /// The params of the retry of an `input_required` result: the original ones with the
@@ -512,6 +596,29 @@ impl Connection {
                 "an input_required result with neither inputRequests nor requestState".into(),
             ));
         }
+        let answers = self.answer_all(asked, opts, pending).await?;
+        let mut params = match params {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        params.remove("inputResponses");
+        params.remove("requestState");
+        if !answers.is_empty() {
+            params.insert("inputResponses".into(), Value::Object(answers));
+        }
+        if let Some(state) = state {
+            params.insert("requestState".into(), state);
+        }
+        Ok(Value::Object(params))
+    }
+
+    /// The answers to a server's `inputRequests` (by their keys), all asked at once.
+    async fn answer_all(
+        &self,
+        asked: Map<String, Value>,
+        opts: &RequestOptions,
+        pending: &Arc<PendingRequest>,
+    ) -> Result<Map<String, Value>, RequestError> {
         let answers = asked.into_iter().map(|(key, request)| {
             let method = request
                 .get("method")
@@ -537,35 +644,23 @@ impl Connection {
                     })
             }
         });
-        let answers = futures::future::try_join_all(answers).await?;
-        let mut params = match params {
-            Value::Object(map) => map,
-            _ => Map::new(),
-        };
-        params.remove("inputResponses");
-        params.remove("requestState");
-        if !answers.is_empty() {
-            params.insert(
-                "inputResponses".into(),
-                Value::Object(answers.into_iter().collect()),
-            );
-        }
-        if let Some(state) = state {
-            params.insert("requestState".into(), state);
-        }
-        Ok(Value::Object(params))
+        Ok(futures::future::try_join_all(answers)
+            .await?
+            .into_iter()
+            .collect())
     }
 
     /// One JSON-RPC request (a fresh id each time). Its timeout counts from the last sign of
     /// life (sent, progress, a question of the server answered) and waits while a question is
-    /// open; the whole request is bounded by [`MAX_TOTAL_FACTOR`] times the timeout.
+    /// open; `deadline` bounds it as a whole.
     async fn send(
         &self,
         method: &str,
         params: Value,
         opts: &RequestOptions,
         pending: &Arc<PendingRequest>,
-    ) -> Result<Value, RequestError> {
+        deadline: Option<tokio::time::Instant>,
+    ) -> Result<Sent, RequestError> {
         let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
         let handle = match self
             .peer
@@ -588,18 +683,18 @@ impl Connection {
                 }
             })
         };
-        let _route = ProgressRoute::add(&self.progress, handle.progress_token.clone(), sink);
+        let progress = ProgressRoute::add(&self.progress, handle.progress_token.clone(), sink);
         let (id, peer) = (handle.id.clone(), handle.peer.clone());
         let response = handle.await_response();
         tokio::pin!(response);
-        let total = tokio::time::Instant::now() + opts.timeout.saturating_mul(MAX_TOTAL_FACTOR);
         loop {
+            let due = pending.due(opts.timeout);
             tokio::select! {
                 result = &mut response => return match result {
                     Ok(result) => {
                         self.suspect.store(false, Ordering::SeqCst);
                         seen.settle().await;
-                        Ok(result_json(result))
+                        Ok(Sent { result: result_json(result), progress })
                     }
                     Err(e) => Err(self.failure(e).await),
                 },
@@ -607,9 +702,12 @@ impl Connection {
                     cancel(&peer, id, "cancelled by the user").await;
                     return Err(RequestError::Aborted);
                 }
-                _ = tokio::time::sleep_until(pending.due(opts.timeout).min(total)) => {
-                    let over = tokio::time::Instant::now() >= total && !pending.asking();
-                    if pending.timed_out(opts.timeout) || over {
+                _ = tokio::time::sleep_until(deadline.map_or(due, |d| d.min(due))) => {
+                    if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+                        cancel(&peer, id, "the call took too long").await;
+                        return Err(RequestError::CallTimeout(opts.total.unwrap_or_default()));
+                    }
+                    if pending.timed_out(opts.timeout) {
                         self.suspect.store(true, Ordering::SeqCst);
                         cancel(&peer, id, "request timeout").await;
                         return Err(RequestError::Timeout(opts.timeout));
@@ -643,6 +741,9 @@ impl Connection {
                     (Some(bytes), _) => RequestError::TooLarge(bytes),
                     (_, Some(depth)) => {
                         RequestError::TooDeep(Some(depth as usize).filter(|d| *d > 0))
+                    }
+                    _ if e.code.0 == URL_ELICITATION_REQUIRED => {
+                        RequestError::BrowserSteps(browser_steps(&e))
                     }
                     _ => RequestError::Mcp {
                         code: e.code.0,
@@ -710,6 +811,30 @@ impl Drop for Connection {
     fn drop(&mut self) {
         self.abort();
     }
+}
+
+/// The code of an error that names pages the user must visit first.
+const URL_ELICITATION_REQUIRED: i32 = -32042;
+
+/// The pages a `-32042` error names (`data.elicitations`), not yet shown.
+fn browser_steps(error: &rmcp::ErrorData) -> Vec<BrowserStep> {
+    let listed = error.data.as_ref().and_then(|d| d.get("elicitations"));
+    listed
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            Some(BrowserStep {
+                url: e.get("url")?.as_str()?.to_string(),
+                message: e
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                opened: false,
+            })
+        })
+        .collect()
 }
 
 /// The figure of our stand-in for a dropped answer (`field` says which: see `oversize` and
@@ -793,6 +918,14 @@ fn valid_prompt(prompt: &Value) -> Option<&str> {
     prompt.get("name")?.as_str().filter(|n| !n.is_empty())
 }
 
+fn valid_template(template: &Value) -> Option<&str> {
+    template.get("name")?.as_str()?;
+    template
+        .get("uriTemplate")?
+        .as_str()
+        .filter(|u| !u.is_empty())
+}
+
 fn valid_resource(resource: &Value) -> Option<&str> {
     resource.get("name")?.as_str()?;
     resource.get("uri")?.as_str().filter(|u| !u.is_empty())
@@ -863,6 +996,12 @@ impl ProgressSeen {
         })
         .await;
     }
+}
+
+/// A request's answer, and the route of its progress (a task reports through it later).
+struct Sent {
+    result: Value,
+    progress: ProgressRoute,
 }
 
 struct ProgressRoute {

@@ -158,6 +158,17 @@ impl ClientHandler for Handler {
         }
     }
 
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.notices.send(Notice::ResourceUpdated {
+            server: self.client.server.clone(),
+            uri: params.uri,
+        });
+    }
+
     async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
         self.list_changed();
     }
@@ -168,17 +179,6 @@ impl ClientHandler for Handler {
 
     async fn on_prompt_list_changed(&self, _: NotificationContext<RoleClient>) {
         self.list_changed();
-    }
-
-    async fn on_resource_updated(
-        &self,
-        params: ResourceUpdatedNotificationParam,
-        _: NotificationContext<RoleClient>,
-    ) {
-        let _ = self.notices.send(Notice::ResourceUpdated {
-            server: self.client.server.clone(),
-            uri: params.uri,
-        });
     }
 
     async fn on_custom_notification(

@@ -21,6 +21,8 @@ pub struct ClientFeatures {
     pub elicitation: ElicitationPolicy,
     pub sampling: bool,
     pub roots: bool,
+    /// Calls may run as tasks (and the 2026-07-28 tasks extension is offered).
+    pub tasks: bool,
     /// The least severe log level written (and asked for with `logging/setLevel`).
     pub log_level: LogLevel,
 }
@@ -32,6 +34,7 @@ impl ClientFeatures {
             elicitation: ElicitationPolicy::Off,
             sampling: false,
             roots: false,
+            tasks: false,
             log_level: LogLevel::Info,
         }
     }

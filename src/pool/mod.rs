@@ -33,6 +33,7 @@ pub use remote::{display_url, AuthNeed, Credentials, RemoteKind, RemoteSpec, Sha
 pub use shared::{Broker, SharedSpec};
 pub use spec::{ConnectSpec, TransportSpec};
 
+use client_side::LogTail;
 use futures::future::{BoxFuture, FutureExt, Shared};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -46,7 +47,10 @@ use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 /// Why a request to a connected server failed.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RequestError {
+    /// No answer (nor progress) within the request's timeout.
     Timeout(Duration),
+    /// The whole call (a task included) took longer than it may (`callTimeoutMs`).
+    CallTimeout(Duration),
     Aborted,
     /// The connection is gone; the text says why (exit status, end of stderr).
     Closed(String),
@@ -65,6 +69,27 @@ pub enum RequestError {
     /// The answer nested this many levels of JSON (`None`: not known how many), deeper than can
     /// be read, and was dropped.
     TooDeep(Option<usize>),
+    /// The server wants steps done in a browser first (`-32042`); each was shown to the user.
+    BrowserSteps(Vec<BrowserStep>),
+}
+
+/// `90 s`, `30 min`, `2 h`: a limit as people say it.
+fn human_duration(d: Duration) -> String {
+    let secs = d.as_secs();
+    match secs {
+        s if s >= 3600 && s % 3600 == 0 => format!("{} h", s / 3600),
+        s if s >= 60 && s % 60 == 0 => format!("{} min", s / 60),
+        _ => format!("{} s", d.as_secs_f32()),
+    }
+}
+
+/// A page the server needs the user to visit before the request can run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BrowserStep {
+    pub url: String,
+    pub message: String,
+    /// The user agreed and it was opened (else declined, or nobody could be asked).
+    pub opened: bool,
 }
 
 impl fmt::Display for RequestError {
@@ -75,11 +100,27 @@ impl fmt::Display for RequestError {
                 "no answer within {} s (request timed out)",
                 d.as_secs_f32()
             ),
+            RequestError::CallTimeout(d) => write!(
+                f,
+                "the call ran longer than its limit of {} (callTimeoutMs) and was stopped",
+                human_duration(*d)
+            ),
             RequestError::Aborted => f.write_str("aborted"),
             RequestError::Closed(why) => write!(f, "connection lost: {why}"),
             RequestError::Mcp { code, message } => write!(f, "MCP error {code}: {message}"),
             RequestError::Protocol(why) => write!(f, "protocol error: {why}"),
             RequestError::NeedsAuth(need) => write!(f, "{need}"),
+            RequestError::BrowserSteps(steps) => {
+                f.write_str("the server needs a step in a browser before this can run:")?;
+                for step in steps {
+                    let state = match step.opened {
+                        true => "opened for the user; retry the call once it is done",
+                        false => "not opened (declined, or nobody could be asked)",
+                    };
+                    write!(f, "\n- {} {} ({state})", step.message, step.url)?;
+                }
+                Ok(())
+            }
             RequestError::TooLarge(bytes) => write!(
                 f,
                 "result too large: the answer was {:.1} MiB, over the {} MiB limit of one message (it was dropped). Ask for less: narrower arguments, a smaller range or page.",
@@ -153,6 +194,8 @@ pub struct Pool {
     notices: UnboundedSender<Notice>,
     /// Answers what servers ask of the client.
     host: Arc<dyn Host>,
+    /// Each server's last logged warnings and errors, kept across its connections.
+    log_tails: Mutex<HashMap<String, Arc<LogTail>>>,
 }
 
 impl Pool {
@@ -170,9 +213,21 @@ impl Pool {
                 table: Mutex::default(),
                 notices,
                 host,
+                log_tails: Mutex::default(),
             }),
             rx,
         )
+    }
+
+    /// The last warnings and errors `server` logged (`notifications/message`) in this
+    /// process, one a line, oldest first; over its connections, the live one's last.
+    pub fn recent_log(&self, server: &str) -> Option<String> {
+        self.log_tails.lock().get(server)?.lines()
+    }
+
+    fn log_tail(&self, server: &str) -> Arc<LogTail> {
+        let mut tails = self.log_tails.lock();
+        tails.entry(server.to_string()).or_default().clone()
     }
 
     /// The live connection to `server`, if there is one, marked as used now (so that it is not
@@ -336,7 +391,10 @@ impl Pool {
                 old.close().await;
             }
             let opened = match spec.await {
-                Ok(spec) => Connection::open(&spec, self.notices.clone(), self.host.clone()).await,
+                Ok(spec) => {
+                    let tail = self.log_tail(&server);
+                    Connection::open(&spec, self.notices.clone(), self.host.clone(), tail).await
+                }
                 Err(e) => Err(e),
             };
             let orphan = {

@@ -12,12 +12,17 @@ pub struct Rendered {
 
 /// A `tools/call` result.
 pub fn call_result(raw: &Value) -> Rendered {
+    call_result_of(None, raw)
+}
+
+/// A `tools/call` result of `server`'s (its resource links say how to read them from it).
+pub fn call_result_of(server: Option<&str>, raw: &Value) -> Rendered {
     let mut content: Vec<Value> = raw
         .get("content")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter_map(block)
+        .filter_map(|item| block(item, server))
         .collect();
     if let Some(structured) = raw.get("structuredContent").filter(|s| !s.is_null()) {
         if !already_shown(&content, structured) {
@@ -41,28 +46,9 @@ pub fn call_result(raw: &Value) -> Rendered {
     Rendered { content, is_error }
 }
 
-/// A `resources/read` result.
-pub fn resource_result(raw: &Value) -> Rendered {
-    let mut content: Vec<Value> = raw
-        .get("contents")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .map(|c| match c.get("text").and_then(Value::as_str) {
-            Some(text) => text_block(text),
-            None => text_block(binary_note(c)),
-        })
-        .collect();
-    if content.is_empty() {
-        content.push(text_block("(empty resource)"));
-    }
-    Rendered {
-        content,
-        is_error: false,
-    }
-}
-
-fn block(item: &Value) -> Option<Value> {
+/// One content block of a result as Pi shows it; a resource link says how to read it (from
+/// `server`, when known).
+pub(crate) fn block(item: &Value, server: Option<&str>) -> Option<Value> {
     let field = |key: &str| item.get(key).and_then(Value::as_str);
     Some(match field("type")? {
         "text" => text_block(field("text").unwrap_or_default()),
@@ -94,6 +80,13 @@ fn block(item: &Value) -> Option<Value> {
                 text.push('\n');
                 text.push_str(description);
             }
+            let uri = field("uri").unwrap_or("?");
+            text.push_str(&match server {
+                Some(server) => {
+                    format!("\nRead it: mcp({{ read: \"{uri}\", server: \"{server}\" }})")
+                }
+                None => format!("\nRead it: mcp({{ read: \"{uri}\" }})"),
+            });
             text_block(text)
         }
         _ => text_block(item.to_string()),
@@ -116,7 +109,7 @@ fn base64_len(data: &str) -> usize {
     (data.len() / 4 * 3).saturating_sub(padding)
 }
 
-fn text_block(text: impl Into<String>) -> Value {
+pub(crate) fn text_block(text: impl Into<String>) -> Value {
     json!({ "type": "text", "text": text.into() })
 }
 
@@ -179,7 +172,7 @@ mod tests {
                 "[Audio: audio/wav, 3 bytes, not shown]",
                 "[Resource: file:///a.txt]\nbody",
                 "[Resource: file:///b.bin (application/octet-stream), 4 bytes of binary content, not shown]",
-                "[Resource link: c]\nURI: file:///c\nthe c file",
+                "[Resource link: c]\nURI: file:///c\nthe c file\nRead it: mcp({ read: \"file:///c\" })",
                 r#"{"type":"mystery","x":1}"#,
             ]
         );
@@ -222,16 +215,5 @@ mod tests {
             texts(&call_result(&json!({"isError": true}))),
             ["The tool failed without saying why."]
         );
-        let read = resource_result(
-            &json!({"contents": [{"uri": "u", "text": "doc"}, {"uri": "v", "blob": "AA=="}]}),
-        );
-        assert_eq!(
-            texts(&read),
-            [
-                "doc",
-                "[Resource: v (unknown type), 1 bytes of binary content, not shown]"
-            ]
-        );
-        assert_eq!(texts(&resource_result(&json!({}))), ["(empty resource)"]);
     }
 }

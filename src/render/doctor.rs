@@ -15,6 +15,8 @@ pub struct ConnectCheck {
     pub result: Result<usize, String>,
     /// An OAuth server's sign-in (`signed in, expires in 58 min`), when there is one to show.
     pub sign_in: Option<String>,
+    /// The server's last logged warnings and errors, one a line.
+    pub log: Option<String>,
 }
 
 /// `home` shortens paths to `~/…`; `builtin_mcp_on`: Pi's own MCP support is not turned off
@@ -68,6 +70,12 @@ pub fn doctor(
                     first_line(why)
                 ),
             });
+            if let Some(log) = &check.log {
+                out.push_str("\n      last logged warnings and errors:");
+                for line in log.lines() {
+                    out.push_str(&format!("\n        {line}"));
+                }
+            }
         }
     }
 
@@ -265,6 +273,7 @@ mod tests {
             ms: 12.4,
             result: Err("exited with code 1\nmore".into()),
             sign_in: None,
+            log: Some("error db: no connection\ncritical: giving up".into()),
         }];
         let home = tree.home.display().to_string();
         let text = doctor(&config, &checks, Some("cache unreadable"), &home, false);
@@ -286,6 +295,9 @@ Servers:
 
 Connections:
   ✗ a: failed after 12 ms: exited with code 1
+      last logged warnings and errors:
+        error db: no connection
+        critical: giving up
 
 Problems:
   note: ~/.pi/agent/mcp.json:1: server \"a\", field `colour`: unknown key; ignored

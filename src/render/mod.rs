@@ -3,7 +3,7 @@
 
 mod auth;
 mod broker;
-mod content;
+pub(crate) mod content;
 mod doctor;
 mod schema;
 
@@ -12,7 +12,7 @@ pub use auth::{
     signed_in, signed_out, signed_out_reason, AuthKind,
 };
 pub use broker::{broker_status, broker_stopped};
-pub use content::{call_result, resource_result, Rendered};
+pub use content::{call_result, call_result_of, Rendered};
 pub use doctor::{doctor, tilde, ConnectCheck};
 pub use schema::{parameters, shape};
 
@@ -53,9 +53,9 @@ pub fn tool_description(servers: &[(&str, Option<&str>)]) -> String {
             .join(separator)
     };
     format!(
-        "Tools of MCP servers ({servers}). Pass one of: tool+args to call one; search (words OR'd) to \
-         find tools; describe a tool's parameters; server to list its tools; instructions of a server; \
-         connect a server; nothing for status."
+        "Tools of MCP servers ({servers}). Pass one of: tool+args to call one; read a resource URI; \
+         search (words OR'd) to find tools; describe a tool's parameters; server to list its tools; \
+         instructions of a server; connect a server; nothing for status."
     )
 }
 
@@ -69,6 +69,7 @@ pub fn tool_parameters() -> Value {
         "type": "object",
         "properties": {
             "tool": text("Tool to call"),
+            "read": text("Resource URI to read (a template's variables in args)"),
             "args": { "description": "Its arguments", "anyOf": [{ "type": "object" }, { "type": "string" }] },
             "search": text("Words to find tools by"),
             "regex": { "type": "boolean", "description": "search is a regex" },
@@ -531,11 +532,16 @@ pub fn ambiguous(name: &str, candidates: &[&ToolInfo]) -> String {
 
 /// A running call's progress, as a partial result: `server_tool: 2/5 (copying)`.
 pub fn progress(tool: &str, progress: f64, total: Option<f64>, message: Option<&str>) -> String {
+    let message = message.map(str::trim).filter(|m| !m.is_empty());
+    // A task's status message: no count to show.
+    if let (None, 0.0, Some(message)) = (total, progress, message) {
+        return format!("{tool}: {message}");
+    }
     let mut out = match total {
         Some(total) => format!("{tool}: {progress}/{total}"),
         None => format!("{tool}: {progress}"),
     };
-    if let Some(message) = message.map(str::trim).filter(|m| !m.is_empty()) {
+    if let Some(message) = message {
         out.push_str(&format!(" ({message})"));
     }
     out

@@ -14,7 +14,7 @@ fn tools() -> Vec<ToolInfo> {
                    "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}}),
             json!({"name": "noop"}),
         ].map(Arc::new),
-        &[json!({"uri": "demo://doc", "name": "Doc", "description": "A document"})],
+        &[json!({"uri": "demo://doc", "name": "Doc", "description": "A document"})], &[],
         true,
     )
 }
@@ -346,4 +346,13 @@ fn a_long_list_is_paged_and_says_what_a_bound_cut() {
         text.ends_with("passes 64 KiB; only the first 4 tools, within that bound, are kept."),
         "{text}"
     );
+}
+
+#[test]
+fn a_task_status_is_progress_without_a_count() {
+    assert_eq!(
+        progress("t", 0.0, None, Some("Gathering sources...")),
+        "t: Gathering sources..."
+    );
+    assert_eq!(progress("t", 0.0, None, None), "t: 0");
 }

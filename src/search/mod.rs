@@ -240,7 +240,7 @@ mod tests {
                 json!({"name": "getTinyImage", "description": "Returns a tiny image"}),
                 json!({"name": "printEnv", "description": "Prints environment variables, echo style"}),
             ].map(Arc::new),
-            &[],
+            &[], &[],
             true,
         );
         tools.extend(build_server_tools(
@@ -251,7 +251,7 @@ mod tests {
                        "inputSchema": {"type": "object", "properties": {"path": {}}}}),
                 json!({"name": "write_file", "description": "Write a file", "inputSchema": {"type": "object", "properties": {"path": {}, "content": {}}}}),
             ].map(Arc::new),
-            &[],
+            &[], &[],
             true,
         ));
         tools
@@ -304,7 +304,7 @@ mod tests {
     fn described() -> (Vec<ToolInfo>, SearchIndex) {
         let server = |name: &str, tools: &[Value]| {
             let tools: Vec<Arc<Value>> = tools.iter().cloned().map(Arc::new).collect();
-            build_server_tools(name, ToolPrefix::Server, &tools, &[], true)
+            build_server_tools(name, ToolPrefix::Server, &tools, &[], &[], true)
         };
         let mut tools = server(
             "memory",

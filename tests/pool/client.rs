@@ -7,7 +7,7 @@ use parking_lot::Mutex;
 use pi_mcp_native::elicitation::Content;
 use pi_mcp_native::pool::{
     Asker, Caller, ClientFeatures, ConnectSpec, Connection, ElicitationPolicy, Host, NoHost, Pool,
-    Question, Reply, RequestError, RequestOptions, Root,
+    Progress, Question, Reply, RequestError, RequestOptions, Root,
 };
 use pi_mcp_native::server_log::{LogLevel, LogMessage};
 use serde_json::{json, Value};
@@ -70,6 +70,7 @@ fn all_features(elicitation: ElicitationPolicy) -> ClientFeatures {
         elicitation,
         sampling: true,
         roots: true,
+        tasks: true,
         log_level: LogLevel::Info,
     }
 }
@@ -149,7 +150,7 @@ async fn servers_see_what_we_offer() {
         serde_json::from_str(&call(&conn, "capabilities", json!({})).await).unwrap();
     assert_eq!(offered["roots"], json!({ "listChanged": true }));
     assert_eq!(offered["elicitation"], json!({ "form": {}, "url": {} }));
-    assert!(offered["sampling"].is_object());
+    assert_eq!(offered["sampling"], json!({ "tools": {} }));
     let roots = ask(&conn, "roots/list", json!({})).await;
     assert!(roots.contains("file:///work/project"), "{roots}");
     pool.close_all().await;
@@ -327,6 +328,7 @@ async fn a_question_holds_its_calls_timeout_and_ends_with_it() {
         cancel: cancel.clone(),
         on_progress: None,
         caller: Some("call-9".into()),
+        total: None,
     };
     let request = conn.request("tools/call", params, options);
     let abort_later = async {
@@ -388,5 +390,53 @@ async fn a_crash_names_the_last_logged_errors() {
         why.ends_with("Its last logged warnings and errors:\ncritical lost the database"),
         "{why}"
     );
+    pool.close_all().await;
+}
+
+/// Options of a call for `call-1` that reports its progress into `seen`.
+fn task_opts(total: Duration, seen: &Arc<Mutex<Vec<String>>>) -> RequestOptions {
+    let seen = seen.clone();
+    let mut options = opts(Duration::from_secs(20));
+    options.caller = Some("call-1".into());
+    options.total = Some(total);
+    options.on_progress = Some(Arc::new(move |p: Progress| {
+        seen.lock().extend(p.message);
+    }));
+    options
+}
+
+// (A task that runs to its end, with a question on the way, is server-everything's
+// simulate-research-query in __test__/client-side.test.mjs.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_never_ends_is_stopped_by_the_calls_limit_or_an_abort() {
+    let (pool, conn) = connected(Arc::new(NoHost), all_features(ElicitationPolicy::Ask)).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let params = json!({ "name": "forever", "arguments": {} });
+    let error = conn
+        .request(
+            "tools/call",
+            params.clone(),
+            task_opts(Duration::from_millis(700), &seen),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error, RequestError::CallTimeout(Duration::from_millis(700)));
+    assert!(
+        seen.lock().iter().any(|m| m.starts_with("still working")),
+        "{:?}",
+        seen.lock()
+    );
+
+    let cancel = CancellationToken::new();
+    let mut options = task_opts(Duration::from_secs(60), &seen);
+    options.cancel = cancel.clone();
+    let aborted = async {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        cancel.cancel();
+    };
+    let (result, ()) = tokio::join!(conn.request("tools/call", params, options), aborted);
+    assert_eq!(result, Err(RequestError::Aborted));
+    let seen = call(&conn, "seen", json!({})).await;
+    assert_eq!(seen.matches("tasks/cancel").count(), 2, "{seen}");
     pool.close_all().await;
 }

@@ -80,6 +80,7 @@ fn opts() -> RequestOptions {
         cancel: CancellationToken::new(),
         on_progress: None,
         caller: None,
+        total: None,
     }
 }
 

@@ -50,5 +50,6 @@ pub fn opts(timeout: Duration) -> RequestOptions {
         cancel: CancellationToken::new(),
         on_progress: None,
         caller: None,
+        total: None,
     }
 }

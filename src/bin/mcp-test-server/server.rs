@@ -52,7 +52,7 @@ pub struct Server {
 const TOOLS: [&str; 8] = [
     "echo", "crash", "hang", "freeze", "big", "grow", "slow", "seen",
 ];
-const ASK_TOOLS: [&str; 3] = ["ask", "log", "capabilities"];
+const ASK_TOOLS: [&str; 4] = ["ask", "log", "capabilities", "forever"];
 const SUBSCRIBE_TOOLS: [&str; 1] = ["touch"];
 
 impl Server {
@@ -113,6 +113,19 @@ impl Server {
             ),
             "resources/subscribe" | "resources/unsubscribe" if self.scenarios.has("subscribe") => {
                 reply(out, id, json!({}))
+            }
+            // The task `forever` starts: it works until it is cancelled.
+            "tasks/get" => reply(out, id, forever_task("working", "still working")),
+            "tasks/cancel" => {
+                eprintln!("mcp-test-server: tasks/cancel {}", params["taskId"]);
+                reply(out, id, forever_task("cancelled", "cancelled"));
+            }
+            "tools/call" if params["name"] == "forever" && params.get("task").is_some() => {
+                reply(
+                    out,
+                    id,
+                    json!({ "task": forever_task("working", "started") }),
+                );
             }
             "tools/call" => {
                 let (this, out) = (self.clone(), out.clone());
@@ -271,6 +284,11 @@ impl Server {
                 );
                 text("touched".into())
             }
+            // Called without a task: refused, as the TypeScript SDK refuses a tool whose
+            // `taskSupport` is "required".
+            "forever" => {
+                json!({ "content": [{ "type": "text", "text": "MCP error -32601: Tool forever requires task augmentation (taskSupport: 'required')" }], "isError": true })
+            }
             _ => text(format!("{name} has no behaviour")),
         };
         reply(&out, id, result);
@@ -315,6 +333,15 @@ impl Server {
             Err(_) => "no answer".into(),
         }
     }
+}
+
+/// The one task of the server (2025-11-25's shape), polled every 100 ms.
+fn forever_task(status: &str, message: &str) -> Value {
+    json!({
+        "taskId": "forever-1", "status": status, "statusMessage": message,
+        "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:00Z",
+        "ttl": null, "pollInterval": 100,
+    })
 }
 
 fn send(out: &Out, message: Value) {

@@ -1,0 +1,452 @@
+// The client side of MCP through the native API and the `pi-mcp` command line: what servers may
+// ask (elicitation, sampling, roots) and what they log. server-everything offers its tools for
+// these only to a client that advertises them; the fault server sends what no real server does.
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { frontEnd, piModel } from "../extension/pi-mcp-native/front-end.js";
+import { everything, faulty, root, tempAgent, waitFor } from "./helpers/servers.mjs";
+
+const { McpAdapter } = createRequire(import.meta.url)("../index.js");
+const text = (outcome) => outcome.content.map((c) => c.text ?? "").join("\n");
+
+/** An adapter over `servers` (mcp.json `mcpServers`, plus `settings`). */
+function open(servers, settings = {}) {
+  const agent = tempAgent({ settings, mcpServers: servers });
+  const adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
+  return { agent, adapter, close: async () => (await adapter.shutdown(), agent.cleanup()) };
+}
+
+/**
+ * Dialogs answered from a script: `pick(title, options)` and `type(title, placeholder)` return the
+ * answer (undefined = Esc); everything shown is kept in `seen`.
+ */
+function scriptedUi({ pick = () => undefined, type = () => undefined } = {}) {
+  const seen = [];
+  return {
+    seen,
+    ui: {
+      select: async (title, options, opts) => (seen.push({ select: title, options }), pick(title, options, opts)),
+      input: async (title, placeholder, opts) => (seen.push({ input: title, placeholder }), type(title, placeholder, opts)),
+      notify: (message, level) => seen.push({ notify: message, level }),
+    },
+  };
+}
+
+describe("elicitation through the native API (server-everything)", () => {
+  const run = open({ ev: everything() });
+  after(run.close);
+  const { adapter } = run;
+  const form = (answers) => {
+    const script = scriptedUi(answers);
+    adapter.setFrontEnd(frontEnd(adapter, { ui: () => script.ui }));
+    return script;
+  };
+
+  test("accepted field by field: typed, picked, a multi-select, the rest from the defaults", async () => {
+    const picks = ["Piano", "Drums"];
+    // The integer is out of range the first time: the form says so and asks again.
+    let integerAsked = 0;
+    const { seen } = form({
+      pick: (title, options) => {
+        if (options.includes("Answer")) return "Answer";
+        if (title.startsWith("Boolean")) return "Yes";
+        if (title.startsWith("Untitled Multiple")) return picks.shift() ?? "Done";
+        if (title.startsWith("Titled Multiple")) return "Done";
+        return "(leave empty)";
+      },
+      type: (title) => (title.startsWith("String (") ? "Ada" : title.startsWith("Integer") && !integerAsked++ ? "500" : ""),
+    });
+    const outcome = await adapter.call("ev_trigger-elicitation-request", {});
+    const answer = text(outcome);
+    assert.match(answer, /- Name: Ada/);
+    assert.match(answer, /- Agreed to terms: true/);
+    assert.match(answer, /"untitledMultipleSelectEnum": \[\s*"Piano",\s*"Drums"\s*\]/);
+    assert.match(answer, /"titledSingleSelectEnum": "hero-1"/, "left empty: its default");
+    assert.match(answer, /- Favorite Integer: 42/, "500 refused, then left empty for the default");
+    const first = seen[0];
+    assert.equal(first.select, 'MCP server "ev" asks:\n\nPlease provide inputs for the following fields:');
+    assert.deepEqual(first.options, ["Answer", "Decline"]);
+    assert.ok(seen.some((s) => s.notify === "Integer: must be at most 100"), JSON.stringify(seen));
+    assert.ok(seen.some((s) => s.input === "Integer (whole number from 1 to 100; default 42)\nYour favorite integer (do not give us your phone number, pin, or other sensitive info)"));
+    const multi = seen.filter((s) => s.select?.startsWith("Untitled Multiple"));
+    assert.deepEqual(multi[1].options, ["Guitar", "✓ Piano", "Violin", "Drums", "Bass", "Done"]);
+  });
+
+  test("declined, and cancelled with Esc", async () => {
+    form({ pick: (_title, options) => (options.includes("Decline") ? "Decline" : undefined) });
+    assert.match(text(await adapter.call("ev_trigger-elicitation-request", {})), /User declined/);
+    form({ pick: () => undefined });
+    assert.match(text(await adapter.call("ev_trigger-elicitation-request", {})), /User cancelled/);
+    // Esc in the middle of the form cancels it too.
+    form({ pick: (_t, options) => (options.includes("Answer") ? "Answer" : undefined), type: () => undefined });
+    assert.match(text(await adapter.call("ev_trigger-elicitation-request", {})), /User cancelled/);
+  });
+
+  test("a URL is opened only after the user agrees", async () => {
+    const opened = join(run.agent.home, "opened.txt");
+    const browser = join(run.agent.home, "browser.sh");
+    writeFileSync(browser, `#!/bin/sh\necho "$1" >> ${opened}\n`);
+    chmodSync(browser, 0o755);
+    const saved = process.env.BROWSER;
+    process.env.BROWSER = browser;
+    try {
+      const { seen } = form({ pick: (_t, options) => options[0] });
+      const url = "https://example.com/consent?x=1";
+      const outcome = await adapter.call("ev_trigger-url-elicitation", { url, message: "Approve the payment" });
+      assert.match(text(outcome), /User completed the URL elicitation flow/);
+      assert.match(seen[0].select, /MCP server "ev" asks you to open a page\n\nApprove the payment\n\nhttps:\/\/example.com\/consent\?x=1/);
+      await waitFor(() => existsSync(opened), 3000, "the browser was started");
+      assert.equal(readFileSync(opened, "utf8").trim(), url);
+
+      form({ pick: () => "Decline" });
+      assert.match(text(await adapter.call("ev_trigger-url-elicitation", { url })), /declined/i);
+    } finally {
+      if (saved === undefined) delete process.env.BROWSER;
+      else process.env.BROWSER = saved;
+    }
+  });
+
+  test("the error path (-32042) shows the page and tells the model to retry", async () => {
+    form({ pick: () => "Decline" });
+    const outcome = await adapter.call("ev_trigger-url-elicitation", { url: "https://example.com/a", errorPath: true });
+    assert.equal(outcome.isError, true);
+    assert.match(text(outcome), /needs a step in a browser before this can run:\n- Open this link to satisfy the prerequisite, then retry the request\. https:\/\/modelcontextprotocol\.io \(not opened/);
+  });
+
+  test("a call aborted while its question is open closes the dialog", async () => {
+    let aborted;
+    form({ pick: (_t, _o, { signal }) => new Promise((resolve) => signal.addEventListener("abort", () => ((aborted = true), resolve(undefined)))) });
+    const call = adapter.call("ev_trigger-elicitation-request", {}, { callId: "abort-me", timeoutMs: 200 });
+    await new Promise((r) => setTimeout(r, 600)); // past the call's timeout: the open question holds it
+    adapter.cancel("abort-me");
+    const outcome = await call;
+    assert.equal(outcome.details.error, "aborted", text(outcome));
+    await waitFor(() => aborted, 3000, "the dialog was closed");
+  });
+});
+
+describe("elicitation policies where nobody can answer, and bad questions", () => {
+  test('"ask" declines, "defaults" accepts a form whose required fields have defaults, false is refused', async () => {
+    const schema = { type: "object", properties: { size: { type: "integer", default: 3 } }, required: ["size"] };
+    const ask = { method: "elicitation/create", params: { message: "How many?", requestedSchema: schema } };
+    const run = open({ ask: faulty(["asks"]), defaults: faulty(["asks"], { elicitation: "defaults" }), off: faulty(["asks"], { elicitation: false }) });
+    try {
+      assert.equal(text(await run.adapter.call("ask_ask", ask)), 'answer: {"action":"decline"}');
+      assert.equal(text(await run.adapter.call("defaults_ask", ask)), 'answer: {"action":"accept","content":{"size":3}}');
+      assert.equal(
+        text(await run.adapter.call("off_ask", ask)),
+        "error -32601: off asked for user input (elicitation), but the client did not offer it: `elicitation` is false for this server",
+      );
+      const nested = { ...ask, params: { message: "Where?", requestedSchema: { type: "object", properties: { at: { type: "object" } } } } };
+      assert.match(text(await run.adapter.call("ask_ask", nested)), /^error -32602: elicitation refused: requestedSchema is not a flat form: property `at` is an object/);
+    } finally {
+      await run.close();
+    }
+  });
+});
+
+describe("sampling through Pi's model (a stand-in ctx)", () => {
+  const run = open({ ev: everything(), auto: everything({ samplingAutoApprove: true }) });
+  after(run.close);
+  const { adapter } = run;
+  const calls = [];
+  const answer = { role: "assistant", content: [{ type: "text", text: "forty-two" }], model: "pi-model", stopReason: "stop" };
+  const ctx = (confirm) => ({
+    hasUI: confirm !== undefined,
+    ui: { confirm: async (title, message) => (calls.push({ confirm: title, message }), confirm) },
+    model: { id: "pi-model", provider: "fake" },
+    modelRegistry: { getAvailable: () => [], complete: async (model, context, options) => (calls.push({ model: model.id, context, options }), answer) },
+  });
+  const use = (c) => adapter.setFrontEnd(frontEnd(adapter, { ui: () => undefined, runModel: piModel(() => c) }));
+
+  test("approved: runs on the session's model with the server's prompt and budget", async () => {
+    use(ctx(true));
+    const outcome = await adapter.call("ev_trigger-sampling-request", { prompt: "the answer", maxTokens: 50 });
+    assert.match(text(outcome), /"text": "forty-two"/);
+    assert.match(text(outcome), /"stopReason": "endTurn"/);
+    assert.equal(calls[0].confirm, 'Allow MCP server "ev" to use the model?');
+    assert.match(calls[0].message, /^MCP server "ev" asks the model \(1 message\(s\), up to 50 tokens\):\nSystem: You are a helpful test server\.\nLast message: Resource trigger-sampling-request context: the answer$/);
+    assert.equal(calls[1].context.systemPrompt, "You are a helpful test server.");
+    assert.equal(calls[1].options.maxTokens, 50);
+  });
+
+  test("declined, and refused without a UI unless samplingAutoApprove", async () => {
+    use(ctx(false));
+    assert.match(text(await adapter.call("ev_trigger-sampling-request", { prompt: "x" })), /the user declined ev's sampling request/);
+    use(ctx(undefined));
+    assert.match(text(await adapter.call("ev_trigger-sampling-request", { prompt: "x" })), /needs the user's approval, but nobody can be asked here; `samplingAutoApprove: true`/);
+    calls.length = 0;
+    assert.match(text(await adapter.call("auto_trigger-sampling-request", { prompt: "x" })), /forty-two/);
+    assert.equal(calls.filter((c) => c.confirm).length, 0, "not asked");
+  });
+
+  test("a 10 MB request is refused before anyone sees it", async () => {
+    const big = open({ f: faulty(["asks"]) });
+    try {
+      big.adapter.setFrontEnd(frontEnd(big.adapter, { ui: () => undefined, runModel: piModel(() => ctx(true)) }));
+      calls.length = 0;
+      const outcome = await big.adapter.call("f_ask", { method: "sampling/createMessage", params: { maxTokens: 5 }, padMB: 10 });
+      assert.match(text(outcome), /sampling request refused: its messages weigh 10\.0 MiB, over the 4 MiB limit/);
+      assert.equal(calls.length, 0);
+    } finally {
+      await big.close();
+    }
+  });
+});
+
+test("roots are the session's directory, list_changed when it moves; server logs land in mcp.log", async () => {
+  const run = open({ ev: everything() });
+  try {
+    const outcome = await run.adapter.call("ev_get-roots-list", {});
+    assert.match(text(outcome), new RegExp(`1\\. project\\n   URI: file://${run.agent.cwd}`));
+    const log = join(run.agent.agentDir, "mcp.log");
+    await waitFor(() => existsSync(log) && readFileSync(log, "utf8").includes("Roots updated"), 5000, "the log line");
+    assert.match(readFileSync(log, "utf8"), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \[ev\] info everything-server: Roots updated: 1 root\(s\) received from client\n/m);
+    assert.equal(statSync(log).mode & 0o777, 0o600);
+    // The session moves: the server, still running, is told and asks for the new list.
+    const moved = join(run.agent.cwd, "sub");
+    mkdirSync(moved);
+    await run.adapter.setCwd(moved);
+    await waitFor(() => readFileSync(log, "utf8").split("Roots updated").length === 3, 5000, "the server to list the roots again");
+    const after = await run.adapter.call("ev_get-roots-list", {});
+    assert.match(text(after), new RegExp(`1\\. sub\\n   URI: file://${moved}`));
+  } finally {
+    await run.close();
+  }
+});
+
+test("doctor shows a server's last logged warnings and errors, also from an earlier connection", async () => {
+  const run = open({ f: faulty(["asks"]) });
+  try {
+    const log = (level, data) => run.adapter.call("f_log", { params: { level, logger: "db", data } });
+    await log("error", "no connection");
+    await log("info", "not kept");
+    await log("critical", "giving up");
+    // doctor reconnects: the lines of the connection before are still there.
+    const doctor = await run.adapter.doctor();
+    assert.match(text(doctor), /✓ f: \d+ ms, \d+ tools\n      last logged warnings and errors:\n        error db: no connection\n        critical db: giving up/);
+    const server = doctor.details.servers.find((s) => s.name === "f");
+    assert.deepEqual(server.connect.log, ["error db: no connection", "critical db: giving up"]);
+  } finally {
+    await run.close();
+  }
+});
+
+describe("the command line", () => {
+  const cli = join(root, "bin", "pi-mcp.mjs");
+  /** `pi-mcp args…`; with `tty`, under `script` so stdin and stderr are a terminal, fed `input`. */
+  function pimcp(agent, args, { tty, input = "" } = {}) {
+    const command = tty ? ["script", ["-qfec", [process.execPath, cli, ...args].map((a) => `'${a}'`).join(" "), "/dev/null"]] : [process.execPath, [cli, ...args]];
+    return new Promise((resolve, reject) => {
+      const child = spawn(command[0], command[1], { cwd: agent.cwd, env: agent.env });
+      let out = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.stderr.on("data", (d) => (out += d));
+      const timer = setTimeout(() => child.kill("SIGKILL"), 30000);
+      child.on("error", reject);
+      child.on("close", (code) => (clearTimeout(timer), resolve({ code, out })));
+      if (tty) {
+        // Answer each prompt as it appears.
+        const answers = input.split("\n");
+        let asked = 0;
+        const feed = setInterval(() => {
+          const prompts = (out.match(/\(empty: cancel\): |> /g) ?? []).length;
+          if (prompts > asked && answers.length) {
+            asked = prompts;
+            child.stdin.write(`${answers.shift()}\r`);
+          }
+        }, 50);
+        child.on("close", () => clearInterval(feed));
+      } else child.stdin.end(input);
+    });
+  }
+
+  test("without a terminal: elicitation follows the setting, sampling is refused", async () => {
+    const agent = tempAgent({ mcpServers: { ev: everything() } });
+    try {
+      const declined = await pimcp(agent, ["call", "trigger-elicitation-request", "--server", "ev"]);
+      assert.match(declined.out, /User declined/);
+      const sampled = await pimcp(agent, ["call", "trigger-sampling-request", '{"prompt":"x"}', "--server", "ev"]);
+      assert.match(sampled.out, /ev asked the model \(sampling\), but no model is available here/);
+    } finally {
+      agent.cleanup();
+    }
+  });
+
+  test("on a terminal the user answers the form", async () => {
+    const agent = tempAgent({ mcpServers: { f: faulty(["asks"]) } });
+    try {
+      const schema = { type: "object", properties: { name: { type: "string", title: "Name" }, size: { type: "integer", default: 3 } }, required: ["name"] };
+      const args = JSON.stringify({ method: "elicitation/create", params: { message: "Who?", requestedSchema: schema } });
+      const run = await pimcp(agent, ["call", "ask", args, "--server", "f"], { tty: true, input: "1\nAda\n" });
+      assert.match(run.out, /MCP server "f" asks:\s+Who\?/);
+      assert.match(run.out, /answer: \{"action":"accept","content":\{"name":"Ada","size":3\}\}/, run.out);
+      assert.equal(run.code, 0, run.out);
+    } finally {
+      agent.cleanup();
+    }
+  });
+});
+
+test("tool use inside sampling reaches the model and comes back as tool_use", async () => {
+  const run = open({ f: faulty(["asks"], { samplingAutoApprove: true }) });
+  try {
+    let seen;
+    const call = { role: "assistant", content: [{ type: "toolCall", id: "c1", name: "weather", arguments: { city: "Oslo" } }], model: "m", stopReason: "toolUse" };
+    const ctx = { hasUI: false, model: { id: "m", provider: "p" }, modelRegistry: { complete: async (_m, context) => ((seen = context), call) } };
+    run.adapter.setFrontEnd(frontEnd(run.adapter, { ui: () => undefined, runModel: piModel(() => ctx) }));
+    const params = {
+      messages: [{ role: "user", content: { type: "text", text: "Weather in Oslo?" } }],
+      tools: [{ name: "weather", description: "The weather", inputSchema: { type: "object", properties: { city: { type: "string" } } } }],
+      maxTokens: 20,
+    };
+    const outcome = await run.adapter.call("f_ask", { method: "sampling/createMessage", params });
+    const answer = JSON.parse(text(outcome).replace(/^answer: /, ""));
+    assert.deepEqual(answer, { role: "assistant", content: [{ type: "tool_use", id: "c1", name: "weather", input: { city: "Oslo" } }], model: "m", stopReason: "toolUse" });
+    assert.deepEqual(seen.tools, [{ name: "weather", description: "The weather", parameters: params.tools[0].inputSchema }]);
+  } finally {
+    await run.close();
+  }
+});
+
+describe("tasks", () => {
+  test("a tool that must run as a task: polled with its status as progress; an ambiguous one asks the user", async () => {
+    const run = open({ ev: everything() });
+    try {
+      const events = [];
+      run.adapter.onEvent((e) => e.type === "progress" && events.push(e.text));
+      const { seen, ui } = scriptedUi({ pick: (_t, options) => options.find((o) => o.startsWith("Answer") || o.startsWith("Technical")) });
+      run.adapter.setFrontEnd(frontEnd(run.adapter, { ui: () => ui }));
+      const plain = await run.adapter.call("ev_simulate-research-query", { topic: "rust" }, { callId: "t1" });
+      assert.match(text(plain), /^# Research Report: rust\n/);
+      assert.ok(events.includes("ev_simulate-research-query: Generating report..."), JSON.stringify(events));
+      const asked = await run.adapter.call("ev_simulate-research-query", { topic: "rust", ambiguous: true }, { callId: "t2" });
+      assert.match(text(asked), /- \*\*Clarification\*\*: technical/);
+      assert.match(seen[0].select, /could have multiple interpretations/);
+    } finally {
+      await run.close();
+    }
+  });
+
+  test("callTimeoutMs stops a task that never finishes, and tells the server", async () => {
+    const run = open({ f: faulty(["asks"], { callTimeoutMs: 600 }) });
+    try {
+      const outcome = await run.adapter.call("f_forever", {});
+      assert.equal(outcome.details.error, "timeout");
+      assert.match(text(outcome), /ran longer than its limit of 0\.6 s \(callTimeoutMs\) and was stopped/);
+      const seen = text(await run.adapter.call("f_seen", {}));
+      assert.match(seen, /tasks\/get.*tasks\/cancel/);
+    } finally {
+      await run.close();
+    }
+  });
+});
+
+describe("resources (server-everything)", () => {
+  const run = open({ ev: everything() });
+  after(run.close);
+  const { adapter } = run;
+  adapter.start(); // server notices (resource updates) are watched from start-up on
+  const execute = (params) => adapter.execute(params, `r-${Math.random()}`);
+
+  test("read by URI (server found from the listing), a template by URI with args and as a tool", async () => {
+    await adapter.list("ev");
+    const doc = await execute({ read: "demo://resource/static/document/features.md" });
+    assert.equal(doc.isError, false, text(doc));
+    assert.equal(doc.details.server, "ev");
+    assert.match(text(doc), /# /);
+    const templated = await execute({ read: "demo://resource/dynamic/text/{resourceId}", server: "ev", args: { resourceId: 7 } });
+    assert.equal(templated.details.uri, "demo://resource/dynamic/text/7");
+    assert.match(text(templated), /7/);
+    const missing = await execute({ read: "demo://resource/dynamic/text/{resourceId}", server: "ev" });
+    assert.equal(missing.details.error, "invalid_args");
+    assert.match(text(missing), /needs `resourceId` in `args`/);
+    const tool = await adapter.call("ev_get_dynamic_text_resource", { resourceId: 3 });
+    assert.match(text(tool), /3/);
+    const search = await adapter.search("dynamic text resource", { limit: 3 });
+    assert.match(text(search), /ev_get_dynamic_text_resource/);
+  });
+
+  test("a binary resource is saved to a private file the model is told about", async () => {
+    const blob = await execute({ read: "demo://resource/dynamic/blob/2", server: "ev" });
+    const path = text(blob).match(/saved to (\S+)\]$/)?.[1];
+    assert.ok(path, text(blob));
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    assert.ok(statSync(path).size > 0);
+  });
+
+  test("resource links say how to read them", async () => {
+    const links = await adapter.call("ev_get-resource-links", { count: 1 });
+    assert.match(text(links), /Read it: mcp\(\{ read: "demo:\/\/resource\/dynamic\/\w+\/1", server: "ev" \}\)/);
+  });
+
+  test("a read resource is subscribed to; its updates arrive as events", async () => {
+    const updates = [];
+    adapter.onEvent((e) => e.type === "resource-updated" && updates.push(e));
+    const uri = "demo://resource/static/document/features.md";
+    await execute({ read: uri, server: "ev" });
+    await adapter.call("ev_toggle-subscriber-updates", {});
+    // Every resource read so far is subscribed to; the server updates them in any order.
+    try {
+      await waitFor(() => updates.some((u) => u.uri === uri), 12_000, "a resource-updated event");
+    } finally {
+      await adapter.call("ev_toggle-subscriber-updates", {});
+    }
+    assert.equal(updates.find((u) => u.uri === uri).text, `MCP server "ev" updated ${uri}`);
+  });
+});
+
+describe("prompts (server-everything)", () => {
+  const run = open({ ev: everything() });
+  after(run.close);
+  const { adapter } = run;
+
+  test("each prompt is a command; arguments by position or name; a missing one gets the usage", async () => {
+    assert.match(text(await adapter.prompts("ev")), /^ev: 4 prompts\n- \/mcp__ev__simple-prompt: /);
+    const commands = adapter.promptCommands().map((c) => c.name);
+    assert.deepEqual(commands, ["mcp__ev__simple-prompt", "mcp__ev__args-prompt", "mcp__ev__completable-prompt", "mcp__ev__resource-prompt"]);
+    assert.equal(text(await adapter.runPrompt("mcp__ev__args-prompt", '"New York" NY')), "What's weather in New York, NY?");
+    assert.equal(text(await adapter.runPrompt("mcp__ev__args-prompt", "state=CA Fresno")), "What's weather in Fresno, CA?");
+    const missing = await adapter.runPrompt("mcp__ev__args-prompt", "");
+    assert.equal(missing.details.error, "invalid_args");
+    assert.equal(text(missing), "Missing required argument(s): city.\nUsage: /mcp__ev__args-prompt <city> [state]");
+    const embedded = await adapter.runPrompt("mcp__ev__resource-prompt", "Text 3");
+    assert.match(text(embedded), /\[Resource: demo:\/\/resource\/dynamic\/text\/3\]/);
+    const gone = await adapter.runPrompt("mcp__ev__no-such-prompt", "");
+    assert.match(text(gone), /its server no longer offers this prompt/);
+  });
+
+  test("argument names, and values where the server completes them", async () => {
+    const names = await adapter.completePrompt("mcp__ev__args-prompt", "");
+    assert.deepEqual(names.map((c) => c.value), ["city=", "state="]);
+    const values = await adapter.completePrompt("mcp__ev__completable-prompt", "Eng");
+    assert.ok(values.some((c) => c.value === "Engineering"), JSON.stringify(values));
+    const second = await adapter.completePrompt("mcp__ev__completable-prompt", "Engineering ");
+    assert.ok(second.length > 0 && second.every((c) => c.value.startsWith("Engineering ")), JSON.stringify(second));
+  });
+
+  test("pi-mcp prompts and pi-mcp prompt", async () => {
+    const cli = join(root, "bin", "pi-mcp.mjs");
+    const agent = tempAgent({ mcpServers: { ev: everything() } });
+    try {
+      const pimcp = (...args) =>
+        new Promise((resolve) => {
+          const child = spawn(process.execPath, [cli, ...args], { cwd: agent.cwd, env: agent.env, stdio: ["ignore", "pipe", "pipe"] });
+          let out = "";
+          child.stdout.on("data", (d) => (out += d));
+          child.on("close", (code) => resolve({ code, out }));
+        });
+      const listed = await pimcp("prompts", "ev");
+      assert.match(listed.out, /- \/mcp__ev__args-prompt: A prompt with two arguments, one required and one optional — \/mcp__ev__args-prompt <city> \[state\]/);
+      const got = await pimcp("prompt", "ev", "args-prompt", '{"city":"Oslo"}');
+      assert.equal(got.out, "What's weather in Oslo?\n");
+      assert.equal(got.code, 0);
+    } finally {
+      agent.cleanup();
+    }
+  });
+});

@@ -1,0 +1,107 @@
+// What servers ask, inside the real Pi (0.87.1 and 1.5.2) against the scripted fake LLM: over RPC
+// the test answers Pi's dialogs (elicitation as select/input, sampling's approval as confirm), and
+// sampling runs on Pi's model (the fake LLM); in json mode nobody can be asked.
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { after, before } from "node:test";
+import { assertRan, piTest, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
+import { everything, processesIn, root, waitFor } from "./helpers/servers.mjs";
+
+const OPTS = { timeout: 120_000 };
+const mcp = (args) => ({ tool_calls: [{ name: "mcp", arguments: args }] });
+const elicit = mcp({ tool: "everything_trigger-elicitation-request" });
+const sample = mcp({ tool: "everything_trigger-sampling-request", args: { prompt: "the weather" } });
+let serverCwd;
+let config;
+
+before(() => {
+  serverCwd = mkdtempSync(join(tmpdir(), "pi-mcp-native-client-"));
+  config = { mcpServers: { everything: everything({ cwd: serverCwd }) } };
+});
+after(() => rmSync(serverCwd, { recursive: true, force: true }));
+
+piTest("over RPC: elicitation answered and cancelled in Pi's dialogs, sampling approved and declined", OPTS, async (pi) => {
+  const steps = [elicit, { text: "ok" }, elicit, { text: "ok" }, sample, { text: "Sunny, says Pi's model." }, { text: "ok" }, sample, { text: "ok" }];
+  let forms = 0;
+  let approvals = 0;
+  const answer = (request) => {
+    if (request.method === "confirm") return { confirmed: approvals++ === 0 };
+    if (request.method === "input") return { value: request.title.startsWith("String (") ? "Ada" : "" };
+    if (request.options?.includes("Answer")) return forms++ === 0 ? { value: "Answer" } : { cancelled: true };
+    if (request.options?.includes("Drums")) return { value: request.options.includes("✓ Drums") ? "Done" : "Drums" };
+    if (request.options?.includes("Done")) return { value: "Done" };
+    return { value: request.options.includes("Yes") ? "Yes" : request.options.at(-1) };
+  };
+  const r = await runPiRpc({ pi, extensionDir: root, mcpConfig: config, script: { steps }, commands: ["fill", "again", "sample", "sample again"], answer });
+  assertRan(r);
+  const [accepted, cancelled, sampled, declined] = toolResultsOf(r.events);
+  assert.match(accepted.text, /User provided the requested information![\s\S]*- Name: Ada/, accepted.text);
+  assert.match(accepted.text, /"untitledMultipleSelectEnum": \[\s*"Drums"\s*\]/);
+  assert.match(accepted.text, /- Favorite Integer: 42/, "left empty: the default");
+  assert.match(cancelled.text, /User cancelled the elicitation dialog/);
+  const intro = r.dialogs.find((d) => d.method === "select");
+  assert.equal(intro.title, 'MCP server "everything" asks:\n\nPlease provide inputs for the following fields:');
+  assert.deepEqual(intro.options, ["Answer", "Decline"]);
+
+  assert.match(sampled.text, /"text": "Sunny, says Pi's model\."/, sampled.text);
+  const confirm = r.dialogs.find((d) => d.method === "confirm");
+  assert.equal(confirm.title, 'Allow MCP server "everything" to use the model?');
+  assert.match(confirm.message, /Last message: Resource trigger-sampling-request context: the weather/);
+  // The sampling request reached Pi's model with the server's system prompt.
+  const samplingRequest = r.requests[5].body;
+  assert.equal(samplingRequest.messages[0].content, "You are a helpful test server.");
+  assert.match(JSON.stringify(samplingRequest.messages.at(-1)), /the weather/);
+  assert.match(declined.text, /the user declined everything's sampling request/);
+  await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
+piTest("in json mode nobody can be asked: elicitation declined, sampling refused; the server's log in mcp.log", OPTS, async (pi) => {
+  const steps = [elicit, sample, mcp({ tool: "everything_get-roots-list" }), { text: "done" }];
+  const r = await runPi({ pi, extensionDir: root, mcpConfig: config, script: { steps }, keep: true });
+  try {
+    assertRan(r);
+    const [declined, refused, roots] = r.toolResults;
+    assert.match(declined.text, /User declined/);
+    assert.match(refused.text, /needs the user's approval, but nobody can be asked here; `samplingAutoApprove: true`/);
+    assert.match(roots.text, new RegExp(`URI: file://${r.cwd}`));
+    const log = readFileSync(join(r.agentDir, "mcp.log"), "utf8");
+    assert.match(log, /^\S+Z \[everything\] info everything-server: Roots updated: 1 root\(s\) received from client$/m);
+  } finally {
+    rmSync(dirname(r.home), { recursive: true, force: true });
+  }
+  await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
+piTest("over RPC: a tool run as a task reports its progress and asks its question in a dialog", OPTS, async (pi) => {
+  const steps = [mcp({ tool: "everything_simulate-research-query", args: { topic: "rust", ambiguous: true } }), { text: "ok" }];
+  const answer = (request) => (request.method === "select" ? { value: request.options.includes("Answer") ? "Answer" : request.options[0] } : { cancelled: true });
+  const r = await runPiRpc({ pi, extensionDir: root, mcpConfig: config, script: { steps }, commands: ["research"], answer });
+  assertRan(r);
+  const [result] = toolResultsOf(r.events);
+  assert.match(result.text, /# Research Report: rust \(technical\)/, result.text);
+  const updates = r.events.filter((e) => e.type === "tool_execution_update").map((e) => (e.partialResult?.content ?? []).map((c) => c.text).join(""));
+  assert.ok(updates.includes("everything_simulate-research-query: Gathering sources..."), JSON.stringify(updates));
+  assert.match(r.dialogs.find((d) => d.method === "select").title, /could have multiple interpretations/);
+  await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
+piTest("over RPC: a server's prompt is a command that sends its messages as the user's", OPTS, async (pi) => {
+  const steps = [{ text: "It is sunny in Oslo." }];
+  const r = await runPiRpc({
+    pi,
+    extensionDir: root,
+    mcpConfig: config,
+    script: { steps },
+    // Listing the prompts lists the server, and its prompts become commands.
+    commands: ["/mcp prompts everything", { type: "get_commands" }, "/mcp__everything__args-prompt Oslo", "/mcp__everything__args-prompt"],
+    answer: () => ({ cancelled: true }),
+  });
+  assertRan(r);
+  const commands = r.perCommand[1].response.data.commands.map((c) => c.name);
+  assert.ok(commands.includes("mcp__everything__args-prompt"), JSON.stringify(commands));
+  assert.match(JSON.stringify(r.requests[0].body.messages.at(-1)), /What's weather in Oslo\?/);
+  const usage = r.perCommand[3].notifications.map((n) => n.message).join("\n");
+  assert.equal(usage, "Missing required argument(s): city.\nUsage: /mcp__everything__args-prompt <city> [state]");
+});

@@ -1,0 +1,98 @@
+// Asking a person what an MCP server wants to know (elicitation), with whatever dialogs are at
+// hand: Pi's (`ctx.ui`) or a terminal's (bin/terminal-ui.mjs), both `{ select, input, notify }`.
+// The core writes every text and checks every answer (`adapter.takeField`); this walks the fields.
+import { spawn } from "node:child_process";
+
+const CANCEL = Symbol("cancel");
+
+/** Asks `question` (a form or a URL); resolves with `{ action, content? }`. */
+export async function ask(ui, adapter, question, signal) {
+  try {
+    return question.mode === "url" ? await askUrl(ui, question, signal) : await askForm(ui, adapter, question, signal);
+  } catch {
+    return { action: "cancel" }; // a dialog that failed (or was closed under us) answers nothing
+  }
+}
+
+async function askForm(ui, adapter, q, signal) {
+  const start = await ui.select(q.title, [q.labels.answer, q.labels.decline], { signal });
+  if (start === undefined) return { action: "cancel" };
+  if (start === q.labels.decline) return { action: "decline" };
+  const content = {};
+  for (const field of q.fields) {
+    const value = await askField(ui, adapter, q, field, signal);
+    if (value === CANCEL) return { action: "cancel" };
+    if (value !== null && value !== undefined) content[field.name] = value;
+  }
+  return { action: "accept", content };
+}
+
+/** One field, asked again until the core accepts the answer. */
+async function askField(ui, adapter, q, field, signal) {
+  for (;;) {
+    const answer = await answerOf(ui, q, field, signal);
+    if (answer === CANCEL || signal?.aborted) return CANCEL;
+    const taken = adapter.takeField(q.id, field.name, answer);
+    if (taken.error === undefined) return taken.value;
+    ui.notify(taken.error, "warning");
+  }
+}
+
+async function answerOf(ui, q, field, signal) {
+  if (field.kind === "choices") return pickMany(ui, q, field, signal);
+  if (field.options) {
+    const labels = field.options.map((o) => o.label);
+    if (field.skippable) labels.push(q.labels.skip);
+    for (;;) {
+      const picked = await ui.select(field.prompt, labels, { signal });
+      if (picked === undefined) return CANCEL;
+      if (picked === q.labels.skip) return null;
+      const option = field.options[labels.indexOf(picked)];
+      if (option) return option.value;
+    }
+  }
+  const typed = await ui.input(field.prompt, field.placeholder, { signal });
+  return typed === undefined ? CANCEL : typed;
+}
+
+/** A multi-select: one `select` per pick, chosen options marked, until "Done" or the maximum. */
+async function pickMany(ui, q, field, signal) {
+  const chosen = [];
+  for (;;) {
+    const labels = field.options.map((o) => (chosen.includes(o.value) ? q.labels.chosen : "") + o.label);
+    labels.push(q.labels.done);
+    const picked = await ui.select(field.prompt, labels, { signal });
+    if (picked === undefined) return CANCEL;
+    if (picked === q.labels.done) return chosen.length ? chosen : null;
+    const option = field.options[labels.indexOf(picked)];
+    if (!option) continue;
+    const at = chosen.indexOf(option.value);
+    if (at >= 0) chosen.splice(at, 1);
+    else chosen.push(option.value);
+    if (field.maxItems && chosen.length >= field.maxItems) return chosen;
+  }
+}
+
+async function askUrl(ui, q, signal) {
+  const picked = await ui.select(`${q.title}\n\n${q.message}`, [q.labels.open, q.labels.decline], { signal });
+  if (picked === undefined) return { action: "cancel" };
+  if (picked === q.labels.decline) return { action: "decline" };
+  openUrl(q.url);
+  return { action: "accept" };
+}
+
+/** Opens `url` in the user's browser: `$BROWSER`, else the platform's opener. */
+export function openUrl(url) {
+  const [command, ...args] = process.env.BROWSER
+    ? [process.env.BROWSER, url]
+    : process.platform === "darwin"
+      ? ["open", url]
+      : process.platform === "win32"
+        ? ["cmd", "/c", "start", "", url]
+        : ["xdg-open", url];
+  try {
+    const child = spawn(command, args, { detached: true, stdio: "ignore" });
+    child.on("error", () => {}); // no opener: the URL was shown in the dialog
+    child.unref();
+  } catch {}
+}

@@ -157,6 +157,12 @@ export declare class McpAdapter {
    * connect of such a server, never kept. Without it those servers cannot be used.
    */
   onCredential(callback: (provider: string) => Promise<string | undefined | null>): void
+  /**
+   * The session's directory moved: running servers keep running and are told that their
+   * roots changed (`notifications/roots/list_changed`); the config stays the one opened.
+   */
+  setCwd(cwd: string): Promise<void>
+  /**
    * Where servers' questions for a person (elicitation) or a model (sampling) go; without
    * it nobody can be asked and the `elicitation` setting decides.
    */
@@ -242,8 +248,7 @@ export interface DirectTools {
  * The stable codes of `details.error`, the one list of them (exported to TypeScript as a
  * string-literal union). Programs branch on these; the text beside them is for the model.
  */
-export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'tool_hidden' | 'tool_excluded' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'sign_in_failed' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'result_too_deep' | 'call_failed' | 'config_error' | 'shut_down'
-export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'tool_hidden' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'sign_in_failed' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'call_failed' | 'url_elicitation_required' | 'config_error' | 'shut_down'
+export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'tool_hidden' | 'tool_excluded' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'sign_in_failed' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'result_too_deep' | 'call_failed' | 'url_elicitation_required' | 'config_error' | 'shut_down'
 
 /** Where servers' questions for a person or a model are shown (see `setFrontEnd`). */
 export interface FrontEndCallbacks {
@@ -345,10 +350,6 @@ export interface Outcome {
   isError: boolean
 }
 
-/** Which of Pi's tool-reaching tools the config's exposures call for. */
-export interface Reach {
-  codemode: boolean
-  toolSearch: boolean
 /** A prompt as a command to register. */
 export interface PromptCommand {
   /** `mcp__<server>__<prompt>`. */
@@ -357,6 +358,12 @@ export interface PromptCommand {
   prompt: string
   /** The prompt's description and its usage line. */
   description: string
+}
+
+/** Which of Pi's tool-reaching tools the config's exposures call for. */
+export interface Reach {
+  codemode: boolean
+  toolSearch: boolean
 }
 
 /** A server a Pi extension registered with `pi.registerMcpServer(name, config)`. */

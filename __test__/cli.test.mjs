@@ -62,6 +62,8 @@ describe("pi-mcp against server-everything and server-memory", () => {
     const described = await pimcp(agent, ["describe", "everything_get-sum"]);
     assert.equal(described.code, 0);
     assert.match(described.stdout, /- a \(number, required\)/);
+    const echo = await pimcp(agent, ["describe", "everything_echo"]);
+    assert.match(echo.stdout, /^Hints: read-only, idempotent\.$/m, "a person gets every hint");
     const outcome = json(await pimcp(agent, ["describe", "get-sum", "--server", "everything", "--json"]));
     assert.deepEqual([outcome.details.server, outcome.details.tool], ["everything", "everything_get-sum"]);
     const listed = json(await pimcp(agent, ["list", "memory", "--json"]));

@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { frontEnd, piModel } from "../extension/pi-mcp-native/front-end.js";
-import { everything, faulty, root, tempAgent, waitFor } from "./helpers/servers.mjs";
+import { everything, faulty, python, root, tempAgent, waitFor } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 const text = (outcome) => outcome.content.map((c) => c.text ?? "").join("\n");
@@ -449,4 +449,51 @@ describe("prompts (server-everything)", () => {
       agent.cleanup();
     }
   });
+});
+
+test("the Python SDK server (a second implementation): a form, the model, roots, a log line, a template, a prompt", async () => {
+  const run = open({ py: python({ samplingAutoApprove: true }) });
+  try {
+    const { seen, ui } = scriptedUi({
+      pick: (title, options) => (options.includes("Answer") ? "Answer" : title.startsWith("Vegan") ? "Yes" : "(leave empty)"),
+      type: (title) => (title.startsWith("Date") ? "2026-12-24" : ""),
+    });
+    const asked = [];
+    const ctx = {
+      hasUI: false,
+      model: { id: "pi-model", provider: "fake" },
+      modelRegistry: { complete: async (_m, context) => (asked.push(context), { role: "assistant", content: [{ type: "text", text: "short" }], model: "pi-model", stopReason: "stop" }) },
+    };
+    run.adapter.setFrontEnd(frontEnd(run.adapter, { ui: () => ui, runModel: piModel(() => ctx) }));
+    assert.equal(text(await run.adapter.call("py_book", {})), "booked 2 on 2026-12-24, vegan: True");
+    assert.ok(seen.some((s) => s.select === 'MCP server "py" asks:\n\nBook a table'), JSON.stringify(seen));
+    assert.equal(text(await run.adapter.call("py_summarize", { text: "a long story" })), "pi-model says: short");
+    assert.equal(asked[0].systemPrompt, "Be brief.");
+    assert.equal(text(await run.adapter.call("py_roots", {})), `file://${run.agent.cwd}`);
+    assert.equal(text(await run.adapter.call("py_warn", { message: "disk almost full" })), "logged");
+    const log = join(run.agent.agentDir, "mcp.log");
+    await waitFor(() => existsSync(log) && readFileSync(log, "utf8").includes("disk almost full"), 5000, "the log line");
+    assert.match(readFileSync(log, "utf8"), /^\S+Z \[py\] warning py: disk almost full$/m);
+    const read = await run.adapter.execute({ read: "test://greeting/{name}", server: "py", args: { name: "Ada" } }, "py-read");
+    assert.match(text(read), /hello, Ada/);
+    assert.equal(text(await run.adapter.runPrompt("mcp__py__greet", "Ada")), "Say hello to Ada.");
+  } finally {
+    await run.close();
+  }
+});
+
+test("tool hints: every one for people (/mcp tools, pi-mcp describe, doctor), one word for the model", async () => {
+  const run = open({ ev: everything() });
+  try {
+    await run.adapter.list("ev");
+    const model = text(await run.adapter.execute({ describe: "ev_echo" }, "hint-1"));
+    assert.match(model, /^ev_echo \(server "ev", MCP name "echo"\) \[read-only\]\n/);
+    const person = text(await run.adapter.describe("ev_echo", undefined, true));
+    assert.match(person, /\nHints: read-only, idempotent\.\n/);
+    assert.doesNotMatch(person, /\[read-only\]/);
+    assert.match(text(await run.adapter.tools()), /\n- ev_echo \(read-only, idempotent\)\n/);
+    assert.match(text(await run.adapter.doctor()), /✓ ev: \d+ ms, \d+ tools\n {6}tools: \d+ read-only, /);
+  } finally {
+    await run.close();
+  }
 });

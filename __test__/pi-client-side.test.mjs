@@ -1,15 +1,17 @@
 // What servers ask, inside the real Pi (0.87.1 and 1.5.2) against the scripted fake LLM: over RPC
 // the test answers Pi's dialogs (elicitation as select/input, sampling's approval as confirm), and
-// sampling runs on Pi's model (the fake LLM); in json mode nobody can be asked.
+// sampling runs on Pi's model (the fake LLM); in json mode nobody can be asked. On Pi 1.5.2 Pi's
+// resource tools are registered with its exposure rule and reached from a codemode script.
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before } from "node:test";
-import { assertRan, piTest, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
-import { everything, processesIn, root, waitFor } from "./helpers/servers.mjs";
+import { assertRan, PI_15, piTest, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
+import { everything, filledCache, processesIn, root, waitFor } from "./helpers/servers.mjs";
 
 const OPTS = { timeout: 120_000 };
+const REGISTRY_EXTENSION = join(root, "__test__", "fixtures", "pi-registry-extension", "index.mjs");
 const mcp = (args) => ({ tool_calls: [{ name: "mcp", arguments: args }] });
 const elicit = mcp({ tool: "everything_trigger-elicitation-request" });
 const sample = mcp({ tool: "everything_trigger-sampling-request", args: { prompt: "the weather" } });
@@ -104,4 +106,48 @@ piTest("over RPC: a server's prompt is a command that sends its messages as the 
   assert.match(JSON.stringify(r.requests[0].body.messages.at(-1)), /What's weather in Oslo\?/);
   const usage = r.perCommand[3].notifications.map((n) => n.message).join("\n");
   assert.equal(usage, "Missing required argument(s): city.\nUsage: /mcp__everything__args-prompt <city> [state]");
+});
+
+piTest("Pi's resource tools (Pi ≥ 0.99) under Pi's exposure rule: deferred by default, reached from a codemode script", { ...OPTS, pis: [PI_15] }, async (pi) => {
+  const dir = mkdtempSync(join(tmpdir(), "pi-mcp-native-resources-"));
+  try {
+    // A server without `exposure` counts as Pi's default (codemode): the tools are registered
+    // deferred, kept from the model's declared tools, reachable from scripts.
+    const resourceConfig = { mcpServers: { ev: everything({ cwd: dir }) } };
+    const cacheJson = await filledCache(resourceConfig);
+    await waitFor(() => processesIn(dir).length === 0, 5000, "the filler's server to stop");
+    const uri = "demo://resource/static/document/features.md";
+    const script = [
+      "const listed = await tools.list_mcp_resources({ server: 'ev' });",
+      "const templates = await tools.list_mcp_resource_templates({});",
+      `const read = await tools.read_mcp_resource({ server: 'ev', uri: '${uri}' });`,
+      "return JSON.stringify({ first: listed.resources[0], count: listed.resources.length, template: templates.resourceTemplates[0], read: read.slice(0, 40) });",
+    ].join("\n");
+    const steps = [{ tool_calls: [{ name: "codemode", arguments: { code: script } }] }, { text: "done" }];
+    const r = await runPiRpc({
+      pi,
+      extensionDir: [root, REGISTRY_EXTENSION, "builtin:codemode"],
+      mcpConfig: resourceConfig,
+      cacheJson,
+      script: { steps },
+      commands: ["/tool-info list_mcp_resources", "/tool-info read_mcp_resource", "go"],
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const declared = r.requests[0].body.tools.map((t) => t.function.name);
+    assert.ok(!declared.some((name) => name.includes("mcp_resource")), JSON.stringify(declared));
+    const [listInfo, readInfo] = r.perCommand.slice(0, 2).map((c) => JSON.parse(c.notifications[0].message));
+    assert.deepEqual(listInfo, { name: "list_mcp_resources", exposure: "deferred", annotations: { readOnlyHint: true } });
+    assert.equal(readInfo.exposure, "deferred");
+    const codemode = toolResultsOf(r.events).find((t) => t.toolName === "codemode");
+    assert.equal(codemode.isError, false, codemode.text);
+    const out = JSON.parse(codemode.text.match(/\{.*\}/s)[0]);
+    assert.equal(out.first.server, "ev");
+    assert.match(out.first.uri, /^demo:\/\/resource\//);
+    assert.ok(out.count > 1, JSON.stringify(out));
+    assert.deepEqual(Object.keys(out.template).slice(0, 2), ["server", "uriTemplate"]);
+    assert.match(out.read, /\S/);
+    await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

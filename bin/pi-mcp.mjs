@@ -17,7 +17,7 @@ Commands:
   list <server>                   a server's tools
   search <query> [--regex] [--server <s>] [--limit <n>]
                                   ranked search over every server's tools
-  describe <tool> [--server <s>]  a tool's description and parameters
+  describe <tool> [--server <s>]  a tool's description, parameters, hints and icon
   call <tool> [json-args] [--server <s>] [--timeout <ms>]
                                   call a tool; json-args is a JSON object ('-' reads stdin)
   read <uri> [json-args] [--server <s>]
@@ -161,7 +161,7 @@ async function run(adapter, { command, rest, values }, spin, callId) {
     case "search":
       return adapter.search(rest.join(" "), { regex: values.regex, server: values.server, limit: count("limit", values.limit) });
     case "describe":
-      return adapter.describe(rest[0], values.server);
+      return adapter.describe(rest[0], values.server, true);
     case "call": {
       const args = await callArgs(rest[1]);
       return adapter.call(rest[0], args, { server: values.server, callId, timeoutMs: count("timeout", values.timeout) });

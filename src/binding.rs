@@ -97,6 +97,9 @@ pub struct Outcome {
     #[napi(ts_type = "OutcomeDetails")]
     pub details: Value,
     pub is_error: bool,
+    /// The result as JSON, for tools that declare an output schema.
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub structured_content: Option<Value>,
 }
 
 /// A text or image block as Pi shows it to the model.
@@ -138,6 +141,7 @@ impl From<adapter::Outcome> for Outcome {
                 .collect(),
             details: outcome.details,
             is_error: outcome.is_error,
+            structured_content: outcome.structured,
         }
     }
 }
@@ -345,6 +349,21 @@ impl McpAdapter {
         self.inner.direct_tools()
     }
 
+    /// Runs one of Pi's resource tools (`directTools().resourceTools`) with its parameters;
+    /// `callId` lets `cancel` abort a read.
+    #[napi]
+    pub async fn pi_resource_tool(
+        &self,
+        name: String,
+        #[napi(ts_arg_type = "Record<string, unknown>")] params: Value,
+        call_id: Option<String>,
+    ) -> Outcome {
+        self.inner
+            .pi_resource_tool(&name, &params, call_id)
+            .await
+            .into()
+    }
+
     /// The tools of `server` known now, hidden ones included, with their exposure and hints.
     #[napi]
     pub fn server_tools(&self, server: String) -> Vec<adapter::ToolSummary> {
@@ -458,9 +477,23 @@ impl McpAdapter {
             .into()
     }
 
+    /// A tool's description and parameters: as the model reads it (its hint as one word), or
+    /// with `forPerson` as a person does (every hint, its icon).
     #[napi]
-    pub async fn describe(&self, tool: String, server: Option<String>) -> Outcome {
-        self.inner.describe(&tool, server.as_deref()).await.into()
+    pub async fn describe(
+        &self,
+        tool: String,
+        server: Option<String>,
+        for_person: Option<bool>,
+    ) -> Outcome {
+        let audience = match for_person {
+            Some(true) => crate::render::Audience::Person,
+            _ => crate::render::Audience::Model,
+        };
+        self.inner
+            .describe_for(&tool, server.as_deref(), audience)
+            .await
+            .into()
     }
 
     #[napi]

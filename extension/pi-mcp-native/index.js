@@ -150,14 +150,15 @@ export default function piMcpNative(pi) {
   pi.registerFlag?.("mcp-config", { description: "MCP config file to use instead of ~/.pi/agent/mcp.json", type: "string" });
 
   /** Runs `params` as an `mcp` call, wiring Pi's abort signal and progress updates. */
-  async function run(params, toolCallId, signal, onUpdate) {
+  /** Runs `params` through `exec` (the `mcp` tool's by default) so that Pi's abort cancels it. */
+  async function run(params, toolCallId, signal, onUpdate, exec = (p, id) => adapter.execute(p, id)) {
     const callId = String(toolCallId ?? `${Date.now()}-${Math.random()}`);
     const abort = () => adapter.cancel(callId);
     if (onUpdate) progressSinks.set(callId, onUpdate);
     signal?.addEventListener("abort", abort, { once: true });
     try {
       if (signal?.aborted) abort();
-      return await adapter.execute(params ?? {}, callId);
+      return await exec(params ?? {}, callId);
     } finally {
       progressSinks.delete(callId);
       signal?.removeEventListener("abort", abort);

@@ -1,7 +1,8 @@
 // The MCP tools Pi gets as tools of its own, besides `mcp`: `directTools` ones under our names,
 // and those the config's `exposure`/`toolExposure` asks for under Pi's names (`direct` ones
 // declared to the model; on Pi ≥ 0.99 `codemode`/`deferred` ones for its codemode scripts and
-// tool_search, which are activated as Pi's built-in MCP support activates them). The core says
+// tool_search, which are activated as Pi's built-in MCP support activates them), and on Pi ≥ 0.99
+// Pi's three resource tools (list_mcp_resources, …) with the exposure its rule gives them. The core says
 // which, from the catalog it knows (the metadata cache): no server starts before a call. A tool
 // is registered again only when its definition changed (each registration rebuilds Pi's system
 // prompt); one that is gone is withdrawn.
@@ -23,7 +24,7 @@ export function createPiTools({ pi, adapter, run, warn }) {
   let warnedUnreachable = false;
 
   function sync() {
-    const { tools, warnings, reach, autoEnableCodemode, unlisted } = adapter().directTools();
+    const { tools, resourceTools, warnings, reach, autoEnableCodemode, unlisted } = adapter().directTools();
     needs = { reach, autoEnableCodemode, unlisted };
     warnings.forEach(warn);
     let others;
@@ -32,23 +33,28 @@ export function createPiTools({ pi, adapter, run, warn }) {
     } catch {
       // Not callable while extensions load; collisions with built-ins are checked in the core.
     }
-    const wanted = tools.filter((def) => !def.exposure || def.exposure === "direct" || exposures);
+    const wanted = [...tools.filter((def) => !def.exposure || def.exposure === "direct" || exposures), ...(exposures ? resourceTools : [])];
+    const resourceTool = new Set(resourceTools.map((def) => def.name));
     for (const def of wanted) {
       const fingerprint = JSON.stringify(def);
       if (registered.get(def.name) === fingerprint) continue;
       if (!registered.has(def.name) && !withdrawn.has(def.name) && others?.has(def.name)) {
-        warn(`MCP: tool "${def.name}" of server "${def.server}" is skipped: another extension has a tool of that name.`);
+        const whose = def.server ? ` of server "${def.server}"` : "";
+        warn(`MCP: tool "${def.name}"${whose} is skipped: another extension has a tool of that name.`);
         continue;
       }
-      const { server, tool, exposure, namespace, annotations, ...definition } = def;
+      const { server, tool, exposure, namespace, annotations, outputSchema, ...definition } = def;
       const piFields = exposures
         ? defined({ exposure: exposure && (exposure === "direct" ? "direct" : "deferred"), namespace: namespace && defined(namespace) })
         : {};
       const full = {
         ...definition,
         ...(annotations && { annotations: defined(annotations) }),
+        ...(outputSchema && { outputSchema }),
         ...piFields,
-        execute: (toolCallId, args, signal, onUpdate) => run({ tool, server, args }, toolCallId, signal, onUpdate),
+        execute: resourceTool.has(def.name)
+          ? (toolCallId, args, signal, onUpdate) => run(args, toolCallId, signal, onUpdate, (p, id) => adapter().piResourceTool(def.name, p, id))
+          : (toolCallId, args, signal, onUpdate) => run({ tool, server, args }, toolCallId, signal, onUpdate),
       };
       pi.registerTool(full);
       registered.set(def.name, fingerprint);

@@ -27,6 +27,8 @@ pub struct DirectTools {
     /// Servers whose tools are exposed to Pi's codemode or tool_search but not known yet (never
     /// listed, nothing cached): the tools of those are registered once they are listed.
     pub unlisted: Vec<String>,
+    /// Pi's resource tools (Pi ≥ 0.99 registers them), run with `piResourceTool`.
+    pub resource_tools: Vec<DirectToolDefinition>,
 }
 
 /// Which of Pi's tool-reaching tools the config's exposures call for.
@@ -59,6 +61,9 @@ pub struct DirectToolDefinition {
     pub exposure: Option<String>,
     /// Pi's namespace of the server's tools (exposure-registered tools only).
     pub namespace: Option<ToolNamespace>,
+    /// The JSON schema of the tool's `structuredContent` (what Pi's codemode scripts get).
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub output_schema: Option<Value>,
 }
 
 /// MCP's tool annotations (hints), as Pi's `ToolDefinition.annotations` takes them.
@@ -127,6 +132,7 @@ impl Adapter {
             }
         }
         self.exposed_tools(&mut set);
+        set.resource_tools = self.pi_resource_tools();
         set
     }
 
@@ -202,6 +208,7 @@ pub(super) fn definition(tool: &ToolInfo) -> DirectToolDefinition {
         annotations: annotations(tool),
         exposure: None,
         namespace: None,
+        output_schema: None,
     }
 }
 

@@ -88,7 +88,12 @@ impl Adapter {
             .map(|_| self.servers.view().server_tools(&name).len())
             .map_err(|why| why.reason(&name));
         let sign_in = self.server(&name).and_then(|s| self.shown_sign_in(s));
+        let hints = result
+            .as_ref()
+            .ok()
+            .and_then(|_| render::hints::summary(&self.servers.view().server_tools(&name)));
         ConnectCheck {
+            hints,
             log: self.pool.recent_log(&name),
             server: name,
             ms,

@@ -23,6 +23,7 @@ mod listing;
 mod modes;
 mod outcome;
 mod output;
+mod pi_resources;
 mod prompts;
 mod read;
 mod request;

@@ -233,10 +233,21 @@ impl Adapter {
         self.bounded(outcome)
     }
 
+    /// A tool's description and parameters as the model reads them.
     pub async fn describe(self: &Arc<Self>, name: &str, server: Option<&str>) -> Outcome {
+        self.describe_for(name, server, render::Audience::Model)
+            .await
+    }
+
+    pub async fn describe_for(
+        self: &Arc<Self>,
+        name: &str,
+        server: Option<&str>,
+        audience: render::Audience,
+    ) -> Outcome {
         match self.resolve("describe", name, server).await {
             Ok(tool) => self.bounded(
-                Outcome::text("describe", render::describe(&tool))
+                Outcome::text("describe", render::describe(&tool, audience))
                     .with("server", tool.server.clone())
                     .with("tool", tool.name.clone())
                     // For programs: the schema exactly as the server sent it.
@@ -365,7 +376,7 @@ impl Adapter {
 
     /// Enabled servers (or just `server`) that have no metadata yet; for a tool name, the
     /// servers whose prefix it starts with go first and alone when there are any.
-    fn without_metadata(&self, server: Option<&str>, tool: Option<&str>) -> Vec<String> {
+    pub(super) fn without_metadata(&self, server: Option<&str>, tool: Option<&str>) -> Vec<String> {
         let missing: Vec<&ServerConfig> = self
             .servers
             .configs()
@@ -390,7 +401,10 @@ impl Adapter {
     }
 
     /// Lists the given servers, a few at once (honouring backoff); returns the ones that failed.
-    async fn fetch_metadata(self: &Arc<Self>, servers: &[String]) -> Vec<(String, Unavailable)> {
+    pub(super) async fn fetch_metadata(
+        self: &Arc<Self>,
+        servers: &[String],
+    ) -> Vec<(String, Unavailable)> {
         let attempts = servers.iter().cloned().map(|name| async move {
             let failed = self.ready(&name, Need::Listed).await.err();
             (name, failed)

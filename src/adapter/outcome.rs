@@ -10,6 +10,8 @@ pub struct Outcome {
     /// Always has `mode`; failures add `error` (a stable code) and usually `server`.
     pub details: Value,
     pub is_error: bool,
+    /// The result as JSON, for tools that declare an output schema.
+    pub structured: Option<Value>,
 }
 
 impl Outcome {
@@ -18,6 +20,7 @@ impl Outcome {
             content: vec![json!({"type": "text", "text": text.into()})],
             details: json!({ "mode": mode }),
             is_error: false,
+            structured: None,
         }
     }
 

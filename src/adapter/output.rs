@@ -30,6 +30,7 @@ impl Adapter {
             content,
             mut details,
             is_error,
+            structured,
         } = outcome;
         let content = guard(content, limits, |full| {
             let path = spill(label, full)?;
@@ -43,6 +44,7 @@ impl Adapter {
             content,
             details,
             is_error,
+            structured,
         }
     }
 

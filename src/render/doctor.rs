@@ -17,6 +17,8 @@ pub struct ConnectCheck {
     pub sign_in: Option<String>,
     /// The server's last logged warnings and errors, one a line.
     pub log: Option<String>,
+    /// Its tools by their hints and icons (`2 read-only, 1 with icons`).
+    pub hints: Option<String>,
 }
 
 /// `home` shortens paths to `~/…`; `builtin_mcp_on`: Pi's own MCP support is not turned off
@@ -70,6 +72,9 @@ pub fn doctor(
                     first_line(why)
                 ),
             });
+            if let Some(hints) = &check.hints {
+                out.push_str(&format!("\n      tools: {hints}"));
+            }
             if let Some(log) = &check.log {
                 out.push_str("\n      last logged warnings and errors:");
                 for line in log.lines() {
@@ -274,6 +279,7 @@ mod tests {
             result: Err("exited with code 1\nmore".into()),
             sign_in: None,
             log: Some("error db: no connection\ncritical: giving up".into()),
+            hints: None,
         }];
         let home = tree.home.display().to_string();
         let text = doctor(&config, &checks, Some("cache unreadable"), &home, false);

@@ -5,6 +5,7 @@ mod auth;
 mod broker;
 pub(crate) mod content;
 mod doctor;
+pub mod hints;
 mod schema;
 
 pub use auth::{
@@ -370,6 +371,9 @@ pub fn tools_overview(groups: &[(String, Vec<&ToolInfo>)]) -> String {
         }
         for tool in tools {
             out.push_str(&format!("\n- {}", tool.name));
+            if let Some(hints) = hints::for_people(tool) {
+                out.push_str(&format!(" ({hints})"));
+            }
         }
     }
     out
@@ -451,15 +455,35 @@ fn push_fitting_servers(out: &mut String, page: &Page) {
     out.push_str(". mcp({ server: \"name\" }) lists a server's tools.");
 }
 
-pub fn describe(tool: &ToolInfo) -> String {
+/// Who reads a description: the model gets a tool's hints as one word, a person all of them and
+/// its icon.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Audience {
+    Model,
+    Person,
+}
+
+pub fn describe(tool: &ToolInfo, audience: Audience) -> String {
     let mut out = format!("{} (server \"{}\"", tool.name, tool.server);
     if tool.original != tool.name {
         out.push_str(&format!(", MCP name \"{}\"", tool.original));
     }
     out.push(')');
+    if let (Audience::Model, Some(word)) = (audience, hints::for_model(tool)) {
+        out.push_str(&format!(" [{word}]"));
+    }
     if !tool.description.trim().is_empty() {
         out.push('\n');
         out.push_str(tool.description.trim());
+    }
+    if audience == Audience::Person {
+        let words = hints::words(tool);
+        if !words.is_empty() {
+            out.push_str(&format!("\nHints: {}.", words.join(", ")));
+        }
+        if let Some(icon) = hints::icon(tool) {
+            out.push_str(&format!("\nIcon: {icon}"));
+        }
     }
     out.push_str("\n\n");
     match (&tool.resource_uri, tool.input_schema()) {

@@ -245,18 +245,62 @@ fn weak_search_text() {
 }
 
 #[test]
+fn hints_for_people_and_the_model() {
+    let hinted = build_server_tools(
+        "fs",
+        ToolPrefix::None,
+        &[
+            json!({"name": "read", "annotations": {"readOnlyHint": true, "idempotentHint": true},
+                   "icons": [{"src": "https://example.com/read.svg", "mimeType": "image/svg+xml"}]}),
+            json!({"name": "wipe", "annotations": {"destructiveHint": true, "openWorldHint": false},
+                   "icons": [{"src": "data:image/png;base64,iVBORw0KGgo="}]}),
+            json!({"name": "plain", "annotations": {"title": "Plain"}}),
+        ]
+        .map(Arc::new),
+        &[],
+        &[],
+        false,
+    );
+    let model = describe(&hinted[0], Audience::Model);
+    assert!(
+        model.starts_with("read (server \"fs\") [read-only]\n"),
+        "{model}"
+    );
+    assert!(
+        describe(&hinted[1], Audience::Model).starts_with("wipe (server \"fs\") [destructive]\n")
+    );
+    assert!(describe(&hinted[2], Audience::Model).starts_with("plain (server \"fs\")\n"));
+    let person = describe(&hinted[0], Audience::Person);
+    assert!(
+        person.starts_with("read (server \"fs\")\nHints: read-only, idempotent.\nIcon: https://example.com/read.svg\n"),
+        "{person}"
+    );
+    let groups = [("fs".to_string(), hinted.iter().collect::<Vec<_>>())];
+    assert_eq!(
+        tools_overview(&groups),
+        "MCP tools: 3\n\nfs (3 tools)\n- read (read-only, idempotent · icon https://example.com/read.svg)\n         - wipe (destructive · icon inline image/png (27 bytes))\n- plain"
+    );
+    let all: Vec<&ToolInfo> = hinted.iter().collect();
+    assert_eq!(
+        hints::summary(&all).as_deref(),
+        Some("1 read-only, 1 idempotent, 2 with icons, 1 destructive")
+    );
+}
+
+#[test]
 fn describe_text() {
     let tools = tools();
     assert_eq!(
-        describe(&tools[0]),
+        describe(&tools[0], Audience::Model),
         "everything_echo (server \"everything\", MCP name \"echo\")\nEchoes back the input.\nSecond line.\n\n\
          Parameters:\n- message (string, required): Message to echo"
     );
     assert_eq!(
-        describe(&tools[2]),
+        describe(&tools[2], Audience::Model),
         "everything_noop (server \"everything\", MCP name \"noop\")\n\nNo parameters."
     );
-    assert!(describe(&tools[3]).ends_with("Reads the resource demo://doc; takes no parameters."));
+    assert!(describe(&tools[3], Audience::Model)
+        .ends_with("Reads the resource demo://doc; takes no parameters."));
 }
 
 #[test]

@@ -321,3 +321,76 @@ async fn doctor_times_a_fresh_connection_to_each_server() {
         .contains("exited with code 2"));
     finish(session, &home).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pis_resource_tools_take_the_widest_exposure_of_the_servers_with_resources() {
+    let with = |exposure: &str| {
+        let mut entry = server(&["resources=2"]);
+        entry["exposure"] = json!(exposure);
+        entry
+    };
+    let home = Home::new(json!({
+        "docs": server(&["resources=2"]),
+        "plain": server(&[]),
+        "secret": with("hidden"),
+    }));
+    let session = home.open();
+    let exposures = |session: &Session| {
+        let tools = session.adapter.direct_tools().resource_tools;
+        let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+        (names, tools.first().and_then(|t| t.exposure.clone()))
+    };
+    // Nothing known to have resources yet (no cache): no tools.
+    assert_eq!(exposures(&session), (vec![], None));
+    for name in ["docs", "plain", "secret"] {
+        session.adapter.list(name, Page::default()).await;
+    }
+    // `docs` has no `exposure`: Pi's default, codemode; the hidden server does not count.
+    let (names, exposure) = exposures(&session);
+    assert_eq!(
+        names,
+        [
+            "list_mcp_resources",
+            "list_mcp_resource_templates",
+            "read_mcp_resource"
+        ]
+    );
+    assert_eq!(exposure.as_deref(), Some("codemode"));
+
+    let run = |name: &'static str, params: serde_json::Value| {
+        let adapter = session.adapter.clone();
+        async move { adapter.pi_resource_tool(name, &params, None).await }
+    };
+    let all = run("list_mcp_resources", json!({})).await;
+    let listed = all.structured.clone().unwrap();
+    assert_eq!(listed["resources"].as_array().unwrap().len(), 2, "{listed}");
+    assert_eq!(
+        listed["resources"][0],
+        json!({ "server": "docs", "uri": "test://resource/1", "name": "resource 1" })
+    );
+    assert_eq!(text(&all), listed.to_string());
+    let none = run("list_mcp_resources", json!({ "server": "plain" })).await;
+    assert!(none.is_error);
+    assert_eq!(
+        text(&none),
+        "MCP server \"plain\" has no resources. Servers with resources: docs."
+    );
+    let read = run(
+        "read_mcp_resource",
+        json!({ "server": "docs", "uri": "test://resource/2" }),
+    )
+    .await;
+    assert!(!read.is_error, "{}", text(&read));
+    let missing = run("read_mcp_resource", json!({ "server": "docs" })).await;
+    assert_eq!(missing.details["error"], "invalid_args");
+    finish(session, &home).await;
+
+    // One direct server with resources makes them direct.
+    let home = Home::new(json!({ "docs": server(&["resources=1"]), "near": with("direct") }));
+    let session = home.open();
+    for name in ["docs", "near"] {
+        session.adapter.list(name, Page::default()).await;
+    }
+    assert_eq!(exposures(&session).1.as_deref(), Some("direct"));
+    finish(session, &home).await;
+}

@@ -1,0 +1,298 @@
+//! Pi's three resource tools (Pi ≥ 0.99 has them, under Codex's names and shapes):
+//! `list_mcp_resources`, `list_mcp_resource_templates` and `read_mcp_resource`, each taking a
+//! `server`. They are registered with Pi's exposure rule: the widest server-level exposure
+//! (`direct` over `codemode` over `deferred`) of the enabled servers known to have resources,
+//! `hidden` ones left out and a server without `exposure` counting as Pi's default, `codemode`.
+//! So Pi users' scripts and `tool_search` keep them, and the model sees them only where a
+//! server is `direct`. Listings are JSON (`structuredContent` for scripts); MCP Apps (`ui://`)
+//! and icons are left out. Reading goes the way of `mcp({ read })`.
+
+use super::direct::{DirectToolDefinition, ToolAnnotations};
+use super::{Adapter, ErrorCode, Outcome, ServerMeta};
+use crate::config::{Exposure, ServerConfig};
+use crate::resources::is_app;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+pub const LIST_RESOURCES: &str = "list_mcp_resources";
+pub const LIST_TEMPLATES: &str = "list_mcp_resource_templates";
+pub const READ_RESOURCE: &str = "read_mcp_resource";
+
+/// Which of a server's lists a listing tool gives, and under which key.
+#[derive(Clone, Copy)]
+enum Kind {
+    Resources,
+    Templates,
+}
+
+impl Kind {
+    fn key(self) -> &'static str {
+        match self {
+            Kind::Resources => "resources",
+            Kind::Templates => "resourceTemplates",
+        }
+    }
+
+    fn items(self, meta: &ServerMeta) -> &[Value] {
+        match self {
+            Kind::Resources => &meta.resources,
+            Kind::Templates => &meta.templates,
+        }
+    }
+}
+
+/// Whether the tools reach the server: enabled and not `hidden` as a whole.
+fn reached(server: &ServerConfig) -> bool {
+    !server.disabled && server.exposure.server != Some(Exposure::Hidden)
+}
+
+fn has_resources(meta: &ServerMeta) -> bool {
+    meta.resources
+        .iter()
+        .chain(&meta.templates)
+        .any(|r| !is_app(r))
+}
+
+impl Adapter {
+    /// The three tools with the exposure Pi's rule gives them; none while no reachable enabled
+    /// server is known to have resources.
+    pub(super) fn pi_resource_tools(&self) -> Vec<DirectToolDefinition> {
+        let exposures: Vec<Exposure> = self
+            .servers
+            .configs()
+            .filter(|s| {
+                reached(s)
+                    && self
+                        .servers
+                        .meta(&s.name)
+                        .is_some_and(|m| has_resources(&m))
+            })
+            .map(|s| s.exposure.server.unwrap_or(Exposure::Codemode))
+            .collect();
+        let Some(widest) = [Exposure::Direct, Exposure::Codemode, Exposure::Deferred]
+            .into_iter()
+            .find(|e| exposures.contains(e))
+        else {
+            return vec![];
+        };
+        let server = json!({ "type": "string", "description": "The MCP server, as configured; omit it to list every server." });
+        let cursor = json!({ "type": "string", "description": "Not used: each listing is whole (accepted for Codex's shape)." });
+        let list_parameters = json!({
+            "type": "object",
+            "properties": { "server": server, "cursor": cursor },
+            "additionalProperties": false,
+        });
+        let read_parameters = json!({
+            "type": "object",
+            "properties": {
+                "server": { "type": "string", "description": "The MCP server, as list_mcp_resources names it." },
+                "uri": { "type": "string", "description": "The resource's URI, as list_mcp_resources gives it." },
+            },
+            "required": ["server", "uri"],
+            "additionalProperties": false,
+        });
+        let tool = |name: &str, description: &str, parameters: &Value, output: Option<Value>| {
+            DirectToolDefinition {
+                name: name.to_string(),
+                label: name.to_string(),
+                description: description.to_string(),
+                prompt_snippet: description.to_string(),
+                parameters: parameters.clone(),
+                server: String::new(),
+                tool: name.to_string(),
+                annotations: Some(ToolAnnotations {
+                    read_only_hint: Some(true),
+                    ..ToolAnnotations::default()
+                }),
+                exposure: Some(widest.name().to_string()),
+                namespace: None,
+                output_schema: output,
+            }
+        };
+        vec![
+            tool(
+                LIST_RESOURCES,
+                "Lists the resources (files, documents, data) MCP servers offer, as JSON: server, uri, name, description, mimeType.",
+                &list_parameters,
+                Some(listing_schema(Kind::Resources, "uri")),
+            ),
+            tool(
+                LIST_TEMPLATES,
+                "Lists the resource templates (RFC 6570 URIs with variables) MCP servers offer, as JSON: server, uriTemplate, name, description.",
+                &list_parameters,
+                Some(listing_schema(Kind::Templates, "uriTemplate")),
+            ),
+            tool(
+                READ_RESOURCE,
+                "Reads one resource of an MCP server by its URI: text as text, images as images, other data saved to a file whose path is given.",
+                &read_parameters,
+                None,
+            ),
+        ]
+    }
+
+    /// Runs one of the three tools.
+    pub async fn pi_resource_tool(
+        self: &Arc<Self>,
+        name: &str,
+        params: &Value,
+        call_id: Option<String>,
+    ) -> Outcome {
+        let text = |key: &str| {
+            params
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+        };
+        match name {
+            LIST_RESOURCES => self.list_for_pi(Kind::Resources, name, text("server"), text("cursor")).await,
+            LIST_TEMPLATES => self.list_for_pi(Kind::Templates, name, text("server"), text("cursor")).await,
+            READ_RESOURCE => match (text("server"), text("uri")) {
+                (Some(server), Some(_)) if self.servers.configs().any(|s| s.name == server && !reached(s)) => {
+                    Outcome::error(name, ErrorCode::ToolHidden, format!("MCP server \"{server}\" is disabled or hidden by its config (`exposure: \"hidden\"`); its resources are not read.")).with("server", server)
+                }
+                (Some(server), Some(uri)) => {
+                    self.read(uri, Some(server), Map::new(), call_id).await
+                }
+                _ => Outcome::error(
+                    name,
+                    ErrorCode::InvalidArgs,
+                    "read_mcp_resource needs `server` and `uri`; list_mcp_resources gives both.",
+                ),
+            },
+            other => Outcome::error(
+                other,
+                ErrorCode::ToolNotFound,
+                format!("{other} is not one of the MCP resource tools ({LIST_RESOURCES}, {LIST_TEMPLATES}, {READ_RESOURCE})."),
+            ),
+        }
+    }
+
+    async fn list_for_pi(
+        self: &Arc<Self>,
+        kind: Kind,
+        mode: &str,
+        server: Option<&str>,
+        cursor: Option<&str>,
+    ) -> Outcome {
+        if let Some(cursor) = cursor {
+            return Outcome::error(
+                mode,
+                ErrorCode::InvalidArgs,
+                format!("No listing continues at cursor {cursor:?}: each listing is whole; call {mode} without `cursor`."),
+            );
+        }
+        if let Some(name) = server {
+            if let Err(outcome) = self.enabled_server(mode, name) {
+                return outcome;
+            }
+        }
+        let missing = self.without_metadata(server, None);
+        let unavailable = self.fetch_metadata(&missing).await;
+        let mut items = Vec::new();
+        let mut with_resources = Vec::new();
+        let mut names: Vec<String> = self
+            .servers
+            .configs()
+            .filter(|s| reached(s))
+            .map(|s| s.name.clone())
+            .collect();
+        names.sort();
+        for name in names
+            .iter()
+            .filter(|n| server.is_none_or(|s| s == n.as_str()))
+        {
+            let Some(meta) = self.servers.meta(name) else {
+                continue;
+            };
+            if has_resources(&meta) {
+                with_resources.push(name.clone());
+            }
+            items.extend(
+                kind.items(&meta)
+                    .iter()
+                    .filter(|i| !is_app(i))
+                    .map(|item| listed(name, item)),
+            );
+        }
+        let errors: Vec<Value> = unavailable
+            .iter()
+            .map(|(name, why)| json!({ "server": name, "error": why.reason(name).lines().next().unwrap_or_default() }))
+            .collect();
+        if let Some(name) = server {
+            if let Some(error) = errors.first() {
+                let why = error["error"].as_str().unwrap_or_default().to_string();
+                return Outcome::error(mode, ErrorCode::ServerUnavailable, why)
+                    .with("server", name);
+            }
+            if !with_resources.contains(&name.to_string()) {
+                let known = match with_resources.is_empty() {
+                    true => String::new(),
+                    false => format!(" Servers with resources: {}.", with_resources.join(", ")),
+                };
+                return Outcome::error(
+                    mode,
+                    ErrorCode::InvalidArgs,
+                    format!("MCP server \"{name}\" has no resources.{known}"),
+                )
+                .with("server", name);
+            }
+        }
+        let mut payload = Map::new();
+        if let Some(name) = server {
+            payload.insert("server".into(), json!(name));
+        }
+        payload.insert(kind.key().into(), Value::Array(items));
+        if !errors.is_empty() {
+            payload.insert("errors".into(), Value::Array(errors));
+        }
+        let payload = Value::Object(payload);
+        let mut outcome = Outcome::text(mode, payload.to_string());
+        if let Some(name) = server {
+            outcome.set("server", name);
+        }
+        outcome.structured = Some(payload);
+        self.bounded(outcome)
+    }
+}
+
+/// A listed resource or template without `_meta` and icons, its server first.
+fn listed(server: &str, item: &Value) -> Value {
+    let mut out = Map::new();
+    out.insert("server".into(), json!(server));
+    if let Value::Object(fields) = item {
+        for (key, value) in fields
+            .iter()
+            .filter(|(k, _)| *k != "_meta" && *k != "icons")
+        {
+            out.insert(key.clone(), value.clone());
+        }
+    }
+    Value::Object(out)
+}
+
+/// The JSON a listing tool returns, for Pi's codemode scripts (which get it as an object).
+fn listing_schema(kind: Kind, id: &str) -> Value {
+    let string = json!({ "type": "string" });
+    json!({
+        "type": "object",
+        "properties": {
+            "server": string,
+            kind.key(): {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": { "server": string, id: string, "name": string, "title": string, "description": string, "mimeType": string },
+                    "required": ["server", id, "name"],
+                },
+            },
+            "errors": {
+                "type": "array",
+                "description": "Servers that could not be listed",
+                "items": { "type": "object", "properties": { "server": string, "error": string }, "required": ["server", "error"] },
+            },
+        },
+        "required": [kind.key()],
+    })
+}

@@ -76,6 +76,11 @@ export declare class McpAdapter {
    * catalog known now; `warnings` say why selected tools were left out.
    */
   directTools(): DirectTools
+  /**
+   * Runs one of Pi's resource tools (`directTools().resourceTools`) with its parameters;
+   * `callId` lets `cancel` abort a read.
+   */
+  piResourceTool(name: string, params: Record<string, unknown>, callId?: string | undefined | null): Promise<Outcome>
   /** The tools of `server` known now, hidden ones included, with their exposure and hints. */
   serverTools(server: string): Array<ToolSummary>
   /**
@@ -104,7 +109,11 @@ export declare class McpAdapter {
   /** A page of a server's tools (`limit` default 100). */
   list(server: string, opts?: ListOpts | undefined | null): Promise<Outcome>
   search(query: string, opts?: SearchOpts | undefined | null): Promise<Outcome>
-  describe(tool: string, server?: string | undefined | null): Promise<Outcome>
+  /**
+   * A tool's description and parameters: as the model reads it (its hint as one word), or
+   * with `forPerson` as a person does (every hint, its icon).
+   */
+  describe(tool: string, server?: string | undefined | null, forPerson?: boolean | undefined | null): Promise<Outcome>
   instructions(server: string): Promise<Outcome>
   /** `/mcp-auth <server>`: how to give the server credentials, and its auth state. */
   authHelp(server: string): Outcome
@@ -224,6 +233,8 @@ export interface DirectToolDefinition {
   exposure?: string
   /** Pi's namespace of the server's tools (exposure-registered tools only). */
   namespace?: ToolNamespace
+  /** The JSON schema of the tool's `structuredContent` (what Pi's codemode scripts get). */
+  outputSchema?: Record<string, unknown>
 }
 
 /** The tools to register, and why any selected tool was left out. */
@@ -242,6 +253,8 @@ export interface DirectTools {
    * listed, nothing cached): the tools of those are registered once they are listed.
    */
   unlisted: Array<string>
+  /** Pi's resource tools (Pi ≥ 0.99 registers them), run with `piResourceTool`. */
+  resourceTools: Array<DirectToolDefinition>
 }
 
 /**
@@ -348,6 +361,8 @@ export interface Outcome {
   /** `mode` names the mode; failures set `error` to a stable code. */
   details: OutcomeDetails
   isError: boolean
+  /** The result as JSON, for tools that declare an output schema. */
+  structuredContent?: Record<string, unknown>
 }
 
 /** A prompt as a command to register. */

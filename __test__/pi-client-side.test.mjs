@@ -111,9 +111,9 @@ piTest("over RPC: a server's prompt is a command that sends its messages as the 
 piTest("Pi's resource tools (Pi ≥ 0.99) under Pi's exposure rule: deferred by default, reached from a codemode script", { ...OPTS, pis: [PI_15] }, async (pi) => {
   const dir = mkdtempSync(join(tmpdir(), "pi-mcp-native-resources-"));
   try {
-    // A server without `exposure` counts as Pi's default (codemode): the tools are registered
-    // deferred, kept from the model's declared tools, reachable from scripts.
-    const resourceConfig = { mcpServers: { ev: everything({ cwd: dir }) } };
+    // A codemode server (Pi's default, as a server without `exposure` counts for them): the
+    // tools are registered deferred, kept from the model's declared tools, reachable from scripts.
+    const resourceConfig = { mcpServers: { ev: everything({ cwd: dir, exposure: "codemode" }) } };
     const cacheJson = await filledCache(resourceConfig);
     await waitFor(() => processesIn(dir).length === 0, 5000, "the filler's server to stop");
     const uri = "demo://resource/static/document/features.md";

@@ -199,22 +199,17 @@ impl Adapter {
             .map(|s| s.name.clone())
             .collect();
         names.sort();
-        for name in names
-            .iter()
-            .filter(|n| server.is_none_or(|s| s == n.as_str()))
-        {
+        for name in &names {
             let Some(meta) = self.servers.meta(name) else {
                 continue;
             };
             if has_resources(&meta) {
                 with_resources.push(name.clone());
             }
-            items.extend(
-                kind.items(&meta)
-                    .iter()
-                    .filter(|i| !is_app(i))
-                    .map(|item| listed(name, item)),
-            );
+            if server.is_none_or(|s| s == name) {
+                let visible = kind.items(&meta).iter().filter(|i| !is_app(i));
+                items.extend(visible.map(|item| listed(name, item)));
+            }
         }
         let errors: Vec<Value> = unavailable
             .iter()

@@ -278,7 +278,7 @@ fn hints_for_people_and_the_model() {
     let groups = [("fs".to_string(), hinted.iter().collect::<Vec<_>>())];
     assert_eq!(
         tools_overview(&groups),
-        "MCP tools: 3\n\nfs (3 tools)\n- read (read-only, idempotent · icon https://example.com/read.svg)\n         - wipe (destructive · icon inline image/png (27 bytes))\n- plain"
+        "MCP tools: 3\n\nfs (3 tools)\n- read (read-only, idempotent · icon https://example.com/read.svg)\n- wipe (destructive · icon inline image/png (29 bytes))\n- plain"
     );
     let all: Vec<&ToolInfo> = hinted.iter().collect();
     assert_eq!(

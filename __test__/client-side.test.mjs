@@ -332,14 +332,18 @@ describe("tasks", () => {
     }
   });
 
-  test("callTimeoutMs stops a task that never finishes, and tells the server", async () => {
-    const run = open({ f: faulty(["asks"], { callTimeoutMs: 600 }) });
+  test("callTimeoutMs stops a task that never finishes, and tells the server; its pollInterval is kept; tasks: false calls plainly", async () => {
+    const run = open({ f: faulty(["asks"], { callTimeoutMs: 600 }), plain: faulty(["asks"], { tasks: false }) });
     try {
       const outcome = await run.adapter.call("f_forever", {});
       assert.equal(outcome.details.error, "timeout");
       assert.match(text(outcome), /ran longer than its limit of 0\.6 s \(callTimeoutMs\) and was stopped/);
       const seen = text(await run.adapter.call("f_seen", {}));
       assert.match(seen, /tasks\/get.*tasks\/cancel/);
+      // The server asks for a poll every 100 ms (our default is 1 s): several polls in 0.6 s.
+      assert.ok(seen.split("tasks/get").length - 1 >= 3, seen);
+      const untasked = await run.adapter.call("plain_forever", {});
+      assert.match(text(untasked), /requires task augmentation/);
     } finally {
       await run.close();
     }
@@ -451,8 +455,9 @@ describe("prompts (server-everything)", () => {
   });
 });
 
-test("the Python SDK server (a second implementation): a form, the model, roots, a log line, a template, a prompt", async () => {
+test("the Python SDK server (a second implementation): a form, the model, roots, a log line, a template, prompts (one added later)", async () => {
   const run = open({ py: python({ samplingAutoApprove: true }) });
+  run.adapter.start(); // what servers announce (a changed list) is followed from start-up on
   try {
     const { seen, ui } = scriptedUi({
       pick: (title, options) => (options.includes("Answer") ? "Answer" : title.startsWith("Vegan") ? "Yes" : "(leave empty)"),
@@ -477,6 +482,11 @@ test("the Python SDK server (a second implementation): a form, the model, roots,
     const read = await run.adapter.execute({ read: "test://greeting/{name}", server: "py", args: { name: "Ada" } }, "py-read");
     assert.match(text(read), /hello, Ada/);
     assert.equal(text(await run.adapter.runPrompt("mcp__py__greet", "Ada")), "Say hello to Ada.");
+    // A prompt the server adds later (prompts/list_changed) becomes a command too.
+    assert.equal(text(await run.adapter.call("py_add_prompt", {})), "added");
+    const names = () => run.adapter.promptCommands().map((c) => c.name);
+    await waitFor(() => names().includes("mcp__py__farewell"), 5000, "the new prompt's command");
+    assert.equal(text(await run.adapter.runPrompt("mcp__py__farewell", "Ada")), "Say goodbye to Ada.");
   } finally {
     await run.close();
   }

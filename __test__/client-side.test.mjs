@@ -507,3 +507,19 @@ test("tool hints: every one for people (/mcp tools, pi-mcp describe, doctor), on
     await run.close();
   }
 });
+
+test("2026-07-28 with the Python SDK server: a read resource's updates come through subscriptions/listen", async () => {
+  const run = open({ py: python({ protocolVersion: "2026-07-28" }) });
+  run.adapter.start();
+  try {
+    const updates = [];
+    run.adapter.onEvent((e) => e.type === "resource-updated" && updates.push(e));
+    const read = await run.adapter.execute({ read: "test://hello", server: "py" }, "listen-1");
+    assert.equal(text(read), "hello from a resource");
+    assert.equal(text(await run.adapter.call("py_touch", {})), "touched");
+    await waitFor(() => updates.length > 0, 5000, "a resource-updated event");
+    assert.deepEqual(updates[0], { type: "resource-updated", server: "py", uri: "test://hello", text: 'MCP server "py" updated test://hello' });
+  } finally {
+    await run.close();
+  }
+});

@@ -3,7 +3,7 @@
 // sampling runs on Pi's model (the fake LLM); in json mode nobody can be asked. On Pi 1.5.2 Pi's
 // resource tools are registered with its exposure rule and reached from a codemode script.
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before } from "node:test";
@@ -150,4 +150,28 @@ piTest("Pi's resource tools (Pi ≥ 0.99) under Pi's exposure rule: deferred by 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+piTest("the model reads a resource, a template with args and a binary resource (saved to a private file)", OPTS, async (pi) => {
+  const read = (args) => mcp({ server: "everything", ...args });
+  const steps = [
+    read({ read: "demo://resource/static/document/features.md" }),
+    read({ read: "demo://resource/dynamic/text/{resourceId}", args: { resourceId: 7 } }),
+    read({ read: "demo://resource/dynamic/blob/2" }),
+    { text: "done" },
+  ];
+  // keep: the saved file lives in the run's private temp directory.
+  const r = await runPi({ pi, extensionDir: root, mcpConfig: config, script: { steps }, keep: true });
+  try {
+    assertRan(r);
+    const [doc, templated, blob] = r.toolResults;
+    assert.match(doc.text, /# /, doc.text);
+    assert.match(templated.text, /7/, templated.text);
+    const path = blob.text.match(/saved to (\S+)\]$/)?.[1];
+    assert.ok(path, blob.text);
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+  } finally {
+    rmSync(dirname(r.home), { recursive: true, force: true });
+  }
+  await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });

@@ -24,25 +24,26 @@ before(() => {
 });
 after(() => rmSync(serverCwd, { recursive: true, force: true }));
 
-piTest("over RPC: elicitation answered and cancelled in Pi's dialogs, sampling approved and declined", OPTS, async (pi) => {
-  const steps = [elicit, { text: "ok" }, elicit, { text: "ok" }, sample, { text: "Sunny, says Pi's model." }, { text: "ok" }, sample, { text: "ok" }];
+piTest("over RPC: elicitation answered, cancelled and declined in Pi's dialogs, sampling approved and declined", OPTS, async (pi) => {
+  const steps = [elicit, { text: "ok" }, elicit, { text: "ok" }, elicit, { text: "ok" }, sample, { text: "Sunny, says Pi's model." }, { text: "ok" }, sample, { text: "ok" }];
   let forms = 0;
   let approvals = 0;
   const answer = (request) => {
     if (request.method === "confirm") return { confirmed: approvals++ === 0 };
     if (request.method === "input") return { value: request.title.startsWith("String (") ? "Ada" : "" };
-    if (request.options?.includes("Answer")) return forms++ === 0 ? { value: "Answer" } : { cancelled: true };
+    if (request.options?.includes("Answer")) return [{ value: "Answer" }, { cancelled: true }, { value: "Decline" }][forms++];
     if (request.options?.includes("Drums")) return { value: request.options.includes("✓ Drums") ? "Done" : "Drums" };
     if (request.options?.includes("Done")) return { value: "Done" };
     return { value: request.options.includes("Yes") ? "Yes" : request.options.at(-1) };
   };
-  const r = await runPiRpc({ pi, extensionDir: root, mcpConfig: config, script: { steps }, commands: ["fill", "again", "sample", "sample again"], answer });
+  const r = await runPiRpc({ pi, extensionDir: root, mcpConfig: config, script: { steps }, commands: ["fill", "again", "decline", "sample", "sample again"], answer });
   assertRan(r);
-  const [accepted, cancelled, sampled, declined] = toolResultsOf(r.events);
+  const [accepted, cancelled, refused, sampled, declined] = toolResultsOf(r.events);
   assert.match(accepted.text, /User provided the requested information![\s\S]*- Name: Ada/, accepted.text);
   assert.match(accepted.text, /"untitledMultipleSelectEnum": \[\s*"Drums"\s*\]/);
   assert.match(accepted.text, /- Favorite Integer: 42/, "left empty: the default");
   assert.match(cancelled.text, /User cancelled the elicitation dialog/);
+  assert.match(refused.text, /User declined/);
   const intro = r.dialogs.find((d) => d.method === "select");
   assert.equal(intro.title, 'MCP server "everything" asks:\n\nPlease provide inputs for the following fields:');
   assert.deepEqual(intro.options, ["Answer", "Decline"]);
@@ -52,7 +53,7 @@ piTest("over RPC: elicitation answered and cancelled in Pi's dialogs, sampling a
   assert.equal(confirm.title, 'Allow MCP server "everything" to use the model?');
   assert.match(confirm.message, /Last message: Resource trigger-sampling-request context: the weather/);
   // The sampling request reached Pi's model with the server's system prompt.
-  const samplingRequest = r.requests[5].body;
+  const samplingRequest = r.requests[7].body;
   assert.equal(samplingRequest.messages[0].content, "You are a helpful test server.");
   assert.match(JSON.stringify(samplingRequest.messages.at(-1)), /the weather/);
   assert.match(declined.text, /the user declined everything's sampling request/);

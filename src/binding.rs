@@ -141,7 +141,7 @@ impl From<adapter::Outcome> for Outcome {
                 .collect(),
             details: outcome.details,
             is_error: outcome.is_error,
-            structured_content: outcome.structured,
+            structured_content: outcome.structured.map(|v| *v),
         }
     }
 }

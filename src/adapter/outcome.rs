@@ -10,8 +10,8 @@ pub struct Outcome {
     /// Always has `mode`; failures add `error` (a stable code) and usually `server`.
     pub details: Value,
     pub is_error: bool,
-    /// The result as JSON, for tools that declare an output schema.
-    pub structured: Option<Value>,
+    /// The result as JSON, for tools that declare an output schema (boxed: most have none).
+    pub structured: Option<Box<Value>>,
 }
 
 impl Outcome {

@@ -8,6 +8,7 @@
 //! and icons are left out. Reading goes the way of `mcp({ read })`.
 
 use super::direct::{DirectToolDefinition, ToolAnnotations};
+use super::request::trimmed;
 use super::{Adapter, ErrorCode, Outcome, ServerMeta};
 use crate::config::{Exposure, ServerConfig};
 use crate::resources::is_app;
@@ -138,13 +139,7 @@ impl Adapter {
         params: &Value,
         call_id: Option<String>,
     ) -> Outcome {
-        let text = |key: &str| {
-            params
-                .get(key)
-                .and_then(Value::as_str)
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-        };
+        let text = |key: &str| trimmed(params, key);
         match name {
             LIST_RESOURCES => self.list_for_pi(Kind::Resources, name, text("server"), text("cursor")).await,
             LIST_TEMPLATES => self.list_for_pi(Kind::Templates, name, text("server"), text("cursor")).await,
@@ -247,7 +242,7 @@ impl Adapter {
         if let Some(name) = server {
             outcome.set("server", name);
         }
-        outcome.structured = Some(payload);
+        outcome.structured = Some(Box::new(payload));
         self.bounded(outcome)
     }
 }

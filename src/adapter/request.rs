@@ -57,14 +57,7 @@ pub enum Request {
 impl Request {
     /// The request `params` make, or the answer to parameters that make none.
     pub fn parse(params: &Value) -> Result<Request, Outcome> {
-        let text = |key: &str| {
-            params
-                .get(key)
-                .and_then(Value::as_str)
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        };
+        let text = |key: &str| trimmed(params, key).map(str::to_string);
         let flag = |key: &str| params.get(key).and_then(Value::as_bool);
         let count = |key: &str| {
             params
@@ -157,6 +150,15 @@ impl Adapter {
             Request::Status => self.status(),
         }
     }
+}
+
+/// The string parameter `key`, trimmed; `None` when absent, not a string, or blank.
+pub(super) fn trimmed<'a>(params: &'a Value, key: &str) -> Option<&'a str> {
+    params
+        .get(key)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
 }
 
 /// `args` as an object: given as one, or as a JSON string encoding one.

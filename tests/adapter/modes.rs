@@ -362,7 +362,7 @@ async fn pis_resource_tools_take_the_widest_exposure_of_the_servers_with_resourc
         async move { adapter.pi_resource_tool(name, &params, None).await }
     };
     let all = run("list_mcp_resources", json!({})).await;
-    let listed = all.structured.clone().unwrap();
+    let listed = *all.structured.clone().unwrap();
     assert_eq!(listed["resources"].as_array().unwrap().len(), 2, "{listed}");
     assert_eq!(
         listed["resources"][0],

@@ -523,3 +523,22 @@ test("2026-07-28 with the Python SDK server: a read resource's updates come thro
     await run.close();
   }
 });
+
+test("prompts are kept in the metadata cache beside the tools: the next session has their commands at once", async () => {
+  const run = open({ ev: everything() });
+  try {
+    await run.adapter.list("ev");
+    await run.adapter.shutdown();
+    const cache = JSON.parse(readFileSync(join(run.agent.agentDir, "mcp-cache.json"), "utf8"));
+    const entry = JSON.stringify(cache);
+    assert.match(entry, /"prompts":\[\{[^\]]*"name":"simple-prompt"/);
+    const next = McpAdapter.open({ cwd: run.agent.cwd, agentDir: run.agent.agentDir, env: run.agent.env });
+    try {
+      assert.ok(next.promptCommands().some((c) => c.name === "mcp__ev__args-prompt"), "from the cache, no server started");
+    } finally {
+      await next.shutdown();
+    }
+  } finally {
+    run.agent.cleanup();
+  }
+});

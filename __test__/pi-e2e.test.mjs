@@ -116,8 +116,10 @@ piTest("/mcp and its subcommands over RPC: status, reconnect, tools, doctor, dis
   // No cache yet: the session start connects both servers in the background to fill it.
   assert.match(status, /[012]\/2 servers connected[^]*✓ everything: connected/);
   assert.match(tools, /everything_get-sum/);
+  assert.match(tools, /\n- everything_echo \(read-only, idempotent\)\n/, "each tool with its hints");
   assert.match(doctor, /✓ \S*mcp\.json \[Pi\]: everything, memory/);
-  assert.match(doctor, /Connections:\n  ✓ everything: \d+ ms, \d+ tools\n  ✓ memory: \d+ ms, \d+ tools/);
+  // Each connection with its tools' hints.
+  assert.match(doctor, /Connections:\n  ✓ everything: \d+ ms, \d+ tools\n {6}tools: \d+ read-only, .*\n  ✓ memory: \d+ ms, \d+ tools\n {6}tools: \d+ destructive, /);
   assert.ok(r.statuses.some((s) => s.key === "mcp" && /MCP/.test(s.text ?? "")), "footer status is set");
   // Turned off and on again in the file it comes from; status follows.
   assert.match(disable, /^Server "memory" turned off: saved to \S*mcp\.json\.$/);

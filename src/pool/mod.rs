@@ -18,6 +18,7 @@ mod spec;
 mod stderr;
 pub mod watchdog;
 
+pub use client_side::LogTail;
 pub use connection::{Connection, Cut, ListBounds, Listing, RequestOptions};
 pub use handler::{Notice, Progress, ProgressSink};
 pub use handshake::Protocol;
@@ -33,7 +34,6 @@ pub use remote::{display_url, AuthNeed, Credentials, RemoteKind, RemoteSpec, Sha
 pub use shared::{Broker, SharedSpec};
 pub use spec::{ConnectSpec, TransportSpec};
 
-use client_side::LogTail;
 use futures::future::{BoxFuture, FutureExt, Shared};
 use parking_lot::Mutex;
 use std::collections::HashMap;

@@ -135,7 +135,7 @@ pub fn shared(session: &Arc<Session>, identity: &str, args: &[&str]) -> ConnectS
 
 pub async fn open(spec: &ConnectSpec) -> Arc<Connection> {
     let (notices, _) = tokio::sync::mpsc::unbounded_channel();
-    Connection::open(spec, notices, Arc::new(NoHost))
+    Connection::open(spec, notices, Arc::new(NoHost), Arc::default())
         .await
         .unwrap()
 }
@@ -146,7 +146,9 @@ pub async fn open_with(
     host: Arc<dyn Host>,
 ) -> (Arc<Connection>, UnboundedReceiver<Notice>) {
     let (notices, heard) = tokio::sync::mpsc::unbounded_channel();
-    let conn = Connection::open(spec, notices, host).await.unwrap();
+    let conn = Connection::open(spec, notices, host, Arc::default())
+        .await
+        .unwrap();
     (conn, heard)
 }
 
@@ -240,6 +242,7 @@ pub fn plain() -> RequestOptions {
         cancel: CancellationToken::new(),
         on_progress: None,
         caller: None,
+        total: None,
     }
 }
 

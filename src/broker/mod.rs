@@ -24,7 +24,7 @@ use crate::pool::shared::place::Place;
 use crate::pool::shared::wire::{
     self, Attach, BrokerStatus, Farewell, FarewellReason, SharedServer,
 };
-use crate::pool::{Asker, ConnectSpec, Connection, Notice, Pool, TransportSpec};
+use crate::pool::{Asker, ClientFeatures, ConnectSpec, Connection, Notice, Pool, TransportSpec};
 use crate::server_log::{iso_time, LogMessage, ServerLog};
 use hop::{Attached, Hop};
 use parking_lot::Mutex;
@@ -119,7 +119,12 @@ impl Share {
                 protocol: attach.protocol,
                 timeout: Duration::from_millis(attach.timeout_ms),
                 debug: attach.debug,
-                client: attach.client.clone(),
+                // Each session follows the tasks it starts (through its hop); the server's own
+                // connection passes task results on untouched.
+                client: ClientFeatures {
+                    tasks: false,
+                    ..attach.client.clone()
+                },
             },
             hops: vec![],
             attaching: 0,

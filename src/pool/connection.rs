@@ -522,7 +522,10 @@ impl Connection {
                 }
                 other => other?,
             };
-            if let Some(created) = task::Task::created(&sent.result) {
+            // Without `tasks` a task result is passed on as it is (the broker's sessions follow
+            // their tasks themselves).
+            let created = task::Task::created(&sent.result).filter(|_| self.client.features.tasks);
+            if let Some(created) = created {
                 // Progress of the task comes with the token of the request that created it.
                 let _progress = sent.progress;
                 return self.follow_task(created, &opts, &busy.1, deadline).await;

@@ -115,7 +115,19 @@ impl Server {
                 reply(out, id, json!({}))
             }
             // The task `forever` starts: it works until it is cancelled.
-            "tasks/get" => reply(out, id, forever_task("working", "still working")),
+            "tasks/get" if params["taskId"] == "forever-1" => {
+                reply(out, id, forever_task("working", "still working"))
+            }
+            // A task `ask` answered as started is done as soon as it is asked about.
+            "tasks/get" => reply(out, id, task(&params["taskId"], "completed")),
+            "tasks/result" => {
+                let done = format!("task {} done", params["taskId"]);
+                reply(
+                    out,
+                    id,
+                    json!({ "content": [{ "type": "text", "text": done }] }),
+                )
+            }
             "tasks/cancel" => {
                 eprintln!("mcp-test-server: tasks/cancel {}", params["taskId"]);
                 reply(out, id, forever_task("cancelled", "cancelled"));
@@ -337,8 +349,15 @@ impl Server {
 
 /// The one task of the server (2025-11-25's shape), polled every 100 ms.
 fn forever_task(status: &str, message: &str) -> Value {
+    let mut task = task(&json!("forever-1"), status);
+    task["statusMessage"] = json!(message);
+    task
+}
+
+/// A task's state in 2025-11-25's shape, to be polled every 100 ms.
+fn task(id: &Value, status: &str) -> Value {
     json!({
-        "taskId": "forever-1", "status": status, "statusMessage": message,
+        "taskId": id, "status": status,
         "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:00Z",
         "ttl": null, "pollInterval": 100,
     })

@@ -9,6 +9,9 @@ use rmcp::model::{ServerNotification, SubscriptionFilter};
 use serde_json::json;
 use std::time::Duration;
 
+/// How long a server may take to acknowledge a listen stream.
+const LISTEN_ACK: Duration = Duration::from_secs(10);
+
 impl Connection {
     /// Asks for updates of `uri` (once per connection).
     pub async fn subscribe(&self, uri: &str) {
@@ -32,27 +35,25 @@ impl Connection {
                     )
                     .await;
             }
-            true => self.listen(),
+            true => self.listen().await,
         }
     }
 
-    /// (Re)opens the listen stream for every subscribed resource, list changes included.
-    fn listen(&self) {
+    /// (Re)opens the listen stream for every subscribed resource, list changes included, and
+    /// returns once the server has acknowledged it (so no update after a read is missed).
+    async fn listen(&self) {
         let mut filter = SubscriptionFilter::new();
         filter.resource_subscriptions = Some(self.subscribed.lock().iter().cloned().collect());
         filter.tools_list_changed = Some(true);
         filter.prompts_list_changed = Some(true);
         filter.resources_list_changed = Some(true);
-        let (peer, notices, server) = (
-            self.peer.clone(),
-            self.client_notices.clone(),
-            self.server.clone(),
-        );
+        let acknowledged = tokio::time::timeout(LISTEN_ACK, self.peer.listen(filter)).await;
+        let Ok(Ok(mut stream)) = acknowledged else {
+            return;
+        };
+        let (notices, server) = (self.client_notices.clone(), self.server.clone());
         let ended = self.ended.clone();
         let task = tokio::spawn(async move {
-            let Ok(mut stream) = peer.listen(filter).await else {
-                return;
-            };
             loop {
                 let next = tokio::select! {
                     next = stream.next() => next,

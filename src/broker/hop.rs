@@ -280,7 +280,7 @@ impl Hop {
         let limit = attached.timeout.min(PING_LIMIT);
         match attached
             .upstream
-            .request("ping", json!({}), own(limit))
+            .request("ping", json!({}), RequestOptions::new(limit))
             .await
         {
             Err(RequestError::Timeout(_) | RequestError::Closed(_)) => {
@@ -363,17 +363,6 @@ impl Hop {
             }
             Err(e) => Err(Some(failure(&e))),
         }
-    }
-}
-
-/// Options of a request the broker makes of its own (no caller, no progress).
-pub fn own(timeout: Duration) -> RequestOptions {
-    RequestOptions {
-        timeout,
-        cancel: CancellationToken::new(),
-        on_progress: None,
-        caller: None,
-        total: None,
     }
 }
 

@@ -24,7 +24,9 @@ use crate::pool::shared::place::Place;
 use crate::pool::shared::wire::{
     self, Attach, BrokerStatus, Farewell, FarewellReason, SharedServer,
 };
-use crate::pool::{Asker, ClientFeatures, ConnectSpec, Connection, Notice, Pool, TransportSpec};
+use crate::pool::{
+    Asker, ClientFeatures, ConnectSpec, Connection, Notice, Pool, RequestOptions, TransportSpec,
+};
 use crate::server_log::{iso_time, LogMessage, ServerLog};
 use hop::{Attached, Hop};
 use parking_lot::Mutex;
@@ -232,7 +234,11 @@ impl Broker {
             tokio::spawn(async move {
                 let params = json!({ "uri": uri });
                 let _ = upstream
-                    .request("resources/unsubscribe", params, hop::own(timeout))
+                    .request(
+                        "resources/unsubscribe",
+                        params,
+                        RequestOptions::new(timeout),
+                    )
                     .await;
             });
         }

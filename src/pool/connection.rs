@@ -121,6 +121,19 @@ pub struct RequestOptions {
     pub total: Option<Duration>,
 }
 
+impl RequestOptions {
+    /// A request bounded by `timeout` alone: its own cancel token, no progress, no caller.
+    pub fn new(timeout: Duration) -> Self {
+        Self {
+            timeout,
+            cancel: CancellationToken::new(),
+            on_progress: None,
+            caller: None,
+            total: None,
+        }
+    }
+}
+
 impl Connection {
     /// Starts or reaches the server and runs the opening handshake, all within `spec.timeout`.
     /// The server is not listed yet: see [`Connection::listed`].
@@ -491,11 +504,8 @@ impl Connection {
 
     fn plain(&self, timeout: Duration) -> RequestOptions {
         RequestOptions {
-            timeout,
-            cancel: CancellationToken::new(),
-            on_progress: None,
-            caller: None,
             total: Some(timeout.saturating_mul(MAX_TOTAL_FACTOR)),
+            ..RequestOptions::new(timeout)
         }
     }
 

@@ -20,7 +20,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
 /// The MCP test server cargo built for these tests.
 pub const TEST_SERVER: &str = env!("CARGO_BIN_EXE_mcp-test-server");
@@ -237,13 +236,7 @@ pub async fn stop_broker(dir: &Dir) {
 }
 
 pub fn plain() -> RequestOptions {
-    RequestOptions {
-        timeout: Duration::from_secs(10),
-        cancel: CancellationToken::new(),
-        on_progress: None,
-        caller: None,
-        total: None,
-    }
+    RequestOptions::new(Duration::from_secs(10))
 }
 
 /// `echo`'s text.

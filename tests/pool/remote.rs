@@ -10,7 +10,6 @@ use pi_mcp_native::secret::Secret;
 use serde_json::json;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
 
 /// The test server serving HTTP on a free port; killed on drop.
 struct Served {
@@ -75,13 +74,7 @@ fn remote(url: String, prefer: Option<RemoteKind>) -> ConnectSpec {
 }
 
 fn opts() -> RequestOptions {
-    RequestOptions {
-        timeout: Duration::from_secs(10),
-        cancel: CancellationToken::new(),
-        on_progress: None,
-        caller: None,
-        total: None,
-    }
+    RequestOptions::new(Duration::from_secs(10))
 }
 
 async fn echo_works(conn: &Connection) {

@@ -6,7 +6,6 @@ use pi_mcp_native::pool::{
 };
 use std::path::PathBuf;
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
 
 /// The MCP test server cargo built for these tests.
 pub const TEST_SERVER: &str = env!("CARGO_BIN_EXE_mcp-test-server");
@@ -45,11 +44,5 @@ pub fn bounds(timeout: Duration) -> ListBounds {
 }
 
 pub fn opts(timeout: Duration) -> RequestOptions {
-    RequestOptions {
-        timeout,
-        cancel: CancellationToken::new(),
-        on_progress: None,
-        caller: None,
-        total: None,
-    }
+    RequestOptions::new(timeout)
 }

@@ -787,23 +787,35 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Parses `merged` as the tests' session in /session, whose project file is `project`.
+    fn parse_in(
+        merged: &MergedServer,
+        project: &Path,
+        env: &Env,
+    ) -> (Option<ServerConfig>, Vec<Diagnostic>) {
+        let limits = FileLimits::default();
+        let commands = CommandPolicy::default();
+        let ctx = Context {
+            project_files: &[project.to_path_buf()],
+            default_exposure: None,
+            shared_by_default: false,
+            env,
+            limits: &limits,
+            cwd: Path::new("/session"),
+            commands: &commands,
+        };
+        let mut diagnostics = vec![];
+        let server = parse(merged, &ctx, &mut diagnostics);
+        (server, diagnostics)
+    }
+
     fn parse_one(value: Value) -> (Option<ServerConfig>, Vec<String>) {
         let env: Env = [("HOME", "/h"), ("KEY", "k")]
             .into_iter()
             .map(|(k, v)| (k.into(), v.into()))
             .collect();
-        let mut diagnostics = vec![];
         let merged = MergedServer::new("s", value, std::path::Path::new("/cfg/mcp.json"));
-        let ctx = Context {
-            project_files: &[PathBuf::from("/project/.mcp.json")],
-            default_exposure: None,
-            shared_by_default: false,
-            env: &env,
-            limits: &FileLimits::default(),
-            cwd: Path::new("/session"),
-            commands: &CommandPolicy::default(),
-        };
-        let server = parse(&merged, &ctx, &mut diagnostics);
+        let (server, diagnostics) = parse_in(&merged, Path::new("/project/.mcp.json"), &env);
         (server, diagnostics.iter().map(|d| d.to_string()).collect())
     }
 
@@ -1062,17 +1074,8 @@ mod tests {
         let env: Env = Env::new();
         let project = std::path::PathBuf::from("/project/.mcp.json");
         let merged = MergedServer::new("s", provider("https://h/mcp"), &project);
-        let ctx = Context {
-            project_files: std::slice::from_ref(&project),
-            default_exposure: None,
-            shared_by_default: false,
-            env: &env,
-            limits: &FileLimits::default(),
-            cwd: Path::new("/session"),
-            commands: &CommandPolicy::default(),
-        };
-        let mut diagnostics = vec![];
-        let server = parse(&merged, &ctx, &mut diagnostics).unwrap();
+        let (server, diagnostics) = parse_in(&merged, &project, &env);
+        let server = server.unwrap();
         assert!(matches!(
             server.transport,
             Transport::Http {

@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { frontEnd, piModel } from "../extension/pi-mcp-native/front-end.js";
-import { everything, faulty, python, root, tempAgent, waitFor } from "./helpers/servers.mjs";
+import { everything, everythingHttp, faulty, freePort, python, root, tempAgent, waitFor } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 const text = (outcome) => outcome.content.map((c) => c.text ?? "").join("\n");
@@ -344,6 +344,106 @@ describe("tasks", () => {
       assert.ok(seen.split("tasks/get").length - 1 >= 3, seen);
       const untasked = await run.adapter.call("plain_forever", {});
       assert.match(text(untasked), /requires task augmentation/);
+    } finally {
+      await run.close();
+    }
+  });
+});
+
+describe("sampling and elicitation as tasks (2025-11-25: server-everything's -async tools)", () => {
+  const answer = { role: "assistant", content: [{ type: "text", text: "forty-two" }], model: "pi-model", stopReason: "stop" };
+  const ctx = (confirm) => ({
+    hasUI: confirm !== undefined,
+    ui: { confirm: async () => confirm },
+    model: { id: "pi-model", provider: "fake" },
+    modelRegistry: { getAvailable: () => [], complete: async () => answer },
+  });
+  const form = (adapter, answers) => {
+    const script = scriptedUi(answers);
+    adapter.setFrontEnd(frontEnd(adapter, { ui: () => script.ui }));
+    return script;
+  };
+  const fill = { pick: (title, options) => (options.includes("Answer") ? "Answer" : title.startsWith("Favorite Color") ? "Blue" : title.startsWith("Terms") ? "Yes" : "(leave empty)"), type: () => "Ada" };
+
+  test("the form is answered in the background: accepted, declined, cancelled with Esc; tasks: false withholds the tools", async () => {
+    const run = open({ ev: everything(), off: everything({ tasks: false }) });
+    try {
+      form(run.adapter, fill);
+      const accepted = text(await run.adapter.call("ev_trigger-elicitation-request-async", {}));
+      assert.match(accepted, /\[COMPLETED\] User provided the requested information!\nUser inputs:\n- Name: Ada\n- Favorite Color: Blue\n- Agreed to terms: true/);
+      assert.match(accepted, /Task created: [0-9a-f]{32}\nPoll 1: completed/);
+      assert.match(accepted, /"io\.modelcontextprotocol\/related-task": \{\s*"taskId": "[0-9a-f]{32}"/, "tasks/result names its task");
+      form(run.adapter, { pick: (_t, options) => (options.includes("Decline") ? "Decline" : undefined) });
+      assert.match(text(await run.adapter.call("ev_trigger-elicitation-request-async", {})), /\[DECLINED\] User declined/);
+      form(run.adapter, { pick: () => undefined });
+      assert.match(text(await run.adapter.call("ev_trigger-elicitation-request-async", {})), /\[CANCELLED\] User cancelled the elicitation dialog/);
+      const listed = text(await run.adapter.list("off"));
+      assert.match(listed, /trigger-elicitation-request\b/);
+      assert.doesNotMatch(listed, /-async/);
+    } finally {
+      await run.close();
+    }
+  });
+
+  test("the model is asked in the background: approved, declined, refused without a UI", async () => {
+    const run = open({ ev: everything() });
+    const use = (c) => run.adapter.setFrontEnd(frontEnd(run.adapter, { ui: () => undefined, runModel: piModel(() => c) }));
+    try {
+      use(ctx(true));
+      const approved = text(await run.adapter.call("ev_trigger-sampling-request-async", { prompt: "the answer", maxTokens: 50 }));
+      assert.match(approved, /\[COMPLETED\] Async sampling completed!/);
+      assert.match(approved, /"text": "forty-two"/);
+      use(ctx(false));
+      assert.match(text(await run.adapter.call("ev_trigger-sampling-request-async", { prompt: "x" })), /\[FAILED\] the user declined ev's sampling request/);
+      use(ctx(undefined));
+      assert.match(text(await run.adapter.call("ev_trigger-sampling-request-async", { prompt: "x" })), /\[FAILED\] .*needs the user's approval, but nobody can be asked here/);
+    } finally {
+      await run.close();
+    }
+  });
+
+  test("over Streamable HTTP and the legacy SSE transport too", async () => {
+    const http = await everythingHttp("streamableHttp", await freePort());
+    const sse = await everythingHttp("sse", await freePort());
+    const run = open({ http: { url: `http://127.0.0.1:${http.port}/mcp` }, sse: { url: `http://127.0.0.1:${sse.port}/sse` } });
+    try {
+      form(run.adapter, fill);
+      assert.match(text(await run.adapter.call("http_trigger-elicitation-request-async", {})), /\[COMPLETED\] User provided the requested information!\nUser inputs:\n- Name: Ada/);
+      run.adapter.setFrontEnd(frontEnd(run.adapter, { ui: () => undefined, runModel: piModel(() => ctx(true)) }));
+      assert.match(text(await run.adapter.call("sse_trigger-sampling-request-async", { prompt: "x" })), /"text": "forty-two"/);
+    } finally {
+      await run.close();
+      await http.stop();
+      await sse.stop();
+    }
+  });
+
+  test("the server lists, polls and cancels: the open dialog closes, the task has no result, a second cancel is refused", async () => {
+    const run = open({ f: faulty(["asks"]), off: faulty(["asks"], { tasks: false }) });
+    try {
+      let closed = false;
+      form(run.adapter, { pick: (_t, _o, { signal }) => new Promise((resolve) => signal.addEventListener("abort", () => ((closed = true), resolve(undefined)))) });
+      const question = { message: "Name?", requestedSchema: { type: "object", properties: { name: { type: "string" } } }, task: { ttl: 60000 } };
+      const then = ["tasks/list", "tasks/get", "tasks/cancel", "tasks/get", "tasks/result", "tasks/cancel"].map((method) => ({ method, params: {} }));
+      const lines = text(await run.adapter.call("f_ask", { method: "elicitation/create", params: question, then })).split("\n");
+      const created = JSON.parse(lines[0].replace(/^answer: /, "")).task;
+      assert.deepEqual([created.status, created.statusMessage, created.ttl, created.pollInterval], ["working", "asking the user", 60000, 1000]);
+      const id = created.taskId;
+      assert.equal(JSON.parse(lines[1].replace(/^answer: /, "")).tasks[0].taskId, id);
+      assert.match(lines[2], /"status":"working"/);
+      assert.match(lines[3], /"status":"cancelled","statusMessage":"The task was cancelled by request\."/);
+      assert.match(lines[4], /"status":"cancelled"/);
+      assert.equal(lines[5], `error -32602: task ${id} was cancelled: it has no result`);
+      assert.equal(lines[6], `error -32602: cannot cancel task ${id}: it has already ended (cancelled)`);
+      await waitFor(() => closed, 3000, "the dialog was closed");
+      await waitFor(async () => /notifications\/tasks\/status/.test(text(await run.adapter.call("f_seen", {}))), 3000, "a status notification");
+
+      // tasks: false: nothing declared, and a task-augmented question is answered as a plain one.
+      assert.doesNotMatch(text(await run.adapter.call("off_capabilities", {})), /"tasks"/);
+      assert.match(text(await run.adapter.call("f_capabilities", {})), /"tasks":\{"list":\{\},"cancel":\{\},"requests":\{"sampling":\{"createMessage":\{\}\},"elicitation":\{"create":\{\}\}\}\}/);
+      form(run.adapter, { pick: () => "Decline" });
+      assert.equal(text(await run.adapter.call("off_ask", { method: "elicitation/create", params: question })), 'answer: {"action":"decline"}');
+      assert.match(text(await run.adapter.call("off_ask", { method: "tasks/list", params: {} })), /^error -32601: /);
     } finally {
       await run.close();
     }

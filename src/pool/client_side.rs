@@ -4,6 +4,7 @@
 //! [`ClientFeatures`]; the [`Host`] is asked only where a person or a model must decide. While a
 //! question is open, the requests it may belong to do not time out.
 
+use super::client_tasks::{wire::AS_TASK, ClientTasks, StatusSink, TaskError};
 use super::host::{Asker, Caller, ClientFeatures, ElicitationPolicy, Host, Question, Reply};
 use crate::elicitation::Form;
 use crate::server_log::{LogLevel, LogMessage};
@@ -144,6 +145,8 @@ pub struct ClientSide {
     pub host: Arc<dyn Host>,
     pub pending: Arc<Pending>,
     pub log_tail: Arc<LogTail>,
+    /// The questions the server asked as tasks.
+    pub tasks: Arc<ClientTasks>,
 }
 
 impl ClientSide {
@@ -175,6 +178,85 @@ impl ClientSide {
             caps.roots = Some(roots);
         }
         caps
+    }
+
+    /// The 2025-11-25 `tasks` capability: the server may ask what we answer (sampling,
+    /// elicitation) as tasks, and list and cancel them. `None` without `tasks` or anything to
+    /// ask.
+    pub fn task_capability(&self) -> Option<Value> {
+        if !self.features.tasks {
+            return None;
+        }
+        let mut requests = Map::new();
+        if self.features.sampling {
+            requests.insert("sampling".into(), json!({ "createMessage": {} }));
+        }
+        if self.features.elicitation != ElicitationPolicy::Off {
+            requests.insert("elicitation".into(), json!({ "create": {} }));
+        }
+        (!requests.is_empty()).then(|| json!({ "list": {}, "cancel": {}, "requests": requests }))
+    }
+
+    /// Answers a request of the server about tasks, or a question asked as a task (marked
+    /// [`AS_TASK`] on the wire): at once with the task, the question asked in the background.
+    /// `None`: not a request about tasks.
+    pub fn answer_task(
+        &self,
+        method: &str,
+        mut params: Value,
+        notify: StatusSink,
+    ) -> Option<BoxFuture<'static, Result<Value, ErrorData>>> {
+        let id = || {
+            params
+                .get("taskId")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let offered = self.task_capability().is_some();
+        let ready = |answer: Result<Value, TaskError>| -> BoxFuture<'static, _> {
+            Box::pin(std::future::ready(answer.map_err(ErrorData::from)))
+        };
+        if let Some(inner) = method.strip_prefix(AS_TASK) {
+            let task = params.as_object_mut().and_then(|p| p.remove("task"));
+            let inner = inner.to_string();
+            // Without the capability for it the request is answered as a plain one.
+            let offered = self.task_capability().is_some_and(|caps| {
+                let (group, name) = inner.split_once('/').unwrap_or_default();
+                caps["requests"][group].get(name).is_some()
+            });
+            if !offered {
+                return Some(self.answer(&inner, params, Origin::request_of_the_server(CancellationToken::new())));
+            }
+            let ttl = task.as_ref().and_then(|t| t.get("ttl")).and_then(Value::as_u64);
+            let doing = match inner.as_str() {
+                "sampling/createMessage" => "asking the model",
+                _ => "asking the user",
+            };
+            let this = self.clone();
+            let job = Box::new(move |stop: CancellationToken| {
+                this.answer(&inner, params, Origin::request_of_the_server(stop))
+            });
+            return Some(ready(self.tasks.start(ttl, doing, job, notify)));
+        }
+        if !offered {
+            return None;
+        }
+        match method {
+            "tasks/get" => Some(ready(self.tasks.get(&id()))),
+            "tasks/list" => {
+                let cursor = params.get("cursor").and_then(Value::as_str);
+                Some(ready(self.tasks.list(cursor)))
+            }
+            "tasks/cancel" => Some(ready(self.tasks.cancel(&id()))),
+            "tasks/result" => {
+                let (tasks, id) = (self.tasks.clone(), id());
+                Some(Box::pin(async move {
+                    tasks.result(&id).await.map_err(ErrorData::from)?
+                }))
+            }
+            _ => None,
+        }
     }
 
     /// Answers one question of the server, by its method.

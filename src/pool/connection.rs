@@ -2,6 +2,7 @@
 //! and the requests we send it.
 
 use super::client_side::{ClientSide, LogTail, Origin, Pending, PendingRequest};
+use super::client_tasks::{ClientTasks, Limits};
 use super::handler::Progress;
 use super::handler::{Handler, Notice, ProgressRoutes, ProgressSink};
 use super::host::{Caller, Host};
@@ -144,12 +145,14 @@ impl Connection {
         log_tail: Arc<LogTail>,
     ) -> Result<Arc<Self>, ConnectError> {
         let progress = ProgressRoutes::default();
+        let stop = CancellationToken::new();
         let client = ClientSide {
             server: spec.server.clone(),
             features: spec.client.clone(),
             host,
             pending: Arc::new(Pending::default()),
             log_tail,
+            tasks: ClientTasks::new(Limits::default(), stop.child_token()),
         };
         let handler = Handler {
             client: client.clone(),
@@ -157,7 +160,6 @@ impl Connection {
             notices: notices.clone(),
             broker: None,
         };
-        let stop = CancellationToken::new();
         let (service, link) = match &spec.transport {
             TransportSpec::Stdio(stdio) => open_process(spec, stdio, handler, &stop)
                 .await

@@ -6,10 +6,11 @@
 )]
 
 use super::client_side::{ClientSide, Origin};
+use super::client_tasks::StatusSink;
 use super::shared::{wire, BrokerLink};
 use parking_lot::Mutex;
 use rmcp::model::{
-    ClientConfig, CreateMessageRequestParams, CreateMessageResult, CustomNotification,
+    ClientConfig, ClientNotification, CreateMessageRequestParams, CreateMessageResult, CustomNotification,
     CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, Implementation,
     ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
     ProtocolVersion, ResourceUpdatedNotificationParam,
@@ -23,6 +24,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
+
+/// The notification that tells the server a task's new status.
+const TASK_STATUS: &str = "notifications/tasks/status";
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Progress {
@@ -116,13 +120,27 @@ impl ClientHandler for Handler {
     }
 
     /// Requests rmcp could not read as their typed form (an elicitation whose schema is not a
-    /// flat form, say) arrive here, so they get the same answer or a specific error.
+    /// flat form, say) arrive here, so they get the same answer or a specific error; so do the
+    /// server's requests about the tasks it asked us to run, and the questions it asked as tasks.
     async fn on_custom_request(
         &self,
         request: CustomRequest,
         context: RequestContext<RoleClient>,
     ) -> Result<CustomResult, ErrorData> {
         let params = request.params.unwrap_or(Value::Null);
+        let peer = context.peer.clone();
+        let notify: StatusSink = Arc::new(move |task| {
+            let peer = peer.clone();
+            let status = CustomNotification::new(TASK_STATUS, Some(task));
+            tokio::spawn(async move {
+                let _ = peer
+                    .send_notification(ClientNotification::CustomNotification(status))
+                    .await;
+            });
+        });
+        if let Some(answer) = self.client.answer_task(&request.method, params.clone(), notify) {
+            return answer.await.map(CustomResult);
+        }
         self.client
             .answer(
                 &request.method,

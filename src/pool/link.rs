@@ -1,6 +1,7 @@
 //! What carries a connection: a process we start (spawned, its stderr drained, stopped as a
 //! group when opening fails) or a remote endpoint, and the opening handshake over it.
 
+use super::client_tasks::wire::{Declaring, TaskCapability};
 use super::handler::Handler;
 use super::handshake::{self, Service};
 use super::oversize::LineGuard;
@@ -12,6 +13,7 @@ use super::stderr::{self, StderrTail};
 use super::ConnectError;
 use crate::secret::Scrubber;
 use rmcp::service::ClientInitializeError;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -48,9 +50,11 @@ pub(super) async fn open_process(
         tokio::spawn(async move { stderr::drain(spawned.stderr, &tail, echo.as_deref()).await });
     }
     let stdout = LineGuard::new(spawned.stdout);
+    let tasks = TaskCapability::new(handler.client.task_capability());
+    let pipes = AsyncRwTransport::new_client(stdout, spawned.stdin);
     let init = handshake::start(
         handler,
-        (stdout, spawned.stdin),
+        Declaring::new(pipes, tasks),
         spec.protocol,
         stop.clone(),
     );

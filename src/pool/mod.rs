@@ -2,6 +2,7 @@
 //! server share a single attempt.
 
 mod client_side;
+mod client_tasks;
 mod connection;
 mod handler;
 mod handshake;

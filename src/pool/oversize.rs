@@ -8,6 +8,7 @@
 //! [`RequestError::TooLarge`]: super::RequestError::TooLarge
 //! [`RequestError::TooDeep`]: super::RequestError::TooDeep
 
+use super::client_tasks::wire;
 use super::nesting::{self, Fixed};
 use serde_json::{json, Value};
 use std::io;
@@ -124,6 +125,10 @@ impl LineScan {
                     }
                     Fixed::Dropped => {}
                 }
+                line.clear();
+            } else if let Some(lifted) = task_augmented(line) {
+                out.extend_from_slice(lifted.as_bytes());
+                out.push(b'\n');
                 line.clear();
             } else {
                 out.append(line);
@@ -245,6 +250,11 @@ impl LineScan {
         line.push(b'\n');
         Some(line)
     }
+}
+
+/// The line marked as a task-augmented request, if it is one (see [`wire::lifted`]).
+fn task_augmented(line: &[u8]) -> Option<String> {
+    wire::lifted(std::str::from_utf8(line.trim_ascii_end()).ok()?)
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ mod credentials;
 mod session;
 mod sse;
 
+use super::client_tasks::wire::TaskCapability;
 use super::handler::Handler;
 use super::handshake::{self, Protocol, Service};
 use super::ConnectError;
@@ -240,7 +241,8 @@ async fn streamable(
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect();
     let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
-    let (client, standalone) = session::SessionAware::new(client.clone(), credentials);
+    let tasks = TaskCapability::new(handler.client.task_capability());
+    let (client, standalone) = session::SessionAware::new(client.clone(), credentials, tasks);
     let transport = StreamableHttpClientTransport::with_client(client, config);
     let service = handshake::start(handler, transport, protocol, ct)
         .await
@@ -266,7 +268,8 @@ async fn legacy(
             headers.insert(reqwest::header::AUTHORIZATION, value);
         }
     }
-    let transport = SseTransport::connect(client.clone(), url.clone(), headers)
+    let tasks = TaskCapability::new(handler.client.task_capability());
+    let transport = SseTransport::connect(client.clone(), url.clone(), headers, tasks)
         .await
         .map_err(|e| classify_sse(&e))?;
     // A server on the legacy transport speaks the legacy lifecycle.

@@ -15,6 +15,7 @@
 //! may send a request of its own (an elicitation, `roots/list`) right after the handshake, on
 //! that stream only, and it would be lost if the stream were not open yet.
 
+use super::super::client_tasks::wire::{self, TaskCapability};
 use super::super::nesting;
 use super::super::oversize::MAX_LINE;
 use super::credentials::{AuthNeed, SharedCredentials};
@@ -52,18 +53,22 @@ pub struct SessionAware {
     client: reqwest::Client,
     credentials: Option<SharedCredentials>,
     standalone: StandaloneStream,
+    /// Declared in `initialize` (here, below rmcp's worker, which must see the typed request).
+    tasks: TaskCapability,
 }
 
 impl SessionAware {
     pub fn new(
         client: reqwest::Client,
         credentials: Option<SharedCredentials>,
+        tasks: TaskCapability,
     ) -> (SessionAware, StandaloneStream) {
         let standalone = StandaloneStream::default();
         let aware = SessionAware {
             client,
             credentials,
             standalone: standalone.clone(),
+            tasks,
         };
         (aware, standalone)
     }
@@ -207,7 +212,8 @@ fn readable(events: Events) -> Events {
                 return Some(event);
             };
             if let Some(data) = &event.data {
-                event.data = Some(nesting::readable(data)?.into_owned());
+                let readable = nesting::readable(data)?;
+                event.data = Some(wire::lifted(&readable).unwrap_or_else(|| readable.into_owned()));
             }
             Some(Ok(event))
         })
@@ -278,6 +284,7 @@ impl StreamableHttpClient for SessionAware {
         if session_id.is_some() {
             self.standalone.session.store(true, Ordering::SeqCst);
         }
+        let message = self.tasks.declared(&message).unwrap_or(message);
         let request = match &message {
             ClientJsonRpcMessage::Request(request) => Some(request),
             _ => None,

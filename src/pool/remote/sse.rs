@@ -8,6 +8,7 @@
 //! the requests the old session took with it fail at once and the client's `initialize` is
 //! replayed, so the connection goes on working.
 
+use crate::pool::client_tasks::wire::{self, TaskCapability};
 use crate::pool::nesting;
 use futures::stream::BoxStream;
 use futures::StreamExt;
@@ -140,6 +141,8 @@ struct Shared {
     handshake: Mutex<(Option<ClientJsonRpcMessage>, Option<ClientJsonRpcMessage>)>,
     /// Requests posted to the server and not answered yet.
     pending: Mutex<HashSet<RequestId>>,
+    /// Declared in the `initialize` posted (replays included).
+    tasks: TaskCapability,
 }
 
 impl Shared {
@@ -175,7 +178,8 @@ impl Shared {
     }
 
     async fn post(&self, endpoint: Url, message: &ClientJsonRpcMessage) -> Result<(), SseError> {
-        let body = serde_json::to_vec(message).map_err(SseError::Encode)?;
+        let declared = self.tasks.declared(message);
+        let body = serde_json::to_vec(declared.as_ref().unwrap_or(message)).map_err(SseError::Encode)?;
         let response = self
             .client
             .post(endpoint)
@@ -282,6 +286,7 @@ impl SseTransport {
         client: reqwest::Client,
         sse_url: Url,
         headers: HeaderMap,
+        tasks: TaskCapability,
     ) -> Result<SseTransport, SseError> {
         let (endpoint, _) = watch::channel(None);
         let shared = Arc::new(Shared {
@@ -291,6 +296,7 @@ impl SseTransport {
             endpoint,
             handshake: Mutex::default(),
             pending: Mutex::default(),
+            tasks,
         });
         let mut state = StreamState::default();
         let mut events = shared.open(None).await?;
@@ -526,7 +532,11 @@ fn parse(event: &Sse) -> Option<ServerJsonRpcMessage> {
     if data.is_empty() {
         return None;
     }
-    serde_json::from_str(&nesting::readable(data)?).ok()
+    let readable = nesting::readable(data)?;
+    match wire::lifted(&readable) {
+        Some(lifted) => serde_json::from_str(&lifted).ok(),
+        None => serde_json::from_str(&readable).ok(),
+    }
 }
 
 /// Distinguishes replayed `initialize` ids across reconnects.

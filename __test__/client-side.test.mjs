@@ -272,6 +272,11 @@ describe("the command line", () => {
       assert.match(declined.out, /User declined/);
       const sampled = await pimcp(agent, ["call", "trigger-sampling-request", '{"prompt":"x"}', "--server", "ev"]);
       assert.match(sampled.out, /ev asked the model \(sampling\), but no model is available here/);
+      // The same asked as tasks: answered in the background, the same way.
+      const declinedAsTask = await pimcp(agent, ["call", "trigger-elicitation-request-async", "--server", "ev"]);
+      assert.match(declinedAsTask.out, /\[DECLINED\] User declined/);
+      const sampledAsTask = await pimcp(agent, ["call", "trigger-sampling-request-async", '{"prompt":"x"}', "--server", "ev"]);
+      assert.match(sampledAsTask.out, /\[FAILED\] ev asked the model \(sampling\), but no model is available here/);
     } finally {
       agent.cleanup();
     }

@@ -226,9 +226,16 @@ impl ClientSide {
                 caps["requests"][group].get(name).is_some()
             });
             if !offered {
-                return Some(self.answer(&inner, params, Origin::request_of_the_server(CancellationToken::new())));
+                return Some(self.answer(
+                    &inner,
+                    params,
+                    Origin::request_of_the_server(CancellationToken::new()),
+                ));
             }
-            let ttl = task.as_ref().and_then(|t| t.get("ttl")).and_then(Value::as_u64);
+            let ttl = task
+                .as_ref()
+                .and_then(|t| t.get("ttl"))
+                .and_then(Value::as_u64);
             let doing = match inner.as_str() {
                 "sampling/createMessage" => "asking the model",
                 _ => "asking the user",

@@ -10,10 +10,10 @@ use super::client_tasks::StatusSink;
 use super::shared::{wire, BrokerLink};
 use parking_lot::Mutex;
 use rmcp::model::{
-    ClientConfig, ClientNotification, CreateMessageRequestParams, CreateMessageResult, CustomNotification,
-    CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, Implementation,
-    ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ResourceUpdatedNotificationParam,
+    ClientConfig, ClientNotification, CreateMessageRequestParams, CreateMessageResult,
+    CustomNotification, CustomRequest, CustomResult, ElicitRequestParams, ElicitResult,
+    Implementation, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ResourceUpdatedNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use rmcp::{ClientHandler, ErrorData};
@@ -138,7 +138,10 @@ impl ClientHandler for Handler {
                     .await;
             });
         });
-        if let Some(answer) = self.client.answer_task(&request.method, params.clone(), notify) {
+        if let Some(answer) = self
+            .client
+            .answer_task(&request.method, params.clone(), notify)
+        {
             return answer.await.map(CustomResult);
         }
         self.client

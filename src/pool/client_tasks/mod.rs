@@ -137,7 +137,8 @@ pub type StatusSink = Arc<dyn Fn(Value) + Send + Sync>;
 
 /// The work of one task: given the token that stops it, the answer of the plain request (it
 /// must end soon once that token is cancelled).
-pub type Job = Box<dyn FnOnce(CancellationToken) -> BoxFuture<'static, Result<Value, ErrorData>> + Send>;
+pub type Job =
+    Box<dyn FnOnce(CancellationToken) -> BoxFuture<'static, Result<Value, ErrorData>> + Send>;
 
 struct Entry {
     /// Creation order (for `tasks/list`).
@@ -167,8 +168,14 @@ impl Entry {
         if let Some(message) = &self.message {
             task.insert("statusMessage".into(), json!(message));
         }
-        task.insert("createdAt".into(), json!(crate::server_log::iso_time(self.created)));
-        task.insert("lastUpdatedAt".into(), json!(crate::server_log::iso_time(self.updated)));
+        task.insert(
+            "createdAt".into(),
+            json!(crate::server_log::iso_time(self.created)),
+        );
+        task.insert(
+            "lastUpdatedAt".into(),
+            json!(crate::server_log::iso_time(self.updated)),
+        );
         task.insert("ttl".into(), json!(self.ttl.as_millis() as u64));
         if !self.status.terminal() {
             task.insert("pollInterval".into(), json!(poll.as_millis() as u64));
@@ -358,7 +365,10 @@ impl ClientTasks {
         if entry.status == Status::Cancelled {
             return Err(TaskError::NoResult(id.into()));
         }
-        let outcome = entry.outcome.take().ok_or_else(|| TaskError::Fetched(id.into()))?;
+        let outcome = entry
+            .outcome
+            .take()
+            .ok_or_else(|| TaskError::Fetched(id.into()))?;
         entry.fetched = true;
         Ok(outcome.map(|result| with_related_task(result, id)))
     }

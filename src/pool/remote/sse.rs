@@ -179,7 +179,8 @@ impl Shared {
 
     async fn post(&self, endpoint: Url, message: &ClientJsonRpcMessage) -> Result<(), SseError> {
         let declared = self.tasks.declared(message);
-        let body = serde_json::to_vec(declared.as_ref().unwrap_or(message)).map_err(SseError::Encode)?;
+        let body =
+            serde_json::to_vec(declared.as_ref().unwrap_or(message)).map_err(SseError::Encode)?;
         let response = self
             .client
             .post(endpoint)

@@ -182,6 +182,11 @@ export declare class McpAdapter {
    * before asking again.
    */
   takeField(id: number, name: string, answer: unknown): { value?: unknown; error?: string }
+  /**
+   * Opens `url` in the user's browser (`$BROWSER`, else the platform's opener) after they
+   * agreed to a server's URL question; the text to show when no browser could be started.
+   */
+  openUrl(url: string): string | null
   /** Receives lifecycle events; the callback never keeps Node alive. */
   onEvent(callback: (arg: LifecycleEvent) => void): void
   /** Cancels running calls and stops every server (bounded in time). */

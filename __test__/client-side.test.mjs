@@ -4,19 +4,20 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { frontEnd, piModel } from "../extension/pi-mcp-native/front-end.js";
+import { recordingBrowser } from "./helpers/browser.mjs";
 import { everything, everythingHttp, faulty, freePort, python, root, tempAgent, waitFor } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 const text = (outcome) => outcome.content.map((c) => c.text ?? "").join("\n");
 
-/** An adapter over `servers` (mcp.json `mcpServers`, plus `settings`). */
-function open(servers, settings = {}) {
+/** An adapter over `servers` (mcp.json `mcpServers`, plus `settings`), with `env` added to its environment. */
+function open(servers, settings = {}, env = {}) {
   const agent = tempAgent({ settings, mcpServers: servers });
-  const adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
+  const adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: { ...agent.env, ...env } });
   return { agent, adapter, close: async () => (await adapter.shutdown(), agent.cleanup()) };
 }
 
@@ -37,8 +38,9 @@ function scriptedUi({ pick = () => undefined, type = () => undefined } = {}) {
 }
 
 describe("elicitation through the native API (server-everything)", () => {
-  const run = open({ ev: everything() });
-  after(run.close);
+  const browser = recordingBrowser();
+  const run = open({ ev: everything() }, {}, { BROWSER: browser.path });
+  after(async () => (await run.close(), browser.cleanup()));
   const { adapter } = run;
   const form = (answers) => {
     const script = scriptedUi(answers);
@@ -87,26 +89,31 @@ describe("elicitation through the native API (server-everything)", () => {
   });
 
   test("a URL is opened only after the user agrees", async () => {
-    const opened = join(run.agent.home, "opened.txt");
-    const browser = join(run.agent.home, "browser.sh");
-    writeFileSync(browser, `#!/bin/sh\necho "$1" >> ${opened}\n`);
-    chmodSync(browser, 0o755);
-    const saved = process.env.BROWSER;
-    process.env.BROWSER = browser;
-    try {
-      const { seen } = form({ pick: (_t, options) => options[0] });
-      const url = "https://example.com/consent?x=1";
-      const outcome = await adapter.call("ev_trigger-url-elicitation", { url, message: "Approve the payment" });
-      assert.match(text(outcome), /User completed the URL elicitation flow/);
-      assert.match(seen[0].select, /MCP server "ev" asks you to open a page\n\nApprove the payment\n\nhttps:\/\/example.com\/consent\?x=1/);
-      await waitFor(() => existsSync(opened), 3000, "the browser was started");
-      assert.equal(readFileSync(opened, "utf8").trim(), url);
+    form({ pick: () => "Decline" });
+    const url = "https://example.com/consent?x=1";
+    assert.match(text(await adapter.call("ev_trigger-url-elicitation", { url })), /declined/i);
+    assert.deepEqual(browser.opened(), []);
 
-      form({ pick: () => "Decline" });
-      assert.match(text(await adapter.call("ev_trigger-url-elicitation", { url })), /declined/i);
+    const { seen } = form({ pick: (_t, options) => options[0] });
+    const outcome = await adapter.call("ev_trigger-url-elicitation", { url, message: "Approve the payment" });
+    assert.match(text(outcome), /User completed the URL elicitation flow/);
+    assert.match(seen[0].select, /MCP server "ev" asks you to open a page\n\nApprove the payment\n\nhttps:\/\/example.com\/consent\?x=1/);
+    await waitFor(() => browser.opened().length, 3000, "the browser was started");
+    assert.deepEqual(browser.opened(), [url]);
+  });
+
+  test("agreed, but no browser can be started: the user is told the URL", async () => {
+    const run = open({ ev: everything() }, {}, { BROWSER: "/nonexistent/browser" });
+    try {
+      const script = scriptedUi({ pick: (_t, options) => options[0] });
+      run.adapter.setFrontEnd(frontEnd(run.adapter, { ui: () => script.ui }));
+      const url = "https://example.com/consent?x=2";
+      assert.match(text(await run.adapter.call("ev_trigger-url-elicitation", { url })), /User completed the URL elicitation flow/);
+      const told = script.seen.find((s) => s.notify);
+      assert.match(told.notify, /^No browser was opened \(no browser could be started \(\/nonexistent\/browser: .*\)\): open https:\/\/example\.com\/consent\?x=2 yourself\.$/);
+      assert.equal(told.level, "warning");
     } finally {
-      if (saved === undefined) delete process.env.BROWSER;
-      else process.env.BROWSER = saved;
+      await run.close();
     }
   });
 

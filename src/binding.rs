@@ -673,6 +673,13 @@ impl McpAdapter {
         self.inner.take_field(u64::from(id), &name, &answer)
     }
 
+    /// Opens `url` in the user's browser (`$BROWSER`, else the platform's opener) after they
+    /// agreed to a server's URL question; the text to show when no browser could be started.
+    #[napi]
+    pub fn open_url(&self, url: String) -> Option<String> {
+        self.inner.open_url(&url)
+    }
+
     /// Receives lifecycle events; the callback never keeps Node alive.
     #[napi]
     pub fn on_event(&self, callback: Function<LifecycleEvent, ()>) -> Result<()> {

@@ -35,6 +35,7 @@ pub mod adapter;
 mod atomic_file;
 pub mod bounded_read;
 pub mod broker;
+mod browser;
 pub mod cache;
 pub mod catalog;
 pub mod config;

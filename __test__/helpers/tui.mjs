@@ -21,11 +21,12 @@ export const TMUX_SKIP = (() => {
  * Starts `pi` (interactive) in a detached tmux session of `cols`×`rows`, with the sandbox options
  * of runPi (mcpConfig, projectFiles, extensionDir, extraArgs, env, pi). `run(tui)` drives it:
  * tui.screen() is the visible text, tui.keys(...) sends tmux key names or text, tui.waitFor(re)
- * polls the screen. Everything is killed when `run` settles.
+ * polls the screen; tui.llm is the fake LLM (its `requests`). Everything is killed when `run`
+ * settles.
  */
 export async function withPiTui(options, run) {
   const { cols = 140, rows = 45, timeoutMs = 60_000 } = options;
-  return piSandbox({ ...options, timeoutMs }, async ({ box, args, env }) => {
+  return piSandbox({ ...options, timeoutMs }, async ({ box, llm, args, env }) => {
     const socket = join(box.root, "tmux.sock");
     const tmux = (...a) => execFileSync("tmux", ["-S", socket, ...a], { encoding: "utf8" });
     const command = [NODE22, ...args].map(shellQuote).join(" ");
@@ -35,6 +36,7 @@ export async function withPiTui(options, run) {
     const deadline = Date.now() + timeoutMs;
     const tui = {
       box,
+      llm,
       screen: () => tmux("capture-pane", "-p", "-J"),
       keys: (...keys) => tmux("send-keys", ...keys),
       /** Types `text` literally (no key names). */
@@ -64,6 +66,12 @@ export async function withPiTui(options, run) {
           await sleep(100);
         }
       },
+      /**
+       * Waits until Pi's startup has finished: our footer is set in session_start, which Pi
+       * (0.87.1 and 1.5.2) runs after it starts taking the editor's input (before, a submit only
+       * says "Startup is still in progress"). For sessions with at least one server.
+       */
+      started: () => tui.waitFor(/^MCP \d+\/\d+ connected/m, "Pi's startup (the MCP footer)", 40_000),
       /** Polls the screen until `pattern` (a RegExp, or a test of the screen's text) holds. */
       async waitFor(pattern, what = String(pattern), ms = 20_000) {
         const until = Math.min(Date.now() + ms, deadline);

@@ -1,14 +1,13 @@
 // Asking a person what an MCP server wants to know (elicitation), with whatever dialogs are at
 // hand: Pi's (`ctx.ui`) or a terminal's (bin/terminal-ui.mjs), both `{ select, input, notify }`.
 // The core writes every text and checks every answer (`adapter.takeField`); this walks the fields.
-import { spawn } from "node:child_process";
 
 const CANCEL = Symbol("cancel");
 
 /** Asks `question` (a form or a URL); resolves with `{ action, content? }`. */
 export async function ask(ui, adapter, question, signal) {
   try {
-    return question.mode === "url" ? await askUrl(ui, question, signal) : await askForm(ui, adapter, question, signal);
+    return question.mode === "url" ? await askUrl(ui, adapter, question, signal) : await askForm(ui, adapter, question, signal);
   } catch {
     return { action: "cancel" }; // a dialog that failed (or was closed under us) answers nothing
   }
@@ -27,10 +26,11 @@ async function askForm(ui, adapter, q, signal) {
   return { action: "accept", content };
 }
 
-/** One field, asked again until the core accepts the answer. */
+/** One field, asked again until the core accepts the answer (a multi-select keeps its picks). */
 async function askField(ui, adapter, q, field, signal) {
+  let answer = null;
   for (;;) {
-    const answer = await answerOf(ui, q, field, signal);
+    answer = await answerOf(ui, q, field, signal, answer);
     if (answer === CANCEL || signal?.aborted) return CANCEL;
     const taken = adapter.takeField(q.id, field.name, answer);
     if (taken.error === undefined) return taken.value;
@@ -38,8 +38,8 @@ async function askField(ui, adapter, q, field, signal) {
   }
 }
 
-async function answerOf(ui, q, field, signal) {
-  if (field.kind === "choices") return pickMany(ui, q, field, signal);
+async function answerOf(ui, q, field, signal, previous) {
+  if (field.kind === "choices") return pickMany(ui, q, field, signal, previous ?? []);
   if (field.options) {
     const labels = field.options.map((o) => o.label);
     if (field.skippable) labels.push(q.labels.skip);
@@ -55,9 +55,12 @@ async function answerOf(ui, q, field, signal) {
   return typed === undefined ? CANCEL : typed;
 }
 
-/** A multi-select: one `select` per pick, chosen options marked, until "Done" or the maximum. */
-async function pickMany(ui, q, field, signal) {
-  const chosen = [];
+/**
+ * A multi-select: one `select` per pick or unpick, chosen options marked, until "Done"; the core
+ * then checks the count (minItems, maxItems) and says what is wrong.
+ */
+async function pickMany(ui, q, field, signal, previous) {
+  const chosen = [...previous];
   for (;;) {
     const labels = field.options.map((o) => (chosen.includes(o.value) ? q.labels.chosen : "") + o.label);
     labels.push(q.labels.done);
@@ -69,30 +72,15 @@ async function pickMany(ui, q, field, signal) {
     const at = chosen.indexOf(option.value);
     if (at >= 0) chosen.splice(at, 1);
     else chosen.push(option.value);
-    if (field.maxItems && chosen.length >= field.maxItems) return chosen;
   }
 }
 
-async function askUrl(ui, q, signal) {
+/** A page to open: shown, and opened (by the core, `$BROWSER` as for sign-ins) only once agreed. */
+async function askUrl(ui, adapter, q, signal) {
   const picked = await ui.select(`${q.title}\n\n${q.message}`, [q.labels.open, q.labels.decline], { signal });
   if (picked === undefined) return { action: "cancel" };
   if (picked === q.labels.decline) return { action: "decline" };
-  openUrl(q.url);
+  const failed = adapter.openUrl(q.url);
+  if (failed) ui.notify(failed, "warning");
   return { action: "accept" };
-}
-
-/** Opens `url` in the user's browser: `$BROWSER`, else the platform's opener. */
-export function openUrl(url) {
-  const [command, ...args] = process.env.BROWSER
-    ? [process.env.BROWSER, url]
-    : process.platform === "darwin"
-      ? ["open", url]
-      : process.platform === "win32"
-        ? ["cmd", "/c", "start", "", url]
-        : ["xdg-open", url];
-  try {
-    const child = spawn(command, args, { detached: true, stdio: "ignore" });
-    child.on("error", () => {}); // no opener: the URL was shown in the dialog
-    child.unref();
-  } catch {}
 }

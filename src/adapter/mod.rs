@@ -289,6 +289,14 @@ impl Adapter {
         }
     }
 
+    /// Opens `url` (a server's URL question the user agreed to) in the browser; what to tell the
+    /// user when none could be started.
+    pub fn open_url(&self, url: &str) -> Option<String> {
+        crate::browser::open(url, &self.env)
+            .err()
+            .map(|why| format!("No browser was opened ({why}): open {url} yourself."))
+    }
+
     pub fn on_event(&self, sink: EventSink) {
         self.events.set(sink);
     }

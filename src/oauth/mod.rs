@@ -9,7 +9,6 @@
 //! no revocation, no hook for Pi's refresh lock protocol beside its own guard, and errors we
 //! could not turn into messages naming the failed check.
 
-mod browser;
 mod callback;
 mod client;
 mod discovery;

@@ -1,6 +1,7 @@
-//! Opening the authorization page: `$BROWSER` when set (a `:`-separated list of commands, `%s`
-//! standing for the URL, as in the `$BROWSER` convention), else the platform's opener. The
-//! URL is always shown as well, so a failure here only costs a click.
+//! Opening a page in the user's browser (a sign-in's authorization page, a server's URL
+//! question): `$BROWSER` when set (a `:`-separated list of commands, `%s` standing for the URL,
+//! as in the `$BROWSER` convention), else the platform's opener. The URL is always shown as
+//! well, so a failure here only costs a click.
 
 use crate::config::Env;
 use std::process::{Command, Stdio};

@@ -25,29 +25,32 @@ const steps = [
   { text: "Opened." },
 ];
 
-/** Moves the select on screen to the option `label` and takes it. */
+/** Moves the cursor of the select on screen (between its rules) to the option `label` and takes it. */
 async function choose(tui, label) {
   const screen = tui.screen();
   const lines = screen.split("\n");
   const at = lines.findIndex((l) => /^\s*→ /.test(l));
-  const target = lines.findIndex((l, i) => i >= at - 20 && new RegExp(`^\\s*(→ )?${escape(label)}\\s*$`).test(l));
+  const top = lines.findLastIndex((l, i) => i < at && l.startsWith("─"));
+  const option = new RegExp(`^\\s*(→ )?${literal(label)}\\s*$`);
+  const target = lines.findIndex((l, i) => i > top && option.test(l));
   assert.ok(at >= 0 && target >= 0, `no option "${label}" in the select on the screen:\n${screen}`);
   const moves = target - at;
   for (let i = 0; i < Math.abs(moves); i++) tui.keys(moves > 0 ? "Down" : "Up");
-  await tui.waitFor((s) => s.split("\n").some((l) => new RegExp(`^\\s*→ ${escape(label)}\\s*$`).test(l)), `the cursor on "${label}"`);
+  const cursor = new RegExp(`^\\s*→ ${literal(label)}\\s*$`, "m");
+  await tui.waitFor(cursor, `the cursor on "${label}"`);
   tui.keys("Enter");
 }
 
-const escape = (text) => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+const literal = (text) => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 
 /** Waits for a dialog titled `title` (its first line) and returns the screen. */
-const dialog = (tui, title, what = title) => tui.waitFor(new RegExp(`^ ${escape(title)} *$`, "m"), what);
+const dialog = (tui, title, what = title) => tui.waitFor(new RegExp(`^ ${literal(title)} *$`, "m"), what);
 
-piTest("a server's form, its URL and its sampling request, answered in Pi's dialogs", { timeout: 180_000, skip: TMUX_SKIP }, async (pi) => {
+piTest("a server's form, its URL and its sampling request, answered in Pi's dialogs", { timeout: 120_000, skip: TMUX_SKIP }, async (pi) => {
   const browser = recordingBrowser();
   try {
     const mcpConfig = { mcpServers: { everything: everything() } };
-    await withPiTui({ pi, extensionDir: root, mcpConfig, script: { steps }, env: { BROWSER: browser.path }, timeoutMs: 150_000 }, async (tui) => {
+    await withPiTui({ pi, extensionDir: root, mcpConfig, script: { steps }, env: { BROWSER: browser.path }, timeoutMs: 100_000 }, async (tui) => {
       await tui.started();
       // The intro: who asks and its message, to answer or decline.
       let screen = await tui.submit("fill in the form", /MCP server "everything" asks:/, "the intro", 40_000);

@@ -51,7 +51,7 @@ piTest("/mcp login shows the URL and a paste prompt; the pasted redirect signs i
   try {
     const steps = [mcp({ tool: "whoami", server: "srv" }), { text: "done" }];
     await withPiTui({ pi, extensionDir: root, mcpConfig: { mcpServers: { srv: { url: as.url } } }, env: NO_BROWSER, script: { steps } }, async (tui) => {
-      await tui.waitFor(/fake-model/, "Pi to be up");
+      await tui.started();
       // Esc at the prompt ends the sign-in, and Pi takes commands again.
       await tui.submit("/mcp login srv", PROMPT, "the paste prompt");
       tui.keys("Escape");
@@ -117,7 +117,7 @@ piTest("/mcp-auth (pi-mcp-adapter's command) runs the same sign-in; /mcp logout 
   const as = await startOAuthServer();
   try {
     await withPiTui({ pi, extensionDir: root, mcpConfig: { mcpServers: { srv: { url: as.url } } }, env: NO_BROWSER }, async (tui) => {
-      await tui.waitFor(/fake-model/, "Pi to be up");
+      await tui.started();
       await tui.submit("/mcp-auth srv", PROMPT, "the paste prompt");
       // What is not an address or a code is refused, and the prompt asks again.
       tui.type("not what the browser showed");

@@ -30,7 +30,7 @@ piTest("the /mcp panel: select a server, reconnect, see its tools, disable it (s
 }
 `;
   await withPiTui({ pi, extensionDir: root, mcpConfig: text }, async (tui) => {
-    await tui.waitFor(/fake-model/, "Pi to be up");
+    await tui.started();
     // The background fill starts 1 s into an idle session: on a busy machine Pi's startup outlasts it.
     await tui.submit("/mcp", /MCP servers[^]*› everything +(not started · 0|cached · \d+) tools · mcp tool · ~\/\.pi\/agent\/mcp\.json/, "the panel");
     tui.keys("Enter");

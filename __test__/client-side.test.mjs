@@ -636,6 +636,25 @@ test("2026-07-28 with the Python SDK server: a read resource's updates come thro
   }
 });
 
+test("logLevel: sent as logging/setLevel on 2025-11-25, in each request's _meta on 2026-07-28 (where servers log nothing without it)", async () => {
+  // Both Python SDK servers send what is asked; on 2025-11-25 this one sends every level and we filter.
+  const run = open({ old: python({ logLevel: "warning" }), new: python({ protocolVersion: "2026-07-28", logLevel: "warning" }) });
+  try {
+    assert.equal(text(await run.adapter.call("old_log_setup", {})), "setLevel: warning; this call's logLevel: none");
+    assert.equal(text(await run.adapter.call("new_log_setup", {})), "setLevel: none; this call's logLevel: warning");
+    for (const server of ["old", "new"]) {
+      assert.equal(text(await run.adapter.call(`${server}_warn`, { message: `${server} below the level`, level: "info" })), "logged");
+      assert.equal(text(await run.adapter.call(`${server}_warn`, { message: `${server} at the level`, level: "warning" })), "logged");
+    }
+    const log = join(run.agent.agentDir, "mcp.log");
+    const lines = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter((l) => l.includes("the level")) : []);
+    await waitFor(() => lines().length === 2, 5000, "both servers' warnings in mcp.log");
+    assert.deepEqual(lines().map((l) => l.replace(/^\S+Z /, "")).sort(), ["[new] warning py: new at the level", "[old] warning py: old at the level"]);
+  } finally {
+    await run.close();
+  }
+});
+
 test("prompts are kept in the metadata cache beside the tools: the next session has their commands at once", async () => {
   const run = open({ ev: everything() });
   try {

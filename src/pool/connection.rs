@@ -15,8 +15,8 @@ use super::spec::{ConnectSpec, TransportSpec};
 use super::{BrowserStep, ConnectError, RequestError};
 use parking_lot::Mutex;
 use rmcp::model::{
-    CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest, RequestId,
-    RootsListChangedNotification, ServerResult,
+    CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest, MetaObject,
+    RequestId, RequestMetaObject, RootsListChangedNotification, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RoleClient};
 use rmcp::transport::streamable_http_client::StreamableHttpError;
@@ -38,6 +38,9 @@ const MAX_PAGES: usize = 1000;
 const MAX_INPUT_ROUNDS: usize = 16;
 /// What an internal request (a listing, a ping) may take in all: this many times its timeout.
 const MAX_TOTAL_FACTOR: u32 = 10;
+/// The `_meta` key of a 2026-07-28 request that asks for the server's log messages at or above
+/// a level (SEP-2575; without it such a server sends none).
+const LOG_LEVEL_META: &str = "io.modelcontextprotocol/logLevel";
 /// How long a task asked for without a bound on the call may live.
 const UNBOUNDED_TASK_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
@@ -227,7 +230,7 @@ impl Connection {
     }
 
     /// `logging/setLevel` to the configured level, where the server logs and the revision has
-    /// the method (2026-07-28 removed it: there the level only filters what we write).
+    /// the method (2026-07-28 removed it: there every request carries the level, `request_meta`).
     async fn ask_log_level(&self) {
         let logs = self
             .peer
@@ -243,6 +246,20 @@ impl Connection {
                 )
                 .await;
         }
+    }
+
+    /// What a request carries beyond rmcp's own `_meta`: on a 2026-07-28 connection the log
+    /// level, which there replaces `logging/setLevel` and is asked for request by request.
+    /// Sent whatever the server declares: servers that log without declaring `logging` (the
+    /// Python SDK's `MCPServer`) are heard too, and the key is reserved, so others ignore it.
+    fn request_meta(&self) -> PeerRequestOptions {
+        let options = PeerRequestOptions::no_options();
+        if !self.is_modern() {
+            return options;
+        }
+        let level = json!(self.client.features.log_level.name());
+        let meta = Map::from_iter([(LOG_LEVEL_META.to_string(), level)]);
+        options.with_meta(RequestMetaObject(MetaObject(meta)))
     }
 
     /// Tells the server its roots changed (the session's directory moved), where it was
@@ -679,7 +696,7 @@ impl Connection {
         let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
         let handle = match self
             .peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .send_request_with_option(request, self.request_meta())
             .await
         {
             Ok(handle) => handle,

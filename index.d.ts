@@ -294,7 +294,7 @@ export type LifecycleEvent =
   | { type: 'catalog-changed'; server: string; tools: number }
   | { type: 'auth-url'; server: string; url: string; text: string; prompt: string }
   | { type: 'auth-done'; server: string; signedIn: boolean; error?: string }
-  | { type: 'resource-updated'; server: string; uri: string; text: string }
+  | { type: 'resource-updated'; server: string; uri: string; text: string; note: string }
   | { type: 'progress'; callId: string; server: string; tool: string; progress: number; total?: number; message?: string; text: string }
 
 export interface ListOpts {

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { frontEnd, piModel } from "../extension/pi-mcp-native/front-end.js";
+import { resourceUpdates } from "../extension/pi-mcp-native/updates.js";
 import { recordingBrowser } from "./helpers/browser.mjs";
 import { everything, everythingHttp, faulty, freePort, python, root, tempAgent, waitFor } from "./helpers/servers.mjs";
 
@@ -630,10 +631,31 @@ test("2026-07-28 with the Python SDK server: a read resource's updates come thro
     assert.equal(text(read), "hello from a resource");
     assert.equal(text(await run.adapter.call("py_touch", {})), "touched");
     await waitFor(() => updates.length > 0, 5000, "a resource-updated event");
-    assert.deepEqual(updates[0], { type: "resource-updated", server: "py", uri: "test://hello", text: 'MCP server "py" updated test://hello' });
+    const note = 'MCP server "py" updated test://hello, which was read earlier in this session: what was read may be out of date. Read it again for its current contents: mcp({ read: "test://hello", server: "py" })';
+    assert.deepEqual(updates[0], { type: "resource-updated", server: "py", uri: "test://hello", text: 'MCP server "py" updated test://hello', note });
   } finally {
     await run.close();
   }
+});
+
+test("in Pi, an updated resource is shown and told to the model once until the model runs again", () => {
+  const handlers = {};
+  const sent = [];
+  const shown = [];
+  const pi = { on: (event, handler) => (handlers[event] = handler), sendMessage: (message, options) => sent.push({ message, options }) };
+  let ui = { notify: (text, level) => shown.push([text, level]) };
+  const announce = resourceUpdates(pi, () => ui);
+  const update = (uri) => ({ type: "resource-updated", server: "ev", uri, text: `updated ${uri}`, note: `note on ${uri}` });
+  announce(update("a://1"));
+  announce(update("a://1")); // the server's next update: nothing new for anyone
+  announce(update("a://2"));
+  assert.deepEqual(shown, [["updated a://1", "info"], ["updated a://2", "info"]]);
+  assert.deepEqual(sent[0], { message: { customType: "mcp-resource-updated", content: "note on a://1", display: true }, options: { triggerTurn: false } });
+  handlers.agent_start();
+  ui = undefined; // json and print modes: nobody to show it to, the model is still told
+  announce(update("a://1"));
+  assert.equal(shown.length, 2);
+  assert.deepEqual(sent.map((s) => s.message.content), ["note on a://1", "note on a://2", "note on a://1"]);
 });
 
 test("logLevel: sent as logging/setLevel on 2025-11-25, in each request's _meta on 2026-07-28 (where servers log nothing without it)", async () => {

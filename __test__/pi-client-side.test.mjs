@@ -1,7 +1,8 @@
 // What servers ask, inside the real Pi (0.87.1 and 1.5.2) against the scripted fake LLM: over RPC
 // the test answers Pi's dialogs (elicitation as select/input, sampling's approval as confirm), and
-// sampling runs on Pi's model (the fake LLM); in json mode nobody can be asked. On Pi 1.5.2 Pi's
-// resource tools are registered with its exposure rule and reached from a codemode script.
+// sampling runs on Pi's model (the fake LLM); in json mode nobody can be asked; a read resource's
+// updates reach the user and the model. On Pi 1.5.2 Pi's resource tools are registered with its
+// exposure rule and reached from a codemode script.
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -174,5 +175,34 @@ piTest("the model reads a resource, a template with args and a binary resource (
   } finally {
     rmSync(dirname(r.home), { recursive: true, force: true });
   }
+  await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
+piTest("over RPC: a read resource the server updates is shown to the user and told to the model", OPTS, async (pi) => {
+  const uri = "demo://resource/static/document/features.md";
+  const updated = `MCP server "everything" updated ${uri}`;
+  const steps = [mcp({ server: "everything", read: uri }), mcp({ tool: "everything_toggle-subscriber-updates" }), { text: "ok" }, { text: "It changed." }];
+  const r = await runPiRpc({
+    pi,
+    extensionDir: root,
+    mcpConfig: config,
+    script: { steps },
+    commands: [
+      "read it and watch it",
+      // server-everything sends an update at once and every 5 s after.
+      ({ notifications }) => waitFor(() => notifications.some((n) => n.message === updated), 15_000, "the update to be shown"),
+      "what changed?",
+    ],
+  });
+  assertRan(r);
+  const shown = r.notifications.filter((n) => n.message === updated && n.command !== "what changed?");
+  assert.deepEqual(shown.map((n) => n.notifyType), ["info"]);
+  const note = `${updated}, which was read earlier in this session: what was read may be out of date. Read it again for its current contents: mcp({ read: "${uri}", server: "everything" })`;
+  const textOf = (m) => (typeof m.content === "string" ? m.content : (m.content ?? []).map((c) => c.text ?? "").join("\n"));
+  const messages = r.requests.at(-1).body.messages;
+  const told = messages.filter((m) => textOf(m).includes(updated));
+  assert.equal(told.length, 1, JSON.stringify(messages));
+  assert.equal(told[0].role, "user");
+  assert.ok(textOf(told[0]).includes(note), textOf(told[0]));
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });

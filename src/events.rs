@@ -45,11 +45,13 @@ pub enum Event {
         signed_in: bool,
         error: Option<String>,
     },
-    /// A resource the model read changed (the server offers subscriptions); `text` says so.
+    /// A resource the model read changed (the server offers subscriptions): `text` says so to
+    /// the user, `note` to the model (and how to read it again).
     ResourceUpdated {
         server: String,
         uri: String,
         text: String,
+        note: String,
     },
     /// Progress of the call started with `call_id`; `text` is the line to show.
     Progress {

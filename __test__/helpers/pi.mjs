@@ -296,7 +296,9 @@ const DIALOGS = new Set(["select", "confirm", "input", "editor"]);
 /**
  * Drives `pi --mode rpc`: sends each command (a string becomes {type:"prompt", message}), waits for its
  * response (Pi answers a prompt holding an extension command after the handler has finished) and, if it
- * started an agent run, for agent_end. Dialogs are answered by `answer(request)` (the response's
+ * started an agent run, for agent_end. A command that is a function is a step of the test's own between
+ * Pi's commands: it is called with { events, notifications, dialogs, send } (what Pi printed so far) and
+ * awaited, e.g. until Pi shows something. Dialogs are answered by `answer(request)` (the response's
  * `value`/`confirmed`/`cancelled` fields), else with cancelled, except those `leaveOpen(request)` is
  * true for (a user who has not answered yet). Closing stdin makes Pi exit.
  * notify/setStatus requests are tagged with the command they arrived under (null: during startup).
@@ -370,8 +372,11 @@ export function runPiRpc(options) {
       for (const command of opts.commands) {
         current = command;
         const [n0, s0, endsBefore] = [notifications.length, statuses.length, agentEnds];
-        const response = await request(typeof command === "string" ? { type: "prompt", message: command } : command);
-        const state = response && (await request({ type: "get_state" }));
+        const response =
+          typeof command === "function"
+            ? await Promise.race([command({ events, notifications, dialogs, send }).then(() => ({ type: "step" })), exited])
+            : await request(typeof command === "string" ? { type: "prompt", message: command } : command);
+        const state = response && response.type !== "step" && (await request({ type: "get_state" }));
         if (state?.data?.isStreaming && agentEnds === endsBefore) {
           await Promise.race([new Promise((r) => (onAgentEnd = r)), exited]);
         }

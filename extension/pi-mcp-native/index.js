@@ -7,6 +7,7 @@ import { createMcpCommand } from "./mcp-command.js";
 import { addSubcommands } from "./mcp-subcommands.js";
 import { showPanel } from "./panel.js";
 import { createPiTools } from "./pi-tools.js";
+import { resourceUpdates } from "./updates.js";
 
 const require = createRequire(import.meta.url);
 const { McpAdapter } = require("../../index.js");
@@ -75,10 +76,10 @@ export default function piMcpNative(pi) {
   // projectTrusted undefined: the decision Pi saved in <agentDir>/trust.json, else trusted.
   const bounds = runTools(process.argv);
   // Servers' questions go to the session's dialogs and model (none in print and json modes).
+  const sessionUi = () => (footerCtx?.hasUI ? footerCtx.ui : undefined);
   const open = (cwd, projectTrusted, registered = []) => {
     const core = McpAdapter.open({ cwd, configPath, projectTrusted, registered, ...bounds });
-    const ui = () => (footerCtx?.hasUI ? footerCtx.ui : undefined);
-    core.setFrontEnd(frontEnd(core, { ui, runModel: piModel(() => footerCtx) }));
+    core.setFrontEnd(frontEnd(core, { ui: sessionUi, runModel: piModel(() => footerCtx) }));
     return core;
   };
   let adapter = open(process.cwd());
@@ -119,6 +120,7 @@ export default function piMcpNative(pi) {
       .catch(() => {})
       .finally(() => pastePrompts.get(event.server) === abort && pastePrompts.delete(event.server));
   };
+  const announceUpdate = resourceUpdates(pi, sessionUi);
   /** @param {import("../index.js").LifecycleEvent} event */
   const onEvent = (event) => {
     // Only progress carries a call id: it goes to that call (if it still runs). Any other event
@@ -137,9 +139,8 @@ export default function piMcpNative(pi) {
       pastePrompts.get(event.server)?.abort();
       pastePrompts.delete(event.server);
     }
-    // A resource the model read changed: the user hears of it.
     if ("uri" in event) {
-      if (footerCtx?.hasUI) footerCtx.ui.notify(event.text, "info");
+      announceUpdate(event);
       return;
     }
     syncDirectTools();

@@ -7,6 +7,7 @@ use crate::cache::{self, CacheEntry};
 use crate::config::ServerConfig;
 use crate::events::Event;
 use crate::pool::{Connection, ListBounds, Listing, Notice};
+use crate::render;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
@@ -169,10 +170,13 @@ impl Adapter {
                     }
                 }
                 Notice::ResourceUpdated { server, uri } => {
-                    let text = format!("MCP server \"{server}\" updated {uri}");
-                    adapter
-                        .events
-                        .emit(Event::ResourceUpdated { server, uri, text });
+                    let (text, note) = render::resource_updated(&server, &uri);
+                    adapter.events.emit(Event::ResourceUpdated {
+                        server,
+                        uri,
+                        text,
+                        note,
+                    });
                 }
                 Notice::Lost { server, why } => {
                     adapter.events.emit(Event::Disconnected {

@@ -80,17 +80,30 @@ pub(crate) fn block(item: &Value, server: Option<&str>) -> Option<Value> {
                 text.push('\n');
                 text.push_str(description);
             }
-            let uri = field("uri").unwrap_or("?");
-            text.push_str(&match server {
-                Some(server) => {
-                    format!("\nRead it: mcp({{ read: \"{uri}\", server: \"{server}\" }})")
-                }
-                None => format!("\nRead it: mcp({{ read: \"{uri}\" }})"),
-            });
+            text.push_str("\nRead it: ");
+            text.push_str(&read_call(field("uri").unwrap_or("?"), server));
             text_block(text)
         }
         _ => text_block(item.to_string()),
     })
+}
+
+/// The `mcp` call that reads `uri` (of `server`, where known).
+fn read_call(uri: &str, server: Option<&str>) -> String {
+    match server {
+        Some(server) => format!("mcp({{ read: \"{uri}\", server: \"{server}\" }})"),
+        None => format!("mcp({{ read: \"{uri}\" }})"),
+    }
+}
+
+/// A read resource changed: what the user is shown, and what the model is told.
+pub fn resource_updated(server: &str, uri: &str) -> (String, String) {
+    let text = format!("MCP server \"{server}\" updated {uri}");
+    let note = format!(
+        "{text}, which was read earlier in this session: what was read may be out of date. Read it again for its current contents: {}",
+        read_call(uri, Some(server))
+    );
+    (text, note)
 }
 
 fn binary_note(resource: &Value) -> String {

@@ -13,7 +13,7 @@ pub use auth::{
     signed_in, signed_out, signed_out_reason, AuthKind,
 };
 pub use broker::{broker_status, broker_stopped};
-pub use content::{call_result, call_result_of, Rendered};
+pub use content::{call_result, call_result_of, resource_updated, Rendered};
 pub use doctor::{doctor, tilde, ConnectCheck};
 pub use schema::{parameters, shape};
 

@@ -1,15 +1,16 @@
 // What servers ask, inside the real Pi (0.87.1 and 1.5.2) against the scripted fake LLM: over RPC
 // the test answers Pi's dialogs (elicitation as select/input, sampling's approval as confirm), and
-// sampling runs on Pi's model (the fake LLM); in json mode nobody can be asked; a read resource's
-// updates reach the user and the model. On Pi 1.5.2 Pi's resource tools are registered with its
-// exposure rule and reached from a codemode script.
+// sampling runs on Pi's model (the fake LLM); in json mode nobody can be asked; Pi's abort closes
+// an open question and the server is told (its wire tapped); a read resource's updates reach the
+// user and the model. On Pi 1.5.2 Pi's resource tools are registered with its exposure rule and
+// reached from a codemode script.
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before } from "node:test";
 import { assertRan, PI_15, piTest, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
-import { everything, filledCache, processesIn, root, waitFor } from "./helpers/servers.mjs";
+import { everything, filledCache, processesIn, root, tapped, waitFor, wireOf } from "./helpers/servers.mjs";
 
 const OPTS = { timeout: 120_000 };
 const REGISTRY_EXTENSION = join(root, "__test__", "fixtures", "pi-registry-extension", "index.mjs");
@@ -175,6 +176,48 @@ piTest("the model reads a resource, a template with args and a binary resource (
   } finally {
     rmSync(dirname(r.home), { recursive: true, force: true });
   }
+  await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
+piTest("over RPC: Pi's abort while a question is open closes its dialog and tells the server; the next call works", OPTS, async (pi) => {
+  const wire = join(serverCwd, `wire-${pi}.log`);
+  const tappedConfig = { mcpServers: { everything: tapped(everything({ cwd: serverCwd }), wire) } };
+  const steps = [elicit, elicit, { text: "ok" }];
+  let asked = 0;
+  let open; // the field the user had not answered when Pi aborted
+  const r = await runPiRpc({
+    pi,
+    extensionDir: root,
+    mcpConfig: tappedConfig,
+    script: { steps },
+    commands: ["fill", "again"],
+    // The first form is taken up, then aborted at its first field (typed); the second one is declined.
+    answer: () => ({ value: asked++ === 0 ? "Answer" : "Decline" }),
+    leaveOpen: (request) => request === open,
+    onEvent: (msg, send) => {
+      if (msg.type === "extension_ui_request" && msg.method === "input" && !open) {
+        open = msg;
+        send({ type: "abort", id: "abort-1" });
+      }
+      // The user answers after all: Pi dropped the dialog, the answer goes nowhere.
+      if (msg.type === "response" && msg.id === "abort-1") send({ type: "extension_ui_response", id: open.id, value: "Ada" });
+    },
+  });
+  assertRan(r);
+  const [aborted, declined] = toolResultsOf(r.events);
+  assert.equal(aborted.details?.error, "aborted", aborted.text);
+  assert.equal(aborted.text, "Call to everything_trigger-elicitation-request was aborted; the server was told to stop.");
+  assert.match(declined.text, /User declined/, declined.text);
+  // Pi's RPC protocol has no message for a dialog it closes: the form asked nothing after the abort.
+  assert.deepEqual(r.dialogs.filter((d) => d.command === "fill").map((d) => d.id), [r.dialogs[0].id, open.id]);
+  const sent = wireOf(wire);
+  const calls = sent.filter((m) => m.method === "tools/call");
+  const cancelled = sent.find((m) => m.method === "notifications/cancelled");
+  assert.equal(cancelled?.params.requestId, calls[0].id, JSON.stringify(sent));
+  const answers = sent.filter((m) => m.result?.action).map((m) => m.result.action);
+  assert.deepEqual(answers, ["cancel", "decline"], JSON.stringify(sent));
+  // The same server process answered the next call.
+  assert.equal(sent.filter((m) => m.method === "initialize").length, 1);
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });
 

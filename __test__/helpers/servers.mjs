@@ -36,6 +36,17 @@ export const faulty = (scenarios = [], extra = {}) => ({
   ...extra,
 });
 
+/**
+ * The stdio server `entry` (an mcp.json entry) behind fixtures/wire-tap.mjs, which appends each
+ * line the client sends it to `log`; `wireOf(log)` reads them back as JSON.
+ */
+export const tapped = (entry, log) => ({
+  ...entry,
+  command: process.execPath,
+  args: [join(root, "__test__", "fixtures", "wire-tap.mjs"), log, entry.command, ...(entry.args ?? [])],
+});
+export const wireOf = (log) => readFileSync(log, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
+
 /** A private HOME (under `base`) with a Pi agent dir holding `config` (or `config({ home, cwd })`) as mcp.json. */
 export function tempAgent(config, { cache, base = tmpdir() } = {}) {
   mkdirSync(base, { recursive: true });

@@ -5,10 +5,10 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { everything, memory, pimcp, processesIn, tempAgent, text, waitFor } from "./helpers/servers.mjs";
+import { everything, memory, pimcp, processesIn, python, tempAgent, text, waitFor } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 
@@ -120,6 +120,28 @@ describe("shared servers", () => {
       assert.equal(processesIn(agent.cwd).length, 1);
       assert.equal(text(await stays.call("ev_echo", { message: "still" })), "Echo: still");
       await stays.shutdown();
+    });
+  });
+
+  test("the 2026-07-28 tasks extension is offered to a shared server: each session follows its own task, an abort cancels only that one", async () => {
+    const config = ({ cwd, home }) => ({
+      mcpServers: { py: python({ cwd, shared: true, protocolVersion: "2026-07-28", env: { PY_TASK_LOG: join(home, "tasks.log") } }) },
+    });
+    await withAgent(config, async (agent) => {
+      const [alice, bob] = [session(agent, 1), session(agent, 2)];
+      const started = [];
+      alice.onEvent((e) => e.type === "progress" && started.push(e.text));
+      const aborted = alice.call("py_wait", { seconds: 30, label: "alice" }, { callId: "alice-1" });
+      const done = bob.call("py_wait", { seconds: 1, label: "bob" }, { callId: "bob-1" });
+      await waitFor(() => started.some((t) => /waiting for alice/.test(t)), 15000, "alice's task to start");
+      alice.cancel("alice-1");
+      assert.equal((await aborted).details.error, "aborted");
+      assert.equal(text(await done), "waited as a task: bob", "bob's call ran as a task to its end");
+      const log = join(agent.home, "tasks.log");
+      await waitFor(() => existsSync(log) && readFileSync(log, "utf8") === "cancelled alice\n", 5000, "alice's task cancelled at the server");
+      assert.equal(processesIn(agent.cwd).length, 1, "one shared server");
+      await alice.shutdown();
+      await bob.shutdown();
     });
   });
 });

@@ -24,9 +24,7 @@ use crate::pool::shared::place::Place;
 use crate::pool::shared::wire::{
     self, Attach, BrokerStatus, Farewell, FarewellReason, SharedServer,
 };
-use crate::pool::{
-    Asker, ClientFeatures, ConnectSpec, Connection, Notice, Pool, RequestOptions, TransportSpec,
-};
+use crate::pool::{Asker, ConnectSpec, Connection, Notice, Pool, RequestOptions, TransportSpec};
 use crate::server_log::{iso_time, LogMessage, ServerLog};
 use hop::{Attached, Hop};
 use parking_lot::Mutex;
@@ -121,12 +119,9 @@ impl Share {
                 protocol: attach.protocol,
                 timeout: Duration::from_millis(attach.timeout_ms),
                 debug: attach.debug,
-                // Each session follows the tasks it starts (through its hop); the server's own
-                // connection passes task results on untouched.
-                client: ClientFeatures {
-                    tasks: false,
-                    ..attach.client.clone()
-                },
+                // Tasks offered as the sessions ask (the features are part of the identity);
+                // each session follows its own (see `BrokerHost::follows_tasks`).
+                client: attach.client.clone(),
             },
             hops: vec![],
             attaching: 0,
@@ -376,10 +371,14 @@ impl Broker {
         self.pool.close_stale(upstream).await;
     }
 
-    /// Remembers which session a task belongs to, from the result that created it.
+    /// Remembers which session a task belongs to, from the result that created it (2025-11-25:
+    /// `{ task: { taskId } }`; the 2026-07-28 extension: `{ resultType: "task", taskId }`).
     fn note_task(&self, identity: &str, session: &str, result: &Value) {
-        let Some(task) = result
-            .get("task")
+        let created = match result.get("resultType").and_then(Value::as_str) {
+            Some("task") => Some(result),
+            _ => result.get("task"),
+        };
+        let Some(task) = created
             .and_then(|t| t.get("taskId"))
             .and_then(Value::as_str)
         else {

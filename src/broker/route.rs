@@ -111,6 +111,12 @@ impl Host for BrokerHost {
             broker.log_message(server, message);
         }
     }
+
+    /// Each session follows the tasks it starts, through its hop: a session's abort cancels
+    /// its own task only.
+    fn follows_tasks(&self) -> bool {
+        false
+    }
 }
 
 /// The `elicitation/create` params of `question`, as the server sent them.

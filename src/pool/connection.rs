@@ -551,9 +551,10 @@ impl Connection {
                 }
                 other => other?,
             };
-            // Without `tasks` a task result is passed on as it is (the broker's sessions follow
-            // their tasks themselves).
-            let created = task::Task::created(&sent.result).filter(|_| self.client.features.tasks);
+            // A task result is passed on as it is without `tasks`, or where the callers follow
+            // their tasks themselves.
+            let follows = self.client.features.tasks && self.client.host.follows_tasks();
+            let created = task::Task::created(&sent.result).filter(|_| follows);
             if let Some(created) = created {
                 // Progress of the task comes with the token of the request that created it.
                 let _progress = sent.progress;
@@ -561,7 +562,7 @@ impl Connection {
             }
             let result = sent.result;
             let legacy_task = method == "tools/call"
-                && self.client.features.tasks
+                && follows
                 && !self.is_modern()
                 && params.get("task").is_none()
                 && task::needs_task(&result);

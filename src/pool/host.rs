@@ -134,6 +134,14 @@ pub trait Host: Send + Sync + 'static {
 
     /// A `notifications/message` at or above the connection's `log_level`.
     fn log(&self, server: &str, message: &LogMessage);
+
+    /// Whether a call the server turns into a task is followed here (polled to its end,
+    /// cancelled on abort); `false` where each caller follows its own tasks and the result
+    /// that creates one is passed on as it is (the broker: each session, through its own
+    /// connection). Either way the tasks are offered as the `tasks` setting says.
+    fn follows_tasks(&self) -> bool {
+        true
+    }
 }
 
 /// A host where nobody can be asked, no model runs, no roots exist and logs go nowhere.

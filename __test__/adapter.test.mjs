@@ -204,7 +204,7 @@ describe("a server on the official Python SDK", () => {
     adapter.onEvent((e) => events.push(e));
     try {
       const listed = await adapter.list("py");
-      assert.match(text(listed), /^py: 14 tools/);
+      assert.match(text(listed), /^py: 15 tools/);
       assert.match(text(listed), /- py_get_hello: A greeting/);
       assert.match(text(listed), /Instructions: A Python test server/);
       assert.equal(text(await adapter.call("py_echo", { message: "hi" })), "py echo: hi");

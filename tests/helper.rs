@@ -118,17 +118,15 @@ fn a_descendant_orphaned_by_a_crash_ends_too() {
     gone_soon(&detached);
 }
 
-#[test]
-fn a_stop_signal_ends_the_whole_tree_within_the_grace() {
-    // The server ignores SIGTERM; the detached process does not.
+/// The server ignores SIGTERM, the process it detached does not; `stop` signals the helper.
+fn a_stop_ends_the_whole_tree_within_the_grace(stop: impl Fn(i32)) {
     let mut child = supervise(&format!(
         "trap '' TERM; {DETACHED}; while :; do sleep 1; done"
     ));
     let detached = first_line(&mut child);
     assert!(alive(&detached));
     let started = Instant::now();
-    // SAFETY: kill(2) of the helper we started.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    stop(child.id() as i32);
     let status = child.wait().unwrap();
     assert!(
         started.elapsed() < Duration::from_millis(900),
@@ -141,6 +139,30 @@ fn a_stop_signal_ends_the_whole_tree_within_the_grace() {
         "the server ignored SIGTERM"
     );
     gone_soon(&detached);
+}
+
+#[test]
+fn a_stop_signal_ends_the_whole_tree_within_the_grace() {
+    // SAFETY: kill(2) of the helper we started.
+    a_stop_ends_the_whole_tree_within_the_grace(|pid| unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    });
+}
+
+/// A signal sent to a process is delivered to any of its threads that does not block it, and
+/// the helper has threads besides its main one (the linked library starts a runtime's): one
+/// other than the main one gets SIGTERM here, as the kernel may choose it.
+#[test]
+fn a_stop_signal_reaching_any_thread_of_the_helper_is_a_stop() {
+    a_stop_ends_the_whole_tree_within_the_grace(|pid| {
+        let threads: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .unwrap()
+            .filter_map(|t| t.ok()?.file_name().to_str()?.parse().ok())
+            .collect();
+        let other = threads.iter().find(|&&t| t != pid).copied();
+        // SAFETY: tgkill(2) of a thread of the helper we started.
+        unsafe { libc::syscall(libc::SYS_tgkill, pid, other.unwrap_or(pid), libc::SIGTERM) };
+    });
 }
 
 /// The product's path: `process::spawn` starts the server through the helper, and a normal stop

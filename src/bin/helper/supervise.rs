@@ -18,10 +18,10 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::io::ErrorKind;
-use std::mem::MaybeUninit;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, ExitStatus};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long the processes below us get after SIGTERM, before SIGKILL.
@@ -44,7 +44,7 @@ pub fn run(server: &Server) -> ExitCode {
         let e = std::io::Error::last_os_error();
         eprintln!("pi-mcp-native-helper: cannot become a child subreaper ({e})");
     }
-    let signals = Signals::block();
+    let signals = Signals::install();
     // SAFETY: getpid(2) cannot fail.
     let me = unsafe { libc::getpid() };
     let mut command = Command::new(&server.program);
@@ -62,7 +62,7 @@ pub fn run(server: &Server) -> ExitCode {
             Ok(())
         });
     }
-    // `Command` gives the server an empty signal mask and default dispositions again.
+    // The server starts with our handlers reset by exec(2) and the signal mask `Command` clears.
     let server_pid = match command.spawn() {
         Ok(child) => child.id() as i32, // reaped below, like every other process
         Err(e) => {
@@ -225,7 +225,7 @@ fn exit_like(status: ExitStatus) -> ExitCode {
         return ExitCode::from(1);
     };
     // SAFETY: plain calls on our own process: no core file, the signal's default action
-    // restored and unblocked, then raised.
+    // restored, then raised.
     unsafe {
         let no_core = libc::rlimit {
             rlim_cur: 0,
@@ -233,44 +233,72 @@ fn exit_like(status: ExitStatus) -> ExitCode {
         };
         libc::setrlimit(libc::RLIMIT_CORE, &no_core);
         libc::signal(signal, libc::SIG_DFL);
-        let mut set = MaybeUninit::<libc::sigset_t>::uninit();
-        libc::sigemptyset(set.as_mut_ptr());
-        libc::sigaddset(set.as_mut_ptr(), signal);
-        libc::sigprocmask(libc::SIG_UNBLOCK, set.as_ptr(), std::ptr::null_mut());
         libc::raise(signal);
     }
     ExitCode::from(128u8.wrapping_add(signal as u8)) // a signal that does not end a process
 }
 
-/// The signals we wait for instead of being interrupted by them.
+/// The signals we wait for instead of being ended by them. The process is not single-threaded
+/// (the library this binary links starts a runtime's threads before `main`), and a signal sent
+/// to the process may reach any thread that does not block it, so a mask on our thread would
+/// not hold: each signal gets a handler, in every thread, that writes its number into a pipe
+/// (the self-pipe trick), and we wait on that pipe. Handlers do not survive `exec`, so the
+/// server starts with default dispositions.
 struct Signals {
-    set: libc::sigset_t,
+    read: i32,
+}
+
+/// The pipe's write end, for the handler (a handler can reach only globals).
+static WRITE_END: AtomicI32 = AtomicI32::new(-1);
+
+extern "C" fn on_signal(signal: libc::c_int) {
+    let byte = signal as u8;
+    // SAFETY: write(2) is async-signal-safe; the byte is a local. A full pipe drops the byte,
+    // which is harmless: a wake-up is already pending.
+    unsafe {
+        libc::write(
+            WRITE_END.load(Ordering::Relaxed),
+            (&raw const byte).cast(),
+            1,
+        )
+    };
 }
 
 impl Signals {
-    fn block() -> Signals {
-        let mut set = MaybeUninit::<libc::sigset_t>::uninit();
-        // SAFETY: sigemptyset initialises the set before anything reads it; the process is
-        // single-threaded, so sigprocmask sets the mask of the only thread.
-        let set = unsafe {
-            libc::sigemptyset(set.as_mut_ptr());
-            for signal in [libc::SIGCHLD, libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
-                libc::sigaddset(set.as_mut_ptr(), signal);
+    fn install() -> Signals {
+        let mut fds = [-1; 2];
+        // SAFETY: pipe2(2) writes two descriptors into the local array; sigaction(2) installs a
+        // handler that only calls write(2).
+        unsafe {
+            if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) != 0 {
+                let e = std::io::Error::last_os_error();
+                eprintln!("pi-mcp-native-helper: cannot make a pipe for signals ({e})");
             }
-            libc::sigprocmask(libc::SIG_BLOCK, set.as_ptr(), std::ptr::null_mut());
-            set.assume_init()
-        };
-        Signals { set }
+            WRITE_END.store(fds[1], Ordering::Relaxed);
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            for signal in [libc::SIGCHLD, libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+                libc::sigaction(signal, &action, std::ptr::null_mut());
+            }
+        }
+        Signals { read: fds[0] }
     }
 
     /// The next of our signals to arrive within `limit`.
     fn wait(&self, limit: Duration) -> Option<i32> {
-        let timeout = libc::timespec {
-            tv_sec: limit.as_secs() as libc::time_t,
-            tv_nsec: limit.subsec_nanos() as libc::c_long,
+        let mut poll = libc::pollfd {
+            fd: self.read,
+            events: libc::POLLIN,
+            revents: 0,
         };
-        // SAFETY: sigtimedwait(2) reads the set and the timeout; no siginfo is wanted.
-        let signal = unsafe { libc::sigtimedwait(&self.set, std::ptr::null_mut(), &timeout) };
-        (signal > 0).then_some(signal)
+        let mut byte = 0u8;
+        // SAFETY: poll(2) and read(2) on our own pipe, into locals.
+        let read = unsafe {
+            libc::poll(&mut poll, 1, limit.as_millis().min(i32::MAX as u128) as i32);
+            libc::read(self.read, (&raw mut byte).cast(), 1)
+        };
+        (read == 1).then_some(i32::from(byte))
     }
 }

@@ -286,6 +286,8 @@ export interface FrontEndCallbacks {
 
 /** Something that happened to a server, or the progress of a running call. */
 export type LifecycleEvent =
+  | { type: 'connecting'; server: string }
+  | { type: 'opened'; server: string }
   | { type: 'connected'; server: string; tools: number }
   | { type: 'reconnected'; server: string; tools: number }
   | { type: 'idle-shutdown'; server: string; idleMinutes: number }

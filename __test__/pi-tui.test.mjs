@@ -1,10 +1,10 @@
-// The real Pi's terminal UI under tmux (0.87.1 and 1.5.2): how Pi lists the extension, and the
-// `/mcp` panel.
+// The real Pi's terminal UI under tmux (0.87.1 and 1.5.2): how Pi lists the extension, the MCP
+// footer, and the `/mcp` panel.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { piTest } from "./helpers/pi.mjs";
-import { everything, root } from "./helpers/servers.mjs";
+import { everything, filledCache, root } from "./helpers/servers.mjs";
 import { TMUX_SKIP, withPiTui } from "./helpers/tui.mjs";
 
 const OPTS = { timeout: 90_000, skip: TMUX_SKIP };
@@ -17,6 +17,25 @@ piTest("the startup list names the extension pi-mcp-native; no servers, no foote
     await tui.waitFor(/fake-model/, "the footer");
     await new Promise((r) => setTimeout(r, 500));
     assert.match(tui.screen(), /fake-model/);
+  });
+});
+
+piTest("the footer follows the server when the prompt is typed before Pi's startup ends: 1/1 while the call is open and after it", OPTS, async (pi) => {
+  const mcpConfig = { mcpServers: { everything: everything() } };
+  // Its tools cached: the call goes before the server is listed, which waits until the server
+  // is idle (the footer used to change only with a listing, and stayed at 0/1 while calls ran).
+  const cacheJson = await filledCache(mcpConfig);
+  const steps = [{ tool_calls: [{ name: "mcp", arguments: { tool: "everything_trigger-elicitation-request" } }] }, { text: "Declined." }];
+  await withPiTui({ pi, extensionDir: root, mcpConfig, cacheJson, script: { steps } }, async (tui) => {
+    // No tui.started(): typed at once, the prompt waits in the editor until Pi takes it.
+    await tui.submit("ask me something", /MCP server "everything" asks:/, "the server's question", 40_000);
+    // The call is open (the server waits for the answer): the server is connected, not yet listed.
+    await tui.waitFor(/^MCP 1\/1 connected *$/m, "the footer while the call is open", 10_000);
+    tui.keys("Down");
+    await tui.waitFor(/^\s*→ Decline *$/m, "the cursor on Decline");
+    tui.keys("Enter");
+    await tui.waitFor(/Declined\./, "the model's answer");
+    await tui.waitFor(/^MCP 1\/1 connected *$/m, "the footer after the call", 10_000);
   });
 });
 

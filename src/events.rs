@@ -15,6 +15,11 @@ use std::sync::Arc;
     rename_all_fields = "camelCase"
 )]
 pub enum Event {
+    /// A connection to the server is being opened.
+    Connecting { server: String },
+    /// A connection to the server opened; `connected` or `reconnected` follows once its tools
+    /// are listed (after the call that opened it, when that call's tool was known already).
+    Opened { server: String },
     /// The server's first connection this session is listed.
     Connected { server: String, tools: u32 },
     /// A later connection is listed (after a crash, a restart, an idle stop or a reconnect).

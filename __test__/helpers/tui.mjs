@@ -45,11 +45,12 @@ export async function withPiTui(options, run) {
        * Types `text`, submits it and waits for `pattern`. While `text` stays in the editor, Enter
        * is pressed again (at most every 2 s), as a user would: Pi 1.5 keeps what is submitted while
        * its startup still runs ("Startup is still in progress"), and the first Enter may only take
-       * a completion (`/mcp login <server>`).
+       * a completion (`/mcp login <server>`). Typed before Pi reads its terminal, the text is
+       * echoed and its Enter becomes a new line in the editor (Pi 0.87.1).
        */
       async submit(text, pattern, what = String(pattern), ms = 20_000) {
         tui.type(text);
-        const kept = new RegExp(`─\\n${text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} *\\n─`);
+        const kept = new RegExp(`─\\n${text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} *\\n( *\\n)*─`);
         const until = Math.min(Date.now() + ms, deadline);
         let pressed = 0;
         for (;;) {

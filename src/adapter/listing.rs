@@ -178,6 +178,8 @@ impl Adapter {
                         note,
                     });
                 }
+                Notice::Connecting { server } => adapter.events.emit(Event::Connecting { server }),
+                Notice::Opened { server } => adapter.events.emit(Event::Opened { server }),
                 Notice::Lost { server, why } => {
                     adapter.events.emit(Event::Disconnected {
                         server,

@@ -498,6 +498,7 @@ impl Broker {
                     }
                 }
                 Notice::Lost { server, why } => broker.lost(&server, &why),
+                Notice::Connecting { .. } | Notice::Opened { .. } => {}
                 Notice::ResourceUpdated { server, uri } => {
                     let shares = broker.shares.lock();
                     let Some(share) = shares.servers.get(&server) else {

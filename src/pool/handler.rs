@@ -45,6 +45,10 @@ pub type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, ProgressSink>>>;
 pub enum Notice {
     /// The server said (when we heard it: `at`) that its tools, resources or prompts changed.
     ListChanged { server: String, at: Instant },
+    /// An attempt to connect the server started (its process starts, or its URL is reached).
+    Connecting { server: String },
+    /// The attempt opened a connection (its handshake done), which is now the server's live one.
+    Opened { server: String },
     /// The connection ended without being asked to (crash, exit, closed stdout).
     Lost { server: String, why: String },
     /// A resource the client subscribed to changed.

@@ -377,6 +377,9 @@ impl Pool {
                 attempt: attempt.clone(),
             },
         );
+        let _ = self.notices.send(Notice::Connecting {
+            server: server.to_string(),
+        });
         attempt
     }
 
@@ -407,7 +410,10 @@ impl Pool {
                     );
                 match (&opened, current) {
                     (Ok(conn), true) => {
-                        table.slots.insert(server, Slot::Ready(conn.clone()));
+                        table
+                            .slots
+                            .insert(server.clone(), Slot::Ready(conn.clone()));
+                        let _ = self.notices.send(Notice::Opened { server });
                         None
                     }
                     (Err(_), true) => {

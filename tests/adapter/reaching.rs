@@ -2,9 +2,11 @@
 //! restarts after a crash or a stall, explicit reconnects.
 
 use crate::support::*;
+use parking_lot::Mutex;
 use pi_mcp_native::adapter::{CallOptions, ErrorCode, StartOptions};
 use pi_mcp_native::events::Event;
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn args(value: Value) -> Map<String, Value> {
@@ -109,6 +111,53 @@ async fn a_cached_tool_is_called_before_the_listing_which_follows_when_idle() {
         text(&after),
         "methods: initialize, notifications/initialized, tools/call, tools/list, tools/call"
     );
+    finish(second, &home).await;
+}
+
+/// A connection is told as it starts and as it opens, not only once listed: a call of a cached
+/// tool goes before the listing, which waits until the server is idle (Pi's footer, read at
+/// each event, said 0/1 all along while calls kept the server busy).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_is_told_as_it_opens_before_its_listing() {
+    let home = Home::new(json!({ "s": server(&[]) }));
+    let first = home.open();
+    first.call("s_echo", json!({ "text": "warm" })).await;
+    wait_for("the cache", || {
+        home.cache()["servers"]["s"].is_object().then_some(())
+    })
+    .await;
+    finish(first, &home).await;
+
+    let second = home.open();
+    // Each event with the footer as read when it arrives, as the Pi extension reads it.
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (sink, adapter) = (seen.clone(), Arc::downgrade(&second.adapter));
+    second.adapter.on_event(Arc::new(move |e| {
+        let footer = adapter.upgrade().and_then(|a| a.footer());
+        sink.lock().push((e, footer));
+    }));
+    second.adapter.start(StartOptions::default()); // as Pi does before its first request
+    let called = second.call("s_echo", json!({ "text": "hi" })).await;
+    assert_eq!(text(&called), "echo: hi");
+    let opened = wait_for("the opened event", || {
+        let seen = seen.lock();
+        seen.iter()
+            .position(|(e, _)| matches!(e, Event::Opened { .. }))
+            .map(|at| (at, seen[at].clone()))
+    })
+    .await;
+    assert_eq!(
+        opened.1,
+        (
+            Event::Opened { server: "s".into() },
+            Some("MCP 1/1 connected".to_string())
+        )
+    );
+    let before: Vec<Event> = seen.lock()[..opened.0]
+        .iter()
+        .map(|(e, _)| e.clone())
+        .collect();
+    assert_eq!(before, [Event::Connecting { server: "s".into() }]);
     finish(second, &home).await;
 }
 

@@ -177,7 +177,7 @@ describe("sampling through Pi's model (a stand-in ctx)", () => {
     assert.match(text(outcome), /"text": "forty-two"/);
     assert.match(text(outcome), /"stopReason": "endTurn"/);
     assert.equal(calls[0].confirm, 'Allow MCP server "ev" to use the model?');
-    assert.match(calls[0].message, /^MCP server "ev" asks the model \(1 message\(s\), up to 50 tokens\):\nSystem: You are a helpful test server\.\nLast message: Resource trigger-sampling-request context: the answer$/);
+    assert.match(calls[0].message, /^MCP server "ev" asks the model \(1 message, up to 50 tokens\):\nSystem: You are a helpful test server\.\nLast message: Resource trigger-sampling-request context: the answer$/);
     assert.equal(calls[1].context.systemPrompt, "You are a helpful test server.");
     assert.equal(calls[1].options.maxTokens, 50);
   });

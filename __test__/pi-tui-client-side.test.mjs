@@ -145,7 +145,7 @@ piTest("a server's form, its URL and its sampling request, answered in Pi's dial
 
       // Sampling: which server asks and what, approved; it runs on Pi's model (the fake LLM).
       screen = await tui.submit("ask the server", /Allow MCP server "everything" to use the model\?/, "the sampling approval");
-      assert.match(screen, /Allow MCP server "everything" to use the model\? *\n(?: *\n)? MCP server "everything" asks the model \(1 message\(s\), up to 100 tokens\): *\n System: You are a helpful test server\. *\n Last message: Resource trigger-sampling-request context: the weather *\n(?: *\n)?\s*→ Yes *\n\s*No/);
+      assert.match(screen, /Allow MCP server "everything" to use the model\? *\n(?: *\n)? MCP server "everything" asks the model \(1 message, up to 100 tokens\): *\n System: You are a helpful test server\. *\n Last message: Resource trigger-sampling-request context: the weather *\n(?: *\n)?\s*→ Yes *\n\s*No/);
       await choose(tui, "Yes");
       await tui.waitFor(/"text": "Sunny, says Pi's model\."[^]*Sampled\./, "the sampled answer and the model's", 30_000);
       assert.equal(tui.llm.requests[7].body.messages[0].content, "You are a helpful test server.");

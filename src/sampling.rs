@@ -3,6 +3,7 @@
 //! options)`), and the assistant message it returns as the server's `CreateMessageResult`.
 //! Text, images and tool use (2025-11-25) carry over; stop sequences are applied to the answer.
 
+use crate::render::plural;
 use serde_json::{json, Map, Value};
 
 /// What the front end runs: Pi's `Context`, its options, and the server's model hints.
@@ -169,10 +170,11 @@ pub fn preview(server: &str, params: &Value) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ");
+    let max_tokens = params.get("maxTokens").and_then(Value::as_u64).unwrap_or(0);
     let mut lines = vec![format!(
-        "MCP server \"{server}\" asks the model ({} message(s), up to {} tokens):",
-        messages.map_or(0, Vec::len),
-        params.get("maxTokens").and_then(Value::as_u64).unwrap_or(0)
+        "MCP server \"{server}\" asks the model ({}, up to {}):",
+        plural(messages.map_or(0, Vec::len), "message"),
+        plural(max_tokens as usize, "token")
     )];
     if let Some(system) = params.get("systemPrompt").and_then(Value::as_str) {
         lines.push(format!("System: {}", clip(system, 300)));

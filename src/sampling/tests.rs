@@ -129,7 +129,7 @@ fn the_preview_names_the_server_and_cuts_long_texts() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines[0],
-        "MCP server \"ev\" asks the model (1 message(s), up to 100 tokens):"
+        "MCP server \"ev\" asks the model (1 message, up to 100 tokens):"
     );
     assert_eq!(lines[1], "System: Be brief.");
     assert!(
@@ -138,4 +138,12 @@ fn the_preview_names_the_server_and_cuts_long_texts() {
         lines[2]
     );
     assert_eq!(lines[3], "Tools offered: weather");
+    let two = json!({
+        "messages": [{ "role": "user", "content": { "type": "text", "text": "hi" } }, { "role": "assistant", "content": { "type": "text", "text": "yes?" } }],
+        "maxTokens": 1
+    });
+    assert_eq!(
+        preview("ev", &two).lines().next().unwrap(),
+        "MCP server \"ev\" asks the model (2 messages, up to 1 token):"
+    );
 }

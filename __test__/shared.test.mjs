@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { frontEnd, piModel } from "../extension/pi-mcp-native/front-end.js";
 import { everything, memory, pimcp, processesIn, python, tempAgent, text, waitFor } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
@@ -31,6 +32,37 @@ function brokers(agentDir) {
 function session(agent, terminal) {
   const env = { ...agent.env, TERM_SESSION_ID: `term-${terminal}`, SHLVL: String(terminal), PWD: agent.cwd };
   return McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env });
+}
+
+/**
+ * A session's dialogs (elicitation forms, sampling approvals) for one question at a time: the
+ * first dialog of each question waits until `release()`, then `accept` says what is answered.
+ * `shown` resolves when that first dialog opens; `seen` keeps every dialog's title.
+ */
+function heldDialogs(adapter, accept) {
+  const seen = [];
+  let shown, release;
+  const hold = async () => (shown(), await new Promise((resolve) => (release = resolve)));
+  const state = {
+    seen,
+    next: () => (state.shown = new Promise((resolve) => (shown = resolve))),
+    release: () => release(),
+  };
+  const ui = {
+    select: async (title, options) => {
+      seen.push(title);
+      if (options.includes("Decline")) return (await hold(), accept ? "Answer" : "Decline");
+      return title.startsWith("Favorite Color") ? "Blue" : title.startsWith("Terms") ? "Yes" : "(leave empty)";
+    },
+    input: async (title) => (seen.push(title), "Ada"),
+    confirm: async (title, preview) => (seen.push(`${title}\n${preview}`), await hold(), accept),
+    notify: () => {},
+  };
+  const answer = { role: "assistant", content: [{ type: "text", text: "forty-two" }], model: "pi-model", stopReason: "stop" };
+  const ctx = { hasUI: true, ui, model: { id: "pi-model", provider: "fake" }, modelRegistry: { getAvailable: () => [], complete: async () => answer } };
+  adapter.setInteractive(true);
+  adapter.setFrontEnd(frontEnd(adapter, { ui: () => ui, runModel: piModel(() => ctx) }));
+  return state;
 }
 
 /** Runs `run(agent)` on a temp agent dir with `config`; then no server and no broker may be left. */
@@ -140,6 +172,44 @@ describe("shared servers", () => {
       const log = join(agent.home, "tasks.log");
       await waitFor(() => existsSync(log) && readFileSync(log, "utf8") === "cancelled alice\n", 5000, "alice's task cancelled at the server");
       assert.equal(processesIn(agent.cwd).length, 1, "one shared server");
+      await alice.shutdown();
+      await bob.shutdown();
+    });
+  });
+
+  test("questions a shared server asks as tasks (2025-11-25 -async tools) reach the session whose call asked: accepted in one, declined in the other", async () => {
+    const config = ({ cwd }) => ({ mcpServers: { ev: everything({ cwd, shared: true }) } });
+    await withAgent(config, async (agent) => {
+      const [alice, bob] = [session(agent, 1), session(agent, 2)];
+      const [aliceUi, bobUi] = [heldDialogs(alice, true), heldDialogs(bob, false)];
+      // Overlapping: each question is asked while the other session's call is in flight too.
+      const both = async (tool, args) => {
+        aliceUi.next();
+        bobUi.next();
+        const asked = alice.call(tool, args, { callId: "alice" });
+        await aliceUi.shown;
+        const declined = bob.call(tool, args, { callId: "bob" });
+        await bobUi.shown;
+        aliceUi.release();
+        bobUi.release();
+        return [text(await asked), text(await declined)];
+      };
+      const [accepted, declined] = await both("ev_trigger-elicitation-request-async", {});
+      assert.match(accepted, /\[COMPLETED\] User provided the requested information!\nUser inputs:\n- Name: Ada\n- Favorite Color: Blue\n- Agreed to terms: true/);
+      assert.match(declined, /\[DECLINED\] User declined/);
+      const forms = (seen) => seen.filter((title) => title.startsWith('MCP server "ev" asks:'));
+      assert.equal(forms(aliceUi.seen).length, 1, JSON.stringify(aliceUi.seen));
+      assert.equal(forms(bobUi.seen).length, 1, JSON.stringify(bobUi.seen));
+      assert.ok(!bobUi.seen.some((title) => title.startsWith("Name")), "bob was not asked alice's fields");
+
+      const [approved, refused] = await both("ev_trigger-sampling-request-async", { prompt: "the answer", maxTokens: 50 });
+      assert.match(approved, /\[COMPLETED\] Async sampling completed!/);
+      assert.match(approved, /"text": "forty-two"/);
+      assert.match(refused, /\[FAILED\] the user declined ev's sampling request/);
+      const approvals = (seen) => seen.filter((title) => title.includes('MCP server "ev" asks the model (1 message, up to 50 tokens)'));
+      assert.equal(approvals(aliceUi.seen).length, 1, JSON.stringify(aliceUi.seen));
+      assert.equal(approvals(bobUi.seen).length, 1, JSON.stringify(bobUi.seen));
+      assert.equal(processesIn(agent.cwd).length, 1, "one server-everything for both sessions");
       await alice.shutdown();
       await bob.shutdown();
     });

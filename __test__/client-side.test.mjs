@@ -461,6 +461,36 @@ describe("sampling and elicitation as tasks (2025-11-25: server-everything's -as
       await run.close();
     }
   });
+
+  test("tasks: false: a question asked as a task, answered as a plain one, is withdrawn when the server cancels it: the dialog and the approval close", async () => {
+    const run = open({ off: faulty(["asks"], { tasks: false }) });
+    try {
+      // A dialog stays open until its signal aborts.
+      let open = 0;
+      let closed = 0;
+      const held = (_t, _o, { signal }) =>
+        new Promise((resolve) => {
+          open += 1;
+          signal.addEventListener("abort", () => ((closed += 1), resolve(undefined)));
+        });
+      const ask = async (params) => {
+        const method = params.messages ? "sampling/createMessage" : "elicitation/create";
+        const asking = run.adapter.call("off_ask", { method, params: { ...params, task: { ttl: 60000 } } });
+        const opened = open + 1;
+        await waitFor(() => open === opened, 5000, `the ${method} dialog to open`);
+        assert.match(text(await run.adapter.call("off_withdraw", {})), /^withdrew ask-\d+$/);
+        assert.equal(text(await asking), "withdrawn");
+        await waitFor(() => closed === opened, 3000, `the ${method} dialog to close`);
+      };
+      form(run.adapter, { pick: held });
+      await ask({ message: "Name?", requestedSchema: { type: "object", properties: { name: { type: "string" } } } });
+      const withConfirm = { ...ctx(true), ui: { confirm: (title, preview, opts) => held(title, preview, opts) } };
+      run.adapter.setFrontEnd(frontEnd(run.adapter, { ui: () => undefined, runModel: piModel(() => withConfirm) }));
+      await ask({ messages: [{ role: "user", content: { type: "text", text: "hi" } }], maxTokens: 10 });
+    } finally {
+      await run.close();
+    }
+  });
 });
 
 describe("resources (server-everything)", () => {

@@ -199,12 +199,14 @@ impl ClientSide {
 
     /// Answers a request of the server about tasks, or a question asked as a task (marked
     /// [`AS_TASK`] on the wire): at once with the task, the question asked in the background.
-    /// `None`: not a request about tasks.
+    /// `withdrawn`: cancelled when the server cancels the request (a question answered as a
+    /// plain one is withdrawn then). `None`: not a request about tasks.
     pub fn answer_task(
         &self,
         method: &str,
         mut params: Value,
         notify: StatusSink,
+        withdrawn: CancellationToken,
     ) -> Option<BoxFuture<'static, Result<Value, ErrorData>>> {
         let id = || {
             params
@@ -226,11 +228,7 @@ impl ClientSide {
                 caps["requests"][group].get(name).is_some()
             });
             if !offered {
-                return Some(self.answer(
-                    &inner,
-                    params,
-                    Origin::request_of_the_server(CancellationToken::new()),
-                ));
+                return Some(self.answer(&inner, params, Origin::request_of_the_server(withdrawn)));
             }
             let ttl = task
                 .as_ref()

@@ -142,9 +142,9 @@ impl ClientHandler for Handler {
                     .await;
             });
         });
-        if let Some(answer) = self
-            .client
-            .answer_task(&request.method, params.clone(), notify)
+        if let Some(answer) =
+            self.client
+                .answer_task(&request.method, params.clone(), notify, context.ct.clone())
         {
             return answer.await.map(CustomResult);
         }

@@ -24,7 +24,9 @@ use crate::pool::shared::place::Place;
 use crate::pool::shared::wire::{
     self, Attach, BrokerStatus, Farewell, FarewellReason, SharedServer,
 };
-use crate::pool::{Asker, ConnectSpec, Connection, Notice, Pool, RequestOptions, TransportSpec};
+use crate::pool::{
+    created_task_id, Asker, ConnectSpec, Connection, Notice, Pool, RequestOptions, TransportSpec,
+};
 use crate::server_log::{iso_time, LogMessage, ServerLog};
 use hop::{Attached, Hop};
 use parking_lot::Mutex;
@@ -374,14 +376,7 @@ impl Broker {
     /// Remembers which session a task belongs to, from the result that created it (2025-11-25:
     /// `{ task: { taskId } }`; the 2026-07-28 extension: `{ resultType: "task", taskId }`).
     fn note_task(&self, identity: &str, session: &str, result: &Value) {
-        let created = match result.get("resultType").and_then(Value::as_str) {
-            Some("task") => Some(result),
-            _ => result.get("task"),
-        };
-        let Some(task) = created
-            .and_then(|t| t.get("taskId"))
-            .and_then(Value::as_str)
-        else {
+        let Some(task) = created_task_id(result) else {
             return;
         };
         let mut shares = self.shares.lock();

@@ -47,6 +47,8 @@ const UNBOUNDED_TASK_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 mod subscriptions;
 mod task;
 
+pub use task::created_task_id;
+
 /// The tools, resources and prompts a server listed. Malformed entries are dropped, and counted.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Listing {

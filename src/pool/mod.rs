@@ -20,7 +20,7 @@ mod stderr;
 pub mod watchdog;
 
 pub use client_side::LogTail;
-pub use connection::{Connection, Cut, ListBounds, Listing, RequestOptions};
+pub use connection::{created_task_id, Connection, Cut, ListBounds, Listing, RequestOptions};
 pub use handler::{Notice, Progress, ProgressSink};
 pub use handshake::Protocol;
 pub use host::{

@@ -35,12 +35,9 @@ impl Task {
     /// The task a result announces: `{ task: { taskId, … } }` (2025-11-25) or `{ resultType:
     /// "task", taskId, … }` (2026-07-28).
     pub(super) fn created(result: &Value) -> Option<Task> {
-        let (fields, modern) = match result.get("resultType").and_then(Value::as_str) {
-            Some("task") => (result, true),
-            _ => (result.get("task").filter(|t| t.is_object())?, false),
-        };
+        let (fields, modern) = announced(result)?;
         Some(Task {
-            id: fields.get("taskId")?.as_str()?.to_string(),
+            id: announced_id(fields)?.to_string(),
             poll: poll_interval(fields).unwrap_or(DEFAULT_POLL),
             modern,
             status_message: fields
@@ -49,6 +46,23 @@ impl Task {
                 .map(str::to_string),
         })
     }
+}
+
+/// The fields of the task a result announces, and whether they are in the 2026-07-28 form.
+fn announced(result: &Value) -> Option<(&Value, bool)> {
+    match result.get("resultType").and_then(Value::as_str) {
+        Some("task") => Some((result, true)),
+        _ => Some((result.get("task").filter(|t| t.is_object())?, false)),
+    }
+}
+
+fn announced_id(fields: &Value) -> Option<&str> {
+    fields.get("taskId")?.as_str()
+}
+
+/// The id of the task a result announces, in either revision's form (see [`Task::created`]).
+pub fn created_task_id(result: &Value) -> Option<&str> {
+    announced_id(announced(result)?.0)
 }
 
 /// Whether a `tools/call` result is the refusal of a tool that must run as a task (2025-11-25:

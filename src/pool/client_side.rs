@@ -4,7 +4,8 @@
 //! [`ClientFeatures`]; the [`Host`] is asked only where a person or a model must decide. While a
 //! question is open, the requests it may belong to do not time out.
 
-use super::client_tasks::{wire::AS_TASK, ClientTasks, StatusSink, TaskError};
+use super::client_tasks::wire::{TaskCapability, AS_TASK};
+use super::client_tasks::{ClientTasks, StatusSink, TaskError};
 use super::host::{Asker, Caller, ClientFeatures, ElicitationPolicy, Host, Question, Reply};
 use crate::elicitation::Form;
 use crate::server_log::{LogLevel, LogMessage};
@@ -197,6 +198,11 @@ impl ClientSide {
         (!requests.is_empty()).then(|| json!({ "list": {}, "cancel": {}, "requests": requests }))
     }
 
+    /// The `tasks` capability, as the transports declare it in `initialize`.
+    pub fn task_declaration(&self) -> TaskCapability {
+        TaskCapability::new(self.task_capability())
+    }
+
     /// Answers a request of the server about tasks, or a question asked as a task (marked
     /// [`AS_TASK`] on the wire): at once with the task, the question asked in the background.
     /// `withdrawn`: cancelled when the server cancels the request (a question answered as a
@@ -215,7 +221,7 @@ impl ClientSide {
                 .unwrap_or_default()
                 .to_string()
         };
-        let offered = self.task_capability().is_some();
+        let capability = self.task_capability();
         let ready = |answer: Result<Value, TaskError>| -> BoxFuture<'static, _> {
             Box::pin(std::future::ready(answer.map_err(ErrorData::from)))
         };
@@ -223,7 +229,7 @@ impl ClientSide {
             let task = params.as_object_mut().and_then(|p| p.remove("task"));
             let inner = inner.to_string();
             // Without the capability for it the request is answered as a plain one.
-            let offered = self.task_capability().is_some_and(|caps| {
+            let offered = capability.is_some_and(|caps| {
                 let (group, name) = inner.split_once('/').unwrap_or_default();
                 caps["requests"][group].get(name).is_some()
             });
@@ -244,9 +250,8 @@ impl ClientSide {
             });
             return Some(ready(self.tasks.start(ttl, doing, job, notify)));
         }
-        if !offered {
-            return None;
-        }
+        // Requests about tasks are ours only where we offer them.
+        capability.as_ref()?;
         match method {
             "tasks/get" => Some(ready(self.tasks.get(&id()))),
             "tasks/list" => {

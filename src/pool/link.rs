@@ -1,7 +1,7 @@
 //! What carries a connection: a process we start (spawned, its stderr drained, stopped as a
 //! group when opening fails) or a remote endpoint, and the opening handshake over it.
 
-use super::client_tasks::wire::{Declaring, TaskCapability};
+use super::client_tasks::wire::Declaring;
 use super::handler::Handler;
 use super::handshake::{self, Service};
 use super::oversize::LineGuard;
@@ -50,7 +50,7 @@ pub(super) async fn open_process(
         tokio::spawn(async move { stderr::drain(spawned.stderr, &tail, echo.as_deref()).await });
     }
     let stdout = LineGuard::new(spawned.stdout);
-    let tasks = TaskCapability::new(handler.client.task_capability());
+    let tasks = handler.client.task_declaration();
     let pipes = AsyncRwTransport::new_client(stdout, spawned.stdin);
     let init = handshake::start(
         handler,

@@ -4,11 +4,13 @@
 //! that drops the `task` param (a task-augmented request is given a method of ours before rmcp
 //! reads it, so it arrives whole, as a custom request, with the `task` param kept).
 
+use super::super::nesting;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, CustomRequest, JsonRpcRequest};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::RoleClient;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// What a task-augmented request's method is prefixed with.
@@ -34,6 +36,13 @@ pub fn lifted(message: &str) -> Option<String> {
     }
     value["method"] = Value::String(format!("{AS_TASK}{method}"));
     serde_json::to_string(&value).ok()
+}
+
+/// An SSE event's data (one JSON-RPC message) as rmcp is to read it: readable (see
+/// [`nesting::readable`]) and [`lifted`] when it is a task-augmented request; `None` to drop it.
+pub fn incoming(data: &str) -> Option<Cow<'_, str>> {
+    let readable = nesting::readable(data)?;
+    Some(lifted(&readable).map_or(readable, Cow::Owned))
 }
 
 /// The `tasks` client capability, added to the `initialize` request rmcp builds.

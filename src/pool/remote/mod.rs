@@ -8,7 +8,6 @@ mod credentials;
 mod session;
 mod sse;
 
-use super::client_tasks::wire::TaskCapability;
 use super::handler::Handler;
 use super::handshake::{self, Protocol, Service};
 use super::ConnectError;
@@ -241,7 +240,7 @@ async fn streamable(
         .map(|(name, value)| (name.clone(), value.clone()))
         .collect();
     let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
-    let tasks = TaskCapability::new(handler.client.task_capability());
+    let tasks = handler.client.task_declaration();
     let (client, standalone) = session::SessionAware::new(client.clone(), credentials, tasks);
     let transport = StreamableHttpClientTransport::with_client(client, config);
     let service = handshake::start(handler, transport, protocol, ct)
@@ -268,7 +267,7 @@ async fn legacy(
             headers.insert(reqwest::header::AUTHORIZATION, value);
         }
     }
-    let tasks = TaskCapability::new(handler.client.task_capability());
+    let tasks = handler.client.task_declaration();
     let transport = SseTransport::connect(client.clone(), url.clone(), headers, tasks)
         .await
         .map_err(|e| classify_sse(&e))?;

@@ -212,8 +212,7 @@ fn readable(events: Events) -> Events {
                 return Some(event);
             };
             if let Some(data) = &event.data {
-                let readable = nesting::readable(data)?;
-                event.data = Some(wire::lifted(&readable).unwrap_or_else(|| readable.into_owned()));
+                event.data = Some(wire::incoming(data)?.into_owned());
             }
             Some(Ok(event))
         })

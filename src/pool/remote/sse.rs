@@ -9,7 +9,6 @@
 //! replayed, so the connection goes on working.
 
 use crate::pool::client_tasks::wire::{self, TaskCapability};
-use crate::pool::nesting;
 use futures::stream::BoxStream;
 use futures::StreamExt;
 use parking_lot::Mutex;
@@ -533,11 +532,7 @@ fn parse(event: &Sse) -> Option<ServerJsonRpcMessage> {
     if data.is_empty() {
         return None;
     }
-    let readable = nesting::readable(data)?;
-    match wire::lifted(&readable) {
-        Some(lifted) => serde_json::from_str(&lifted).ok(),
-        None => serde_json::from_str(&readable).ok(),
-    }
+    serde_json::from_str(&wire::incoming(data)?).ok()
 }
 
 /// Distinguishes replayed `initialize` ids across reconnects.

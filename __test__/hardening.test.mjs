@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { row, timed } from "./helpers/matrix.mjs";
-import { PI_15, runPi } from "./helpers/pi.mjs";
+import { PI_16, runPi } from "./helpers/pi.mjs";
 import { adapterHost, cmdline, everythingHttp, faulty, faultyHttp, freePort, processesIn, recordingProxy, root, sleep, tempAgent, waitFor, withAdapter } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
@@ -140,7 +140,7 @@ describe("reliability matrix: hostile files where configs are looked for", () =>
       symlinkSync("/dev/zero", join(box.cwd, ".pi", "mcp.json"));
     };
     const mcpConfig = { mcpServers: { s: faulty([]) } };
-    const r = await runPi({ pi: PI_15, extensionDir: root, mcpConfig, prepare, script: { steps }, timeoutMs: 30_000 });
+    const r = await runPi({ pi: PI_16, extensionDir: root, mcpConfig, prepare, script: { steps }, timeoutMs: 30_000 });
     assert.equal(r.timedOut, false, `Pi froze: ${r.stderr}`);
     assert.equal(r.code, 0, r.stderr);
     const [status, call] = r.toolResults;
@@ -148,7 +148,7 @@ describe("reliability matrix: hostile files where configs are looked for", () =>
     assert.match(status.text, /\.pi\/mcp\.json: the config file is a character device, not a regular file/);
     assert.equal(call.text, "echo: hi");
     assert.equal(r.leftover, false, "a process outlived Pi");
-    note(`Pi ${PI_15} ran its turn and exited in ${r.timing.wallMs} ms; the status names both files; the configured server answered`);
+    note(`Pi ${PI_16} ran its turn and exited in ${r.timing.wallMs} ms; the status names both files; the configured server answered`);
   });
 });
 
@@ -311,7 +311,7 @@ describe("reliability matrix: processes a server detaches from its process group
     }
   });
 
-  row("H8d", `the real Pi ${PI_15} is SIGKILLed while its server's detached child runs: 0 processes left`, here, async ({ note }) => {
+  row("H8d", `the real Pi ${PI_16} is SIGKILLed while its server's detached child runs: 0 processes left`, here, async ({ note }) => {
     const serverCwd = mkdtempSync(join(tmpdir(), "pi-mcp-native-h8-"));
     const steps = [{ tool_calls: [{ name: "mcp", arguments: { tool: "s_echo", args: { text: "up" } } }] }, { text: "done" }];
     const mcpConfig = { mcpServers: { s: faulty(["detach", "ignore-eof"], { cwd: serverCwd }) } };
@@ -326,12 +326,12 @@ describe("reliability matrix: processes a server detaches from its process group
       pi.kill("SIGKILL");
     };
     try {
-      const r = await runPi({ pi: PI_15, extensionDir: root, mcpConfig, script: { steps }, onSpawn: (child) => (pi = child), onLlmRequest, timeoutMs: 30_000 });
+      const r = await runPi({ pi: PI_16, extensionDir: root, mcpConfig, script: { steps }, onSpawn: (child) => (pi = child), onLlmRequest, timeoutMs: 30_000 });
       assert.equal(r.signal, "SIGKILL", r.stderr);
       assert.equal(r.toolResults[0]?.text, "echo: up", r.stderr);
       assert.equal(before, 2, "the server and its detached child ran when Pi was killed");
       await waitFor(() => processesIn(serverCwd).length === 0, 5000, "every process to stop after Pi was killed");
-      note(`${before} processes (a server that ignores the end of its stdin, its detached child) → 0 left ${Date.now() - killed} ms after Pi ${PI_15} was SIGKILLed`);
+      note(`${before} processes (a server that ignores the end of its stdin, its detached child) → 0 left ${Date.now() - killed} ms after Pi ${PI_16} was SIGKILLed`);
     } finally {
       for (const pid of processesIn(serverCwd)) process.kill(pid, "SIGKILL");
       rmSync(serverCwd, { recursive: true, force: true });

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { startFakeLlm } from "./helpers/fake-llm.mjs";
-import { PI_073, PI_15, PI_VERSIONS, piCli, piTest, runPi, runPiRpc } from "./helpers/pi.mjs";
+import { PI_073, PI_BUILTIN_MCP, PI_VERSIONS, piCli, piTest, runPi, runPiRpc } from "./helpers/pi.mjs";
 
 const PROBE = fileURLToPath(new URL("./fixtures/probe-extension", import.meta.url));
 const PROBE_SCHEMA = { type: "object", properties: { msg: { type: "string" } }, required: ["msg"] };
@@ -50,8 +50,8 @@ piTest("arguments are validated (and coerced) against the plain schema", ALL, as
   const [missing, coerced] = r.toolResults;
   // execute() is not called; Pi returns the validation error to the LLM as an error result.
   assert.equal(missing.isError, true);
-  // Pi 1.5 validates with its own schema library (pi-schema), which words it differently.
-  const why = pi === PI_15 ? "missing" : "must have required properties msg";
+  // Pi ≥ 0.99 validates with its own schema library (pi-schema), which words it differently.
+  const why = PI_BUILTIN_MCP.includes(pi) ? "missing" : "must have required properties msg";
   assert.equal(missing.text, `Validation failed for tool "probe":\n  - msg: ${why}\n\nReceived arguments:\n{}`);
   assert.deepEqual(missing.details, {});
   // A primitive of the wrong type is coerced (42 → "42") before validation, not rejected.

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { startOAuthServer } from "./fixtures/oauth-server.mjs";
-import { E2E_DIR, NODE22, PI_15, piCli, piTest, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
+import { E2E_DIR, NODE22, PI_BUILTIN_MCP, piCli, piTest, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
 import { pimcp, root, tempAgent } from "./helpers/servers.mjs";
 
 const browserScript = join(root, "__test__", "helpers", "browser.mjs");
@@ -194,10 +194,10 @@ function sharedHome(as) {
   return { home, agentDir, cwd: home, env, cleanup: () => rmSync(home, { recursive: true, force: true }) };
 }
 
-/** Pi 1.5.2's own shell command `pi mcp <args>` (always its built-in MCP). */
-function piMcpCommand(box, args) {
+/** Pi's own shell command `pi mcp <args>` (always its built-in MCP). */
+function piMcpCommand(pi, box, args) {
   return new Promise((resolve) => {
-    const child = spawn(NODE22, [piCli(PI_15), "mcp", ...args], { cwd: box.cwd, env: box.env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(NODE22, [piCli(pi), "mcp", ...args], { cwd: box.cwd, env: box.env, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout.on("data", (d) => (output += d));
     child.stderr.on("data", (d) => (output += d));
@@ -209,14 +209,14 @@ function piMcpCommand(box, args) {
   });
 }
 
-piTest("one sign-in for Pi and us: Pi's `pi mcp login` serves our calls, ours serves `pi mcp list`", { pis: [PI_15] }, async (pi) => {
+piTest("one sign-in for Pi and us: Pi's `pi mcp login` serves our calls, ours serves `pi mcp list`", { pis: PI_BUILTIN_MCP }, async (pi) => {
   const as = await startOAuthServer();
   const box = sharedHome(as);
   try {
     // Ours, seen by Pi's built-in.
     const ours = await pimcp(box, ["auth", "srv"]);
     assert.equal(ours.code, 0, ours.stdout + ours.stderr);
-    const listed = await piMcpCommand(box, ["list"]);
+    const listed = await piMcpCommand(pi, box, ["list"]);
     assert.equal(listed.code, 0, listed.output);
     assert.match(listed.output, /srv/);
     assert.match(listed.output, /whoami|1 tool/);
@@ -224,7 +224,7 @@ piTest("one sign-in for Pi and us: Pi's `pi mcp login` serves our calls, ours se
 
     // Pi's, used by us in Pi.
     rmSync(join(box.agentDir, "mcp-auth.json"));
-    const login = await piMcpCommand(box, ["login", "srv"]);
+    const login = await piMcpCommand(pi, box, ["login", "srv"]);
     assert.equal(login.code, 0, login.output);
     assert.match(login.output, /Signed in to MCP server "srv"/);
     assert.equal(as.stats.authorize, 2);

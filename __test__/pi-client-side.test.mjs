@@ -1,15 +1,15 @@
-// What servers ask, inside the real Pi (0.87.1 and 1.5.2) against the scripted fake LLM: over RPC
+// What servers ask, inside the real Pi (0.87.1, 1.5.2 and 1.6.0) against the scripted fake LLM: over RPC
 // the test answers Pi's dialogs (elicitation as select/input, sampling's approval as confirm), and
 // sampling runs on Pi's model (the fake LLM); in json mode nobody can be asked; Pi's abort closes
 // an open question and the server is told (its wire tapped); a read resource's updates reach the
-// user and the model. On Pi 1.5.2 Pi's resource tools are registered with its exposure rule and
+// user and the model. On Pi ≥ 1.5 Pi's resource tools are registered with its exposure rule and
 // reached from a codemode script.
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before } from "node:test";
-import { assertRan, PI_15, piTest, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
+import { assertRan, PI_BUILTIN_MCP, piTest, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
 import { everything, filledCache, processesIn, root, tapped, waitFor, wireOf } from "./helpers/servers.mjs";
 
 const OPTS = { timeout: 120_000 };
@@ -111,7 +111,7 @@ piTest("over RPC: a server's prompt is a command that sends its messages as the 
   assert.equal(usage, "Missing required argument(s): city.\nUsage: /mcp__everything__args-prompt <city> [state]");
 });
 
-piTest("Pi's resource tools (Pi ≥ 0.99) under Pi's exposure rule: deferred by default, reached from a codemode script", { ...OPTS, pis: [PI_15] }, async (pi) => {
+piTest("Pi's resource tools (Pi ≥ 0.99) under Pi's exposure rule: deferred by default, reached from a codemode script", { ...OPTS, pis: PI_BUILTIN_MCP }, async (pi) => {
   const dir = mkdtempSync(join(tmpdir(), "pi-mcp-native-resources-"));
   try {
     // A codemode server (Pi's default, as a server without `exposure` counts for them): the

@@ -1,4 +1,4 @@
-// The same files read by Pi 1.5.2's own MCP support (`pi mcp list --json`, the shell command that
+// The same files read by Pi's own MCP support (1.5.2 and 1.6.0) (`pi mcp list --json`, the shell command that
 // always uses the built-in) and by pi-mcp-native (`pi-mcp doctor --offline --json`): a table of
 // configs where both must resolve the same servers, on or off, with the same exposure and the same
 // program or URL. (Where Pi's rule for a project entry differs from our field-by-field merge,
@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { NODE22, PI_15, piCli } from "./helpers/pi.mjs";
+import { NODE22, PI_BUILTIN_MCP, piCli } from "./helpers/pi.mjs";
 import { root } from "./helpers/servers.mjs";
 
 // Servers that fail at once, so that `pi mcp list` (which connects each) is quick.
@@ -93,11 +93,11 @@ const ourView = (s) => ({
   transport: s.transport === "stdio" ? [s.command, ...s.args].join(" ") : s.url,
 });
 
-for (const row of TABLE) {
-  test(`Pi ${PI_15}'s pi mcp list and pi-mcp resolve the same servers: ${row.title}`, { timeout: 90_000 }, () => {
+for (const row of TABLE.flatMap((r) => PI_BUILTIN_MCP.map((pi) => ({ ...r, pi })))) {
+  test(`Pi ${row.pi}'s pi mcp list and pi-mcp resolve the same servers: ${row.title}`, { timeout: 90_000 }, () => {
     const box = sandbox(row);
     try {
-      const pi = run(NODE22, [piCli(PI_15), "mcp", "list", "--json"], box);
+      const pi = run(NODE22, [piCli(row.pi), "mcp", "list", "--json"], box);
       assert.deepEqual(pi.errors, [], JSON.stringify(pi));
       const ours = run(process.execPath, [join(root, "bin", "pi-mcp.mjs"), "doctor", "--offline", "--json"], box);
       const byName = (a, b) => a.name.localeCompare(b.name);

@@ -1,4 +1,4 @@
-// Pi 1.5's own mcp.json keys with Pi's meaning, inside the real Pi (0.87.1 and 1.5.2) and from
+// Pi 1.5's own mcp.json keys with Pi's meaning, inside the real Pi (0.87.1, 1.5.2 and 1.6.0) and from
 // `pi-mcp`: `enabled: false` keeps a server from ever starting, `timeout` is in seconds,
 // `description` reaches the model, `!command` header values arrive resolved at the server, and a
 // project's `!command` runs only in a project trusted by a decision.
@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PI_15, piTest, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
+import { PI_BUILTIN_MCP, piTest, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
 import { everything, everythingHttp, faulty, filledCache, freePort, processesIn, recordingProxy, root, waitFor } from "./helpers/servers.mjs";
 
 const OPTS = { timeout: 120_000 };
@@ -134,7 +134,7 @@ piTest("exposure: a direct tool under Pi's name with its hints; Pi's codemode an
   const cacheJson = await filledCache(config);
   await waitFor(() => [codemodeDir, deferredDir].every((d) => processesIn(d).length === 0), 5000, "the filler's servers to stop");
 
-  const withPiTools = pi === PI_15;
+  const withPiTools = PI_BUILTIN_MCP.includes(pi);
   const script = [
     "const hits = await searchTools('structured content');",
     "const hidden = ALL_TOOLS.filter((t) => /^mcp__ev__get_env/.test(t.name)).map((t) => t.name);",
@@ -202,7 +202,7 @@ piTest("exposure: a direct tool under Pi's name with its hints; Pi's codemode an
   await waitFor(() => [codemodeDir, deferredDir].every((d) => processesIn(d).length === 0), 5000, "servers to be gone after Pi exits");
 });
 
-piTest("first run, no cache: a codemode script's servers are listed before it runs", { ...OPTS, pis: [PI_15] }, async (pi) => {
+piTest("first run, no cache: a codemode script's servers are listed before it runs", { ...OPTS, pis: PI_BUILTIN_MCP }, async (pi) => {
   const dir = join(scratch, `first-run-${pi}`);
   mkdirSync(dir);
   const config = { mcpServers: { ev: everything({ cwd: dir, exposure: "codemode" }) } };
@@ -225,7 +225,7 @@ piTest("first run, no cache: a codemode script's servers are listed before it ru
   await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
-piTest("autoEnableCodemode: false leaves Pi's codemode off; the tools stay behind the mcp tool", { ...OPTS, pis: [PI_15] }, async (pi) => {
+piTest("autoEnableCodemode: false leaves Pi's codemode off; the tools stay behind the mcp tool", { ...OPTS, pis: PI_BUILTIN_MCP }, async (pi) => {
   const dir = join(scratch, `no-auto-codemode-${pi}`);
   mkdirSync(dir);
   const config = { autoEnableCodemode: false, mcpServers: { ev: everything({ cwd: dir, exposure: "codemode" }) } };
@@ -308,7 +308,7 @@ piTest("--no-mcp turns pi-mcp-native off for the run: no tool, no /mcp, no serve
   assert.equal((run.requests[0].body.tools ?? []).some((t) => t.function.name === "mcp"), false);
 });
 
-piTest("servers other extensions register: read at session start, followed later (also when withdrawn); a file's entry wins", { ...OPTS, pis: [PI_15] }, async (pi) => {
+piTest("servers other extensions register: read at session start, followed later (also when withdrawn); a file's entry wins", { ...OPTS, pis: PI_BUILTIN_MCP }, async (pi) => {
   const dir = join(scratch, `registered-${pi}`);
   mkdirSync(dir);
   const register = {

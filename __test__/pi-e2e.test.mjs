@@ -1,6 +1,6 @@
 // The extension inside the real Pi (headless, scripted fake LLM): the model's view of every mode
 // (stdio and Streamable HTTP servers), the /mcp and /mcp-auth commands over RPC, and no server left
-// running afterwards; each case on Pi 0.87.1 and 1.5.2, the load test also on the legacy Pi 0.73.1.
+// running afterwards; each case on Pi 0.87.1, 1.5.2 and 1.6.0, the load test also on the legacy Pi 0.73.1.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

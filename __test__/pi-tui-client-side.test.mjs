@@ -1,4 +1,4 @@
-// What servers ask, as the user sees it in the real Pi's terminal UI (tmux, Pi 0.87.1 and 1.5.2):
+// What servers ask, as the user sees it in the real Pi's terminal UI (tmux, Pi 0.87.1, 1.5.2 and 1.6.0):
 // the scripted model calls server-everything's elicitation, sampling and URL tools; the test reads
 // each dialog off the screen and answers with keys, as a person would. One Pi session per version.
 import assert from "node:assert/strict";

@@ -3,16 +3,16 @@
 // that browser would (the authorization server redirects to our loopback callback, which that
 // browser cannot reach), and pastes the address it ended on into the prompt. Against the loopback
 // authorization server + protected MCP server of the OAuth tests (fixtures/oauth-server.mjs).
-// Pi 1.5.2 only: Pi 0.87.1 draws the same dialogs (ctx.ui.input, custom, notify).
+// On the Pis with their own MCP support only: Pi 0.87.1 draws the same dialogs (ctx.ui.input, custom, notify).
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startOAuthServer } from "./fixtures/oauth-server.mjs";
-import { PI_15, piTest } from "./helpers/pi.mjs";
+import { PI_BUILTIN_MCP, piTest } from "./helpers/pi.mjs";
 import { everything, root } from "./helpers/servers.mjs";
 import { TMUX_SKIP, withPiTui } from "./helpers/tui.mjs";
 
-const OPTS = { timeout: 120_000, skip: TMUX_SKIP, pis: [PI_15] };
+const OPTS = { timeout: 120_000, skip: TMUX_SKIP, pis: PI_BUILTIN_MCP };
 // No browser on this machine: the URL is only shown.
 const NO_BROWSER = { BROWSER: "/nonexistent/browser" };
 const PROMPT = /Paste the address the browser ended on \(or the code\) to finish signing in to "srv"\s*\n\s*>/;

@@ -1,4 +1,4 @@
-// The real Pi's terminal UI under tmux (0.87.1 and 1.5.2): how Pi lists the extension, the MCP
+// The real Pi's terminal UI under tmux (0.87.1, 1.5.2 and 1.6.0): how Pi lists the extension, the MCP
 // footer, and the `/mcp` panel.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";

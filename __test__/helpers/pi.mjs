@@ -1,8 +1,8 @@
 // Runs the real Pi headless against the scripted fake LLM, in a private sandbox.
 // Pi 0.87.1 (@earendil-works), Pi 0.73.1 (@mariozechner, the last release under that scope) and the
-// Node 22 they need come from __test__/e2e (npm ci there); Pi 1.5.2 from __test__/e2e/pi-1.5
-// (scripts/install-pi.mjs, whose header says why it cannot be a plain dependency). `npm test`
-// installs both when missing.
+// Node 22 they need come from __test__/e2e; Pi 1.5.2 and 1.6.0 from __test__/e2e/pi-1.5 and pi-1.6
+// (one package.json each, as one folder holds one version of a package). `npm test` installs them
+// (npm ci) when missing.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { test } from "node:test";
@@ -19,18 +19,23 @@ export const BUN = join(E2E_DIR, "node_modules/@oven/bun-linux-x64/bin/bun");
 
 /** Pi 0.87.1: the last release before Pi shipped its own MCP support (0.99). */
 export const PI_087 = "0.87.1";
-/** Pi 1.5.2: current, with its built-in MCP support (which our `/mcp` replaces). */
+/** Pi 1.5.2: the first line with its built-in MCP support (which our `/mcp` replaces). */
 export const PI_15 = "1.5.2";
+/** Pi 1.6.0 (2026-11-20): current. */
+export const PI_16 = "1.6.0";
 /** Pi 0.73.1: the last release as @mariozechner/pi-coding-agent, for the load test. */
 export const PI_073 = "0.73.1";
 /** The Pi versions every end-to-end case runs on unless it says otherwise. */
-export const PI_VERSIONS = [PI_087, PI_15];
+export const PI_VERSIONS = [PI_087, PI_15, PI_16];
+/** The Pis with their own MCP support (≥ 0.99): `pi mcp …`, `registerMcpServer`, codemode, Pi's resource tools. */
+export const PI_BUILTIN_MCP = [PI_15, PI_16];
 const INSTALLS = {
   [PI_087]: { dir: E2E_DIR, pkg: "@earendil-works/pi-coding-agent" },
   [PI_15]: { dir: join(E2E_DIR, "pi-1.5"), pkg: "@earendil-works/pi-coding-agent" },
+  [PI_16]: { dir: join(E2E_DIR, "pi-1.6"), pkg: "@earendil-works/pi-coding-agent" },
   [PI_073]: { dir: E2E_DIR, pkg: "@mariozechner/pi-coding-agent" },
 };
-const INSTALL_HINT = "run `npm test` (it installs the end-to-end dependencies), or `npm ci --prefix __test__/e2e` and `node scripts/install-pi.mjs`";
+const INSTALL_HINT = "run `npm test` (it installs the end-to-end dependencies), or `npm ci` in __test__/e2e, __test__/e2e/pi-1.5 and __test__/e2e/pi-1.6";
 
 /** Absolute path of Pi's CLI entry (the package's `bin.pi`); throws a how-to-fix error if not installed. */
 export function piCli(version = PI_087) {
@@ -41,7 +46,7 @@ export function piCli(version = PI_087) {
   if (!existsSync(pkgJson)) throw new Error(`Pi ${version} (${install.pkg}) is not installed in ${install.dir}: ${INSTALL_HINT}`);
   const { bin, version: installed } = JSON.parse(readFileSync(pkgJson, "utf8"));
   if (installed !== version) throw new Error(`${pkgJson} is Pi ${installed}, not ${version}: ${INSTALL_HINT}`);
-  // 0.87.x and 1.5.x: dist/bundle/cli.js; 0.73.x (@mariozechner): dist/cli.js
+  // 0.87 and later: dist/bundle/cli.js; 0.73.x (@mariozechner): dist/cli.js
   return join(dirname(pkgJson), typeof bin === "string" ? bin : (bin.pi ?? Object.values(bin)[0]));
 }
 

@@ -4,6 +4,9 @@
 // own with stdin not a terminal (so nobody can be asked, and `elicitation: "defaults"` answers).
 // A scenario's flow is in FLOWS; any other scenario lists the server's tools and calls each (its
 // resources are tools too, read when called), then gets each prompt it offers.
+// With `--second-session` (before the URL), a first process connects and lists the server (`pi-mcp
+// connect`: the metadata cache now holds its tools), and the flow then runs in new processes from
+// that cache, as a user's next session does: its calls go before any listing.
 // Exit 0 when every command of the flow succeeded.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -13,6 +16,7 @@ import { fileURLToPath } from "node:url";
 
 const bin = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "pi-mcp.mjs");
 const url = process.argv.at(-1);
+const secondSession = process.argv.includes("--second-session");
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
 const version = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION;
 const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}");
@@ -77,6 +81,7 @@ const FLOWS = {
 let code = 0;
 try {
   const flow = FLOWS[scenario] ?? everything;
+  if (secondSession) piMcp("connect", "conf");
   flow();
 } catch (error) {
   console.error(String(error?.message ?? error));

@@ -2,9 +2,9 @@
 // - Run as a script, a headless one for sign-in tests: `node browser.mjs <url>` opens the
 //   authorization URL and follows its redirects (the authorization server approves at once) to
 //   the client's loopback listener, as a user's browser would. Bounded in time; prints the final
-//   status.
+//   status. With BROWSER_LOG set, appends each URL it opens to that file.
 // - recordingBrowser(): one that only writes down each URL it is asked to open.
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -27,6 +27,7 @@ export function recordingBrowser() {
 }
 
 async function open(url) {
+  if (process.env.BROWSER_LOG) appendFileSync(process.env.BROWSER_LOG, `${url}\n`);
   try {
     const answer = await fetch(url, { redirect: "follow", signal: AbortSignal.timeout(30_000) });
     process.stdout.write(`${answer.status} ${answer.url}\n`);

@@ -267,7 +267,7 @@ export async function recordingProxy(targetPort, require = {}) {
   return proxy;
 }
 
-/** The Python SDK server on Streamable HTTP (it speaks 2025-11-25 and 2026-07-28). */
-export async function pythonHttp(port) {
-  return serveOn(port, join(pyBin, "python"), [join(root, "__test__", "fixtures", "py_server.py"), "streamable-http", String(port)]);
+/** The Python SDK server on Streamable HTTP (it speaks 2025-11-25 and 2026-07-28); `env` adds to its environment. */
+export async function pythonHttp(port, env = {}) {
+  return serveOn(port, join(pyBin, "python"), [join(root, "__test__", "fixtures", "py_server.py"), "streamable-http", String(port)], env);
 }

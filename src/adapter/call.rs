@@ -14,6 +14,16 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+/// What follows a call that went before the server's listing.
+enum AfterEarly {
+    /// Its outcome stands.
+    Stands,
+    /// The answer is this instead.
+    Instead(Outcome),
+    /// Call the tool again as the server lists it now.
+    Again(ToolInfo),
+}
+
 #[derive(Clone, Default)]
 pub struct CallOptions {
     pub server: Option<String>,
@@ -71,8 +81,9 @@ impl Adapter {
             Ok(reached) => reached,
             Err(outcome) => return outcome,
         };
-        let early = !conn.is_listed();
-        let result = self.send(&conn, &tool, args, opts, cancel).await;
+        // A call before the server's listing may be sent again once it is listed.
+        let again = (!conn.is_listed()).then(|| args.as_object().cloned().unwrap_or_default());
+        let result = self.send(&conn, &tool, args, opts, cancel.clone()).await;
         if let (Err(RequestError::NeedsAuth(need)), Some(server)) =
             (&result, self.server(&tool.server))
         {
@@ -82,13 +93,22 @@ impl Adapter {
                 .outcome("call", &tool.server)
                 .with("tool", tool.name.as_str());
         }
-        if early {
-            // Rare and large: boxed, so that the future of every call does not carry it.
-            if let Some(outcome) = Box::pin(self.after_early_call(&conn, &tool, &result)).await {
-                return outcome;
+        let Some(args) = again else {
+            return self.call_outcome(&tool, result);
+        };
+        // Rare and large: boxed, so that the future of every call does not carry it.
+        match Box::pin(self.after_early_call(&conn, &tool, &result)).await {
+            AfterEarly::Stands => self.call_outcome(&tool, result),
+            AfterEarly::Instead(outcome) => outcome,
+            AfterEarly::Again(fresh) => {
+                let args = match checked_arguments(&fresh, args) {
+                    Ok(args) => args,
+                    Err(outcome) => return outcome,
+                };
+                let result = self.send(&conn, &fresh, args, opts, cancel).await;
+                self.call_outcome(&fresh, result)
             }
         }
-        self.call_outcome(&tool, result)
     }
 
     /// Why Pi's command line leaves `tool` out of this run (`--tools`, `--exclude-tools`), if it
@@ -172,31 +192,43 @@ impl Adapter {
                 .map_or(Some(DEFAULT_CALL_TIMEOUT), |s| {
                     self.config.client_settings(s).call_timeout()
                 }),
+            tool: tool.definition.clone(),
         };
         conn.request(method, params, request).await
     }
 
     /// After a call that went before the server's listing: the listing follows once the server
     /// is idle, at once when the server refused the call (the cache may know a tool the server
-    /// no longer has; then that is the answer).
+    /// no longer has; then that is the answer). A call whose headers came from a definition the
+    /// server no longer has (see [`RequestError::stale_headers`]) goes again as it lists the tool
+    /// now.
     async fn after_early_call(
         self: &Arc<Self>,
         conn: &Arc<Connection>,
         tool: &ToolInfo,
         result: &Result<Value, RequestError>,
-    ) -> Option<Outcome> {
+    ) -> AfterEarly {
+        let stale = matches!(result, Err(e) if e.stale_headers());
         let refused = match result {
             Ok(raw) => raw.get("isError").and_then(Value::as_bool) == Some(true),
-            Err(e) => matches!(e, RequestError::Mcp { .. }),
+            Err(e) => matches!(e, RequestError::Mcp { .. }) || stale,
         };
         if !refused {
             self.list_when_idle(conn);
-            return None;
+            return AfterEarly::Stands;
         }
-        self.listed_on(conn.clone()).await?;
-        self.resolve("call", &tool.name, Some(&tool.server))
-            .await
-            .err()
+        if self.listed_on(conn.clone()).await.is_none() {
+            return AfterEarly::Stands;
+        }
+        match (
+            self.resolve("call", &tool.name, Some(&tool.server)).await,
+            stale,
+        ) {
+            (Ok(fresh), true) if fresh.definition != tool.definition => AfterEarly::Again(fresh),
+            // Gone: said so, unless the refusal of its headers says more.
+            (Err(outcome), false) => AfterEarly::Instead(outcome),
+            _ => AfterEarly::Stands,
+        }
     }
 
     /// The call's answer: the result rendered and guarded, or why it failed.

@@ -100,7 +100,9 @@ impl From<&RequestError> for ErrorCode {
             RequestError::Closed(_) => ErrorCode::ConnectionLost,
             RequestError::TooLarge(_) => ErrorCode::ResultTooLarge,
             RequestError::TooDeep(_) => ErrorCode::ResultTooDeep,
-            RequestError::Mcp { .. } | RequestError::Protocol(_) => ErrorCode::CallFailed,
+            RequestError::Mcp { .. }
+            | RequestError::Protocol(_)
+            | RequestError::InvalidHeaderAnnotation(_) => ErrorCode::CallFailed,
             RequestError::NeedsAuth(_) => ErrorCode::AuthRequired,
             RequestError::BrowserSteps(_) => ErrorCode::UrlElicitationRequired,
         }

@@ -152,6 +152,7 @@ impl Adapter {
             on_progress: None,
             caller: None,
             total: Some(timeout),
+            tool: None,
         }
     }
 

@@ -62,6 +62,7 @@ impl Adapter {
             total: self
                 .server(&server)
                 .and_then(|s| self.config.client_settings(s).call_timeout()),
+            tool: None,
         };
         let conn = reached.conn;
         let outcome = match conn

@@ -348,6 +348,8 @@ impl Hop {
             caller: Some(attached.session.id.as_str().into()),
             // The session bounds its whole call (callTimeoutMs) itself.
             total: None,
+            // Shared servers are stdio ones: no HTTP headers to make.
+            tool: None,
         };
         let result = attached.upstream.request(method, params, opts).await;
         self.in_flight.lock().remove(&key);

@@ -10,6 +10,7 @@ use super::link::{open_process, open_remote, open_shared, with_stderr, Link};
 use super::nesting::{LEFT_OUT_FIELD, TOO_DEEP_FIELD};
 use super::oversize::TOO_LARGE_FIELD;
 use super::process;
+use super::remote::param_headers::{CalledTool, INVALID_ANNOTATION_FIELD};
 use super::remote::{AuthNeed, RemoteKind};
 use super::spec::{ConnectSpec, TransportSpec};
 use super::{BrowserStep, ConnectError, RequestError};
@@ -125,6 +126,9 @@ pub struct RequestOptions {
     pub caller: Option<Caller>,
     /// Bounds the whole request, a task the server runs for it included; `None`: no bound.
     pub total: Option<Duration>,
+    /// For `tools/call`: the tool as the caller knows it (from a listing or the cache), whose
+    /// `x-mcp-header` parameters go as `Mcp-Param-*` headers over Streamable HTTP.
+    pub tool: Option<Arc<Value>>,
 }
 
 impl RequestOptions {
@@ -136,6 +140,7 @@ impl RequestOptions {
             on_progress: None,
             caller: None,
             total: None,
+            tool: None,
         }
     }
 }
@@ -696,7 +701,11 @@ impl Connection {
         pending: &Arc<PendingRequest>,
         deadline: Option<tokio::time::Instant>,
     ) -> Result<Sent, RequestError> {
-        let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
+        let mut custom = CustomRequest::new(method, Some(params));
+        if let Some(tool) = opts.tool.clone().filter(|_| method == "tools/call") {
+            custom.extensions.insert(CalledTool(tool));
+        }
+        let request = ClientRequest::CustomRequest(custom);
         let handle = match self
             .peer
             .send_request_with_option(request, self.request_meta())
@@ -779,6 +788,14 @@ impl Connection {
                     }
                     _ if e.code.0 == URL_ELICITATION_REQUIRED => {
                         RequestError::BrowserSteps(browser_steps(&e))
+                    }
+                    _ if e
+                        .data
+                        .as_ref()
+                        .and_then(|d| d.get(INVALID_ANNOTATION_FIELD))
+                        .is_some() =>
+                    {
+                        RequestError::InvalidHeaderAnnotation(e.message.to_string())
                     }
                     _ => RequestError::Mcp {
                         code: e.code.0,

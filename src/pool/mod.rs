@@ -72,6 +72,21 @@ pub enum RequestError {
     TooDeep(Option<usize>),
     /// The server wants steps done in a browser first (`-32042`); each was shown to the user.
     BrowserSteps(Vec<BrowserStep>),
+    /// Not sent: the tool's `x-mcp-header` annotations are invalid (SEP-2243); which and why.
+    InvalidHeaderAnnotation(String),
+}
+
+impl RequestError {
+    /// Whether the call went with headers made from a definition of the tool the server no longer
+    /// has: the server refused them (`-32020`, SEP-2243's header mismatch, before running
+    /// anything), or we did not send the call as the definition's annotations are invalid.
+    pub fn stale_headers(&self) -> bool {
+        match self {
+            RequestError::Mcp { code, .. } => *code == rmcp::model::ErrorCode::HEADER_MISMATCH.0,
+            RequestError::InvalidHeaderAnnotation(_) => true,
+            _ => false,
+        }
+    }
 }
 
 /// `90 s`, `30 min`, `2 h`: a limit as people say it.
@@ -111,6 +126,7 @@ impl fmt::Display for RequestError {
             RequestError::Mcp { code, message } => write!(f, "MCP error {code}: {message}"),
             RequestError::Protocol(why) => write!(f, "protocol error: {why}"),
             RequestError::NeedsAuth(need) => write!(f, "{need}"),
+            RequestError::InvalidHeaderAnnotation(why) => f.write_str(why),
             RequestError::BrowserSteps(steps) => {
                 f.write_str("the server needs a step in a browser before this can run:")?;
                 for step in steps {

@@ -329,6 +329,7 @@ async fn a_question_holds_its_calls_timeout_and_ends_with_it() {
         on_progress: None,
         caller: Some("call-9".into()),
         total: None,
+        tool: None,
     };
     let request = conn.request("tools/call", params, options);
     let abort_later = async {

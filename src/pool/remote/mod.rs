@@ -5,6 +5,7 @@
 
 pub(crate) mod client;
 mod credentials;
+pub mod param_headers;
 mod session;
 mod sse;
 

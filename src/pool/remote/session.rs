@@ -11,6 +11,9 @@
 //! parsed inside rmcp, whose error would end the session: the request gets our error instead,
 //! and a listing is fetched again and pruned here.
 //!
+//! A call carries the `Mcp-Param-*` headers of the tool it calls as the caller knows it (see
+//! `param_headers`), not only of a tool rmcp saw listed on this connection.
+//!
 //! It also tells when the session's standalone GET stream has opened (or failed to): a server
 //! may send a request of its own (an elicitation, `roots/list`) right after the handshake, on
 //! that stream only, and it would be lost if the stream were not open yet.
@@ -19,6 +22,7 @@ use super::super::client_tasks::wire::{self, TaskCapability};
 use super::super::nesting;
 use super::super::oversize::MAX_LINE;
 use super::credentials::{AuthNeed, SharedCredentials};
+use super::param_headers;
 use crate::secret::Secret;
 use futures::stream::BoxStream;
 use futures::StreamExt;
@@ -107,7 +111,7 @@ impl SessionAware {
                 };
                 let answer = match pruned {
                     Some(answer) => answer,
-                    None => refusal(id)?,
+                    None => our_error(id, |id| nesting::refusal(id, None))?,
                 };
                 let session = session_id.as_deref().map(str::to_string);
                 Ok(StreamableHttpPostResponse::Json(answer, session))
@@ -197,10 +201,13 @@ struct Post {
     custom_headers: HashMap<HeaderName, HeaderValue>,
 }
 
-/// Our error answer to request `id`, for an answer nested too deeply.
-fn refusal(id: RequestId) -> Result<ServerJsonRpcMessage> {
+/// Our error answer to request `id`, as `error` writes it for the id.
+fn our_error(
+    id: RequestId,
+    error: impl FnOnce(serde_json::Value) -> serde_json::Value,
+) -> Result<ServerJsonRpcMessage> {
     let id = serde_json::to_value(id).unwrap_or_default();
-    serde_json::from_value(nesting::refusal(id, None))
+    serde_json::from_value(error(id))
         .map_err(|e| StreamableHttpError::UnexpectedServerResponse(e.to_string().into()))
 }
 
@@ -289,6 +296,15 @@ impl StreamableHttpClient for SessionAware {
             _ => None,
         };
         let id = request.map(|r| r.id.clone());
+        let mut custom_headers = custom_headers;
+        if let (Err(why), Some(id)) = (
+            param_headers::mirror(&message, &mut custom_headers),
+            id.clone(),
+        ) {
+            let refused = our_error(id, |id| param_headers::refusal(id, &why))?;
+            let session = session_id.as_deref().map(str::to_string);
+            return Ok(StreamableHttpPostResponse::Json(refused, session));
+        }
         let again = request
             .filter(|r| LISTINGS.contains(&r.request.method()))
             .map(|_| Post {

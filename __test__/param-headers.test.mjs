@@ -6,40 +6,42 @@
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { test } from "node:test";
+import { after, before, test } from "node:test";
 import { freePort, pythonHttp, recordingProxy, tempAgent, text } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 const open = (agent) => McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
 
-/** `header` names the `Mcp-Param-*` header of deploy's `region` (`-`: not annotated). */
-const deployServer = (port, header) => pythonHttp(port, { PY_DEPLOY_HEADER: header });
-
 /** The tools/call and tools/list requests the proxy saw since `from`, in order. */
 const calls = (proxy, from = 0) =>
   proxy.requests.slice(from).filter((r) => ["tools/call", "tools/list"].includes(r.headers["mcp-method"]));
 
+/** Servers by the header deploy's `region` goes as (`-`: not annotated), started once for all. */
+const servers = {};
+before(async () => {
+  await Promise.all(
+    ["Region", "Zone", "-"].map(async (header) => {
+      servers[header] = await pythonHttp(await freePort(), { PY_DEPLOY_HEADER: header });
+    }),
+  );
+});
+after(() => Promise.all(Object.values(servers).map((server) => server.stop())));
+
 /**
- * A server whose deploy tool was cached with `cached` as its header, a proxy, and an agent dir
- * whose cache a first session (`pi-mcp connect`) filled; `live` is the header once the server has
- * been restarted (as it changed since the cache was written).
+ * A proxy to the server whose deploy says `cached`, and an agent dir whose cache a first session
+ * (`connect`, as `pi-mcp connect`) filled from it; the proxy then moves to the server that says `live`, as when
+ * the server changed since the cache was written.
  */
 async function warmCache(cached, live = cached) {
-  const port = await freePort();
-  let server = await deployServer(port, cached);
-  const proxy = await recordingProxy(port);
+  const proxy = await recordingProxy(servers[cached].port);
   const agent = tempAgent({ mcpServers: { py: { url: `${proxy.url}/mcp`, protocolVersion: "2026-07-28" } } });
   const first = open(agent);
   const connected = await first.connect("py");
   await first.shutdown();
   assert.equal(connected.isError, false, text(connected));
-  if (live !== cached) {
-    await server.stop();
-    server = await deployServer(port, live);
-  }
+  proxy.targetPort = servers[live].port;
   const cleanup = async () => {
     await proxy.close();
-    await server.stop();
     agent.cleanup();
   };
   return { proxy, agent, cleanup, from: proxy.requests.length };

@@ -235,11 +235,12 @@ async function serveOn(port, command, args, env = {}) {
 /**
  * A loopback HTTP proxy to `targetPort` that records every request (method, path, headers) and
  * answers 401 when a header in `require` is missing or different. Setting `failPosts` to a status
- * makes it answer every POST with that status instead.
+ * makes it answer every POST with that status instead; setting `targetPort` moves it to another
+ * server (as if the one behind it had been replaced).
  */
 export async function recordingProxy(targetPort, require = {}) {
   const requests = [];
-  const proxy = { requests, failPosts: null };
+  const proxy = { requests, failPosts: null, targetPort };
   const server = createHttpServer((req, res) => {
     requests.push({ method: req.method, path: req.url, headers: req.headers });
     if (proxy.failPosts && req.method === "POST") {
@@ -254,7 +255,7 @@ export async function recordingProxy(targetPort, require = {}) {
       res.end("unauthorized");
       return;
     }
-    const upstream = httpRequest({ host: "127.0.0.1", port: targetPort, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+    const upstream = httpRequest({ host: "127.0.0.1", port: proxy.targetPort, method: req.method, path: req.url, headers: req.headers }, (answer) => {
       res.writeHead(answer.statusCode, answer.headers);
       answer.pipe(res);
     });

@@ -12,7 +12,7 @@ use crate::bounded_read::{self, FileLimits};
 use crate::catalog::ToolPrefix;
 use crate::pool::Protocol;
 use crate::secret::Secret;
-use crate::value_kind::value_kind;
+use crate::value_kind::{scalar_text, value_kind};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -87,7 +87,7 @@ impl<'a> Fields<'a> {
         let value = self.get(field)?;
         let items = value
             .as_array()
-            .and_then(|items| items.iter().map(scalar_string).collect::<Option<Vec<_>>>());
+            .and_then(|items| items.iter().map(scalar_text).collect::<Option<Vec<_>>>());
         if items.is_none() {
             let got = value_kind(value);
             self.report(
@@ -144,7 +144,7 @@ impl<'a> Fields<'a> {
         };
         let mut out = Vec::with_capacity(map.len());
         for (key, v) in map {
-            match scalar_string(v) {
+            match scalar_text(v) {
                 Some(s) => out.push((key.clone(), s)),
                 None => {
                     let got = value_kind(v);
@@ -759,15 +759,6 @@ pub fn tool_prefix(value: &str, warn: &mut dyn FnMut(String)) -> Option<ToolPref
             ));
             None
         }
-    }
-}
-
-fn scalar_string(value: &Value) -> Option<String> {
-    match value {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
     }
 }
 

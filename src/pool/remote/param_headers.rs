@@ -9,6 +9,7 @@
 //! headers are made from that definition, by the rules rmcp applies to a listing: a tool whose
 //! annotations are invalid is not called at all (a live listing drops it).
 
+use crate::value_kind::scalar_text;
 use http::{HeaderName, HeaderValue};
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use serde_json::{Map, Value};
@@ -62,7 +63,8 @@ pub fn mirror(
     let arguments = call.params.as_ref().and_then(|p| p.get("arguments"));
     for (path, header) in annotated {
         let value = arguments.and_then(|args| path.iter().try_fold(args, |v, key| v.get(*key)));
-        let Some(text) = value.and_then(primitive_text) else {
+        // Null, objects and arrays get no header.
+        let Some(text) = value.and_then(scalar_text) else {
             continue;
         };
         let name = HeaderName::try_from(format!("{PARAM_PREFIX}{header}"));
@@ -170,16 +172,6 @@ fn nested(value: &Value) -> Box<dyn Iterator<Item = &Map<String, Value>> + '_> {
 /// RFC 9110 `tchar`.
 fn is_token_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
-}
-
-/// A JSON primitive as the header carries it; `None` for null, objects and arrays (no header).
-fn primitive_text(value: &Value) -> Option<String> {
-    match value {
-        Value::String(s) => Some(s.clone()),
-        Value::Bool(b) => Some(b.to_string()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
 }
 
 /// `text` as a header value: as it is when it is plain visible ASCII without surrounding blanks,

@@ -284,7 +284,7 @@ impl StreamableHttpClient for SessionAware {
         message: ClientJsonRpcMessage,
         session_id: Option<Arc<str>>,
         auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
+        mut custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse> {
         if session_id.is_some() {
@@ -296,7 +296,6 @@ impl StreamableHttpClient for SessionAware {
             _ => None,
         };
         let id = request.map(|r| r.id.clone());
-        let mut custom_headers = custom_headers;
         if let (Err(why), Some(id)) = (
             param_headers::mirror(&message, &mut custom_headers),
             id.clone(),

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { frontEnd, piModel } from "../extension/pi-mcp-native/front-end.js";
 import { resourceUpdates } from "../extension/pi-mcp-native/updates.js";
 import { recordingBrowser } from "./helpers/browser.mjs";
-import { everything, everythingHttp, faulty, freePort, python, root, tempAgent, waitFor } from "./helpers/servers.mjs";
+import { everything, everythingHttp, faulty, freePort, pimcp, python, root, tempAgent, waitFor } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 const text = (outcome) => outcome.content.map((c) => c.text ?? "").join("\n");
@@ -245,46 +245,18 @@ test("doctor shows a server's last logged warnings and errors, also from an earl
 });
 
 describe("the command line", () => {
-  const cli = join(root, "bin", "pi-mcp.mjs");
-  /** `pi-mcp args…`; with `tty`, under `script` so stdin and stderr are a terminal, fed `input`. */
-  function pimcp(agent, args, { tty, input = "" } = {}) {
-    const command = tty ? ["script", ["-qfec", [process.execPath, cli, ...args].map((a) => `'${a}'`).join(" "), "/dev/null"]] : [process.execPath, [cli, ...args]];
-    return new Promise((resolve, reject) => {
-      const child = spawn(command[0], command[1], { cwd: agent.cwd, env: agent.env });
-      let out = "";
-      child.stdout.on("data", (d) => (out += d));
-      child.stderr.on("data", (d) => (out += d));
-      const timer = setTimeout(() => child.kill("SIGKILL"), 30000);
-      child.on("error", reject);
-      child.on("close", (code) => (clearTimeout(timer), resolve({ code, out })));
-      if (tty) {
-        // Answer each prompt as it appears.
-        const answers = input.split("\n");
-        let asked = 0;
-        const feed = setInterval(() => {
-          const prompts = (out.match(/\(empty: cancel\): |> /g) ?? []).length;
-          if (prompts > asked && answers.length) {
-            asked = prompts;
-            child.stdin.write(`${answers.shift()}\r`);
-          }
-        }, 50);
-        child.on("close", () => clearInterval(feed));
-      } else child.stdin.end(input);
-    });
-  }
-
   test("without a terminal: elicitation follows the setting, sampling is refused", async () => {
     const agent = tempAgent({ mcpServers: { ev: everything() } });
     try {
       const declined = await pimcp(agent, ["call", "trigger-elicitation-request", "--server", "ev"]);
-      assert.match(declined.out, /User declined/);
+      assert.match(declined.stdout, /User declined/);
       const sampled = await pimcp(agent, ["call", "trigger-sampling-request", '{"prompt":"x"}', "--server", "ev"]);
-      assert.match(sampled.out, /ev asked the model \(sampling\), but no model is available here/);
+      assert.match(sampled.stdout, /ev asked the model \(sampling\), but no model is available here/);
       // The same asked as tasks: answered in the background, the same way.
       const declinedAsTask = await pimcp(agent, ["call", "trigger-elicitation-request-async", "--server", "ev"]);
-      assert.match(declinedAsTask.out, /\[DECLINED\] User declined/);
+      assert.match(declinedAsTask.stdout, /\[DECLINED\] User declined/);
       const sampledAsTask = await pimcp(agent, ["call", "trigger-sampling-request-async", '{"prompt":"x"}', "--server", "ev"]);
-      assert.match(sampledAsTask.out, /\[FAILED\] ev asked the model \(sampling\), but no model is available here/);
+      assert.match(sampledAsTask.stdout, /\[FAILED\] ev asked the model \(sampling\), but no model is available here/);
     } finally {
       agent.cleanup();
     }
@@ -296,9 +268,9 @@ describe("the command line", () => {
       const schema = { type: "object", properties: { name: { type: "string", title: "Name" }, size: { type: "integer", default: 3 } }, required: ["name"] };
       const args = JSON.stringify({ method: "elicitation/create", params: { message: "Who?", requestedSchema: schema } });
       const run = await pimcp(agent, ["call", "ask", args, "--server", "f"], { tty: true, input: "1\nAda\n" });
-      assert.match(run.out, /MCP server "f" asks:\s+Who\?/);
-      assert.match(run.out, /answer: \{"action":"accept","content":\{"name":"Ada","size":3\}\}/, run.out);
-      assert.equal(run.code, 0, run.out);
+      assert.match(run.stdout, /MCP server "f" asks:\s+Who\?/);
+      assert.match(run.stdout, /answer: \{"action":"accept","content":\{"name":"Ada","size":3\}\}/, run.stdout);
+      assert.equal(run.code, 0, run.stdout);
     } finally {
       agent.cleanup();
     }

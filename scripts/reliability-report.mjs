@@ -42,6 +42,8 @@ const MATRIX = [
   ["H8", "a server's child that left its process group (`detached: true`): stopped with the server on a normal stop, after the server crashed, and when Pi is SIGKILLed (0 processes left)"],
   ["H9", "first-run cache fill of 40 servers: at most min(4, cores) at once, each stopped once listed"],
   ["H10", "one-shot runs (`pi -p`, `--mode json`) with stdio servers and no cache: no server started until the model uses `mcp`; a fill that started pays off"],
+  // Issue 26 (outside checks): row F<n> is the issue's item n.
+  ["F6", "a server or authorization server writing terminal escapes (title, clear, clipboard), C0/C1 controls and bidi overrides in every text it supplies: nothing raw reaches `pi-mcp`'s output, the native API's answers, events and questions, Pi's dialogs, notifications, footer and tool results, mcp.log or a saved file's name; a URL with control characters is refused, a look-alike host shown beside its ASCII form"],
 ];
 /** What building the matrix found, and what was done about it (kept with the generator, not the run). */
 const FINDINGS = [

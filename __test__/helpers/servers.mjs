@@ -97,10 +97,17 @@ export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The `pi-mcp` command line. */
 export const cli = join(root, "bin", "pi-mcp.mjs");
 
-/** Runs `pi-mcp args…` in `agent`'s project dir (bounded in time); `input` goes to stdin. */
-export function pimcp(agent, args, { input, env } = {}) {
+/**
+ * Runs `pi-mcp args…` in `agent`'s project dir (bounded in time); `input` goes to stdin. With
+ * `tty`, it runs under `script`, so that stdin and stderr are a terminal: `stdout` then has all
+ * it wrote, and each line of `input` answers the next prompt of its terminal dialogs.
+ */
+export function pimcp(agent, args, { input, env, tty } = {}) {
+  const [program, argv] = tty
+    ? ["script", ["-qfec", [process.execPath, cli, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" "), "/dev/null"]]
+    : [process.execPath, [cli, ...args]];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: agent.cwd, env: { ...agent.env, ...env } });
+    const child = spawn(program, argv, { cwd: agent.cwd, env: { ...agent.env, ...env } });
     const out = [];
     const err = [];
     child.stdout.on("data", (d) => out.push(d));
@@ -112,7 +119,17 @@ export function pimcp(agent, args, { input, env } = {}) {
       const stdout = Buffer.concat(out).toString();
       resolve({ code, signal, stdout, stderr: Buffer.concat(err).toString() });
     });
-    child.stdin.end(input ?? "");
+    if (!tty) return child.stdin.end(input ?? "");
+    const answers = (input ?? "").split("\n");
+    let asked = 0;
+    const feed = setInterval(() => {
+      const prompts = (Buffer.concat(out).toString().match(/\(empty: cancel\): |> /g) ?? []).length;
+      if (prompts > asked && answers.length) {
+        asked = prompts;
+        child.stdin.write(`${answers.shift()}\r`);
+      }
+    }, 50);
+    child.on("close", () => clearInterval(feed));
   });
 }
 

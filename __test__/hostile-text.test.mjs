@@ -179,7 +179,9 @@ describe("server text reaching people", () => {
   row("F6", "sweep: every text of a hostile server through the native API, the command line and mcp.log", here, async ({ note }) => {
     const run = open({ h: faulty(["hostile", "asks"]), bad: faulty(["exit-at-start", "hostile"]) });
     const checked = [];
-    const check = (where, value) => (assertClean(where, value), checked.push(where));
+    // An answer's data for programs (a tool's input schema, structured results) stays exact.
+    const shown = (value) => (value?.details ? { ...value, structured: undefined, details: { ...value.details, inputSchema: undefined } } : value);
+    const check = (where, value) => (assertClean(where, shown(value)), checked.push(where));
     try {
       const events = [];
       run.adapter.onEvent((e) => events.push(e));
@@ -195,7 +197,7 @@ describe("server text reaching people", () => {
       check("footer", adapter.footer());
       check("search", await adapter.search("echo evil named"));
       for (const tool of adapter.serverTools("h")) {
-        check(`serverTools ${tool.name}`, tool);
+        check(`serverTools ${tool.name}`, { name: tool.name, description: tool.description }); // `tool`: the MCP name, for programs
         check(`describe ${tool.name}`, await adapter.describe(tool.name, "h", true));
         check(`describe for the model ${tool.name}`, await adapter.describe(tool.name, "h"));
       }

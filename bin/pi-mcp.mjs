@@ -223,9 +223,18 @@ function showEvents(adapter, spin, callId) {
   return () => lines?.close();
 }
 
+/**
+ * Characters JSON leaves as they are that a terminal acts on or that reorder or hide text (C1
+ * controls, DEL, bidi and invisible format characters, line separators, tags): `--json` writes
+ * them as `\u` escapes, so the JSON stays exact and nothing in it reaches the terminal raw.
+ */
+const UNSAFE_IN_JSON = /[\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;
+const escapeUnit = (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`;
+
 function print(outcome, json) {
   if (json) {
-    process.stdout.write(`${JSON.stringify(outcome, null, 2)}\n`);
+    const text = JSON.stringify(outcome, null, 2).replace(UNSAFE_IN_JSON, (m) => m.split("").map(escapeUnit).join(""));
+    process.stdout.write(`${text}\n`);
     return;
   }
   const blocks = outcome.content.map((c) => (c.type === "text" ? c.text : `[${c.type} ${c.mimeType ?? ""}, ${Buffer.byteLength(c.data ?? "", "base64")} bytes]`));

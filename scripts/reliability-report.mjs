@@ -62,6 +62,8 @@ const FINDINGS = [
   "H8: a server's child started with `detached: true` (its own session, as browser automation servers do) survived `shutdown()`, the server's crash and a SIGKILLed Pi: a signal to the process group misses it. On Linux each stdio server now starts through the helper `pi-mcp-native-helper supervise`, a child subreaper that stops everything below it; each case leaves 0 processes, the real Pi SIGKILLed too (README: what holds on macOS and Windows).",
   "H9: the first-run fill started 10 servers at once and kept each for the 10-minute idle limit. It now starts min(4, cores) at a time and stops each server as soon as it is listed, unless the model wanted it meanwhile.",
   "H10: three one-turn runs of the real Pi (`--mode json`) with three stdio servers and no cache started 3, 2 and 2 servers (the issue saw 3 every run): the fill started at once and Pi exited before most listings were written. In print and JSON mode the fill now waits for the model's first use of `mcp` (the lazy path lists what the model needs), and a fill that started gets up to 2 s at shutdown to finish and be written.",
+  // Issue 26 (outside checks): row F<n> is the issue's item n.
+  "F6: what servers and authorization servers wrote reached people raw: `pi-mcp auth` printed an `error_description`'s escape sequences (retitle, clear, clipboard), `pi-mcp connect` and a failed call a server's stderr, a URL question's control characters reached the dialog and `$BROWSER`, a saved resource kept them in its extension, and tool names, descriptions, instructions, prompts, log lines, progress and questions carried them into status, list, describe, Pi's dialogs and mcp.log. One rule (`src/clean.rs`) now cleans every such text on its way out: escape sequences removed whole, other control characters and bidi overrides shown visibly, newlines kept only where a field may have them; URLs with hidden characters are refused and a look-alike host is shown beside its ASCII form. A sweep of a server that puts them in every text finds none raw through the API, `pi-mcp`, mcp.log or Pi's RPC output.",
 ];
 const records = existsSync(resultsDir)
   ? readdirSync(resultsDir)
@@ -72,7 +74,7 @@ if (records.length === 0) {
   console.error(`No results in ${resultsDir}: run \`npm test\` first.`);
   process.exit(1);
 }
-const rowOf = (id) => String(id).match(/^[SH]?\d+/)[0];
+const rowOf = (id) => String(id).match(/^[SHF]?\d+/)[0];
 const seconds = (ms) => (ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
 const cell = (s) => String(s).replaceAll("|", "\\|").replaceAll("\n", " ");
 

@@ -1,13 +1,16 @@
 //! Opening a page in the user's browser (a sign-in's authorization page, a server's URL
 //! question): `$BROWSER` when set (a `:`-separated list of commands, `%s` standing for the URL,
-//! as in the `$BROWSER` convention), else the platform's opener. The URL is always shown as
+//! as in the `$BROWSER` convention), else the platform's opener. Only a checked URL is opened
+//! (`clean::Link`: http(s), no hidden characters), in its ASCII form. The URL is always shown as
 //! well, so a failure here only costs a click.
 
+use crate::clean::Link;
 use crate::config::Env;
 use std::process::{Command, Stdio};
 
 /// Starts the browser; returns the command that was started, or why none could be.
-pub fn open(url: &str, env: &Env) -> Result<String, String> {
+pub fn open(url: &Link, env: &Env) -> Result<String, String> {
+    let url = url.as_str();
     let commands = match env.get("BROWSER").filter(|b| !b.trim().is_empty()) {
         Some(browsers) => browsers
             .split(':')

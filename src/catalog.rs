@@ -85,10 +85,15 @@ fn sanitize_prefix(name: &str) -> String {
         if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
             out.push(c);
         } else {
-            out.push_str(&format!("_{:x}_", c as u32));
+            push_code_point(&mut out, c);
         }
     }
     out
+}
+
+/// `_<hex code point>_`: a character a name cannot hold as it is.
+fn push_code_point(out: &mut String, c: char) {
+    out.push_str(&format!("_{:x}_", c as u32));
 }
 
 /// Pi's tools are named like OpenAI's functions: at most this many characters.
@@ -149,14 +154,24 @@ pub fn pi_tool_names(server: &str, tools: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// The name the model sees for `tool` of `server`. Dots become `_`; a tool whose name already
-/// starts with the prefix is not prefixed twice. (Pi's names of a whole server's tools, which
-/// depend on each other, come from [`pi_tool_names`].)
+/// The name the model sees for `tool` of `server`. Dots become `_`, and so does a character that
+/// would not be shown as it is (`clean::is_plain`: a control, escape, invisible or bidi
+/// character), as `_<hex code point>_`, so that the name shown is the name to call; a tool whose
+/// name already starts with the prefix is not prefixed twice. (Pi's names of a whole server's
+/// tools, which depend on each other, come from [`pi_tool_names`].)
 pub fn format_tool_name(tool: &str, server: &str, prefix: ToolPrefix) -> String {
     if prefix == ToolPrefix::Pi {
         return pi_tool_name(server, tool, false);
     }
-    let tool = tool.replace('.', "_");
+    let mut plain = String::with_capacity(tool.len());
+    for c in tool.chars() {
+        match c {
+            '.' => plain.push('_'),
+            c if crate::clean::is_plain(c) => plain.push(c),
+            c => push_code_point(&mut plain, c),
+        }
+    }
+    let tool = plain;
     match server_prefix(server, prefix) {
         None => tool,
         Some(p) => {
@@ -396,6 +411,11 @@ mod tests {
             "mcp__x_echo"
         );
         assert_eq!(format_tool_name("a.b", "s", ToolPrefix::Server), "s_a_b");
+        // Hidden characters are spelled out: the name shown is the name to call.
+        assert_eq!(
+            format_tool_name("run\x1b]0;x\x07\n\u{202e}é", "s", ToolPrefix::Server),
+            "s_run_1b_]0;x_7__a__202e_é"
+        );
         assert_eq!(
             format_tool_name("github_search", "github", ToolPrefix::Server),
             "github_search"

@@ -5,7 +5,7 @@
 //! Three layers; each module uses only those below it (and its own submodules):
 //!
 //! `binding` → `adapter` → {`oauth`, `pool`, `config`, `render`, `search`, `cache`, `validate`} →
-//! {`catalog`, `secret`, `atomic_file`, `value_kind`}.
+//! {`catalog`, `secret`, `atomic_file`, `value_kind`, `clean`}.
 //!
 //! - [`binding`]: the napi surface. Converts between JS and the core's types, nothing else.
 //! - [`adapter`]: the gateway's centre. The server registry (one record per configured server; the
@@ -27,8 +27,9 @@
 //!   [`path_component`] (names made safe as paths), [`helper`] (where the helper executable
 //!   `src/bin/helper` is, and its subcommands' command lines).
 //! - [`catalog`] (tool names and lookup), [`secret`] (secrets kept out of every text),
-//!   `atomic_file` (private files written whole) and `value_kind` (what a JSON value is, for
-//!   messages that must not show it): leaves.
+//!   `atomic_file` (private files written whole), `value_kind` (what a JSON value is, for
+//!   messages that must not show it) and [`clean`] (the one rule for text a server supplies, before
+//!   a person sees it; URLs fit to open): leaves.
 //! - [`events`]: what happened to servers, for whoever embeds the core.
 
 pub mod adapter;
@@ -38,6 +39,7 @@ pub mod broker;
 mod browser;
 pub mod cache;
 pub mod catalog;
+pub mod clean;
 pub mod config;
 pub mod elicitation;
 pub mod events;

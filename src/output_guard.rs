@@ -2,6 +2,7 @@
 //! preview, and the whole text is saved to a private file the model can read in pieces. Images
 //! pass through untouched and do not count.
 
+use crate::clean::file_part;
 use serde_json::{json, Value};
 use std::fs::{self, DirBuilder, OpenOptions};
 use std::io::{self, Write};
@@ -98,7 +99,7 @@ pub fn spill(label: &str, text: &str) -> io::Result<PathBuf> {
 }
 
 /// Saves `bytes` as a new private file `<label>-<n>.<extension>` in this process's private temp
-/// dir.
+/// dir; label and extension are made plain file-name parts (`clean::file_part`).
 pub fn save_private(label: &str, extension: &str, bytes: &[u8]) -> io::Result<PathBuf> {
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     static NEXT: AtomicUsize = AtomicUsize::new(1);
@@ -106,19 +107,9 @@ pub fn save_private(label: &str, extension: &str, bytes: &[u8]) -> io::Result<Pa
         .get_or_init(|| private_dir(&std::env::temp_dir()).map_err(|e| e.to_string()))
         .as_ref()
         .map_err(|e| io::Error::other(format!("no private temp dir: {e}")))?;
-    let safe: String = label
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(60)
-        .collect();
+    let (label, extension) = (file_part(label, 60), file_part(extension, 8));
     let path = dir.join(format!(
-        "{safe}-{}.{extension}",
+        "{label}-{}.{extension}",
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));
     write_private(&path, bytes)?;

@@ -3,7 +3,9 @@
 //! whose path the model gets), and which resources are MCP Apps user interfaces (`ui://`), left
 //! out of what the model sees.
 
+use crate::clean;
 use crate::output_guard::save_private;
+use crate::render::content::text_block;
 use base64::Engine;
 use serde_json::{json, Map, Value};
 
@@ -204,15 +206,16 @@ pub fn read_result(raw: &Value) -> Vec<Value> {
         let mime = item.get("mimeType").and_then(Value::as_str);
         if let Some(text) = item.get("text").and_then(Value::as_str) {
             blocks.push(match several {
-                true => text_block(format!("[Resource: {uri}]\n{text}")),
+                true => text_block(format!("[Resource: {}]\n{text}", clean::line(uri))),
                 false => text_block(text),
             });
         } else if let Some(blob) = item.get("blob").and_then(Value::as_str) {
             match mime.filter(|m| m.starts_with("image/")) {
                 Some(image) => {
                     if several {
-                        blocks.push(text_block(format!("[Resource: {uri}]")));
+                        blocks.push(text_block(format!("[Resource: {}]", clean::line(uri))));
                     }
+                    let image = clean::line(image);
                     blocks.push(json!({ "type": "image", "data": blob, "mimeType": image }));
                 }
                 None => blocks.push(text_block(saved(uri, mime, blob))),
@@ -225,13 +228,17 @@ pub fn read_result(raw: &Value) -> Vec<Value> {
     blocks
 }
 
-/// Saves a binary resource and says where.
+/// Saves a binary resource and says where: named after the end of its URI, with the extension
+/// there if it is a plain one, else one for its MIME type.
 fn saved(uri: &str, mime: Option<&str>, blob: &str) -> String {
-    let kind = mime.unwrap_or("unknown type");
+    let kind = clean::line(mime.unwrap_or("unknown type"));
+    let shown_uri = clean::line(uri);
     let bytes = match base64::engine::general_purpose::STANDARD.decode(blob.trim()) {
         Ok(bytes) => bytes,
         Err(e) => {
-            return format!("[Resource: {uri} ({kind}): its content is not valid base64 ({e})]")
+            return format!(
+                "[Resource: {shown_uri} ({kind}): its content is not valid base64 ({e})]"
+            )
         }
     };
     let name = uri
@@ -239,17 +246,17 @@ fn saved(uri: &str, mime: Option<&str>, blob: &str) -> String {
         .find(|s| !s.is_empty())
         .unwrap_or("resource");
     let (stem, extension) = match name.rsplit_once('.') {
-        Some((stem, ext)) if !ext.is_empty() && ext.len() <= 8 => (stem, ext.to_string()),
+        Some((stem, ext)) if plain_extension(ext) => (stem, ext.to_string()),
         _ => (name, extension_of(mime)),
     };
     match save_private(stem, &extension, &bytes) {
         Ok(path) => format!(
-            "[Resource: {uri} ({kind}), {} bytes of binary content saved to {}]",
+            "[Resource: {shown_uri} ({kind}), {} bytes of binary content saved to {}]",
             bytes.len(),
             path.display()
         ),
         Err(e) => format!(
-            "[Resource: {uri} ({kind}), {} bytes of binary content, not saved: {e}]",
+            "[Resource: {shown_uri} ({kind}), {} bytes of binary content, not saved: {e}]",
             bytes.len()
         ),
     }
@@ -264,15 +271,14 @@ fn extension_of(mime: Option<&str>) -> String {
         "octet-stream" => "bin".into(),
         "gzip" | "x-gzip" => "gz".into(),
         "plain" => "txt".into(),
-        other if other.chars().all(|c| c.is_ascii_alphanumeric()) && other.len() <= 8 => {
-            other.to_string()
-        }
+        other if plain_extension(other) => other.to_string(),
         _ => "bin".into(),
     }
 }
 
-fn text_block(text: impl Into<String>) -> Value {
-    json!({ "type": "text", "text": text.into() })
+/// 1 to 8 ASCII letters and digits.
+fn plain_extension(ext: &str) -> bool {
+    (1..=8).contains(&ext.len()) && ext.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
 #[cfg(test)]

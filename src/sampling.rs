@@ -3,6 +3,7 @@
 //! options)`), and the assistant message it returns as the server's `CreateMessageResult`.
 //! Text, images and tool use (2025-11-25) carry over; stop sequences are applied to the answer.
 
+use crate::clean;
 use crate::render::plural;
 use serde_json::{json, Map, Value};
 
@@ -150,9 +151,13 @@ pub fn from_pi(message: &Value, stop_sequences: &[String]) -> Result<Value, Stri
 /// What the user sees before approving: who asks, the system prompt and the last message (each
 /// cut short), and the token budget.
 pub fn preview(server: &str, params: &Value) -> String {
-    let clip = |text: &str, max: usize| match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
+    // On one line, cleaned (`clean::line`): the server's text cannot draw lines of its own.
+    let clip = |text: &str, max: usize| {
+        let text = clean::one_line(text);
+        match text.char_indices().nth(max) {
+            Some((at, _)) => format!("{}…", &text[..at]),
+            None => text,
+        }
     };
     let messages = params.get("messages").and_then(Value::as_array);
     let last_text = messages
@@ -185,7 +190,7 @@ pub fn preview(server: &str, params: &Value) -> String {
             .iter()
             .filter_map(|t| t.get("name")?.as_str())
             .collect();
-        lines.push(format!("Tools offered: {}", names.join(", ")));
+        lines.push(format!("Tools offered: {}", clip(&names.join(", "), 300)));
     }
     lines.join("\n")
 }

@@ -5,6 +5,7 @@
 //! advisory lock that every writer also takes, so no line is written to a file being renamed.
 
 use crate::atomic_file::{self, sibling};
+use crate::clean;
 use serde_json::Value;
 use std::fmt;
 use std::fs;
@@ -94,19 +95,24 @@ impl LogMessage {
         }
     }
 
-    /// The message text: continuation lines indented, so every line of the file starts with a
-    /// time stamp or with spaces.
+    /// The message text, cleaned (`clean::text`): continuation lines indented, so every line of
+    /// the file starts with a time stamp or with spaces.
     pub fn text(&self) -> String {
         let text = match &self.data {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
+            Value::String(s) => clean::text(s),
+            other => clean::text(&other.to_string()).into_owned().into(),
         };
-        text.replace("\r\n", "\n").replace('\n', "\n    ")
+        text.replace('\n', "\n    ")
+    }
+
+    /// Its logger's name, cleaned (`clean::line`).
+    pub fn logger(&self) -> Option<std::borrow::Cow<'_, str>> {
+        self.logger.as_deref().map(clean::line)
     }
 
     /// The line as `mcp.log` holds it, newline included.
     pub fn line(&self, server: &str, at: SystemTime) -> String {
-        let logger = match &self.logger {
+        let logger = match self.logger() {
             Some(logger) => format!(" {logger}:"),
             None => String::new(),
         };

@@ -296,7 +296,7 @@ impl Adapter {
                     tool: tool.clone(),
                     progress: p.progress,
                     total: p.total,
-                    message: p.message,
+                    message: p.message.as_deref().map(crate::clean::one_line),
                     text,
                 });
             }
@@ -317,9 +317,10 @@ fn checked_arguments(tool: &ToolInfo, args: Map<String, Value>) -> Result<Value,
     }
     coerce_arguments(schema, &mut args);
     let args = Value::Object(args);
+    // They quote the schema's names and values, and what the model sent.
     let problems: Vec<String> = check_arguments(schema, &args)
         .iter()
-        .map(ToString::to_string)
+        .map(|problem| crate::clean::line(&problem.to_string()).into_owned())
         .collect();
     if problems.is_empty() {
         return Ok(args);

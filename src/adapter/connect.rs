@@ -214,7 +214,7 @@ impl Adapter {
         self.servers.record_failure(name, cause.clone());
         self.events.emit(Event::Failed {
             server: name.to_string(),
-            error: cause.reason(name),
+            error: crate::clean::text(&cause.reason(name)).into_owned(),
             needs_auth: cause.needs_auth(),
         });
         cause

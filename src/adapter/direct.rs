@@ -4,6 +4,7 @@
 
 use super::Adapter;
 use crate::catalog::ToolInfo;
+use crate::clean;
 use crate::config::DirectTools as Selection;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -186,6 +187,8 @@ fn names_tool(name: &str, tool: &ToolInfo) -> bool {
     name == tool.original || name == tool.name
 }
 
+/// Pi's definition of `tool`; Pi shows its label, description and snippet, so the server's text
+/// in them is cleaned (`clean`).
 pub(super) fn definition(tool: &ToolInfo) -> DirectToolDefinition {
     let description = match (&tool.resource_uri, tool.description.trim()) {
         (Some(uri), "") => format!("Reads the MCP resource {uri}."),
@@ -199,9 +202,9 @@ pub(super) fn definition(tool: &ToolInfo) -> DirectToolDefinition {
     };
     DirectToolDefinition {
         name: tool.name.clone(),
-        label: format!("MCP: {}", tool.original),
-        description,
-        prompt_snippet: snippet,
+        label: format!("MCP: {}", clean::line(&tool.original)),
+        description: clean::text(&description).into_owned(),
+        prompt_snippet: clean::line(&snippet).into_owned(),
         parameters: parameters(tool),
         server: tool.server.clone(),
         tool: tool.original.clone(),

@@ -7,6 +7,7 @@
 use super::direct::{definition, DirectTools, ToolNamespace};
 use super::Adapter;
 use crate::catalog::pi_tool_names;
+use crate::clean;
 use crate::config::Exposure;
 
 impl Adapter {
@@ -31,10 +32,11 @@ impl Adapter {
                 name: format!("mcp__{}", server.name.replace('-', "_")),
                 aliases: vec![server.name.clone()],
                 description: server.description.clone(),
-                instructions: self
-                    .servers
-                    .meta(&server.name)
-                    .and_then(|m| m.instructions.clone()),
+                instructions: self.servers.meta(&server.name).and_then(|m| {
+                    m.instructions
+                        .as_deref()
+                        .map(|i| clean::text(i).into_owned())
+                }),
             };
             for (tool, name) in tools.into_iter().zip(names) {
                 let exposure = match server.exposure.of(&tool.original) {
@@ -87,12 +89,8 @@ impl Adapter {
                     .of(&tool.original)
                     .map(|e| e.name().to_string()),
                 annotations: definition(tool).annotations,
-                description: tool
-                    .description
-                    .lines()
-                    .next()
-                    .unwrap_or_default()
-                    .to_string(),
+                description: clean::line(tool.description.lines().next().unwrap_or_default())
+                    .into_owned(),
             })
             .collect()
     }

@@ -5,6 +5,7 @@
 //! only shows dialogs and runs the model. The credentials of Pi's providers (`auth.provider`)
 //! come from the session too, when Pi gives them.
 
+use crate::clean;
 use crate::elicitation::{present, Content, Form};
 use crate::pool::{Asker, Host, Question, Reply, Root};
 use crate::sampling;
@@ -100,7 +101,7 @@ impl SessionHost {
             .ok_or_else(|| format!("the form has no field `{name}`"))?;
         field
             .take(answer)
-            .map_err(|e| format!("{}: {e}", field.label()))
+            .map_err(|e| clean::line(&format!("{}: {e}", field.label())).into_owned())
     }
 }
 

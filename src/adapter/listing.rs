@@ -173,7 +173,7 @@ impl Adapter {
                     let (text, note) = render::resource_updated(&server, &uri);
                     adapter.events.emit(Event::ResourceUpdated {
                         server,
-                        uri,
+                        uri: crate::clean::line(&uri).into_owned(),
                         text,
                         note,
                     });
@@ -183,7 +183,7 @@ impl Adapter {
                 Notice::Lost { server, why } => {
                     adapter.events.emit(Event::Disconnected {
                         server,
-                        reason: why,
+                        reason: crate::clean::text(&why).into_owned(),
                     });
                 }
             }

@@ -290,11 +290,18 @@ impl Adapter {
     }
 
     /// Opens `url` (a server's URL question the user agreed to) in the browser; what to tell the
-    /// user when none could be started.
+    /// user when it is not opened (it holds hidden characters, or no browser could be started).
     pub fn open_url(&self, url: &str) -> Option<String> {
-        crate::browser::open(url, &self.env)
-            .err()
-            .map(|why| format!("No browser was opened ({why}): open {url} yourself."))
+        let link = match crate::clean::Link::parse(url) {
+            Ok(link) => link,
+            Err(why) => return Some(format!("The page was not opened: {why}.")),
+        };
+        crate::browser::open(&link, &self.env).err().map(|why| {
+            format!(
+                "No browser was opened ({why}): open {} yourself.",
+                link.shown()
+            )
+        })
     }
 
     pub fn on_event(&self, sink: EventSink) {

@@ -39,7 +39,7 @@ impl Adapter {
                 let imported = config.and_then(|c| c.imported.as_ref()).map(|i| i.kind.name());
                 let exposure = config.and_then(|c| c.exposure.server).map(|e| e.name());
                 let problem = match &s.state {
-                    ServerState::Failed { reason, .. } | ServerState::NeedsAuth { reason } => Some(reason.as_str()),
+                    ServerState::Failed { reason, .. } | ServerState::NeedsAuth { reason } => Some(crate::clean::text(reason)),
                     _ => None,
                 };
                 let shared = config.map_or(serde_json::Value::Null, |c| self.sharing(c));

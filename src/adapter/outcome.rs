@@ -1,6 +1,7 @@
 //! What every mode returns: content blocks for Pi, details for programs, and the error flag.
 
 use super::ErrorCode;
+use crate::render::content::text_block;
 use serde_json::{json, Value};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -15,9 +16,10 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// A text answer; what a server wrote in it is cleaned here at the latest (`clean::text`).
     pub fn text(mode: &str, text: impl Into<String>) -> Self {
         Outcome {
-            content: vec![json!({"type": "text", "text": text.into()})],
+            content: vec![text_block(text.into())],
             details: json!({ "mode": mode }),
             is_error: false,
             structured: None,

@@ -238,7 +238,7 @@ impl Adapter {
             payload.insert("errors".into(), Value::Array(errors));
         }
         let payload = Value::Object(payload);
-        let mut outcome = Outcome::text(mode, payload.to_string());
+        let mut outcome = Outcome::text(mode, crate::clean::json(&payload));
         if let Some(name) = server {
             outcome.set("server", name);
         }

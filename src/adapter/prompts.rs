@@ -5,6 +5,7 @@
 
 use super::connect::Need;
 use super::{Adapter, ErrorCode, Outcome};
+use crate::clean;
 use crate::pool::{Connection, RequestError, RequestOptions};
 use crate::prompts::{self, Argument};
 use serde_json::{json, Map, Value};
@@ -59,6 +60,8 @@ impl Adapter {
                     Some(d) if !d.trim().is_empty() => format!("{} — {usage}", d.trim()),
                     _ => format!("MCP prompt of {server} — {usage}"),
                 };
+                // Pi shows it on one line, beside the command.
+                let description = clean::one_line(&description);
                 commands.push(PromptCommand {
                     name: command,
                     server: server.to_string(),

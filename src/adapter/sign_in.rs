@@ -242,7 +242,7 @@ impl Adapter {
             show_url: Box::new(move |url, step| {
                 this.events.emit(Event::AuthUrl {
                     server: shown.clone(),
-                    url: url.to_string(),
+                    url: url.as_str().to_string(),
                     text: render::sign_in_url(&shown, url, &step),
                     prompt: render::paste_prompt(&shown),
                 });

@@ -126,7 +126,7 @@ fn elicitation_params(question: &Question) -> Value {
             message, schema, ..
         } => json!({ "mode": "form", "message": message, "requestedSchema": schema }),
         Question::Url { message, url, id } => {
-            let mut params = json!({ "mode": "url", "message": message, "url": url });
+            let mut params = json!({ "mode": "url", "message": message, "url": url.as_str() });
             if let Some(id) = id {
                 params["elicitationId"] = json!(id);
             }
@@ -223,7 +223,7 @@ mod tests {
         );
         let url = Question::Url {
             message: "Pay".into(),
-            url: "https://example.com/pay".into(),
+            url: crate::clean::Link::parse("https://example.com/pay").unwrap(),
             id: Some("e1".into()),
         };
         assert_eq!(elicitation_params(&url)["elicitationId"], "e1");

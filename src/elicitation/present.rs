@@ -1,8 +1,11 @@
 //! A question as a front end shows it: every text written here, so Pi's dialogs and a terminal
 //! say the same, and the front end only walks through the fields (`input` for text and numbers,
-//! `select` over `options` for the rest, repeated until "Done" for a multi-select).
+//! `select` over `options` for the rest, repeated until "Done" for a multi-select). What the
+//! server wrote is cleaned (`clean`); a field's name and an option's value, which the front end
+//! only hands back, stay as they are.
 
 use super::{Field, Form, Kind};
+use crate::clean::{self, Link};
 use serde_json::{json, Value};
 
 /// The words of the dialogs.
@@ -23,21 +26,22 @@ pub fn form(id: u64, server: &str, message: &str, form: &Form) -> Value {
         "id": id,
         "server": server,
         "mode": "form",
-        "title": format!("MCP server \"{server}\" asks:\n\n{message}"),
+        "title": format!("MCP server \"{}\" asks:\n\n{}", clean::line(server), clean::text(message)),
         "fields": form.fields.iter().map(field).collect::<Vec<_>>(),
         "labels": labels(),
     })
 }
 
-/// A URL to visit, for question `id` of `server`.
-pub fn url(id: u64, server: &str, message: &str, url: &str) -> Value {
+/// A URL to visit, for question `id` of `server`: shown with a look-alike host's ASCII form
+/// beside it; `url` is what the front end hands back to open.
+pub fn url(id: u64, server: &str, message: &str, url: &Link) -> Value {
     json!({
         "id": id,
         "server": server,
         "mode": "url",
-        "title": format!("MCP server \"{server}\" asks you to open a page"),
-        "message": format!("{message}\n\n{url}\n\nOpen it in your browser?"),
-        "url": url,
+        "title": format!("MCP server \"{}\" asks you to open a page", clean::line(server)),
+        "message": format!("{}\n\n{}\n\nOpen it in your browser?", clean::text(message), url.shown()),
+        "url": url.as_str(),
         "labels": labels(),
     })
 }
@@ -50,7 +54,7 @@ fn field(field: &Field) -> Value {
         // May be left empty: optional, or has a default.
         "skippable": !field.required || field.default.is_some(),
         "prompt": prompt(field),
-        "placeholder": field.default.as_ref().map(text_of).unwrap_or_default(),
+        "placeholder": clean::line(&field.default.as_ref().map(text_of).unwrap_or_default()),
     });
     let options: Option<Vec<Value>> = match &field.kind {
         Kind::Boolean => Some(vec![
@@ -60,7 +64,7 @@ fn field(field: &Field) -> Value {
         Kind::Choice { options } | Kind::Choices { options, .. } => Some(
             options
                 .iter()
-                .map(|o| json!({ "value": o.value, "label": o.label() }))
+                .map(|o| json!({ "value": o.value, "label": clean::line(o.label()) }))
                 .collect(),
         ),
         _ => None,
@@ -94,15 +98,18 @@ fn kind_name(kind: &Kind) -> &'static str {
 fn prompt(field: &Field) -> String {
     let mut notes = vec![what_it_takes(&field.kind)];
     match (&field.default, field.required) {
-        (Some(default), _) => notes.push(format!("default {}", shown_value(&field.kind, default))),
+        (Some(default), _) => notes.push(format!(
+            "default {}",
+            clean::line(&shown_value(&field.kind, default))
+        )),
         (None, true) => notes.push("required".into()),
         (None, false) => notes.push("optional".into()),
     }
     let notes: Vec<String> = notes.into_iter().filter(|n| !n.is_empty()).collect();
-    let mut text = format!("{} ({})", field.label(), notes.join("; "));
+    let mut text = format!("{} ({})", clean::line(field.label()), notes.join("; "));
     if let Some(description) = field.description.as_deref().filter(|d| !d.is_empty()) {
         text.push('\n');
-        text.push_str(description);
+        text.push_str(&clean::text(description));
     }
     text
 }

@@ -4,7 +4,7 @@
 
 use super::http::Http;
 use super::metadata::ServerMetadata;
-use super::token::Client;
+use super::token::{self, Client};
 use crate::pool::display_url;
 use crate::secret::Secret;
 use serde_json::{json, Map, Value};
@@ -120,18 +120,7 @@ pub async fn register(
     let shown = display_url(endpoint.as_str());
     let parsed = answer.json().filter(Value::is_object);
     if !answer.ok() {
-        let why = parsed
-            .as_ref()
-            .and_then(|b| {
-                let code = b.get("error")?.as_str()?;
-                Some(match b.get("error_description").and_then(Value::as_str) {
-                    Some(text) => {
-                        format!("{code} ({})", text.chars().take(300).collect::<String>())
-                    }
-                    None => code.to_string(),
-                })
-            })
-            .unwrap_or_else(|| answer.excerpt());
+        let why = token::refusal(&answer).map_or_else(|| answer.excerpt(), |r| r.to_string());
         return Err(format!(
             "dynamic client registration at {shown} failed: HTTP {}: {why}",
             answer.status

@@ -14,6 +14,7 @@ use super::store::{Issued, State};
 use super::token::{self, Client, Endpoint, Grant, TokenError};
 use super::{now_ms, OAuthError};
 use crate::browser;
+use crate::clean::{self, Link};
 use crate::config::{Grant as GrantType, Registration as RegistrationMode};
 use crate::pool::display_url;
 use serde_json::{Map, Value};
@@ -38,7 +39,7 @@ pub enum BrowserStep {
 }
 
 /// Shows the authorization URL and where its browser step stands.
-pub type ShowUrl = Box<dyn Fn(&str, BrowserStep) + Send + Sync>;
+pub type ShowUrl = Box<dyn Fn(&Link, BrowserStep) + Send + Sync>;
 
 pub struct SignIn {
     /// The server's `WWW-Authenticate` challenge, when it sent one.
@@ -115,12 +116,14 @@ pub async fn sign_in(server: &Server, mut request: SignIn) -> Result<SignedIn, O
         scope.as_deref(),
         &resource,
     );
+    let url = Link::parse(url.as_str())
+        .map_err(|why| OAuthError::Failed(format!("the authorization URL is not opened: {why}")))?;
     let opened = match request.open_browser {
-        true => browser::open(url.as_str(), &server.env),
+        true => browser::open(&url, &server.env),
         false => Err("not asked to".into()),
     };
     let step = opened.map_or_else(BrowserStep::NotOpened, BrowserStep::Opened);
-    (request.show_url)(url.as_str(), step);
+    (request.show_url)(&url, step);
 
     let deadline = tokio::time::sleep(BROWSER_WAIT);
     tokio::pin!(deadline);
@@ -130,7 +133,7 @@ pub async fn sign_in(server: &Server, mut request: SignIn) -> Result<SignedIn, O
             pasted = recv(&mut request.pasted) => match Response::pasted(&pasted, &redirect_uri) {
                 Ok(response) => (response, None),
                 Err(why) => {
-                    (request.show_url)(url.as_str(), BrowserStep::PasteRefused(why));
+                    (request.show_url)(&url, BrowserStep::PasteRefused(why));
                     continue;
                 }
             },
@@ -390,10 +393,16 @@ async fn complete(
         let detail = response
             .error_description
             .as_deref()
-            .map(|d| format!(" ({})", d.chars().take(300).collect::<String>()))
+            .map(|d| {
+                format!(
+                    " ({})",
+                    clean::line(&d.chars().take(300).collect::<String>())
+                )
+            })
             .unwrap_or_default();
         return Err(OAuthError::Failed(format!(
-            "the authorization server refused the sign-in: {error}{detail}"
+            "the authorization server refused the sign-in: {}{detail}",
+            clean::line(error)
         )));
     }
     let code = response

@@ -3,6 +3,7 @@
 //! OpenID discovery). A document that breaks a rule is refused with a message naming the
 //! document and the rule.
 
+use crate::clean::Link;
 use crate::pool::display_url;
 use serde_json::{Map, Value};
 use url::{Host, Url};
@@ -150,14 +151,17 @@ impl Doc<'_> {
         )
     }
 
+    /// An http(s) URL; one with hidden characters (which a browser or a person may be given) is
+    /// refused.
     fn url(&self, field: &str) -> Result<Option<Url>, String> {
         match self.map.get(field) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => match Url::parse(s) {
-                Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => {
+            Some(Value::String(s)) => match Link::check(s).map(|()| Url::parse(s)) {
+                Err(hidden) => Err(self.invalid(format!("`{field}` is refused: {hidden}"))),
+                Ok(Ok(url)) if matches!(url.scheme(), "http" | "https") && url.has_host() => {
                     Ok(Some(url))
                 }
-                _ => Err(self.invalid(format!("`{field}` is not an http(s) URL"))),
+                Ok(_) => Err(self.invalid(format!("`{field}` is not an http(s) URL"))),
             },
             Some(_) => Err(self.invalid(format!("`{field}` is not a string"))),
         }

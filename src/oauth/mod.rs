@@ -48,7 +48,10 @@ pub enum OAuthError {
 impl std::fmt::Display for OAuthError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            OAuthError::SignInRequired(why) | OAuthError::Failed(why) => f.write_str(why),
+            // What an authorization server wrote is in it.
+            OAuthError::SignInRequired(why) | OAuthError::Failed(why) => {
+                f.write_str(&crate::clean::text(why))
+            }
             OAuthError::TimedOut => write!(
                 f,
                 "the sign-in was not completed within {} minutes",

@@ -197,13 +197,14 @@ async fn post_as_client(
         .map_err(TokenError::Failed)
 }
 
-fn refusal(answer: &Answer) -> Option<TokenError> {
+/// The OAuth error (`error`, `error_description`) an answer carries, cleaned (`clean::line`).
+pub(super) fn refusal(answer: &Answer) -> Option<TokenError> {
     let body = answer.json()?;
-    let code = body.get("error")?.as_str()?.to_string();
+    let code = crate::clean::line(body.get("error")?.as_str()?).into_owned();
     let description = body
         .get("error_description")
         .and_then(Value::as_str)
-        .map(|d| d.chars().take(300).collect());
+        .map(|d| crate::clean::line(&d.chars().take(300).collect::<String>()).into_owned());
     Some(TokenError::Refused { code, description })
 }
 

@@ -7,6 +7,7 @@
 use super::client_tasks::wire::{TaskCapability, AS_TASK};
 use super::client_tasks::{ClientTasks, StatusSink, TaskError};
 use super::host::{Asker, Caller, ClientFeatures, ElicitationPolicy, Host, Question, Reply};
+use crate::clean::Link;
 use crate::elicitation::Form;
 use crate::server_log::{LogLevel, LogMessage};
 use futures::future::BoxFuture;
@@ -383,10 +384,7 @@ impl ClientSide {
     pub fn log(&self, params: &Value) {
         let message = LogMessage::from_params(params);
         if message.level >= LogLevel::Warning {
-            let logger = message
-                .logger
-                .as_deref()
-                .map_or(String::new(), |l| format!(" {l}:"));
+            let logger = message.logger().map_or(String::new(), |l| format!(" {l}:"));
             self.log_tail
                 .push(format!("{}{logger} {}", message.level, message.text()));
         }
@@ -497,11 +495,12 @@ fn question(params: &Value) -> Result<Question, String> {
             let url = params
                 .get("url")
                 .and_then(Value::as_str)
-                .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
-                .ok_or("URL mode without an http(s) `url`")?;
+                .ok_or("URL mode without a `url`")?;
+            let url = Link::parse(url)
+                .map_err(|why| format!("its `url` is not opened: {why}; nobody was asked"))?;
             Ok(Question::Url {
                 message,
-                url: url.to_string(),
+                url,
                 id: params
                     .get("elicitationId")
                     .and_then(Value::as_str)

@@ -3,6 +3,7 @@
 //! Pi extension and the command line each implement [`Host`] as thin callbacks; a broker that
 //! shares one server among sessions routes by [`Asker::callers`].
 
+use crate::clean::Link;
 use crate::elicitation::{Content, Form};
 use crate::server_log::{LogLevel, LogMessage};
 use futures::future::BoxFuture;
@@ -82,7 +83,8 @@ pub enum Question {
     /// Visit a URL (for something the client must not see, such as a password or a payment).
     Url {
         message: String,
-        url: String,
+        /// Checked: an http(s) URL without hidden characters.
+        url: Link,
         /// The server's id for it (absent on 2026-07-28 connections).
         id: Option<String>,
     },

@@ -35,6 +35,7 @@ pub use remote::{display_url, AuthNeed, Credentials, RemoteKind, RemoteSpec, Sha
 pub use shared::{Broker, SharedSpec};
 pub use spec::{ConnectSpec, TransportSpec};
 
+use crate::clean;
 use futures::future::{BoxFuture, FutureExt, Shared};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -45,7 +46,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 
-/// Why a request to a connected server failed.
+/// Why a request to a connected server failed. What the server said is cleaned (`clean`) when
+/// it is shown.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RequestError {
     /// No answer (nor progress) within the request's timeout.
@@ -122,9 +124,11 @@ impl fmt::Display for RequestError {
                 human_duration(*d)
             ),
             RequestError::Aborted => f.write_str("aborted"),
-            RequestError::Closed(why) => write!(f, "connection lost: {why}"),
-            RequestError::Mcp { code, message } => write!(f, "MCP error {code}: {message}"),
-            RequestError::Protocol(why) => write!(f, "protocol error: {why}"),
+            RequestError::Closed(why) => write!(f, "connection lost: {}", clean::text(why)),
+            RequestError::Mcp { code, message } => {
+                write!(f, "MCP error {code}: {}", clean::text(message))
+            }
+            RequestError::Protocol(why) => write!(f, "protocol error: {}", clean::text(why)),
             RequestError::NeedsAuth(need) => write!(f, "{need}"),
             RequestError::InvalidHeaderAnnotation(why) => f.write_str(why),
             RequestError::BrowserSteps(steps) => {
@@ -134,7 +138,8 @@ impl fmt::Display for RequestError {
                         true => "opened for the user; retry the call once it is done",
                         false => "not opened (declined, or nobody could be asked)",
                     };
-                    write!(f, "\n- {} {} ({state})", step.message, step.url)?;
+                    let (message, url) = (clean::line(&step.message), clean::url(&step.url));
+                    write!(f, "\n- {message} {url} ({state})")?;
                 }
                 Ok(())
             }
@@ -180,8 +185,8 @@ impl ConnectError {
 impl fmt::Display for ConnectError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ConnectError::NeedsAuth(need) => f.write_str(&need.message),
-            ConnectError::Failed(m) => f.write_str(m),
+            ConnectError::NeedsAuth(need) => f.write_str(&clean::text(&need.message)),
+            ConnectError::Failed(m) => f.write_str(&clean::text(m)),
             ConnectError::Closed => f.write_str("the connection pool is closed"),
         }
     }

@@ -1,6 +1,7 @@
 //! A server's stderr, drained continuously (a full pipe would block the server) into a bounded
-//! tail that failure messages quote.
+//! tail that failure messages quote, cleaned (`clean::text`) as everything a server writes.
 
+use crate::clean;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -37,7 +38,8 @@ impl StderrTail {
     pub fn last_lines(&self) -> Option<String> {
         let bytes = self.bytes.lock();
         let (a, b) = bytes.as_slices();
-        let text = String::from_utf8_lossy(&[a, b].concat()).into_owned();
+        let bytes = [a, b].concat();
+        let text = clean::text(&String::from_utf8_lossy(&bytes)).into_owned();
         let lines: Vec<&str> = text
             .lines()
             .map(str::trim_end)
@@ -59,7 +61,7 @@ pub async fn drain(mut stream: impl AsyncRead + Unpin, tail: &StderrTail, echo_a
             Ok(n) => {
                 tail.push(&buf[..n]);
                 if let Some(server) = echo_as {
-                    for line in String::from_utf8_lossy(&buf[..n]).lines() {
+                    for line in clean::text(&String::from_utf8_lossy(&buf[..n])).lines() {
                         eprintln!("[mcp:{server}] {line}");
                     }
                 }
@@ -83,6 +85,13 @@ mod tests {
         let quoted = tail.last_lines().unwrap();
         assert!(quoted.ends_with("line 9999"));
         assert_eq!(quoted.lines().count(), QUOTED_LINES);
+    }
+
+    #[test]
+    fn quoted_without_escape_sequences() {
+        let tail = StderrTail::default();
+        tail.push(b"\x1b]0;pwned\x07\x1b[31mfatal\x1b[0m: no key\x07\r\n\xc2\x9b2Jdone");
+        assert_eq!(tail.last_lines().unwrap(), "fatal: no key\\x07\ndone");
     }
 
     #[test]

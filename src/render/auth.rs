@@ -1,6 +1,7 @@
 //! Texts about credentials: what a server that wants them needs, and `/mcp-auth`.
 
 use super::duration;
+use crate::clean::Link;
 use crate::oauth::BrowserStep;
 use std::path::PathBuf;
 
@@ -92,8 +93,10 @@ pub fn auth_help(server: &str, kind: &AuthKind, failing: Option<&str>) -> String
     out
 }
 
-/// Where the sign-in continues: the authorization page, and what to do when no browser shows it.
-pub fn sign_in_url(server: &str, url: &str, step: &BrowserStep) -> String {
+/// Where the sign-in continues: the authorization page (a look-alike host beside its ASCII form),
+/// and what to do when no browser shows it.
+pub fn sign_in_url(server: &str, url: &Link, step: &BrowserStep) -> String {
+    let url = url.shown();
     let step = match step {
         BrowserStep::Opened(command) => format!("It was opened with {command}."),
         BrowserStep::NotOpened(why) => format!("No browser was opened ({why})."),

@@ -1,7 +1,12 @@
 //! MCP results turned into what Pi shows the model: text and image blocks. Images pass through;
 //! embedded resources, links and audio become short text; `structuredContent` is added once.
+//! Every text block is cleaned (`clean::text`: newlines and tabs kept, escape sequences removed,
+//! other control and bidi characters shown visibly): the model reads it, and Pi's screen and
+//! `pi-mcp` show it.
 
+use crate::clean;
 use serde_json::{json, Value};
+use std::borrow::Cow;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rendered {
@@ -26,7 +31,7 @@ pub fn call_result_of(server: Option<&str>, raw: &Value) -> Rendered {
         .collect();
     if let Some(structured) = raw.get("structuredContent").filter(|s| !s.is_null()) {
         if !already_shown(&content, structured) {
-            let json = structured.to_string();
+            let json = clean::json(structured);
             let text = if content.is_empty() {
                 json
             } else {
@@ -55,26 +60,26 @@ pub(crate) fn block(item: &Value, server: Option<&str>) -> Option<Value> {
         "image" => json!({
             "type": "image",
             "data": field("data").unwrap_or_default(),
-            "mimeType": field("mimeType").unwrap_or("image/png"),
+            "mimeType": clean::line(field("mimeType").unwrap_or("image/png")),
         }),
         "audio" => text_block(format!(
             "[Audio: {}, {} bytes, not shown]",
-            field("mimeType").unwrap_or("unknown type"),
+            clean::line(field("mimeType").unwrap_or("unknown type")),
             base64_len(field("data").unwrap_or_default())
         )),
         "resource" => {
             let resource = item.get("resource")?;
             let uri = resource.get("uri").and_then(Value::as_str).unwrap_or("?");
             match resource.get("text").and_then(Value::as_str) {
-                Some(text) => text_block(format!("[Resource: {uri}]\n{text}")),
+                Some(text) => text_block(format!("[Resource: {}]\n{text}", clean::line(uri))),
                 None => text_block(binary_note(resource)),
             }
         }
         "resource_link" => {
             let mut text = format!(
                 "[Resource link: {}]\nURI: {}",
-                field("name").unwrap_or("unnamed"),
-                field("uri").unwrap_or("?")
+                clean::line(field("name").unwrap_or("unnamed")),
+                clean::line(field("uri").unwrap_or("?"))
             );
             if let Some(description) = field("description").filter(|d| !d.is_empty()) {
                 text.push('\n');
@@ -84,12 +89,13 @@ pub(crate) fn block(item: &Value, server: Option<&str>) -> Option<Value> {
             text.push_str(&read_call(field("uri").unwrap_or("?"), server));
             text_block(text)
         }
-        _ => text_block(item.to_string()),
+        _ => text_block(clean::json(item)),
     })
 }
 
 /// The `mcp` call that reads `uri` (of `server`, where known).
 fn read_call(uri: &str, server: Option<&str>) -> String {
+    let uri = clean::line(uri);
     match server {
         Some(server) => format!("mcp({{ read: \"{uri}\", server: \"{server}\" }})"),
         None => format!("mcp({{ read: \"{uri}\" }})"),
@@ -98,7 +104,7 @@ fn read_call(uri: &str, server: Option<&str>) -> String {
 
 /// A read resource changed: what the user is shown, and what the model is told.
 pub fn resource_updated(server: &str, uri: &str) -> (String, String) {
-    let text = format!("MCP server \"{server}\" updated {uri}");
+    let text = format!("MCP server \"{server}\" updated {}", clean::line(uri));
     let note = format!(
         "{text}, which was read earlier in this session: what was read may be out of date. Read it again for its current contents: {}",
         read_call(uri, Some(server))
@@ -110,8 +116,8 @@ fn binary_note(resource: &Value) -> String {
     let field = |key: &str| resource.get(key).and_then(Value::as_str);
     format!(
         "[Resource: {} ({}), {} bytes of binary content, not shown]",
-        field("uri").unwrap_or("?"),
-        field("mimeType").unwrap_or("unknown type"),
+        clean::line(field("uri").unwrap_or("?")),
+        clean::line(field("mimeType").unwrap_or("unknown type")),
         base64_len(field("blob").unwrap_or_default())
     )
 }
@@ -122,8 +128,14 @@ fn base64_len(data: &str) -> usize {
     (data.len() / 4 * 3).saturating_sub(padding)
 }
 
+/// A text block, cleaned (`clean::text`).
 pub(crate) fn text_block(text: impl Into<String>) -> Value {
-    json!({ "type": "text", "text": text.into() })
+    let text: String = text.into();
+    let cleaned = match clean::text(&text) {
+        Cow::Owned(cleaned) => Some(cleaned),
+        Cow::Borrowed(_) => None,
+    };
+    json!({ "type": "text", "text": cleaned.unwrap_or(text) })
 }
 
 /// Whether the text blocks already carry `structured`: servers are asked to repeat structured

@@ -41,13 +41,14 @@ pub fn for_model(tool: &ToolInfo) -> Option<&'static str> {
 pub fn icon(tool: &ToolInfo) -> Option<String> {
     let first = field(tool, "icons")?.as_array()?.first()?;
     let src = first.get("src")?.as_str()?;
-    Some(match src.strip_prefix("data:") {
+    let shown = match src.strip_prefix("data:") {
         Some(data) => {
             let kind = data.split([';', ',']).next().filter(|k| !k.is_empty());
             format!("inline {} ({} bytes)", kind.unwrap_or("image"), data.len())
         }
         None => super::clip(src, 200),
-    })
+    };
+    Some(crate::clean::line(&shown).into_owned())
 }
 
 /// `read-only, idempotent · icon https://…`, or `None` when the server said neither.

@@ -1,5 +1,6 @@
 //! Every text the model, a person or a test reads: the `mcp` tool's definition, and the output of
-//! each mode. Compact, and always with the next step spelled out.
+//! each mode. Compact, and always with the next step spelled out. What servers wrote is cleaned
+//! (`clean`): one-line fields here, the rest when it becomes an answer's text block.
 
 mod auth;
 mod broker;
@@ -18,9 +19,11 @@ pub use doctor::{doctor, tilde, ConnectCheck};
 pub use schema::{parameters, shape};
 
 use crate::catalog::ToolInfo;
+use crate::clean;
 use crate::pool::Cut;
 use crate::search::Page;
 use serde_json::{json, Value};
+use std::borrow::Cow;
 
 /// Search hits that get their parameter shape.
 const SHAPED_HITS: usize = 3;
@@ -41,7 +44,7 @@ pub fn tool_description(servers: &[(&str, Option<&str>)]) -> String {
         "none configured".to_string()
     } else {
         let server = |(name, description): &(&str, Option<&str>)| match description {
-            Some(d) => format!("{name}: {}", clip(first_line(d), TOOL_SERVER_DESCRIPTION)),
+            Some(d) => format!("{name}: {}", clip(&first_line(d), TOOL_SERVER_DESCRIPTION)),
             None => name.to_string(),
         };
         // Descriptions may hold commas.
@@ -314,7 +317,7 @@ pub fn list(listed: &Listed) -> String {
     if let Some(text) = listed.instructions.map(str::trim).filter(|t| !t.is_empty()) {
         out.push_str(&format!(
             "\n\nInstructions: {}",
-            clip(&one_line(text), INSTRUCTIONS_PREVIEW)
+            clip(&clean::one_line(text), INSTRUCTIONS_PREVIEW)
         ));
         if text.chars().count() > INSTRUCTIONS_PREVIEW {
             out.push_str(&format!(
@@ -331,7 +334,7 @@ fn left_out(lines: &[String]) -> String {
     if !lines.is_empty() {
         out.push_str("\n\nLeft out of the server's listing, because they could not be read:");
         for line in lines {
-            out.push_str(&format!("\n- {line}"));
+            out.push_str(&format!("\n- {}", clean::line(line)));
         }
     }
     out
@@ -380,6 +383,7 @@ pub fn tools_overview(groups: &[(String, Vec<&ToolInfo>)]) -> String {
 }
 
 pub fn search(query: &str, server: Option<&str>, page: &Page, include_schemas: bool) -> String {
+    let query = clean::line(query);
     let scope = server
         .map(|s| format!(" on server \"{s}\""))
         .unwrap_or_default();
@@ -417,7 +421,10 @@ pub fn search(query: &str, server: Option<&str>, page: &Page, include_schemas: b
         }
         if include_schemas && i < SHAPED_HITS {
             match (&tool.resource_uri, tool.input_schema().and_then(shape)) {
-                (Some(uri), _) => out.push_str(&format!("\n  reads resource {uri}; no parameters")),
+                (Some(uri), _) => out.push_str(&format!(
+                    "\n  reads resource {}; no parameters",
+                    clean::line(uri)
+                )),
                 (None, Some(shape)) => out.push_str(&format!("\n  {shape}")),
                 (None, None) => out.push_str("\n  no parameters"),
             }
@@ -446,9 +453,9 @@ fn push_fitting_servers(out: &mut String, page: &Page) {
     out.push_str("\nServers whose description fits: ");
     let fitting: Vec<String> = servers
         .iter()
-        .map(|(name, about)| match about.trim() {
-            "" => name.clone(),
-            about => format!("{name} ({})", clip(about, FITTING_SERVER_DESCRIPTION)),
+        .map(|(name, about)| match clean::one_line(about) {
+            about if about.is_empty() => name.clone(),
+            about => format!("{name} ({})", clip(&about, FITTING_SERVER_DESCRIPTION)),
         })
         .collect();
     out.push_str(&fitting.join("; "));
@@ -466,7 +473,7 @@ pub enum Audience {
 pub fn describe(tool: &ToolInfo, audience: Audience) -> String {
     let mut out = format!("{} (server \"{}\"", tool.name, tool.server);
     if tool.original != tool.name {
-        out.push_str(&format!(", MCP name \"{}\"", tool.original));
+        out.push_str(&format!(", MCP name \"{}\"", clean::line(&tool.original)));
     }
     out.push(')');
     if let (Audience::Model, Some(word)) = (audience, hints::for_model(tool)) {
@@ -487,7 +494,10 @@ pub fn describe(tool: &ToolInfo, audience: Audience) -> String {
     }
     out.push_str("\n\n");
     match (&tool.resource_uri, tool.input_schema()) {
-        (Some(uri), _) => out.push_str(&format!("Reads the resource {uri}; takes no parameters.")),
+        (Some(uri), _) => out.push_str(&format!(
+            "Reads the resource {}; takes no parameters.",
+            clean::line(uri)
+        )),
         (None, Some(schema)) => {
             let params = parameters(schema);
             if params.starts_with("- ") {
@@ -521,6 +531,7 @@ pub fn not_in_this_run(name: &str, why: &str) -> String {
 }
 
 pub fn not_found(name: &str, server: Option<&str>, suggestions: &[String]) -> String {
+    let name = clean::line(name);
     let mut out = match server {
         Some(s) => format!("Tool \"{name}\" not found on server \"{s}\"."),
         None => format!("Tool \"{name}\" not found."),
@@ -544,6 +555,7 @@ pub fn invalid_arguments(tool: &str, problems: &[String], schema: &Value) -> Str
 }
 
 pub fn ambiguous(name: &str, candidates: &[&ToolInfo]) -> String {
+    let name = clean::line(name);
     let options: Vec<String> = candidates
         .iter()
         .map(|t| format!("{} (server \"{}\")", t.name, t.server))
@@ -556,9 +568,9 @@ pub fn ambiguous(name: &str, candidates: &[&ToolInfo]) -> String {
 
 /// A running call's progress, as a partial result: `server_tool: 2/5 (copying)`.
 pub fn progress(tool: &str, progress: f64, total: Option<f64>, message: Option<&str>) -> String {
-    let message = message.map(str::trim).filter(|m| !m.is_empty());
+    let message = message.map(clean::one_line).filter(|m| !m.is_empty());
     // A task's status message: no count to show.
-    if let (None, 0.0, Some(message)) = (total, progress, message) {
+    if let (None, 0.0, Some(message)) = (total, progress, &message) {
         return format!("{tool}: {message}");
     }
     let mut out = match total {
@@ -573,11 +585,7 @@ pub fn progress(tool: &str, progress: f64, total: Option<f64>, message: Option<&
 
 /// The first sentence or line of a tool's description.
 fn summary(tool: &ToolInfo) -> String {
-    one_line(tool.description.trim().lines().next().unwrap_or_default())
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    clean::one_line(tool.description.trim().lines().next().unwrap_or_default())
 }
 
 /// Cuts `text` at a word boundary near `max` characters, marking the cut with `…`.
@@ -602,8 +610,9 @@ fn duration(secs: u64) -> String {
     }
 }
 
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or_default()
+/// The first line of `text`, cleaned (`clean::line`).
+fn first_line(text: &str) -> Cow<'_, str> {
+    clean::line(text.lines().next().unwrap_or_default())
 }
 
 pub fn plural(n: usize, noun: &str) -> String {

@@ -1,7 +1,9 @@
 //! JSON Schemas as the model reads them best: a one-line TypeScript-like shape for search
 //! results, and a parameter list (name, type, required, description, enum, default) for
-//! `describe` and for failed calls.
+//! `describe` and for failed calls. Each line is cleaned (`clean::line`): names, descriptions and
+//! values are the server's.
 
+use crate::clean;
 use serde_json::{Map, Value};
 
 /// Shapes longer than this collapse their nested objects to `{…}`.
@@ -13,11 +15,11 @@ const MAX_DEPTH: usize = 3;
 pub fn shape(schema: &Value) -> Option<String> {
     let props = properties(schema)?;
     let full = object_shape(schema, props, usize::MAX);
-    Some(if full.len() <= SHAPE_BUDGET {
-        full
-    } else {
-        object_shape(schema, props, 0)
-    })
+    let shape = match full.len() <= SHAPE_BUDGET {
+        true => full,
+        false => object_shape(schema, props, 0),
+    };
+    Some(clean::line(&shape).into_owned())
 }
 
 fn object_shape(schema: &Value, props: &Map<String, Value>, depth: usize) -> String {
@@ -140,7 +142,7 @@ fn list_properties(
         if let Some(default) = prop.get("default") {
             line.push_str(&format!(" [default: {}]", short_json(default)));
         }
-        lines.push(line);
+        lines.push(clean::line(&line).into_owned());
         let child = match prop.get("items") {
             Some(items) if type_names(prop).contains(&"array") => items,
             _ => prop,

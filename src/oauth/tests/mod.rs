@@ -82,7 +82,7 @@ pub async fn sign_in_browsing(
             open_browser: false,
             cancel: CancellationToken::new(),
             show_url: Box::new(|url, _| {
-                tokio::spawn(browse(url.to_string()));
+                tokio::spawn(browse(url.as_str().to_string()));
             }),
         },
     )
@@ -100,7 +100,7 @@ pub async fn sign_in_pasting(context: &Server) -> Result<SignedIn, OAuthError> {
             open_browser: false,
             cancel: CancellationToken::new(),
             show_url: Box::new(move |url, _| {
-                let (url, paste) = (url.to_string(), paste.clone());
+                let (url, paste) = (url.as_str().to_string(), paste.clone());
                 tokio::spawn(async move {
                     let client =
                         crate::pool::http_client_builder(None, std::time::Duration::from_secs(5))

@@ -100,7 +100,7 @@ impl LogMessage {
     pub fn text(&self) -> String {
         let text = match &self.data {
             Value::String(s) => clean::text(s),
-            other => clean::text(&other.to_string()).into_owned().into(),
+            other => clean::json(other).into(),
         };
         text.replace('\n', "\n    ")
     }

@@ -243,3 +243,35 @@ fn front_end_answers_are_taken_field_by_field() {
     assert_eq!(fields[3]["kind"], "choices");
     assert_eq!(fields[3]["maxItems"], 1);
 }
+
+#[test]
+fn a_question_shows_the_servers_text_cleaned_and_a_look_alike_host_beside_its_ascii_form() {
+    let hostile = "\x1b]0;pwned\x07Pay\u{202e}lap\r\nnow";
+    let link = crate::clean::Link::parse("https://\u{430}pple.com/pay").unwrap();
+    let shown = present::url(3, "ev", hostile, &link);
+    assert_eq!(
+        shown["message"],
+        "Pay\\u{202e}lap\nnow\n\nhttps://\u{430}pple.com/pay (host in ASCII: xn--pple-43d.com)\n\nOpen it in your browser?"
+    );
+    assert_eq!(
+        shown["url"], "https://xn--pple-43d.com/pay",
+        "what is opened"
+    );
+    let form = Form::from_schema(&json!({"type": "object", "properties": {
+        "pick": {"type": "string", "title": "Pick\nOne\x1b[2J", "description": hostile, "default": "a",
+                 "oneOf": [{"const": "a", "title": "A\u{9b}1m\n✓ forged"}]}
+    }}))
+    .unwrap();
+    let shown = present::form(4, "ev", hostile, &form);
+    assert_eq!(
+        shown["title"],
+        "MCP server \"ev\" asks:\n\nPay\\u{202e}lap\nnow"
+    );
+    let field = &shown["fields"][0];
+    assert_eq!(
+        field["prompt"],
+        "Pick\\nOne (one of the options; default A\\n✓ forged)\nPay\\u{202e}lap\nnow"
+    );
+    assert_eq!(field["options"][0]["label"], "A\\n✓ forged");
+    assert_eq!(field["options"][0]["value"], "a", "handed back as it is");
+}

@@ -534,3 +534,34 @@ fn check_sampling(params: &Value) -> Result<(), String> {
         _ => Err("it has no positive `maxTokens`".into()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_question_is_refused_unless_its_url_is_plain() {
+        let asked = |url: &str| question(&json!({ "mode": "url", "message": "Pay", "url": url }));
+        for (url, why) in [
+            (
+                "https://example.com/\x1b]0;x\x07",
+                "the control character \\x1b",
+            ),
+            (
+                "https://example.com/\u{202e}",
+                "the invisible character \\u{202e}",
+            ),
+            ("javascript:alert(1)", "only http and https ones are opened"),
+        ] {
+            let refused = asked(url).unwrap_err();
+            assert!(
+                refused.starts_with("its `url` is not opened: it") && refused.contains(why),
+                "{refused}"
+            );
+        }
+        match asked("https://\u{430}pple.com/pay").unwrap() {
+            Question::Url { url, .. } => assert_eq!(url.as_str(), "https://xn--pple-43d.com/pay"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

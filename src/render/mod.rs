@@ -481,7 +481,7 @@ pub fn describe(tool: &ToolInfo, audience: Audience) -> String {
     }
     if !tool.description.trim().is_empty() {
         out.push('\n');
-        out.push_str(tool.description.trim());
+        out.push_str(&clean::text(tool.description.trim()));
     }
     if audience == Audience::Person {
         let words = hints::words(tool);
@@ -512,7 +512,7 @@ pub fn describe(tool: &ToolInfo, audience: Audience) -> String {
 
 pub fn instructions(server: &str, text: Option<&str>) -> String {
     match text.map(str::trim).filter(|t| !t.is_empty()) {
-        Some(text) => format!("Instructions of \"{server}\":\n\n{text}"),
+        Some(text) => format!("Instructions of \"{server}\":\n\n{}", clean::text(text)),
         None => format!("Server \"{server}\" gives no instructions."),
     }
 }

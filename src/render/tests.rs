@@ -400,3 +400,79 @@ fn a_task_status_is_progress_without_a_count() {
     );
     assert_eq!(progress("t", 0.0, None, None), "t: 0");
 }
+
+/// What a hostile server writes: terminal escapes, a C1 CSI, DEL, a lone CR, a bidi override
+/// and a line of its own.
+const HOSTILE: &str =
+    "\x1b]0;pwned\x07\x1b[2J\u{202e}evil\u{9b}31m\x7f\r✓ forged: line\n✓ forged too";
+
+fn no_raw(text: &str) {
+    let raw = |c: char| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c);
+    assert!(!text.chars().any(raw), "{text:?}");
+}
+
+#[test]
+fn a_servers_text_cannot_act_on_a_terminal_or_forge_a_line() {
+    let tools = build_server_tools(
+        "h",
+        ToolPrefix::Server,
+        &[Arc::new(json!({
+            "name": format!("run{HOSTILE}"),
+            "description": HOSTILE,
+            "inputSchema": {"type": "object", "properties": {HOSTILE: {"type": "string", "description": HOSTILE, "enum": [HOSTILE]}}},
+            "icons": [{"src": format!("https://x/{HOSTILE}")}]
+        }))],
+        &[],
+        &[],
+        false,
+    );
+    let refs: Vec<&ToolInfo> = tools.iter().collect();
+    let left_out = [format!("tool \"{HOSTILE}\": too deep")];
+    let listed = list(&Listed {
+        server: "h",
+        state: &ServerState::Connected,
+        tools: &refs,
+        offset: 0,
+        limit: 100,
+        instructions: Some(HOSTILE),
+        cut: None,
+        left_out: &left_out,
+    });
+    let failed = ServerStatus {
+        name: "h".into(),
+        state: ServerState::Failed {
+            ago_secs: 1,
+            reason: HOSTILE.into(),
+        },
+        tool_count: 1,
+        description: None,
+        sign_in: None,
+        left_out: 0,
+        sharing: None,
+    };
+    let texts = [
+        listed,
+        status(&[failed], &[]),
+        describe(&tools[0], Audience::Person),
+        progress("h_run", 1.0, Some(2.0), Some(HOSTILE)),
+        not_found(HOSTILE, None, &[]),
+    ];
+    for (i, text) in texts.iter().enumerate() {
+        no_raw(text);
+        // A description may run over lines; nothing else here may.
+        assert!(i == 2 || !text.contains("\n✓ forged"), "{text}");
+    }
+    // The name the model calls is the name shown; describe spells out its MCP name.
+    assert!(texts[0].contains("- h_run_1b_]0;pwned_7__1b_[2J_202e_evil_9b_31m_7f__d_✓ forged: line_a_✓ forged too: \\u{202e}evil\\x7f ✓ forged: line\n"), "{}", texts[0]);
+    assert!(
+        texts[2].contains("MCP name \"run\\u{202e}evil\\x7f\\r✓ forged: line\\n✓ forged too\""),
+        "{}",
+        texts[2]
+    );
+    assert!(
+        texts[2].contains("\nIcon: https://x/\\u{202e}evil\\x7f\\r✓ forged: line\\n✓ forged too"),
+        "{}",
+        texts[2]
+    );
+    assert!(texts[1].ends_with("✗ h: failed 1 s ago: \\u{202e}evil\\x7f\\r✓ forged: line\n\nmcp({ server: \"name\" }) lists a server's tools; mcp({ search: \"words\" }) finds tools."), "{}", texts[1]);
+}

@@ -90,3 +90,39 @@ fn reads_give_text_images_and_saved_files() {
         .unwrap()
         .contains("not valid base64"));
 }
+
+#[test]
+fn a_saved_files_name_holds_nothing_of_the_uri_but_plain_characters() {
+    let blob = read_result(&json!({ "contents": [
+        { "uri": "res://h/data.\x1b[2J\x07", "mimeType": "application/octet-stream", "blob": "aGk=" },
+        { "uri": "res://h/pic.\u{202e}gnp", "mimeType": "application/pdf\x1b]0;x\x07", "blob": "aGk=" },
+    ] }));
+    for (block, extension) in blob.iter().zip(["bin", "bin"]) {
+        let text = block["text"].as_str().unwrap();
+        assert!(
+            !text.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{text:?}"
+        );
+        let path = text
+            .split("saved to ")
+            .nth(1)
+            .unwrap()
+            .trim_end_matches(']');
+        let name = std::path::Path::new(path)
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap();
+        assert!(
+            name.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)),
+            "{name}"
+        );
+        assert!(name.ends_with(&format!(".{extension}")), "{name}");
+        std::fs::remove_file(path).unwrap();
+    }
+    assert!(blob[0]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("[Resource: res://h/data.\\x07 (application/octet-stream)"));
+}

@@ -147,3 +147,21 @@ fn the_preview_names_the_server_and_cuts_long_texts() {
         "MCP server \"ev\" asks the model (2 messages, up to 1 token):"
     );
 }
+
+#[test]
+fn the_preview_cannot_act_on_a_terminal_or_forge_a_line() {
+    let hostile = "\x1b]0;pwned\x07Hi\u{202e}\r\nTools offered: none";
+    let params = json!({
+        "messages": [{ "role": "user", "content": { "type": "text", "text": hostile } }],
+        "systemPrompt": hostile,
+        "maxTokens": 5,
+        "tools": [{ "name": "a\nb\x1b[2J" }]
+    });
+    assert_eq!(
+        preview("ev", &params),
+        "MCP server \"ev\" asks the model (1 message, up to 5 tokens):\n\
+         System: Hi\\u{202e} Tools offered: none\n\
+         Last message: Hi\\u{202e} Tools offered: none\n\
+         Tools offered: a b"
+    );
+}

@@ -39,6 +39,23 @@ fn lines_have_pi_15s_format() {
 }
 
 #[test]
+fn a_servers_escape_sequences_never_reach_the_file() {
+    let at = UNIX_EPOCH + Duration::from_millis(1_763_893_234_567);
+    let message = LogMessage::from_params(&json!({
+        "level": "error", "logger": "d\x1b[2Jb\n", "data": "\x1b]0;pwned\x07bad\u{202e}\r\ndone\u{9b}"
+    }));
+    assert_eq!(
+        message.line("h", at),
+        "2025-11-23T10:20:34.567Z [h] error db\\n: bad\\u{202e}\n    done\\x9b\n"
+    );
+    let structured = LogMessage::from_params(&json!({ "data": { "said": "\u{202e}\x1b" } }));
+    assert_eq!(
+        structured.line("h", at),
+        "2025-11-23T10:20:34.567Z [h] info {\"said\":\"\\u202e\\u001b\"}\n"
+    );
+}
+
+#[test]
 fn levels_are_ordered_by_severity() {
     assert!(LogLevel::Debug < LogLevel::Info);
     assert!(LogLevel::Warning < LogLevel::Error);

@@ -104,6 +104,32 @@ async fn a_huge_document_and_a_redirect_loop_fail_fast() {
 }
 
 #[tokio::test]
+async fn an_authorization_endpoint_with_control_characters_is_refused() {
+    let server = TestServer::start(Knobs::default()).await;
+    let issuer = server.issuer();
+    server.knobs.lock().metadata_override = Some(json!({
+        "issuer": issuer,
+        "authorization_endpoint": format!("{issuer}/authorize\x1b]0;pwned\x07"),
+        "token_endpoint": format!("{issuer}/token"),
+        "registration_endpoint": format!("{issuer}/register"),
+        "response_types_supported": ["code"],
+        "code_challenge_methods_supported": ["S256"],
+    }));
+    let dir = agent_dir("hostile-endpoint");
+    let text = sign_in_browsing(&context(&server, OAuthConfig::default(), &dir), None)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        text.contains("`authorization_endpoint` is refused: it holds the control character \\x1b"),
+        "{text}"
+    );
+    assert!(!text.contains('\x1b'), "{text:?}");
+    server.seen(|seen| assert!(seen.authorize.is_empty() && seen.token.is_empty()));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
 async fn metadata_without_pkce_s256_is_refused() {
     let server = TestServer::start(Knobs::default()).await;
     let issuer = server.issuer();

@@ -37,6 +37,16 @@ pub fn one_line(text: &str) -> String {
     }
 }
 
+/// The start of `text` (an HTTP body, say) on one line, as [`one_line`], cut after `max`
+/// characters with `…`.
+pub fn excerpt(text: &str, max: usize) -> String {
+    let line = one_line(text);
+    match line.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
+    }
+}
+
 /// `text` for a field that may hold several lines: descriptions, instructions, messages, a
 /// server's stderr and log messages, and tool results.
 pub fn text(text: &str) -> Cow<'_, str> {

@@ -176,3 +176,13 @@ fn json_stays_exact_and_valid() {
     );
     assert_eq!(json(&serde_json::json!({"a": 1})), r#"{"a":1}"#);
 }
+
+#[test]
+fn excerpts_are_one_cleaned_line_cut_with_an_ellipsis() {
+    assert_eq!(
+        excerpt("<h1>Bad\x1b[2J\ngateway</h1>\r\n", 200),
+        "<h1>Bad gateway</h1>"
+    );
+    assert_eq!(excerpt("abcdef", 3), "abc…");
+    assert_eq!(one_line("a\u{200b}b\n\tc"), "a\\u{200b}b c");
+}

@@ -42,13 +42,7 @@ impl Answer {
 
     /// The start of the body as one line, for an error message.
     pub fn excerpt(&self) -> String {
-        let text = String::from_utf8_lossy(&self.body);
-        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        let line = crate::clean::line(&words);
-        match line.char_indices().nth(200) {
-            Some((cut, _)) => format!("{}…", &line[..cut]),
-            None => line.into_owned(),
-        }
+        crate::clean::excerpt(&String::from_utf8_lossy(&self.body), 200)
     }
 }
 

@@ -133,7 +133,7 @@ fn list_properties(
             .filter(|d| !d.is_empty())
         {
             line.push_str(": ");
-            line.push_str(&text.split_whitespace().collect::<Vec<_>>().join(" "));
+            line.push_str(&clean::one_line(text));
         }
         if let Some(values) = prop.get("enum").and_then(Value::as_array) {
             let values: Vec<String> = values.iter().map(short_json).collect();

@@ -340,8 +340,8 @@ fn classify_streamable(error: &StreamableHttpError<reqwest::Error>) -> Verdict {
             Verdict::Failed(format!("the server answered HTTP {}", status.status))
         }
         StreamableHttpError::UnexpectedServerResponse(text) => match leading_status(text) {
-            Some(status) => by_status(status, clip(text)),
-            None => Verdict::Rejected(clip(text)),
+            Some(status) => by_status(status, crate::clean::excerpt(text, 200)),
+            None => Verdict::Rejected(crate::clean::excerpt(text, 200)),
         },
         StreamableHttpError::UnexpectedContentType(kind) => Verdict::Rejected(format!(
             "the answer is {}, not MCP",
@@ -361,14 +361,6 @@ fn classify_streamable(error: &StreamableHttpError<reqwest::Error>) -> Verdict {
 /// rmcp reports other statuses as text starting with `HTTP 404 Not Found: …`.
 fn leading_status(text: &str) -> Option<u16> {
     text.strip_prefix("HTTP ")?.get(..3)?.parse().ok()
-}
-
-fn clip(text: &str) -> String {
-    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match one_line.char_indices().nth(200) {
-        Some((cut, _)) => format!("{}…", &one_line[..cut]),
-        None => one_line,
-    }
 }
 
 #[cfg(test)]

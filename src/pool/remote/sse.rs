@@ -267,10 +267,9 @@ fn endpoint_url(sse_url: &Url, data: &str) -> Result<Url, SseError> {
 async fn status_error(response: reqwest::Response) -> SseError {
     let status = response.status().as_u16();
     let text = response.text().await.unwrap_or_default();
-    let body: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     SseError::Status {
         status,
-        body: body.chars().take(200).collect(),
+        body: crate::clean::excerpt(&text, 200),
     }
 }
 

@@ -311,8 +311,9 @@ async fn sampling_runs_on_the_hosts_model() {
     pool.close_all().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_question_holds_its_calls_timeout_and_ends_with_it() {
+/// A connection whose host never answers (its questions end only when void), and the params
+/// of a call of `tool` that asks it for a form.
+async fn never_answered(tool: &str) -> (Arc<Scripted>, Arc<Pool>, Arc<Connection>, Value) {
     let host = Arc::new(Scripted {
         hold: true,
         ..Scripted::default()
@@ -321,7 +322,13 @@ async fn a_question_holds_its_calls_timeout_and_ends_with_it() {
     let form =
         json!({ "message": "Name?", "requestedSchema": { "type": "object", "properties": {} } });
     let params =
-        json!({ "name": "ask", "arguments": { "method": "elicitation/create", "params": form } });
+        json!({ "name": tool, "arguments": { "method": "elicitation/create", "params": form } });
+    (host, pool, conn, params)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_holds_its_calls_timeout_and_ends_with_it() {
+    let (host, pool, conn, params) = never_answered("ask").await;
     let cancel = CancellationToken::new();
     let options = RequestOptions {
         timeout: Duration::from_millis(300),
@@ -344,6 +351,27 @@ async fn a_question_holds_its_calls_timeout_and_ends_with_it() {
     tokio::time::timeout(Duration::from_secs(2), asker.void.cancelled())
         .await
         .expect("the question is void once its call was aborted");
+    pool.close_all().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_calls_limit_ends_a_question_asked_inside_its_result() {
+    let (host, pool, conn, params) = never_answered("ask_inline").await;
+    let limit = Duration::from_millis(600);
+    let mut options = opts(Duration::from_secs(20));
+    options.caller = Some("call-9".into());
+    options.total = Some(limit);
+    let result = tokio::time::timeout(
+        Duration::from_secs(10),
+        conn.request("tools/call", params, options),
+    )
+    .await
+    .expect("the call's limit stops it while its question is open");
+    assert_eq!(result, Err(RequestError::CallTimeout(limit)));
+    let (asker, _) = host.questions.lock()[0].clone();
+    tokio::time::timeout(Duration::from_secs(2), asker.void.cancelled())
+        .await
+        .expect("the question is void once its call was stopped");
     pool.close_all().await;
 }
 

@@ -8,8 +8,10 @@
 //!   `announce-at-start` sends `tools/list_changed` once initialized; `big-result=MB` sizes `big`;
 //!   `tool-size=KB` pads every tool's description to about KB kilobytes.
 //! - `asks` adds the tools `ask` (sends the request `method` with `params` to the client and
-//!   returns its answer or error as text; with `task`, answers as a call that became that task), `log` (sends `notifications/message` with `params`) and
-//!   `capabilities` (the client's capabilities from `initialize`).
+//!   returns its answer or error as text; with `task`, answers as a call that became that task),
+//!   `ask_inline` (asks the same inside an `input_required` result, as 2026-07-28 does), `log`
+//!   (sends `notifications/message` with `params`) and `capabilities` (the client's capabilities
+//!   from `initialize`).
 //! - `subscribe` offers resource subscriptions (`resources/subscribe` and `unsubscribe` answered,
 //!   seen by `seen`) and adds the tool `touch` (sends `notifications/resources/updated` for
 //!   `uri`).

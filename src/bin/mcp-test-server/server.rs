@@ -52,7 +52,7 @@ pub struct Server {
 const TOOLS: [&str; 8] = [
     "echo", "crash", "hang", "freeze", "big", "grow", "slow", "seen",
 ];
-const ASK_TOOLS: [&str; 4] = ["ask", "log", "capabilities", "forever"];
+const ASK_TOOLS: [&str; 5] = ["ask", "ask_inline", "log", "capabilities", "forever"];
 const SUBSCRIBE_TOOLS: [&str; 1] = ["touch"];
 
 impl Server {
@@ -280,6 +280,15 @@ impl Server {
                 json!({ "task": { "taskId": args["task"], "status": "working" } })
             }
             "ask" => text(self.ask(args, &out).await),
+            // 2026-07-28's way (MRTR): the question comes back as an `input_required` result,
+            // and the call made again with its answer returns that answer.
+            "ask_inline" => match params.get("inputResponses") {
+                Some(answers) => text(format!("answers: {answers}")),
+                None => json!({
+                    "resultType": "input_required",
+                    "inputRequests": { "q": { "method": args["method"], "params": args["params"] } },
+                }),
+            },
             "log" => {
                 send(
                     &out,

@@ -5,11 +5,12 @@ use super::{Adapter, ErrorCode, Outcome, DEFAULT_REQUEST_TIMEOUT};
 use crate::catalog::{pi_tool_name, ToolInfo};
 use crate::config::{tool_pattern_matches, DEFAULT_CALL_TIMEOUT};
 use crate::events::Event;
-use crate::pool::{Connection, ProgressSink, RequestError, RequestOptions};
+use crate::pool::{Caller, Connection, ProgressSink, RequestError, RequestOptions};
 use crate::render;
 use crate::resources;
 use crate::validate::{check_arguments, coerce_arguments, without_null_optionals};
 use serde_json::{json, Map, Value};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -22,6 +23,16 @@ enum AfterEarly {
     Instead(Outcome),
     /// Call the tool again as the server lists it now.
     Again(ToolInfo),
+}
+
+/// Whom a call is made for: its call id, or an id of its own for a call that has none (nobody
+/// can cancel it), so that the questions its server asks during it still end with it.
+pub(super) fn caller(call_id: Option<&str>) -> Caller {
+    static UNNAMED: AtomicU64 = AtomicU64::new(1);
+    match call_id {
+        Some(id) => id.into(),
+        None => format!("unnamed-call-{}", UNNAMED.fetch_add(1, Ordering::Relaxed)).into(),
+    }
 }
 
 #[derive(Clone, Default)]
@@ -186,7 +197,7 @@ impl Adapter {
             timeout,
             cancel,
             on_progress,
-            caller: opts.call_id.as_deref().map(Into::into),
+            caller: Some(caller(opts.call_id.as_deref())),
             total: self
                 .server(&tool.server)
                 .map_or(Some(DEFAULT_CALL_TIMEOUT), |s| {

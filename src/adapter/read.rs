@@ -58,7 +58,7 @@ impl Adapter {
                 .map_or(super::DEFAULT_REQUEST_TIMEOUT, |s| self.request_timeout(s)),
             cancel,
             on_progress: None,
-            caller: call_id.as_deref().map(Into::into),
+            caller: Some(super::call::caller(call_id.as_deref())),
             total: self
                 .server(&server)
                 .and_then(|s| self.config.client_settings(s).call_timeout()),

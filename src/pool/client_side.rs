@@ -405,7 +405,8 @@ impl ClientSide {
     }
 
     /// Runs `ask` with the requests the question may belong to held open; `None` when the
-    /// question became void first (withdrawn, or every such request ended).
+    /// question became void first (withdrawn, or every such request ended). Dropped unanswered
+    /// (its call stopped by its limit), the question is void too.
     async fn asked<T>(
         &self,
         origin: Origin,
@@ -418,6 +419,7 @@ impl ClientSide {
             None => self.pending.with_callers(),
         };
         let void = CancellationToken::new();
+        let unanswered = void.clone().drop_guard();
         let asker = Asker {
             server: self.server.clone(),
             callers: requests.iter().filter_map(|r| r.caller.clone()).collect(),
@@ -438,8 +440,8 @@ impl ClientSide {
             _ = withdrawn.cancelled() => None,
             _ = all_ended => None,
         };
-        if answered.is_none() {
-            void.cancel();
+        if answered.is_some() {
+            unanswered.disarm();
         }
         answered
     }

@@ -588,7 +588,9 @@ impl Connection {
                 tokio::time::sleep(Duration::from_millis(wait)).await;
                 state_only_rounds += 1;
             }
-            params = self.with_input(params, &result, &opts, &busy.1).await?;
+            params = self
+                .with_input(params, &result, &opts, &busy.1, deadline)
+                .await?;
         }
         Err(RequestError::Protocol(format!(
             "the server still asked for input after {MAX_INPUT_ROUNDS} rounds"
@@ -624,6 +626,7 @@ impl Connection {
         result: &Value,
         opts: &RequestOptions,
         pending: &Arc<PendingRequest>,
+        deadline: Option<tokio::time::Instant>,
     ) -> Result<Value, RequestError> {
         let state = result.get("requestState").cloned();
         let asked = result
@@ -636,7 +639,7 @@ impl Connection {
                 "an input_required result with neither inputRequests nor requestState".into(),
             ));
         }
-        let answers = self.answer_all(asked, opts, pending).await?;
+        let answers = self.answer_all(asked, opts, pending, deadline).await?;
         let mut params = match params {
             Value::Object(map) => map,
             _ => Map::new(),
@@ -652,12 +655,15 @@ impl Connection {
         Ok(Value::Object(params))
     }
 
-    /// The answers to a server's `inputRequests` (by their keys), all asked at once.
+    /// The answers to a server's `inputRequests` (by their keys), all asked at once. Past
+    /// `deadline` the questions still open are dropped (their dialogs close) and the call is
+    /// stopped, as an abort stops it.
     async fn answer_all(
         &self,
         asked: Map<String, Value>,
         opts: &RequestOptions,
         pending: &Arc<PendingRequest>,
+        deadline: Option<tokio::time::Instant>,
     ) -> Result<Map<String, Value>, RequestError> {
         let answers = asked.into_iter().map(|(key, request)| {
             let method = request
@@ -684,10 +690,14 @@ impl Connection {
                     })
             }
         });
-        Ok(futures::future::try_join_all(answers)
-            .await?
-            .into_iter()
-            .collect())
+        let answered = futures::future::try_join_all(answers);
+        let answers = match deadline {
+            Some(deadline) => tokio::time::timeout_at(deadline, answered)
+                .await
+                .map_err(|_| RequestError::CallTimeout(opts.total.unwrap_or_default()))?,
+            None => answered.await,
+        };
+        Ok(answers?.into_iter().collect())
     }
 
     /// One JSON-RPC request (a fresh id each time). Its timeout counts from the last sign of

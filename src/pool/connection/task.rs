@@ -163,7 +163,9 @@ impl Connection {
                     match asked.filter(|a| !a.is_empty()) {
                         Some(asked) => {
                             quiet_rounds = 0;
-                            let answers = self.answer_all(asked.clone(), opts, pending).await?;
+                            let answers = self
+                                .answer_all(asked.clone(), opts, pending, deadline)
+                                .await?;
                             let update = json!({ "taskId": task.id, "inputResponses": answers });
                             self.send("tasks/update", update, opts, pending, deadline)
                                 .await?;

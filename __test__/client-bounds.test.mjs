@@ -4,10 +4,11 @@
 // Pi's resource tools. Rows F7 to F10 of the reliability matrix (issue 26's items 7 to 10).
 import { describe } from "node:test";
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { frontEnd, piModel } from "../extension/pi-mcp-native/front-end.js";
 import { row, timed } from "./helpers/matrix.mjs";
-import { everything, tapped, text, waitFor, wireOf, withAdapter } from "./helpers/servers.mjs";
+import { everything, faulty, tapped, text, waitFor, wireOf, withAdapter } from "./helpers/servers.mjs";
 
 const here = import.meta.url;
 
@@ -60,5 +61,115 @@ describe("questions end with their call", () => {
         note(`${figures.join("; ")}; the server got notifications/cancelled for both calls, the form answered cancel and the sampling request an error; the next question was answered`);
       },
     );
+  });
+});
+
+/**
+ * A front end whose form dialogs stay open until `release()`, then decline; it records how many
+ * were open at most at once, how many were shown, and the largest question it was given (bytes
+ * of its JSON).
+ */
+function countingFrontEnd(adapter) {
+  const seen = { open: 0, most: 0, shown: 0, largest: 0 };
+  let released;
+  const releasing = new Promise((resolve) => (released = resolve));
+  const ui = {
+    select: async () => {
+      seen.open += 1;
+      seen.shown += 1;
+      seen.most = Math.max(seen.most, seen.open);
+      await releasing;
+      seen.open -= 1;
+      return "Decline";
+    },
+    input: async () => undefined,
+    notify: () => {},
+  };
+  const inner = frontEnd(adapter, { ui: () => ui });
+  adapter.setFrontEnd({
+    ...inner,
+    elicit: (question) => ((seen.largest = Math.max(seen.largest, JSON.stringify(question).length)), inner.elicit(question)),
+  });
+  return { seen, release: () => released() };
+}
+
+const form = { message: "Name?", requestedSchema: { type: "object", properties: { name: { type: "string" } } } };
+const declined = 'answer: {"action":"decline"}';
+const tooMany = "error -32005: elicitation refused: too many questions: this server has 8 questions open or waiting for an answer already, the most one server may have; nobody was asked. Ask again once one is answered";
+/** Our answers on the wire that refused a question with `code`. */
+const refusals = (wire, code) => (existsSync(wire) ? wireOf(wire).filter((m) => m.error?.code === code).length : 0);
+
+describe("a flood of questions", () => {
+  row("F8", "one server asks 8, then 1,000 questions at once: one dialog at a time, 8 waiting, the rest refused; another server goes on", here, async ({ note }) => {
+    await withAdapter(
+      ({ cwd, home }) => ({ f: tapped(faulty(["asks"], { cwd }), join(home, "wire.log")), other: faulty(["asks"], { cwd }) }),
+      async ({ adapter, agent }) => {
+        const wire = join(agent.home, "wire.log");
+        const figures = [];
+        for (const count of [8, 1000]) {
+          const { seen, release } = countingFrontEnd(adapter);
+          const before = refusals(wire, -32005);
+          const [flood, ms] = await timed(async () => {
+            const flooding = adapter.call("f_ask", { method: "elicitation/create", params: form, count });
+            await waitFor(() => seen.shown === 1 && refusals(wire, -32005) - before === count - 8, 10_000, `${count - 8} questions refused`);
+            // The others wait their turn, and the other server answers meanwhile.
+            assert.equal(text(await adapter.call("other_echo", { text: "still here" })), "echo: still here");
+            assert.equal(seen.shown, 1, "one dialog open, the rest waiting");
+            release();
+            return flooding;
+          });
+          const tally = JSON.parse(text(flood));
+          const expected = count > 8 ? { [declined]: 8, [tooMany]: count - 8 } : { [declined]: 8 };
+          assert.deepEqual(tally, expected);
+          assert.deepEqual([seen.most, seen.shown], [1, 8], JSON.stringify(seen));
+          figures.push(`${count} asked: ${seen.shown} shown, at most ${seen.most} at once, ${count - seen.shown} refused (-32005), answered in ${ms} ms`);
+        }
+        // The other server's question is asked as usual afterwards.
+        const { release } = countingFrontEnd(adapter);
+        release();
+        assert.equal(text(await adapter.call("other_ask", { method: "elicitation/create", params: form })), declined);
+        note(`${figures.join("; ")}; the other server answered during the flood`);
+      },
+    );
+  });
+
+  row("F8", "a shared server asks 100 questions at once: the broker holds 8, the session shows one at a time", here, async ({ note }) => {
+    await withAdapter(
+      ({ cwd, home }) => ({ f: tapped(faulty(["asks"], { cwd, shared: true }), join(home, "wire.log")) }),
+      async ({ adapter, agent }) => {
+        const wire = join(agent.home, "wire.log");
+        adapter.setInteractive(true);
+        try {
+          const { seen, release } = countingFrontEnd(adapter);
+          const flooding = adapter.call("f_ask", { method: "elicitation/create", params: form, count: 100 });
+          await waitFor(() => seen.shown === 1 && refusals(wire, -32005) === 92, 10_000, "92 questions refused by the broker");
+          assert.equal(seen.shown, 1, "one dialog open, the rest waiting");
+          release();
+          assert.deepEqual(JSON.parse(text(await flooding)), { [declined]: 8, [tooMany]: 92 });
+          assert.deepEqual([seen.most, seen.shown], [1, 8], JSON.stringify(seen));
+          note(`100 asked through the broker: 92 refused there (-32005), ${seen.shown} shown in the session, at most ${seen.most} at once`);
+        } finally {
+          await adapter.brokerStop();
+        }
+      },
+    );
+  });
+
+  // (A 10 MB message and a 100,000-field form are refused the same way; they take 2.5 and 5.5 s
+  // in a debug build, mostly rmcp reading them, so the test sends smaller ones far past the bounds.)
+  row("F8", "oversized questions: a 2 MB message and a 10,000-field form are refused unseen, a 60 KB one and a 50-field form are shown whole", here, async ({ note }) => {
+    await withAdapter(({ cwd }) => ({ f: faulty(["asks"], { cwd }) }), async ({ adapter }) => {
+      const { seen, release } = countingFrontEnd(adapter);
+      release();
+      const ask = async (extra) => text(await adapter.call("f_ask", { method: "elicitation/create", params: form, ...extra }));
+      assert.equal(await ask({ padMB: 2 }), "error -32005: elicitation refused: question too large: it weighs 2.0 MiB, over the 64 KiB limit of a question; nobody was asked. Ask with a shorter message or form");
+      assert.equal(await ask({ padFields: 10_000 }), "error -32005: elicitation refused: question too large: its form has 10001 fields, over the limit of 50; nobody was asked. Ask for fewer at a time");
+      assert.equal(seen.shown, 0, "nobody was asked");
+      assert.equal(await ask({ padMB: 60 / 1024 }), declined);
+      assert.equal(await ask({ padFields: 49 }), declined);
+      assert.equal(seen.shown, 2);
+      assert.ok(seen.largest > 60 * 1024 && seen.largest < 66 * 1024, `the largest question shown: ${seen.largest} bytes`);
+      note(`refused unseen: a 2 MB message, 10,001 fields; shown whole: a 60 KB message, 50 fields; the largest question the front end got: ${(seen.largest / 1024).toFixed(1)} KiB`);
+    });
   });
 });

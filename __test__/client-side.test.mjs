@@ -198,7 +198,7 @@ describe("sampling through Pi's model (a stand-in ctx)", () => {
       big.adapter.setFrontEnd(frontEnd(big.adapter, { ui: () => undefined, runModel: piModel(() => ctx(true)) }));
       calls.length = 0;
       const outcome = await big.adapter.call("f_ask", { method: "sampling/createMessage", params: { maxTokens: 5 }, padMB: 10 });
-      assert.match(text(outcome), /sampling request refused: its messages weigh 10\.0 MiB, over the 4 MiB limit/);
+      assert.match(text(outcome), /^error -32005: sampling request refused: it weighs 10\.0 MiB, over the 4 MiB limit$/);
       assert.equal(calls.length, 0);
     } finally {
       await big.close();

@@ -148,8 +148,11 @@ pub fn from_pi(message: &Value, stop_sequences: &[String]) -> Result<Value, Stri
     }))
 }
 
+/// Tools a sampling approval names; the rest are counted.
+const PREVIEW_TOOLS: usize = 20;
+
 /// What the user sees before approving: who asks, the system prompt and the last message (each
-/// cut short), and the token budget.
+/// cut short), the token budget and the tools offered (the first few named).
 pub fn preview(server: &str, params: &Value) -> String {
     // On one line, cleaned (`clean::line`): the server's text cannot draw lines of its own.
     let clip = |text: &str, max: usize| {
@@ -186,11 +189,20 @@ pub fn preview(server: &str, params: &Value) -> String {
     }
     lines.push(format!("Last message: {}", clip(&last_text, 800)));
     if let Some(tools) = params.get("tools").and_then(Value::as_array) {
-        let names: Vec<&str> = tools
+        let names: Vec<String> = tools
             .iter()
             .filter_map(|t| t.get("name")?.as_str())
+            .take(PREVIEW_TOOLS)
+            .map(|name| clip(name, 100))
             .collect();
-        lines.push(format!("Tools offered: {}", clip(&names.join(", "), 300)));
+        let more = match tools.len().saturating_sub(names.len()) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        lines.push(format!(
+            "Tools offered: {}{more}",
+            clip(&names.join(", "), 300)
+        ));
     }
     lines.join("\n")
 }

@@ -2,8 +2,10 @@
 //! to `<agentDir>/mcp.log`, and questions for a person or a model go to the front end (Pi's
 //! dialogs and model, a terminal) when one is attached; without one nobody can be asked. What
 //! the front end gets and gives back is JSON written here (see `elicitation::present`), so it
-//! only shows dialogs and runs the model. The credentials of Pi's providers (`auth.provider`)
-//! come from the session too, when Pi gives them.
+//! only shows dialogs and runs the model. One dialog is open at a time (a form, a URL, a sampling
+//! approval); the questions after it wait their turn, in order, and one withdrawn while waiting
+//! is never shown. The credentials of Pi's providers (`auth.provider`) come from the session too,
+//! when Pi gives them.
 
 use crate::clean;
 use crate::elicitation::{present, Content, Form};
@@ -18,6 +20,10 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use tokio::sync::Semaphore;
+
+/// Dialogs open at once in a session: a person answers one question at a time.
+pub const MAX_OPEN_DIALOGS: usize = 1;
 
 /// Where a person or a model answers: implemented by the Pi extension and the command line.
 pub trait FrontEnd: Send + Sync + 'static {
@@ -45,6 +51,8 @@ pub struct SessionHost {
     /// The forms being filled in, by question id.
     open: Mutex<HashMap<u64, Form>>,
     next_id: AtomicU64,
+    /// Turns at the dialogs, taken in order.
+    dialogs: Arc<Semaphore>,
 }
 
 impl SessionHost {
@@ -57,6 +65,7 @@ impl SessionHost {
             auto_approve,
             open: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
+            dialogs: Arc::new(Semaphore::new(MAX_OPEN_DIALOGS)),
         }
     }
 
@@ -105,18 +114,35 @@ impl SessionHost {
     }
 }
 
-/// A question (or sampling request) out at the front end. Dropped before it is answered (the
-/// server withdrew it, or the call it belongs to ended), it tells the front end to close it.
+/// A question (or sampling request) for the front end. Dropped once shown and before it is
+/// answered (the server withdrew it, or the call it belongs to ended), it tells the front end to
+/// close it.
 struct Asking {
     host: Arc<SessionHost>,
     front_end: Arc<dyn FrontEnd>,
     id: u64,
+    shown: bool,
     answered: bool,
 }
 
 impl Asking {
-    async fn answer(mut self, ask: BoxFuture<'static, Value>) -> Value {
-        let answer = ask.await;
+    /// Shows `shown` with `show` once it is this question's turn at the dialogs (at once when
+    /// it needs none), and waits for the answer.
+    async fn answer(
+        mut self,
+        dialog: bool,
+        form: Option<Form>,
+        show: impl FnOnce() -> BoxFuture<'static, Value>,
+    ) -> Value {
+        let _turn = match dialog {
+            true => self.host.dialogs.clone().acquire_owned().await.ok(),
+            false => None,
+        };
+        if let Some(form) = form {
+            self.host.open.lock().insert(self.id, form);
+        }
+        self.shown = true;
+        let answer = show().await;
         self.answered = true;
         answer
     }
@@ -125,7 +151,7 @@ impl Asking {
 impl Drop for Asking {
     fn drop(&mut self) {
         self.host.open.lock().remove(&self.id);
-        if !self.answered {
+        if self.shown && !self.answered {
             self.front_end.withdraw(self.id);
         }
     }
@@ -137,21 +163,26 @@ impl Host for Arc<SessionHost> {
             return Box::pin(async { None });
         };
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let shown = match &question {
-            Question::Form { message, form, .. } => {
-                self.open.lock().insert(id, form.clone());
-                present::form(id, &asker.server, message, form)
+        let (shown, form) = match &question {
+            Question::Form { message, form, .. } => (
+                present::form(id, &asker.server, message, form),
+                Some(form.clone()),
+            ),
+            Question::Url { message, url, .. } => {
+                (present::url(id, &asker.server, message, url), None)
             }
-            Question::Url { message, url, .. } => present::url(id, &asker.server, message, url),
         };
         let asking = Asking {
             host: self.clone(),
             front_end: front_end.clone(),
             id,
+            shown: false,
             answered: false,
         };
-        let ask = front_end.elicit(shown);
-        Box::pin(async move { reply(&asking.answer(ask).await) })
+        Box::pin(async move {
+            let answer = asking.answer(true, form, || front_end.elicit(shown)).await;
+            reply(&answer)
+        })
     }
 
     fn sample(&self, asker: Asker, params: Value) -> BoxFuture<'static, Result<Value, String>> {
@@ -169,10 +200,11 @@ impl Host for Arc<SessionHost> {
             }
         };
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let approve = !self.auto_approve.contains(&server);
         let shown = json!({
             "id": id,
             "server": server,
-            "approve": !self.auto_approve.contains(&server),
+            "approve": approve,
             "title": format!("Allow MCP server \"{server}\" to use the model?"),
             "preview": sampling::preview(&server, &params),
             "context": request.context,
@@ -190,11 +222,13 @@ impl Host for Arc<SessionHost> {
             host: self.clone(),
             front_end: front_end.clone(),
             id,
+            shown: false,
             answered: false,
         };
-        let ask = front_end.sample(shown);
         Box::pin(async move {
-            let answer = asking.answer(ask).await;
+            let answer = asking
+                .answer(approve, None, || front_end.sample(shown))
+                .await;
             match answer.get("refused").and_then(Value::as_str) {
                 Some("declined") => Err(format!("the user declined {server}'s sampling request")),
                 Some("no-ui") => Err(format!(
@@ -236,3 +270,6 @@ fn reply(answer: &Value) -> Option<Reply> {
         _ => Some(Reply::Cancel),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -7,6 +7,7 @@
 use super::client_tasks::wire::{TaskCapability, AS_TASK};
 use super::client_tasks::{ClientTasks, StatusSink, TaskError};
 use super::host::{Asker, Caller, ClientFeatures, ElicitationPolicy, Host, Question, Reply};
+use super::question_bounds::{self, QuestionSlots, Slot};
 use crate::clean::Link;
 use crate::elicitation::Form;
 use crate::server_log::{LogLevel, LogMessage};
@@ -24,8 +25,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
-/// The most a sampling request's messages may weigh (serialized); a bigger one is refused.
-pub const MAX_SAMPLING_BYTES: usize = 4 * 1024 * 1024;
 /// The warnings and errors a server logged last, kept for its failure message.
 const LOG_TAIL: usize = 5;
 /// The spec's code for "the user rejected the request".
@@ -149,6 +148,8 @@ pub struct ClientSide {
     pub log_tail: Arc<LogTail>,
     /// The questions the server asked as tasks.
     pub tasks: Arc<ClientTasks>,
+    /// Places for the questions open or waiting (elicitation, sampling; as tasks too).
+    pub slots: QuestionSlots,
 }
 
 impl ClientSide {
@@ -237,6 +238,10 @@ impl ClientSide {
             if !offered {
                 return Some(self.answer(&inner, params, Origin::request_of_the_server(withdrawn)));
             }
+            let slot = match self.slot(&inner) {
+                Ok(slot) => slot,
+                Err(refused) => return Some(Box::pin(std::future::ready(Err(refused)))),
+            };
             let ttl = task
                 .as_ref()
                 .and_then(|t| t.get("ttl"))
@@ -247,7 +252,7 @@ impl ClientSide {
             };
             let this = self.clone();
             let job = Box::new(move |stop: CancellationToken| {
-                this.answer(&inner, params, Origin::request_of_the_server(stop))
+                this.answer_in(slot, &inner, params, Origin::request_of_the_server(stop))
             });
             return Some(ready(self.tasks.start(ttl, doing, job, notify)));
         }
@@ -270,17 +275,48 @@ impl ClientSide {
         }
     }
 
-    /// Answers one question of the server, by its method.
+    /// Answers one question of the server, by its method; refused at once when the server has
+    /// as many open as it may.
     pub fn answer(
         &self,
         method: &str,
         params: Value,
         origin: Origin,
     ) -> BoxFuture<'static, Result<Value, ErrorData>> {
+        match self.slot(method) {
+            Ok(slot) => self.answer_in(slot, method, params, origin),
+            Err(refused) => Box::pin(std::future::ready(Err(refused))),
+        }
+    }
+
+    /// A place for a question of `method` (none needed for others), or the error that refuses it.
+    fn slot(&self, method: &str) -> Result<Option<Slot>, ErrorData> {
+        let what = match method {
+            "elicitation/create" => "elicitation",
+            "sampling/createMessage" => "sampling request",
+            _ => return Ok(None),
+        };
+        self.slots.take(what).map(Some)
+    }
+
+    /// [`ClientSide::answer`] in the place `slot` (held until the answer).
+    fn answer_in(
+        &self,
+        slot: Option<Slot>,
+        method: &str,
+        params: Value,
+        origin: Origin,
+    ) -> BoxFuture<'static, Result<Value, ErrorData>> {
         let this = self.clone();
         match method {
-            "elicitation/create" => Box::pin(async move { this.elicit(params, origin).await }),
-            "sampling/createMessage" => Box::pin(async move { this.sample(params, origin).await }),
+            "elicitation/create" => Box::pin(async move {
+                let _slot = slot;
+                this.elicit(params, origin).await
+            }),
+            "sampling/createMessage" => Box::pin(async move {
+                let _slot = slot;
+                this.sample(params, origin).await
+            }),
             "roots/list" => Box::pin(std::future::ready(this.roots())),
             other => {
                 let error = ErrorData::new(
@@ -297,6 +333,9 @@ impl ClientSide {
         let policy = self.features.elicitation;
         if policy == ElicitationPolicy::Off {
             return Err(self.turned_off("asked for user input (elicitation)", "elicitation"));
+        }
+        if let Some(why) = question_bounds::oversized_question(&params) {
+            return Err(question_bounds::refused("elicitation", &why));
         }
         let question = question(&params).map_err(|why| {
             ErrorData::invalid_params(format!("elicitation refused: {why}"), None)
@@ -340,6 +379,9 @@ impl ClientSide {
     async fn sample(&self, params: Value, origin: Origin) -> Result<Value, ErrorData> {
         if !self.features.sampling {
             return Err(self.turned_off("asked the model (sampling)", "sampling"));
+        }
+        if let Some(why) = question_bounds::oversized_sampling(&params) {
+            return Err(question_bounds::refused("sampling request", &why));
         }
         check_sampling(&params).map_err(|why| {
             ErrorData::invalid_params(format!("sampling request refused: {why}"), None)
@@ -522,14 +564,6 @@ fn check_sampling(params: &Value) -> Result<(), String> {
         .ok_or("it has no `messages` array")?;
     if messages.is_empty() {
         return Err("its `messages` are empty".into());
-    }
-    let bytes = serde_json::to_vec(messages).map_or(0, |b| b.len());
-    if bytes > MAX_SAMPLING_BYTES {
-        return Err(format!(
-            "its messages weigh {:.1} MiB, over the {} MiB limit",
-            bytes as f64 / (1024.0 * 1024.0),
-            MAX_SAMPLING_BYTES / (1024 * 1024)
-        ));
     }
     match params.get("maxTokens") {
         Some(n) if n.as_u64().is_some_and(|n| n > 0) => Ok(()),

@@ -10,6 +10,7 @@ use super::link::{open_process, open_remote, open_shared, with_stderr, Link};
 use super::nesting::{LEFT_OUT_FIELD, TOO_DEEP_FIELD};
 use super::oversize::TOO_LARGE_FIELD;
 use super::process;
+use super::question_bounds::QuestionSlots;
 use super::remote::param_headers::{CalledTool, INVALID_ANNOTATION_FIELD};
 use super::remote::{AuthNeed, RemoteKind};
 use super::spec::{ConnectSpec, TransportSpec};
@@ -163,6 +164,7 @@ impl Connection {
             pending: Arc::new(Pending::default()),
             log_tail,
             tasks: ClientTasks::new(Limits::default(), stop.child_token()),
+            slots: QuestionSlots::default(),
         };
         let handler = Handler {
             client: client.clone(),

@@ -13,6 +13,7 @@ mod nesting;
 mod oversize;
 pub mod process;
 mod program;
+pub mod question_bounds;
 mod remote;
 pub mod shared;
 mod spec;

@@ -138,6 +138,14 @@ fn the_preview_names_the_server_and_cuts_long_texts() {
         lines[2]
     );
     assert_eq!(lines[3], "Tools offered: weather");
+    let many: Vec<Value> = (0..5000)
+        .map(|i| json!({ "name": format!("tool_{i}") }))
+        .collect();
+    let offered = preview("ev", &json!({ "messages": [], "tools": many }));
+    assert!(
+        offered.ends_with("Tools offered: tool_0, tool_1, tool_2, tool_3, tool_4, tool_5, tool_6, tool_7, tool_8, tool_9, tool_10, tool_11, tool_12, tool_13, tool_14, tool_15, tool_16, tool_17, tool_18, tool_19 and 4980 more"),
+        "{offered}"
+    );
     let two = json!({
         "messages": [{ "role": "user", "content": { "type": "text", "text": "hi" } }, { "role": "assistant", "content": { "type": "text", "text": "yes?" } }],
         "maxTokens": 1

@@ -260,7 +260,7 @@ async fn bad_questions_get_clear_errors() {
     let answer = ask(&conn, "sampling/createMessage", big).await;
     assert!(
         answer.contains(
-            "sampling request refused: its messages weigh 10.0 MiB, over the 4 MiB limit"
+            "error -32005: sampling request refused: it weighs 10.0 MiB, over the 4 MiB limit"
         ),
         "{answer}"
     );

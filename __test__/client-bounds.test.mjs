@@ -173,3 +173,27 @@ describe("a flood of questions", () => {
     });
   });
 });
+
+describe("prompts as commands", () => {
+  row("F9", "a prompt with 50,000 arguments: its command's description, usage error and completions are capped; a modest prompt's are whole", here, async ({ note }) => {
+    await withAdapter(({ cwd }) => ({ f: faulty(["wide-prompt=50000"], { cwd }) }), async ({ adapter }) => {
+      const [listed, ms] = await timed(() => adapter.prompts("f"));
+      const commands = Object.fromEntries(adapter.promptCommands().map((c) => [c.prompt, c.description]));
+      assert.equal(commands.narrow, "MCP prompt of f — /mcp__f__narrow <city> [state]");
+      const few = Array.from({ length: 10 }, (_, i) => `<arg${i}>`).join(" ");
+      assert.equal(commands.wide, `A prompt with many arguments — /mcp__f__wide ${few} … and 49990 more`);
+      assert.ok(text(listed).length < 1000, `the listing: ${text(listed).length} characters`);
+
+      const modest = await adapter.runPrompt("mcp__f__narrow", "");
+      assert.equal(text(modest), "Missing required argument(s): city.\nUsage: /mcp__f__narrow <city> [state]");
+      assert.equal(text(await adapter.runPrompt("mcp__f__narrow", "Oslo")), 'narrow: {"city":"Oslo"}');
+      const wide = text(await adapter.runPrompt("mcp__f__wide", "first"));
+      const missing = Array.from({ length: 10 }, (_, i) => `arg${i + 1}`).join(", ");
+      assert.equal(wide, `Missing required argument(s): ${missing} and 49989 more.\nUsage: /mcp__f__wide ${few} … and 49990 more`);
+      const named = await adapter.completePrompt("mcp__f__wide", "");
+      assert.equal(named.length, 50);
+      assert.deepEqual(named.slice(0, 2).map((c) => c.label), ["arg0=", "arg1="]);
+      note(`listed in ${ms} ms; description ${commands.wide.length} characters (was 538,934), usage error ${wide.length} characters (was 1,027,824), 50 name completions (were 50,000); the 2-argument prompt's are whole`);
+    });
+  });
+});

@@ -1,9 +1,21 @@
 //! MCP prompts as Pi slash commands: `/mcp__<server>__<prompt> [args]`, arguments given by
 //! position or as `name=value` (quoted when they hold spaces), the usage line a wrong call gets,
-//! and the prompt's messages as the user message Pi sends.
+//! and the prompt's messages as the user message Pi sends. However many arguments a prompt
+//! takes, its command's description and usage errors stay short: a usage line and a list of
+//! missing arguments name [`MAX_NAMED_ARGUMENTS`] and count the rest, a description is at most
+//! [`MAX_DESCRIPTION_CHARS`] characters and an error [`MAX_ERROR_CHARS`].
 
+use crate::clean;
+use crate::render::clip;
 use crate::render::content::{block, text_block};
 use serde_json::{json, Map, Value};
+
+/// Arguments a usage line, or a list of missing ones, names; the rest are counted.
+pub const MAX_NAMED_ARGUMENTS: usize = 10;
+/// The longest command description: the prompt's description (clipped first) and its usage.
+pub const MAX_DESCRIPTION_CHARS: usize = 300;
+/// The longest usage error.
+pub const MAX_ERROR_CHARS: usize = 1000;
 
 /// The command of prompt `prompt` of `server` (pi-mcp-adapter's and Claude Code's form):
 /// characters other than letters, digits, `_` and `-` become `_`.
@@ -49,16 +61,50 @@ pub fn arguments(prompt: &Value) -> Vec<Argument> {
         .collect()
 }
 
-/// `/command <required> [optional]`.
+/// `/command <required> [optional]`, the first [`MAX_NAMED_ARGUMENTS`] arguments named.
 pub fn usage(command: &str, arguments: &[Argument]) -> String {
     let mut line = format!("/{command}");
-    for argument in arguments {
+    for argument in arguments.iter().take(MAX_NAMED_ARGUMENTS) {
         match argument.required {
             true => line.push_str(&format!(" <{}>", argument.name)),
             false => line.push_str(&format!(" [{}]", argument.name)),
         }
     }
+    if arguments.len() > MAX_NAMED_ARGUMENTS {
+        line.push_str(&format!(
+            " … and {} more",
+            arguments.len() - MAX_NAMED_ARGUMENTS
+        ));
+    }
     line
+}
+
+/// A command's description: the prompt's `description` (or whose prompt it is), then its usage,
+/// within [`MAX_DESCRIPTION_CHARS`].
+pub fn description(
+    server: &str,
+    command: &str,
+    described: Option<&str>,
+    arguments: &[Argument],
+) -> String {
+    // Cleaned before it is measured (Pi shows it on one line, beside the command).
+    let usage = clean::one_line(&usage(command, arguments));
+    let about = match described.map(clean::one_line).filter(|d| !d.is_empty()) {
+        Some(d) => d,
+        None => format!("MCP prompt of {server}"),
+    };
+    // The usage first: what is left (less " — " and the cut's "…") is the description's.
+    let room = MAX_DESCRIPTION_CHARS.saturating_sub(usage.chars().count() + 4);
+    clip(
+        &format!("{} — {usage}", clip(&about, room.max(20))),
+        MAX_DESCRIPTION_CHARS - 1,
+    )
+}
+
+/// A usage error: `why`, then the usage line, within [`MAX_ERROR_CHARS`].
+fn usage_error(why: &str, command: &str, arguments: &[Argument]) -> String {
+    let error = format!("{why}\nUsage: {}", usage(command, arguments));
+    clip(&clean::text(&error), MAX_ERROR_CHARS - 1)
 }
 
 /// What was typed after the command, as the prompt's arguments: `name=value` for a named one,
@@ -75,11 +121,15 @@ pub fn parse_arguments(
         .map(|a| a.name.as_str())
         .collect();
     if !missing.is_empty() {
-        return Err(format!(
-            "Missing required argument(s): {}.\nUsage: {}",
-            missing.join(", "),
-            usage(command, arguments)
-        ));
+        let mut named = missing[..missing.len().min(MAX_NAMED_ARGUMENTS)].join(", ");
+        if missing.len() > MAX_NAMED_ARGUMENTS {
+            named.push_str(&format!(
+                " and {} more",
+                missing.len() - MAX_NAMED_ARGUMENTS
+            ));
+        }
+        let why = format!("Missing required argument(s): {named}.");
+        return Err(usage_error(&why, command, arguments));
     }
     Ok(given)
 }
@@ -103,10 +153,8 @@ pub fn assign(
                     .by_ref()
                     .find(|a| !given.contains_key(&a.name))
                     .ok_or_else(|| {
-                        format!(
-                            "Too many arguments: \"{word}\" has no place.\nUsage: {}",
-                            usage(command, arguments)
-                        )
+                        let why = format!("Too many arguments: \"{word}\" has no place.");
+                        usage_error(&why, command, arguments)
                     })?;
                 (next.name.clone(), word)
             }

@@ -5,7 +5,6 @@
 
 use super::connect::Need;
 use super::{Adapter, ErrorCode, Outcome};
-use crate::clean;
 use crate::pool::{Connection, RequestError, RequestOptions};
 use crate::prompts::{self, Argument};
 use serde_json::{json, Map, Value};
@@ -14,6 +13,8 @@ use std::time::Duration;
 
 /// How long completing a value may take (a person is typing).
 const COMPLETION_TIMEOUT: Duration = Duration::from_secs(3);
+/// Completions offered at once, of names and of values each.
+const MAX_COMPLETIONS: usize = 50;
 
 /// A prompt as a command to register.
 #[napi_derive::napi(object)]
@@ -55,13 +56,12 @@ impl Adapter {
                     continue;
                 };
                 let command = prompts::command_name(server, name);
-                let usage = prompts::usage(&command, &prompts::arguments(prompt));
-                let description = match prompt.get("description").and_then(Value::as_str) {
-                    Some(d) if !d.trim().is_empty() => format!("{} — {usage}", d.trim()),
-                    _ => format!("MCP prompt of {server} — {usage}"),
-                };
-                // Pi shows it on one line, beside the command.
-                let description = clean::one_line(&description);
+                let description = prompts::description(
+                    server,
+                    &command,
+                    prompt.get("description").and_then(Value::as_str),
+                    &prompts::arguments(prompt),
+                );
                 commands.push(PromptCommand {
                     name: command,
                     server: server.to_string(),
@@ -180,6 +180,7 @@ impl Adapter {
                     .filter(|a| {
                         a.name.starts_with(current) && !before.contains(&format!("{}=", a.name))
                     })
+                    .take(MAX_COMPLETIONS)
                     .map(|a| Completion {
                         value: format!("{before}{}=", a.name),
                         label: format!("{}=", a.name),
@@ -247,7 +248,7 @@ async fn completions(
         .into_iter()
         .flatten()
         .filter_map(|v| v.as_str().map(str::to_string))
-        .take(50)
+        .take(MAX_COMPLETIONS)
         .collect())
 }
 

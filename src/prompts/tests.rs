@@ -93,3 +93,55 @@ fn prompt_messages_become_one_user_message() {
         vec![json!({ "type": "text", "text": "(the prompt is empty)" })]
     );
 }
+
+fn many(count: usize, name: impl Fn(usize) -> String) -> Vec<Argument> {
+    (0..count)
+        .map(|i| Argument {
+            name: name(i),
+            description: None,
+            required: true,
+        })
+        .collect()
+}
+
+#[test]
+fn a_huge_argument_list_is_named_in_part_and_counted() {
+    let wide = many(50_000, |i| format!("a{i}"));
+    let described = description("s", "mcp__s__p", Some("Does it all"), &wide);
+    assert_eq!(
+        described,
+        "Does it all — /mcp__s__p <a0> <a1> <a2> <a3> <a4> <a5> <a6> <a7> <a8> <a9> … and 49990 more"
+    );
+    let error = parse_arguments("mcp__s__p", &wide, "x").unwrap_err();
+    assert_eq!(
+        error,
+        "Missing required argument(s): a1, a2, a3, a4, a5, a6, a7, a8, a9, a10 and 49989 more.\nUsage: /mcp__s__p <a0> <a1> <a2> <a3> <a4> <a5> <a6> <a7> <a8> <a9> … and 49990 more"
+    );
+    assert_eq!(
+        description("s", "mcp__s__p", None, &args()),
+        "MCP prompt of s — /mcp__s__p <city> [state]"
+    );
+}
+
+#[test]
+fn long_names_and_descriptions_stay_within_the_caps() {
+    let long = many(12, |i| format!("{i}{}", "n".repeat(5000)));
+    let described = description("s", "mcp__s__p", Some(&"d ".repeat(100_000)), &long);
+    assert!(
+        described.chars().count() <= MAX_DESCRIPTION_CHARS,
+        "{described}"
+    );
+    assert!(described.ends_with('…'), "{described}");
+    let short = description("s", "mcp__s__p", Some(&"word ".repeat(1000)), &args());
+    assert!(short.chars().count() <= MAX_DESCRIPTION_CHARS, "{short}");
+    assert!(
+        short.ends_with("… — /mcp__s__p <city> [state]"),
+        "the usage is kept whole: {short}"
+    );
+    let error = parse_arguments("mcp__s__p", &long, "").unwrap_err();
+    assert!(error.chars().count() <= MAX_ERROR_CHARS, "{error}");
+    assert!(
+        error.starts_with("Missing required argument(s): 0nnn"),
+        "{error}"
+    );
+}

@@ -589,7 +589,7 @@ fn summary(tool: &ToolInfo) -> String {
 }
 
 /// Cuts `text` at a word boundary near `max` characters, marking the cut with `…`.
-fn clip(text: &str, max: usize) -> String {
+pub(crate) fn clip(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
     }

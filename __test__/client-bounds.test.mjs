@@ -197,3 +197,49 @@ describe("prompts as commands", () => {
     });
   });
 });
+
+describe("Pi's resource tools", () => {
+  /** Every page of `tool` from `params` on, following nextCursor: [pages, the texts' lengths]. */
+  async function allPages(adapter, tool, params) {
+    const pages = [];
+    let cursor;
+    do {
+      const outcome = await adapter.piResourceTool(tool, { ...params, ...(cursor && { cursor }) });
+      assert.equal(outcome.isError, false, text(outcome));
+      assert.ok(text(outcome).length <= 50 * 1024, `a page of ${text(outcome).length} bytes`);
+      const page = JSON.parse(text(outcome)); // never cut mid-JSON
+      pages.push(page);
+      cursor = page.nextCursor;
+      assert.ok(pages.length <= 100, "the pages end");
+    } while (cursor);
+    return pages;
+  }
+
+  row("F10", "list_mcp_resources over 3,000 resources and 3: pages of at most 100, each whole JSON, a cursor to the next; bad cursors refused", here, async ({ note }) => {
+    await withAdapter(({ cwd }) => ({ big: faulty(["resources=3000"], { cwd }), small: faulty(["resources=3"], { cwd }) }), async ({ adapter }) => {
+      const [pages, ms] = await timed(() => allPages(adapter, "list_mcp_resources", { server: "big" }));
+      const uris = pages.flatMap((p) => p.resources.map((r) => r.uri));
+      assert.deepEqual(uris, Array.from({ length: 3000 }, (_, i) => `test://r/${i}`), "each resource once, in order");
+      assert.ok(pages.every((p) => p.resources.length <= 100 && p.server === "big"));
+      assert.equal(pages.length, 30);
+      assert.match(pages[0].note, /^Resources 1 to 100 of 3000\. For the next page, call list_mcp_resources with "cursor": the nextCursor above \(and the same "server"\)\.$/);
+      assert.equal(pages.at(-1).note, undefined);
+
+      const [few] = await allPages(adapter, "list_mcp_resources", { server: "small" });
+      assert.deepEqual(few.resources.map((r) => r.name), ["resource 0", "resource 1", "resource 2"]);
+      assert.equal(few.nextCursor, undefined);
+
+      // Every server: the pages run on from one server to the next.
+      const every = (await allPages(adapter, "list_mcp_resources", {})).flatMap((p) => p.resources);
+      assert.equal(every.length, 3003);
+      assert.deepEqual(every.slice(2999, 3001).map((r) => `${r.server} ${r.uri}`), ["big test://r/2999", "small test://r/0"]);
+
+      const bad = await adapter.piResourceTool("list_mcp_resources", { server: "big", cursor: "not-a-cursor" });
+      assert.equal(bad.details.error, "invalid_args");
+      assert.equal(text(bad), 'list_mcp_resources: the cursor "not-a-cursor" is not one this tool gave; call it without `cursor` for the first page.');
+      const elsewhere = await adapter.piResourceTool("list_mcp_resource_templates", { cursor: pages[0].nextCursor });
+      assert.match(text(elsewhere), /^list_mcp_resource_templates: this cursor continues list_mcp_resources of server "big"; call that tool with it/);
+      note(`3,000 resources in ${pages.length} pages of at most 100 (the largest ${Math.max(...pages.map((p) => JSON.stringify(p).length))} bytes), listed in ${ms} ms; 3 in one page; all servers: 3,003 across pages; a foreign or broken cursor is refused`);
+    });
+  });
+});

@@ -18,7 +18,7 @@ impl Adapter {
     }
 
     /// The limits of metadata answers: the guard's, or its defaults when it is off.
-    fn metadata_limits(&self) -> Limits {
+    pub(super) fn metadata_limits(&self) -> Limits {
         self.config.settings.output_guard.unwrap_or(DEFAULT_LIMITS)
     }
 

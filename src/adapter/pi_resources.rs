@@ -4,16 +4,24 @@
 //! (`direct` over `codemode` over `deferred`) of the enabled servers known to have resources,
 //! `hidden` ones left out and a server without `exposure` counting as Pi's default, `codemode`.
 //! So Pi users' scripts and `tool_search` keep them, and the model sees them only where a
-//! server is `direct`. Listings are JSON (`structuredContent` for scripts); MCP Apps (`ui://`)
-//! and icons are left out. Reading goes the way of `mcp({ read })`.
+//! server is `direct`. Listings are JSON (`structuredContent` for scripts) in pages (see
+//! [`page`]) that a cursor continues; MCP Apps (`ui://`) and icons are left out. Reading goes the
+//! way of `mcp({ read })`.
+
+mod page;
 
 use super::direct::{DirectToolDefinition, ToolAnnotations};
 use super::request::trimmed;
 use super::{Adapter, ErrorCode, Outcome, ServerMeta};
 use crate::config::{Exposure, ServerConfig};
+use crate::render::clip;
 use crate::resources::is_app;
+use page::Cursor;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
+
+/// Room in a page's text for what is not its entries (server, cursor, note).
+const PAGE_ENVELOPE: usize = 2 * 1024;
 
 pub const LIST_RESOURCES: &str = "list_mcp_resources";
 pub const LIST_TEMPLATES: &str = "list_mcp_resource_templates";
@@ -38,6 +46,14 @@ impl Kind {
         match self {
             Kind::Resources => &meta.resources,
             Kind::Templates => &meta.templates,
+        }
+    }
+
+    /// What its entries are called, capitalized.
+    fn noun(self) -> &'static str {
+        match self {
+            Kind::Resources => "Resources",
+            Kind::Templates => "Resource templates",
         }
     }
 }
@@ -77,7 +93,7 @@ impl Adapter {
             return vec![];
         };
         let server = json!({ "type": "string", "description": "The MCP server, as configured; omit it to list every server." });
-        let cursor = json!({ "type": "string", "description": "Not used: each listing is whole (accepted for Codex's shape)." });
+        let cursor = json!({ "type": "string", "description": "The nextCursor of the previous page, to continue the listing (with the same server); omit it for the first page." });
         let list_parameters = json!({
             "type": "object",
             "properties": { "server": server, "cursor": cursor },
@@ -113,13 +129,13 @@ impl Adapter {
         vec![
             tool(
                 LIST_RESOURCES,
-                "Lists the resources (files, documents, data) MCP servers offer, as JSON: server, uri, name, description, mimeType.",
+                "Lists the resources (files, documents, data) MCP servers offer, as JSON: server, uri, name, description, mimeType; 100 a page, nextCursor continues.",
                 &list_parameters,
                 Some(listing_schema(Kind::Resources, "uri")),
             ),
             tool(
                 LIST_TEMPLATES,
-                "Lists the resource templates (RFC 6570 URIs with variables) MCP servers offer, as JSON: server, uriTemplate, name, description.",
+                "Lists the resource templates (RFC 6570 URIs with variables) MCP servers offer, as JSON: server, uriTemplate, name, description; 100 a page, nextCursor continues.",
                 &list_parameters,
                 Some(listing_schema(Kind::Templates, "uriTemplate")),
             ),
@@ -171,13 +187,12 @@ impl Adapter {
         server: Option<&str>,
         cursor: Option<&str>,
     ) -> Outcome {
-        if let Some(cursor) = cursor {
-            return Outcome::error(
-                mode,
-                ErrorCode::InvalidArgs,
-                format!("No listing continues at cursor {cursor:?}: each listing is whole; call {mode} without `cursor`."),
-            );
-        }
+        let (server, from) = match cursor.map(|c| continued(mode, server, c)) {
+            None => (server.map(str::to_string), None),
+            Some(Ok(cursor)) => (cursor.server, Some(cursor.at)),
+            Some(Err(why)) => return Outcome::error(mode, ErrorCode::InvalidArgs, why),
+        };
+        let server = server.as_deref();
         if let Some(name) = server {
             if let Err(outcome) = self.enabled_server(mode, name) {
                 return outcome;
@@ -185,7 +200,7 @@ impl Adapter {
         }
         let missing = self.without_metadata(server, None);
         let unavailable = self.fetch_metadata(&missing).await;
-        let mut items = Vec::new();
+        let mut metas = Vec::new();
         let mut with_resources = Vec::new();
         let mut names: Vec<String> = self
             .servers
@@ -202,8 +217,7 @@ impl Adapter {
                 with_resources.push(name.clone());
             }
             if server.is_none_or(|s| s == name) {
-                let visible = kind.items(&meta).iter().filter(|i| !is_app(i));
-                items.extend(visible.map(|item| listed(name, item)));
+                metas.push((name.clone(), meta));
             }
         }
         let errors: Vec<Value> = unavailable
@@ -229,11 +243,48 @@ impl Adapter {
                 .with("server", name);
             }
         }
+        let errors_size = Value::Array(errors.clone()).to_string().len();
+        let budget = self
+            .metadata_limits()
+            .max_bytes
+            .saturating_sub(PAGE_ENVELOPE + errors_size);
+        let listing: Vec<(String, Vec<&Value>)> = metas
+            .iter()
+            .map(|(name, meta)| {
+                let visible = kind.items(meta).iter().filter(|i| !is_app(i)).collect();
+                (name.clone(), visible)
+            })
+            .collect();
+        let page = page::page(&listing, from.as_ref(), budget);
         let mut payload = Map::new();
         if let Some(name) = server {
             payload.insert("server".into(), json!(name));
         }
-        payload.insert(kind.key().into(), Value::Array(items));
+        let shown = page.entries.len();
+        payload.insert(kind.key().into(), Value::Array(page.entries));
+        if let Some(next) = page.next {
+            let cursor = Cursor {
+                tool: mode.to_string(),
+                server: server.map(str::to_string),
+                at: next,
+            };
+            payload.insert("nextCursor".into(), json!(cursor.encode()));
+            let same = match server {
+                Some(_) => " (and the same \"server\")",
+                None => "",
+            };
+            let note = format!(
+                "{} {} to {} of {}. For the next page, call {mode} with \"cursor\": the nextCursor above{same}.",
+                kind.noun(),
+                page.first + 1,
+                page.first + shown + page.omitted,
+                page.total
+            );
+            payload.insert("note".into(), json!(note));
+        }
+        if page.omitted > 0 {
+            payload.insert("omitted".into(), json!(page.omitted));
+        }
         if !errors.is_empty() {
             payload.insert("errors".into(), Value::Array(errors));
         }
@@ -244,6 +295,33 @@ impl Adapter {
         }
         outcome.structured = Some(Box::new(payload));
         self.bounded(outcome)
+    }
+}
+
+/// The cursor `text` given to `mode` (with `server`, if given), or why it does not continue
+/// this listing.
+fn continued(mode: &str, server: Option<&str>, text: &str) -> Result<Cursor, String> {
+    let cursor = Cursor::decode(text).ok_or_else(|| {
+        format!(
+            "{mode}: the cursor \"{}\" is not one this tool gave; call it without `cursor` for the first page.",
+            clip(text, 80)
+        )
+    })?;
+    let whose = match &cursor.server {
+        Some(s) => format!("server \"{s}\""),
+        None => "every server".to_string(),
+    };
+    if cursor.tool != mode {
+        return Err(format!(
+            "{mode}: this cursor continues {} of {whose}; call that tool with it, or this one without `cursor`.",
+            cursor.tool
+        ));
+    }
+    match server {
+        Some(s) if cursor.server.as_deref() != Some(s) => Err(format!(
+            "{mode}: this cursor continues the listing of {whose}, not of server \"{s}\"; give the same `server` with it, or none."
+        )),
+        _ => Ok(cursor),
     }
 }
 

@@ -1,14 +1,17 @@
 // Bounds on what servers put before a person or the model, through the native API: questions
 // (elicitation, sampling) ended with the call that asked them, a flood of questions, oversized
 // questions, prompts with huge argument lists as commands, and thousands of resources listed for
-// Pi's resource tools. Rows F7 to F10 of the reliability matrix (issue 26's items 7 to 10).
+// Pi's resource tools (paged through from a codemode script in the real Pi ≥ 0.99 too). Rows F7
+// to F10 of the reliability matrix (issue 26's items 7 to 10).
 import { describe } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { frontEnd, piModel } from "../extension/pi-mcp-native/front-end.js";
 import { row, timed } from "./helpers/matrix.mjs";
-import { everything, faulty, tapped, text, waitFor, wireOf, withAdapter } from "./helpers/servers.mjs";
+import { PI_BUILTIN_MCP, piTest, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
+import { everything, faulty, filledCache, processesIn, root, tapped, text, waitFor, wireOf, withAdapter } from "./helpers/servers.mjs";
 
 const here = import.meta.url;
 
@@ -242,4 +245,43 @@ describe("Pi's resource tools", () => {
       note(`3,000 resources in ${pages.length} pages of at most 100 (the largest ${Math.max(...pages.map((p) => JSON.stringify(p).length))} bytes), listed in ${ms} ms; 3 in one page; all servers: 3,003 across pages; a foreign or broken cursor is refused`);
     });
   });
+});
+
+// (The prompt's command is the same on Pi 0.87.1: the extension registers what the core gives.)
+piTest("a codemode script pages list_mcp_resources through 3,000 resources with its cursor; a 50,000-argument prompt's command is short", { timeout: 120_000, pis: PI_BUILTIN_MCP }, async (pi) => {
+  const dir = mkdtempSync(join(tmpdir(), "pi-mcp-native-pages-"));
+  try {
+    const config = { mcpServers: { big: faulty(["resources=3000", "wide-prompt=50000"], { cwd: dir, exposure: "codemode" }) } };
+    const cacheJson = await filledCache(config);
+    const script = [
+      "let cursor, pages = 0, count = 0;",
+      "do {",
+      "  const page = await tools.list_mcp_resources({ server: 'big', ...(cursor ? { cursor } : {}) });",
+      "  pages += 1; count += page.resources.length; cursor = page.nextCursor;",
+      "} while (cursor && pages < 100);",
+      "return JSON.stringify({ pages, count });",
+    ].join("\n");
+    const steps = [{ tool_calls: [{ name: "codemode", arguments: { code: script } }] }, { text: "done" }];
+    const r = await runPiRpc({
+      pi,
+      extensionDir: [root, join(root, "__test__", "fixtures", "pi-registry-extension", "index.mjs"), "builtin:codemode"],
+      mcpConfig: config,
+      cacheJson,
+      script: { steps },
+      commands: [{ type: "get_commands" }, "/mcp__big__wide first", "go"],
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const wide = r.perCommand[0].response.data.commands.find((c) => c.name === "mcp__big__wide");
+    const few = Array.from({ length: 10 }, (_, i) => `<arg${i}>`).join(" ");
+    assert.equal(wide?.description, `A prompt with many arguments — /mcp__big__wide ${few} … and 49990 more`);
+    const usage = r.perCommand[1].notifications.map((n) => n.message).join("\n");
+    assert.match(usage, /^Missing required argument\(s\): arg1, arg2, .*, arg10 and 49989 more\.\nUsage: \/mcp__big__wide <arg0> .* … and 49990 more$/);
+    assert.ok(usage.length <= 1000, `${usage.length} characters`);
+    const codemode = toolResultsOf(r.events).find((t) => t.toolName === "codemode");
+    assert.equal(codemode.isError, false, codemode.text);
+    assert.deepEqual(JSON.parse(codemode.text.match(/\{.*\}/s)[0]), { pages: 30, count: 3000 });
+    await waitFor(() => processesIn(dir).length === 0, 5000, "servers to be gone after Pi exits");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -136,6 +136,24 @@ describe("a flood of questions", () => {
     );
   });
 
+  row("F8", "one server asks 100 questions as tasks at once: 8 tasks, the rest refused before any task is made", here, async ({ note }) => {
+    await withAdapter(({ cwd }) => ({ f: faulty(["asks"], { cwd }) }), async ({ adapter }) => {
+      const { seen, release } = countingFrontEnd(adapter);
+      // The questions belong to the calls in flight on the server: one stays while they are asked.
+      const holding = adapter.call("f_echo", { text: "held", delayMs: 1500 });
+      const tally = JSON.parse(text(await adapter.call("f_ask", { method: "elicitation/create", params: { ...form, task: { ttl: 60_000 } }, count: 100 })));
+      const tasks = Object.keys(tally).filter((line) => line.startsWith('answer: {"task":'));
+      assert.equal(tasks.length, 8, JSON.stringify(tally));
+      assert.equal(tally[tooMany], 92);
+      await waitFor(() => seen.shown === 1, 5000, "the first task's dialog");
+      release();
+      await waitFor(() => seen.shown === 8 && seen.open === 0, 5000, "the tasks' dialogs, one at a time");
+      assert.equal(seen.most, 1);
+      assert.equal(text(await holding), "echo: held");
+      note(`100 asked as tasks: 8 tasks made, 92 refused (-32005) at once; their ${seen.shown} dialogs shown one at a time`);
+    });
+  });
+
   row("F8", "a shared server asks 100 questions at once: the broker holds 8, the session shows one at a time", here, async ({ note }) => {
     await withAdapter(
       ({ cwd, home }) => ({ f: tapped(faulty(["asks"], { cwd, shared: true }), join(home, "wire.log")) }),

@@ -98,7 +98,7 @@ describe("elicitation through the native API (server-everything)", () => {
     const { seen } = form({ pick: (_t, options) => options[0] });
     const outcome = await adapter.call("ev_trigger-url-elicitation", { url, message: "Approve the payment" });
     assert.match(text(outcome), /User completed the URL elicitation flow/);
-    assert.match(seen[0].select, /MCP server "ev" asks you to open a page\n\nApprove the payment\n\nhttps:\/\/example.com\/consent\?x=1/);
+    assert.match(seen[0].select, /MCP server "ev" asks you to open a page\n\nPage: https:\/\/example.com\/consent\?x=1\n\nThe server's message:\n  Approve the payment\n\nOpen it in your browser\?/);
     await waitFor(() => browser.opened().length, 3000, "the browser was started");
     assert.deepEqual(browser.opened(), [url]);
   });

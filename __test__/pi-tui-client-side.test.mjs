@@ -152,7 +152,7 @@ piTest("a server's form, its URL and its sampling request, answered in Pi's dial
 
       // A URL: shown, opened only when the user says so.
       screen = await tui.submit("open the page", /MCP server "everything" asks you to open a page/, "the URL question");
-      assert.match(screen, /Approve the payment *\n(?: *\n)? https:\/\/example\.com\/consent\?order=7 *\n(?: *\n)? Open it in your browser\? *\n(?: *\n)?\s*→ Open in the browser *\n\s*Decline/);
+      assert.match(screen, /Page: https:\/\/example\.com\/consent\?order=7 *\n(?: *\n)? The server's message: *\n +Approve the payment *\n(?: *\n)? Open it in your browser\? *\n(?: *\n)?\s*→ Open in the browser *\n\s*Decline/);
       await choose(tui, "Decline");
       await tui.waitFor(/❌ User declined to open the URL[^]*Not opened\./, "the refusal and the model's answer");
       assert.deepEqual(browser.opened(), []);

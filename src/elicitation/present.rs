@@ -32,15 +32,25 @@ pub fn form(id: u64, server: &str, message: &str, form: &Form) -> Value {
     })
 }
 
-/// A URL to visit, for question `id` of `server`: shown with a look-alike host's ASCII form
-/// beside it; `url` is what the front end hands back to open.
+/// A URL to visit, for question `id` of `server`: the page first, with a look-alike host's ASCII
+/// form beside it, then the server's words indented under a heading of ours, so that no line the
+/// server wrote can pass for the page or for our question; `url` is what the front end hands back
+/// to open.
 pub fn url(id: u64, server: &str, message: &str, url: &Link) -> Value {
+    let said: Vec<String> = clean::text(message)
+        .lines()
+        .map(|line| format!("  {line}"))
+        .collect();
     json!({
         "id": id,
         "server": server,
         "mode": "url",
         "title": format!("MCP server \"{}\" asks you to open a page", clean::line(server)),
-        "message": format!("{}\n\n{}\n\nOpen it in your browser?", clean::text(message), url.shown()),
+        "message": format!(
+            "Page: {}\n\nThe server's message:\n{}\n\nOpen it in your browser?",
+            url.shown(),
+            said.join("\n")
+        ),
         "url": url.as_str(),
         "labels": labels(),
     })

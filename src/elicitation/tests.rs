@@ -251,7 +251,7 @@ fn a_question_shows_the_servers_text_cleaned_and_a_look_alike_host_beside_its_as
     let shown = present::url(3, "ev", hostile, &link);
     assert_eq!(
         shown["message"],
-        "Pay\\u{202e}lap\nnow\n\nhttps://\u{430}pple.com/pay (host in ASCII: xn--pple-43d.com)\n\nOpen it in your browser?"
+        "Page: https://\u{430}pple.com/pay (host in ASCII: xn--pple-43d.com)\n\nThe server's message:\n  Pay\\u{202e}lap\n  now\n\nOpen it in your browser?"
     );
     assert_eq!(
         shown["url"], "https://xn--pple-43d.com/pay",

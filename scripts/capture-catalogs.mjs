@@ -36,6 +36,31 @@ const NPM = {
   "@sentry/mcp-server": "0.39.0",
   "@dangahagan/weather-mcp": "1.23.0",
   "@wonderwhy-er/desktop-commander": "0.2.52",
+  "tavily-mcp": "0.2.22",
+  "firecrawl-mcp": "3.26.0",
+  "exa-mcp-server": "3.4.1",
+  "@antv/mcp-server-chart": "0.9.10",
+  "@winor30/mcp-server-datadog": "1.8.0",
+  // Deprecated for CircleCI's hosted server, still the one most installed.
+  "@circleci/mcp-server-circleci": "0.20.0",
+  "@supabase/mcp-server-supabase": "0.13.0",
+  "linear-mcp": "1.2.0",
+  "mcp-discord": "1.3.4",
+  "@floriscornel/teams-mcp": "0.3.2",
+  // 0.3 only relays to Stripe's hosted server: 0.2.5 is the last that lists its tools itself.
+  "@stripe/mcp": "0.2.5",
+  "@cocal/google-calendar-mcp": "2.6.3",
+  "@gongrzhe/server-gmail-autoauth-mcp": "1.1.11", // ISC license
+  "vercel-mcp": "0.0.7",
+  "@cloudflare/mcp-server-cloudflare": "0.2.0",
+  "@azure/mcp": "2.0.5",
+  // Tools described in Chinese (lark-mcp when asked for its Chinese descriptions) and in Japanese.
+  "@amap/amap-maps-mcp-server": "0.0.8", // ISC license
+  "@baidumap/mcp-server-baidu-map": "1.0.5",
+  "@larksuiteoapi/lark-mcp": "0.5.1",
+  "@cloudbase/cloudbase-mcp": "2.34.6",
+  "@chatwork/mcp-server": "0.0.4",
+  "freee-mcp": "0.35.2",
 };
 // One virtual environment each: their dependency ranges do not all fit together.
 const PYPI = {
@@ -45,6 +70,10 @@ const PYPI = {
   "mcp-atlassian": "0.23.1",
   "excel-mcp-server": "2.2.2",
   "mcp-obsidian": "0.2.3",
+  "mcp-grafana": "2.1.1",
+  "awslabs.cloudwatch-mcp-server": "0.3.1",
+  "redis-mcp-server": "0.5.1",
+  "prometheus-mcp-server": "1.6.2",
 };
 
 function run(command, args, options = {}) {
@@ -73,10 +102,15 @@ const pyBin = (name, program = name) => join(work, "py", name, "bin", program);
 // default, for one) would come out in another order at each capture.
 process.env.PYTHONHASHSEED = "0";
 const repoServer = (name) => join(root, "node_modules", "@modelcontextprotocol", name, "dist", "index.js");
+// Started by file where the package names no command (linear-mcp) or one as generic as `mcp`.
+const packageServer = (name, file, ...args) => ({ command: process.execPath, args: [join(work, "node_modules", name, file), ...args] });
 const scratch = join(work, "scratch");
 mkdirSync(join(scratch, "repo"), { recursive: true });
 mkdirSync(join(scratch, "home"), { recursive: true });
 spawnSync("git", ["init", "-q", join(scratch, "repo")]);
+// The Google servers refuse to start without an OAuth client file; they read no token to list.
+const googleClient = join(scratch, "gcp-oauth.keys.json");
+writeFileSync(googleClient, JSON.stringify({ installed: { client_id: "unused", client_secret: "unused", redirect_uris: ["http://localhost"] } }));
 // Credentials are placeholders: these servers list their tools without calling their service.
 const servers = {
   everything: { command: process.execPath, args: [repoServer("server-everything"), "stdio"] },
@@ -116,11 +150,47 @@ const servers = {
   },
   excel: { command: pyBin("excel-mcp-server"), args: ["stdio"], env: { EXCEL_FILES_PATH: scratch } },
   obsidian: { command: pyBin("mcp-obsidian"), env: { OBSIDIAN_API_KEY: "unused" } },
+  tavily: { command: bin("tavily-mcp"), env: { TAVILY_API_KEY: "unused" } },
+  // With a key, as for an account: a keyless session offers fewer tools.
+  firecrawl: { command: bin("firecrawl-mcp"), env: { FIRECRAWL_API_KEY: "unused" } },
+  // The README's default and optional tools, not only the default two.
+  exa: { command: bin("exa-mcp-server"), env: { EXA_API_KEY: "unused", ENABLED_TOOLS: "web_search_exa,web_fetch_exa,web_search_advanced_exa,agent_run" } },
+  chart: { command: bin("mcp-server-chart") },
+  datadog: { command: bin("mcp-server-datadog"), env: { DATADOG_API_KEY: "unused", DATADOG_APP_KEY: "unused" } },
+  circleci: { command: bin("mcp-server-circleci") },
+  // Every feature group but `docs`, which lists its tool only after fetching Supabase's docs schema.
+  supabase: {
+    command: bin("mcp-server-supabase"),
+    args: ["--features=account,database,debugging,development,functions,branching,storage"],
+    env: { SUPABASE_ACCESS_TOKEN: "unused" },
+  },
+  linear: packageServer("linear-mcp", "build/index.js"),
+  discord: { command: bin("mcp-discord") },
+  teams: { command: bin("teams-mcp") },
+  stripe: packageServer("@stripe/mcp", "dist/index.js", "--tools=all", "--api-key=sk_test_unused"),
+  "google-calendar": { command: bin("google-calendar-mcp"), env: { GOOGLE_OAUTH_CREDENTIALS: googleClient, HOME: join(scratch, "home") } },
+  gmail: { command: bin("gmail-mcp"), env: { GMAIL_OAUTH_PATH: googleClient, HOME: join(scratch, "home") } },
+  vercel: { command: bin("vercel-mcp"), args: ["VERCEL_API_KEY=unused"] },
+  cloudflare: { command: bin("mcp-server-cloudflare"), args: ["run", "unused"], env: { CLOUDFLARE_API_TOKEN: "unused" } },
+  azure: { command: bin("azmcp"), args: ["server", "start"], env: { AZURE_MCP_COLLECT_TELEMETRY: "false" } },
+  amap: { command: bin("mcp-amap"), env: { AMAP_MAPS_API_KEY: "unused" } },
+  "baidu-map": { command: bin("mcp-server-baidu-map"), env: { BAIDU_MAP_API_KEY: "unused" } },
+  // Its default tool preset, described in Chinese (`-l zh`; English is its default).
+  lark: { command: bin("lark-mcp"), args: ["mcp", "-a", "unused", "-s", "unused", "-l", "zh"] },
+  cloudbase: { command: bin("cloudbase-mcp"), env: { CLOUDBASE_MCP_TELEMETRY_DISABLED: "true" } },
+  chatwork: packageServer("@chatwork/mcp-server", "dist/index.js"),
+  freee: { command: bin("freee-mcp"), env: { FREEE_CLIENT_ID: "unused", FREEE_CLIENT_SECRET: "unused", HOME: join(scratch, "home") } },
+  grafana: { command: pyBin("mcp-grafana"), env: { GRAFANA_URL: "http://127.0.0.1:1", GRAFANA_SERVICE_ACCOUNT_TOKEN: "unused" } },
+  cloudwatch: { command: pyBin("awslabs.cloudwatch-mcp-server") },
+  redis: { command: pyBin("redis-mcp-server"), args: ["--url", "redis://127.0.0.1:1/0"] },
+  prometheus: { command: pyBin("prometheus-mcp-server"), env: { PROMETHEUS_URL: "http://127.0.0.1:1" } },
 };
 
 // For servers that describe themselves neither in `serverInfo` nor in instructions (or whose
 // instructions name their tools): one neutral sentence from the package's README or registry
-// summary, never from its tool list.
+// summary, never from its tool list. Written in English for the servers whose tools are described
+// in Chinese or Japanese too (amap, baidu-map, lark, cloudbase, chatwork): only a description of
+// the server's own stays in its language (freee's).
 const WRITTEN = {
   everything: "A test server from the MCP project that exercises every feature of the protocol, for developers of MCP clients.",
   filesystem: "File system operations on the local machine, limited to the directories it is allowed to use.",
@@ -146,6 +216,28 @@ const WRITTEN = {
   "desktop-commander": "Terminal operations and file editing on the local machine: search, update and manage files, run terminal commands and processes.",
   atlassian: "Connects the assistant to the Atlassian products Jira and Confluence.",
   obsidian: "Works with an Obsidian vault through Obsidian's Local REST API plugin.",
+  tavily: "Real-time web search and data extraction from web pages through the Tavily API.",
+  firecrawl: "Firecrawl: search, scrape and interact with the web, and search scientific papers, on Firecrawl's cloud or a self-hosted instance.",
+  exa: "Connects the assistant to Exa for web search, content fetching and multi-step research.",
+  chart: "Generates charts with AntV, for chart generation and data analysis.",
+  datadog: "The Datadog API: incident management, monitors, logs, dashboards and metrics.",
+  circleci: "Lets the assistant work with CircleCI in natural language, without leaving the IDE.",
+  linear: "Linear's API: manages Linear issues, projects and teams.",
+  discord: "Lets the assistant interact with the Discord platform.",
+  teams: "Microsoft Graph APIs: lets the assistant interact with Microsoft Teams, users and organizational data.",
+  stripe: "Stripe's APIs through function calling, for the assistant to work with Stripe's services.",
+  "google-calendar": "Google Calendar for the assistant, with several calendars and Google accounts at once.",
+  gmail: "Gmail: the assistant manages the mailbox through natural language.",
+  vercel: "Connects the assistant to the Vercel API.",
+  cloudflare: "Cloudflare's API: the assistant works on a Cloudflare account in natural language.",
+  azure: "Connects the assistant to Azure services: all Azure MCP tools in a single server.",
+  amap: "The AMap (Gaode) Maps API.",
+  "baidu-map": "The Baidu Map API.",
+  lark: "The official Feishu/Lark OpenAPI server: messages, group chats, documents, calendar events, Bitable and the rest of the Feishu/Lark platform.",
+  cloudbase: "Operates Tencent CloudBase from AI coding tools: login, databases, functions, storage, hosting and logs.",
+  chatwork: "Operates Chatwork from the assistant.",
+  redis: "A natural language interface to manage and search data in Redis.",
+  prometheus: "Gives the assistant access to Prometheus metrics and PromQL queries.",
 };
 
 /** The server's own description: `serverInfo.description`, else its instructions unless they

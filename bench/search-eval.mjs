@@ -2,7 +2,8 @@
 // Search quality on real catalogs: recall@1, recall@5 and MRR of `mcp({ search })` over the
 // labelled requests in __test__/fixtures/search-eval/queries.json, for all of them, per kind of
 // query, and for the tuning and held-out sets, with the size of the answers in o200k tokens. Runs
-// the native search from a metadata cache built from the captured catalogs: no server is started.
+// the native search from a metadata cache built from the captured catalogs the requests were
+// labelled over (`servers` there): no server is started.
 // `--v1` reproduces the first eval (its 13 catalogs and 75 queries, split as they were then).
 // Usage: node bench/search-eval.mjs [--v1] [--verbose]
 import { createHash } from "node:crypto";
@@ -103,7 +104,7 @@ export function summary(rows) {
 export async function evaluate({ v1 = false } = {}) {
   const spec = loadEval();
   const queries = v1 ? spec.queries.filter((q) => q.v1).map((q) => ({ ...q, set: q.v1 === "holdout" ? "heldout" : "tuning" })) : spec.queries;
-  const catalogs = loadCatalogs(v1 ? spec.v1.servers : undefined);
+  const catalogs = loadCatalogs(v1 ? spec.v1.servers : spec.servers);
   const home = mkdtempSync(join(tmpdir(), "pi-mcp-search-eval-"));
   const adapter = catalogAdapter(home, catalogs);
   try {

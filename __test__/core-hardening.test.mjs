@@ -10,7 +10,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { row, timed } from "./helpers/matrix.mjs";
 import { PI_VERSIONS, runPi } from "./helpers/pi.mjs";
-import { extensionEntry, FAST, faulty, processesIn, root, sleep, tempAgent, text, waitFor, withAdapter } from "./helpers/servers.mjs";
+import { extensionEntry, FAST, faulty, processesIn, root, sampleProcesses, sleep, tempAgent, text, waitFor, withAdapter } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 const here = import.meta.url;
@@ -19,23 +19,6 @@ const KiB = 1024;
 /** Lines in the file fault servers append to when they start (FAULT_STARTS). */
 const starts = (file) => (existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).length : 0);
 const cachedServers = (agent) => (existsSync(agent.cachePath) ? Object.keys(JSON.parse(readFileSync(agent.cachePath, "utf8")).servers) : []);
-
-/** Samples the number of server processes in `cwd` every 20 ms until `stop()`; returns the highest. */
-function sampleProcesses(cwd) {
-  let most = 0;
-  let running = true;
-  const done = (async () => {
-    while (running) {
-      most = Math.max(most, processesIn(cwd).length);
-      await sleep(20);
-    }
-  })();
-  return async () => {
-    running = false;
-    await done;
-    return most;
-  };
-}
 
 describe("reliability matrix: the core under attack", () => {
   row("H2", "five parallel connects of one server, four times; the start-up fill racing a connect", here, async ({ note }) => {

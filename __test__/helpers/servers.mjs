@@ -36,6 +36,9 @@ export const faulty = (scenarios = [], extra = {}) => ({
   ...extra,
 });
 
+/** The cargo-built test server (src/bin/mcp-test-server; `cargo test --features test-servers` builds it): cheap enough to run hundreds. */
+export const testServer = (scenarios = [], extra = {}) => ({ command: join(root, "target", "debug", "mcp-test-server"), args: scenarios, ...extra });
+
 /**
  * The stdio server `entry` (an mcp.json entry) behind fixtures/wire-tap.mjs, which appends each
  * line the client sends it to `log`; `wireOf(log)` reads them back as JSON.
@@ -93,6 +96,23 @@ export function processesIn(dir) {
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Samples the number of server processes in `cwd` every 20 ms until `stop()`; returns the highest. */
+export function sampleProcesses(cwd) {
+  let most = 0;
+  let running = true;
+  const done = (async () => {
+    while (running) {
+      most = Math.max(most, processesIn(cwd).length);
+      await sleep(20);
+    }
+  })();
+  return async () => {
+    running = false;
+    await done;
+    return most;
+  };
+}
 
 /** The `pi-mcp` command line. */
 export const cli = join(root, "bin", "pi-mcp.mjs");

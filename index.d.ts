@@ -7,6 +7,8 @@ export interface OutcomeDetails {
   error?: ErrorCode
   server?: string
   tool?: string
+  /** Servers still being listed when the answer was given (search, status, …): how many, the first few. */
+  listing?: { pending: number; servers: string[] }
   [key: string]: unknown
 }
 
@@ -106,6 +108,12 @@ export declare class McpAdapter {
   brokerStatus(): Promise<Outcome>
   /** `pi-mcp broker stop`: stops the shared-server broker and its servers. */
   brokerStop(): Promise<Outcome>
+  /**
+   * Lists those of `servers` whose tools are not known yet, through the listing queue (at most
+   * `fillConcurrency` at once), waiting up to `listWaitMs`; resolves with those still being
+   * listed. For tools that reach other tools (Pi's codemode and tool_search) before they run.
+   */
+  listServers(servers: Array<string>): Promise<Array<string>>
   /** A page of a server's tools (`limit` default 100). */
   list(server: string, opts?: ListOpts | undefined | null): Promise<Outcome>
   search(query: string, opts?: SearchOpts | undefined | null): Promise<Outcome>
@@ -317,13 +325,21 @@ export interface OpenOptions {
   healthIntervalMs?: number
   /** How long a server that failed to connect is left alone (default 60000). */
   failureBackoffMs?: number
-  /** How long `shutdown` lets listings of the cache fill under way finish (default 2000). */
+  /** How long `shutdown` lets listings under way finish (default 2000). */
   fillGraceMs?: number
+  /**
+   * How long a request that needs servers listed (a first search over uncached servers)
+   * waits for them before it answers from what is listed by then (default 5000).
+   */
+  listWaitMs?: number
   /** Tools (and resources, and prompts) kept of one server (default and most 5000). */
   maxServerTools?: number
   /** Bytes of one server's tools, resources and prompts kept (default and most 16 MiB). */
   maxServerMetadataBytes?: number
-  /** Servers the first-run cache fill starts at once (default and most: min(4, cores)). */
+  /**
+   * Servers listed at once by the first-run cache fill and every listing the model did not
+   * name (default and most: min(4, cores)).
+   */
   fillConcurrency?: number
   /**
    * Whether the project's configs (`.mcp.json`, `.pi/mcp.json`, …), which start programs, may

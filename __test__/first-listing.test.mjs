@@ -4,7 +4,7 @@ import { describe } from "node:test";
 import assert from "node:assert/strict";
 import { cpus } from "node:os";
 import { row, timed } from "./helpers/matrix.mjs";
-import { FAST, processesIn, sampleProcesses, sleep, testServer, text, waitFor, withAdapter } from "./helpers/servers.mjs";
+import { FAST, processesIn, sampleProcesses, testServer, text, waitFor, withAdapter } from "./helpers/servers.mjs";
 
 const here = import.meta.url;
 /** The first search's wait for servers being listed, lowered from its default for the test. */
@@ -18,7 +18,7 @@ const uncached = (size) => ({ cwd }) => Object.fromEntries(Array.from({ length: 
 /** The search's answer while servers are still being listed: what the model reads of it. */
 function stillListing(outcome, size) {
   const listing = outcome.details.listing;
-  assert.ok(listing?.pending > 0 && listing.pending < size, `${JSON.stringify(outcome.details)}\n${text(outcome)}`);
+  assert.ok(listing?.pending > 0 && listing.pending <= size, `${JSON.stringify(outcome.details)}\n${text(outcome)}`);
   assert.ok(listing.servers.length >= 1 && listing.servers.length <= 3, JSON.stringify(listing));
   const more = listing.pending - listing.servers.length;
   const names = listing.servers.join(", ") + (more > 0 ? ` and ${more} more` : "");
@@ -46,9 +46,10 @@ describe("reliability matrix: the first listing of uncached servers", () => {
         assert.equal(unknown.details.error, "tool_not_found", text(unknown));
         assert.ok(unknownMs < LIST_WAIT_MS + 2000, `describe of an unknown name answered after ${unknownMs} ms`);
         assert.match(text(unknown), /MCP servers are still being listed/);
-        await sleep(500);
-        const later = await adapter.execute({ search: "echo" });
-        assert.ok(later.details.total > first.details.total, `later: ${later.details.total} tools, first: ${first.details.total}`);
+        const [later, laterMs] = await timed(() => waitFor(async () => {
+          const answer = await adapter.execute({ search: "echo" });
+          return answer.details.total > first.details.total && answer;
+        }, 10_000, "a later search to see more"));
         const peak = await most();
         assert.ok(peak <= bound, `${peak} servers alive at once (bound ${bound})`);
         // A server the model names is listed at once, not behind the queue; a call keeps its server.
@@ -64,7 +65,7 @@ describe("reliability matrix: the first listing of uncached servers", () => {
           await waitFor(() => processesIn(agent.cwd).length === 1, 5000, "only the server the model called to stay");
           note(`first search after ${firstMs} ms: ${first.details.total} servers' tools, ${pending} still being listed (named in text and details); describe of an unknown name after ${unknownMs} ms; at most ${peak} alive at once (bound ${bound}); list of ${last} at once (${listedMs} ms); all listed ${allMs} ms later, then only the called server alive`);
         } else {
-          note(`first search after ${firstMs} ms: ${first.details.total} servers' tools, ${pending} still being listed (named in text and details); describe of an unknown name after ${unknownMs} ms; 0.5 s later ${later.details.total}; at most ${peak} alive at once (bound ${bound}); list of ${last} at once (${listedMs} ms), not behind the queue`);
+          note(`first search after ${firstMs} ms: ${first.details.total} servers' tools, ${pending} still being listed (named in text and details); describe of an unknown name after ${unknownMs} ms; ${laterMs} ms later ${later.details.total}; at most ${peak} alive at once (bound ${bound}); list of ${last} at once (${listedMs} ms), not behind the queue`);
         }
       }, { timing: { ...FAST, listWaitMs: LIST_WAIT_MS, healthIntervalMs: 60_000 } });
     });

@@ -32,13 +32,17 @@ pub struct OpenOptions {
     pub health_interval_ms: Option<u32>,
     /// How long a server that failed to connect is left alone (default 60000).
     pub failure_backoff_ms: Option<u32>,
-    /// How long `shutdown` lets listings of the cache fill under way finish (default 2000).
+    /// How long `shutdown` lets listings under way finish (default 2000).
     pub fill_grace_ms: Option<u32>,
+    /// How long a request that needs servers listed (a first search over uncached servers)
+    /// waits for them before it answers from what is listed by then (default 5000).
+    pub list_wait_ms: Option<u32>,
     /// Tools (and resources, and prompts) kept of one server (default and most 5000).
     pub max_server_tools: Option<u32>,
     /// Bytes of one server's tools, resources and prompts kept (default and most 16 MiB).
     pub max_server_metadata_bytes: Option<u32>,
-    /// Servers the first-run cache fill starts at once (default and most: min(4, cores)).
+    /// Servers listed at once by the first-run cache fill and every listing the model did not
+    /// name (default and most: min(4, cores)).
     pub fill_concurrency: Option<u32>,
     /// Whether the project's configs (`.mcp.json`, `.pi/mcp.json`, …), which start programs, may
     /// be used: Pi's `ctx.isProjectTrusted()`. If absent, the decision Pi saved for the project
@@ -244,6 +248,7 @@ fn timing(opts: &OpenOptions) -> Timing {
         health_interval: ms(opts.health_interval_ms).unwrap_or(default.health_interval),
         failure_backoff: ms(opts.failure_backoff_ms).unwrap_or(default.failure_backoff),
         fill_grace: ms(opts.fill_grace_ms).unwrap_or(default.fill_grace),
+        list_wait: ms(opts.list_wait_ms).unwrap_or(default.list_wait),
     }
 }
 
@@ -441,6 +446,14 @@ impl McpAdapter {
     #[napi]
     pub async fn broker_stop(&self) -> Outcome {
         self.inner.broker_stop().await.into()
+    }
+
+    /// Lists those of `servers` whose tools are not known yet, through the listing queue (at most
+    /// `fillConcurrency` at once), waiting up to `listWaitMs`; resolves with those still being
+    /// listed. For tools that reach other tools (Pi's codemode and tool_search) before they run.
+    #[napi]
+    pub async fn list_servers(&self, servers: Vec<String>) -> Vec<String> {
+        self.inner.list_servers(&servers).await
     }
 
     /// A page of a server's tools (`limit` default 100).

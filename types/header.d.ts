@@ -7,6 +7,8 @@ export interface OutcomeDetails {
   error?: ErrorCode
   server?: string
   tool?: string
+  /** Servers still being listed when the answer was given (search, status, …): how many, the first few. */
+  listing?: { pending: number; servers: string[] }
   [key: string]: unknown
 }
 

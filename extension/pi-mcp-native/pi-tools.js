@@ -98,7 +98,8 @@ export function createPiTools({ pi, adapter, run, warn }) {
   /**
    * Before a call of a tool that reaches other tools (Pi's codemode, tool_search: it declares
    * `reachesTools`), the servers it may reach whose tools are not known yet (a first run, no
-   * cache) are listed, so that their tools are registered when it runs.
+   * cache) are listed through the core's listing queue (under its bound and wait), so that their
+   * tools are registered when it runs.
    */
   async function beforeReaching(toolName, input) {
     if (!needs.unlisted.length) return;
@@ -107,8 +108,9 @@ export function createPiTools({ pi, adapter, run, warn }) {
     if (reach === undefined) return;
     const namespace = (server) => `mcp__${server.replace(/-/g, "_")}`;
     const wanted = needs.unlisted.filter((s) => reach === "all" || reach.some((word) => word.includes(namespace(s))));
-    await Promise.all(wanted.map((server) => adapter().list(server)));
-    if (wanted.length) sync();
+    if (!wanted.length) return;
+    await adapter().listServers(wanted);
+    sync();
   }
 
   return { sync, activate, beforeReaching, owns: (name) => registered.has(name) };

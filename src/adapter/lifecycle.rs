@@ -12,7 +12,6 @@ use parking_lot::Mutex;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
-use tokio_util::task::TaskTracker;
 
 /// Idle minutes of a lazy server when neither the server nor the settings say.
 const DEFAULT_IDLE_MINUTES: f64 = 10.0;
@@ -28,9 +27,12 @@ pub struct Timing {
     pub health_interval: Duration,
     /// How long a server that failed to connect is left alone.
     pub failure_backoff: Duration,
-    /// How long `shutdown` lets listings of the cache fill under way finish (and be written),
-    /// so that a fill that started pays off even in a short run.
+    /// How long `shutdown` lets listings under way finish (and be written), so that a fill
+    /// that started pays off even in a short run.
     pub fill_grace: Duration,
+    /// How long a request that needs servers listed (a first search over uncached servers)
+    /// waits for them before it answers from what is listed by then.
+    pub list_wait: Duration,
 }
 
 impl Default for Timing {
@@ -39,6 +41,7 @@ impl Default for Timing {
             health_interval: Duration::from_secs(30),
             failure_backoff: Duration::from_secs(60),
             fill_grace: Duration::from_secs(2),
+            list_wait: Duration::from_secs(5),
         }
     }
 }
@@ -51,7 +54,8 @@ pub struct Bounds {
     pub max_server_tools: usize,
     /// Bytes of one server's tools, resources and prompts (as JSON).
     pub max_server_metadata: usize,
-    /// Servers the first-run cache fill starts at once.
+    /// Servers listed at once by the first-run cache fill and every other listing the model
+    /// did not name (see `unlisted`).
     pub fill_concurrency: usize,
 }
 
@@ -102,8 +106,6 @@ pub(super) struct Startup {
     /// The pool's notices, until `start` takes them (so it runs once).
     notices: Mutex<Option<UnboundedReceiver<Notice>>>,
     fill: Mutex<FillState>,
-    /// The cache fill's tasks: `shutdown` gives them [`Timing::fill_grace`].
-    fills: TaskTracker,
 }
 
 impl Startup {
@@ -111,7 +113,6 @@ impl Startup {
         Startup {
             notices: Mutex::new(Some(notices)),
             fill: Mutex::new(FillState::NotStarted),
-            fills: TaskTracker::new(),
         }
     }
 }
@@ -184,8 +185,7 @@ impl Adapter {
         }
     }
 
-    /// Lists the lazy servers the cache lacks, a few at once, each stopped again once listed
-    /// unless the model wanted it meanwhile.
+    /// Queues the lazy servers the cache lacks for listing (see `unlisted`).
     fn fill_cache(self: &Arc<Self>) {
         {
             let mut state = self.startup.fill.lock();
@@ -201,40 +201,15 @@ impl Adapter {
             .filter(|s| !self.servers.has_meta(&s.name))
             .map(|s| s.name.clone())
             .collect();
-        let this = self.clone();
-        self.startup.fills.spawn(async move {
-            futures::stream::iter(missing)
-                .for_each_concurrent(this.bounds.fill_concurrency, |name| {
-                    let this = this.clone();
-                    async move {
-                        if this.reach(&name, Need::Listed).await.is_ok() {
-                            this.stop_if_unwanted(&name).await;
-                        }
-                    }
-                })
-                .await;
-        });
+        self.queue(&missing);
     }
 
-    /// Stops a server the cache fill started once it is listed, unless the model wants it.
-    async fn stop_if_unwanted(&self, name: &str) {
-        if self.servers.is_wanted(name) {
-            return;
-        }
-        if self.pool.close_if_idle(name, Duration::ZERO).await {
-            self.events.emit(Event::IdleShutdown {
-                server: name.to_string(),
-                idle_minutes: 0.0,
-            });
-        }
-    }
-
-    /// Cancels running calls and closes every server (bounded in time). Listings of the cache
-    /// fill under way get a short grace first; nothing starts any more.
+    /// Cancels running calls and closes every server (bounded in time). Listings under way get
+    /// a short grace first; nothing starts any more.
     pub async fn shutdown(&self) {
         self.closing.cancel(); // every call's token is a child of it
-        self.startup.fills.close();
-        let _ = tokio::time::timeout(self.timing.fill_grace, self.startup.fills.wait()).await;
+        self.listings.tasks.close();
+        let _ = tokio::time::timeout(self.timing.fill_grace, self.listings.tasks.wait()).await;
         self.tasks.close();
         let stopped = futures::future::join(self.pool.close_all(), self.tasks.wait());
         let _ = tokio::time::timeout(SHUTDOWN_LIMIT, stopped).await;

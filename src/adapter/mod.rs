@@ -5,7 +5,8 @@
 //! derived from it) · `connect` (the one way to reach a server) · `listing` (metadata in step
 //! with the servers, the cache writes) · `lifecycle` (start-up, cache fill, health loop, idle
 //! stop, shutdown) · `request` (the `mcp` tool's parameters, parsed once, dispatched by one match)
-//! · `modes` and `call` (what each request does) · `errors` (codes, why a server is unavailable) ·
+//! · `unlisted` (servers whose tools are not known yet, listed under one bound) · `modes` and
+//! `call` (what each request does) · `errors` (codes, why a server is unavailable) ·
 //! `output` (every answer within the output guard) · `auth`, `direct`, `doctor`.
 
 mod auth;
@@ -30,6 +31,7 @@ mod request;
 mod servers;
 mod shared;
 mod sign_in;
+mod unlisted;
 
 pub use call::CallOptions;
 pub use config_edit::{SavedChange, SwitchError};
@@ -136,6 +138,8 @@ pub struct Adapter {
     host: Arc<host::SessionHost>,
     /// What `start` sets going (the pool's notices, the cache fill).
     startup: Startup,
+    /// Listings of servers whose tools are not known, under one bound.
+    listings: unlisted::ListQueue,
     timing: Timing,
     bounds: Bounds,
     events: Events,
@@ -205,6 +209,7 @@ impl Adapter {
         let broker = Arc::new(Broker::new(&agent_dir, &env, crate::helper::path()));
         broker.set_ui(opts.cli);
         let auto_auth = opts.auto_auth.unwrap_or(config.settings.auto_auth);
+        let bounds = opts.bounds.lowered_from_default();
         Arc::new(Adapter {
             run_tools: opts.run_tools,
             cwd: opts.cwd,
@@ -222,8 +227,9 @@ impl Adapter {
             broker,
             host,
             startup: Startup::new(notices),
+            listings: unlisted::ListQueue::new(bounds.fill_concurrency),
             timing: opts.timing,
-            bounds: opts.bounds.lowered_from_default(),
+            bounds,
             events: Events::default(),
             closing: CancellationToken::new(),
             tasks: TaskTracker::new(),

@@ -1,13 +1,11 @@
 //! The read-only modes: status, list, search, describe, instructions; and connect.
 
-use super::connect::Need;
-use super::lifecycle::PARALLEL_CONNECTS;
+use super::unlisted::{pending_details, Purpose};
 use super::{Adapter, ErrorCode, Outcome, Unavailable};
 use crate::catalog::{lookup, Lookup, ToolInfo};
 use crate::config::ServerConfig;
 use crate::render::{self, ServerState, ServerStatus};
 use crate::search::{self, SearchOptions};
-use futures::StreamExt;
 use serde_json::json;
 use std::sync::Arc;
 
@@ -53,16 +51,23 @@ impl Adapter {
             .sum();
         let problems = self.diagnostics();
         let mut text = render::status(&servers, &problems);
+        let listing = self.being_listed();
+        if !listing.is_empty() {
+            text.push_str("\n\n");
+            text.push_str(&render::status_still_listing(&listing));
+        }
         if !self.config.servers.is_empty() {
             text.push_str("\n\n");
             text.push_str(&render::config_sources(&self.config_sources()));
         }
-        self.bounded(
-            Outcome::text("status", text)
-                .with("servers", details)
-                .with("totalTools", total)
-                .with("problems", problems),
-        )
+        let outcome = Outcome::text("status", text)
+            .with("servers", details)
+            .with("totalTools", total)
+            .with("problems", problems);
+        self.bounded(match listing.is_empty() {
+            true => outcome,
+            false => outcome.with("listing", pending_details(&listing)),
+        })
     }
 
     /// Each config file that defines servers: its path (`~` for home), whether it belongs to the
@@ -150,8 +155,8 @@ impl Adapter {
         }
     }
 
-    /// A page of a server's tools (connecting it when its metadata is not known yet).
-    /// A server's tools; a server that wants a sign-in gets one first under `autoAuth`.
+    /// A page of a server's tools (listing it at once when they are not known yet); a server
+    /// that wants a sign-in gets one first under `autoAuth`.
     pub async fn list(self: &Arc<Self>, name: &str, page: Page) -> Outcome {
         self.with_sign_in(|| self.list_once(name, page)).await
     }
@@ -161,10 +166,8 @@ impl Adapter {
             Ok(server) => server,
             Err(outcome) => return outcome,
         };
-        if !self.servers.has_meta(name) {
-            if let Err(why) = self.ready(name, Need::Listed).await {
-                return why.outcome("list", name);
-            }
+        if let Err(why) = self.look_at(name).await {
+            return why.outcome("list", name);
         }
         let outcome = {
             let catalog = self.servers.view();
@@ -200,15 +203,19 @@ impl Adapter {
                 return outcome;
             }
         }
-        let missing = self.without_metadata(opts.server.as_deref(), None);
-        let unavailable = self.fetch_metadata(&missing).await;
+        let unlisted = self.unlisted(opts.server.as_deref(), None);
+        let listed = self.list_for(&unlisted, Purpose::Look).await;
         let catalog = self.servers.view();
         let page = match search::search(catalog.tools(), catalog.index(), query, &opts) {
             Ok(page) => page,
             Err(why) => return Outcome::error("search", ErrorCode::InvalidQuery, why),
         };
         let mut text = render::search(query, opts.server.as_deref(), &page, include_schemas);
-        append_unavailable(&mut text, &unavailable);
+        append_unavailable(&mut text, &listed.failed);
+        if !listed.pending.is_empty() {
+            text.push('\n');
+            text.push_str(&render::search_still_listing(&listed.pending));
+        }
         let matches: Vec<_> = page
             .hits
             .iter()
@@ -228,6 +235,10 @@ impl Adapter {
                     .collect::<Vec<_>>(),
             ),
             None => outcome,
+        };
+        let outcome = match listed.pending.is_empty() {
+            true => outcome,
+            false => outcome.with("listing", pending_details(&listed.pending)),
         };
         drop(catalog);
         self.bounded(outcome)
@@ -264,10 +275,8 @@ impl Adapter {
         if let Err(outcome) = self.enabled_server("instructions", name) {
             return outcome;
         }
-        if !self.servers.has_meta(name) {
-            if let Err(why) = self.ready(name, Need::Listed).await {
-                return why.outcome("instructions", name);
-            }
+        if let Err(why) = self.look_at(name).await {
+            return why.outcome("instructions", name);
         }
         let meta = self.servers.meta(name);
         let text = meta.as_ref().and_then(|m| m.instructions.as_deref());
@@ -309,16 +318,23 @@ impl Adapter {
         if let Some(found) = self.lookup(mode, name, server)? {
             return Ok(found);
         }
-        let missing = self.without_metadata(server, Some(name));
-        if !missing.is_empty() {
+        let unlisted = self.unlisted(server, Some(name));
+        let mut pending = vec![];
+        if !unlisted.servers.is_empty() {
+            // A call keeps the server it lists; a describe only looks.
+            let purpose = match mode {
+                "call" => Purpose::Call,
+                _ => Purpose::Look,
+            };
             // Boxed: a warm call, which never gets here, does not carry its size.
-            let failed = Box::pin(self.fetch_metadata(&missing)).await;
+            let listed = Box::pin(self.list_for(&unlisted, purpose)).await;
             if let Some(found) = self.lookup(mode, name, server)? {
                 return Ok(found);
             }
+            pending = listed.pending;
             // The only server the tool could be on cannot be reached: that is the answer,
             // unless the name carries another server's prefix (then it is likely a misspelling).
-            if let ([only], [(_, why)]) = (missing.as_slice(), failed.as_slice()) {
+            if let ([only], [(_, why)]) = (unlisted.servers.as_slice(), listed.failed.as_slice()) {
                 let other_prefix = self
                     .server_names(false)
                     .iter()
@@ -347,12 +363,16 @@ impl Adapter {
             return Err(Outcome::error(mode, ErrorCode::ToolHidden, text).with("tool", name));
         }
         let suggestions = search::did_you_mean(catalog.tools(), catalog.index(), name, server, 5);
-        Err(Outcome::error(
-            mode,
-            ErrorCode::ToolNotFound,
-            render::not_found(name, server, &suggestions),
-        )
-        .with("tool", name))
+        let mut text = render::not_found(name, server, &suggestions);
+        if !pending.is_empty() {
+            text.push('\n');
+            text.push_str(&render::lookup_still_listing(&pending));
+        }
+        let outcome = Outcome::error(mode, ErrorCode::ToolNotFound, text).with("tool", name);
+        Err(match pending.is_empty() {
+            true => outcome,
+            false => outcome.with("listing", pending_details(&pending)),
+        })
     }
 
     fn lookup(
@@ -372,50 +392,6 @@ impl Adapter {
             .with("tool", name)),
             Lookup::NotFound => Ok(None),
         }
-    }
-
-    /// Enabled servers (or just `server`) that have no metadata yet; for a tool name, the
-    /// servers whose prefix it starts with go first and alone when there are any.
-    pub(super) fn without_metadata(&self, server: Option<&str>, tool: Option<&str>) -> Vec<String> {
-        let missing: Vec<&ServerConfig> = self
-            .servers
-            .configs()
-            .filter(|s| {
-                !s.disabled && server.is_none_or(|n| s.name == n) && !self.servers.has_meta(&s.name)
-            })
-            .collect();
-        let prefixed: Vec<&ServerConfig> = match tool {
-            Some(tool) => missing
-                .iter()
-                .copied()
-                .filter(|s| tool.starts_with(&format!("{}_", s.name)))
-                .collect(),
-            None => vec![],
-        };
-        let chosen = if prefixed.is_empty() {
-            missing
-        } else {
-            prefixed
-        };
-        chosen.into_iter().map(|s| s.name.clone()).collect()
-    }
-
-    /// Lists the given servers, a few at once (honouring backoff); returns the ones that failed.
-    pub(super) async fn fetch_metadata(
-        self: &Arc<Self>,
-        servers: &[String],
-    ) -> Vec<(String, Unavailable)> {
-        let attempts = servers.iter().cloned().map(|name| async move {
-            let failed = self.ready(&name, Need::Listed).await.err();
-            (name, failed)
-        });
-        let done: Vec<(String, Option<Unavailable>)> = futures::stream::iter(attempts)
-            .buffered(PARALLEL_CONNECTS)
-            .collect()
-            .await;
-        done.into_iter()
-            .filter_map(|(name, failed)| failed.map(|why| (name, why)))
-            .collect()
     }
 
     pub(super) fn enabled_server(&self, mode: &str, name: &str) -> Result<&ServerConfig, Outcome> {

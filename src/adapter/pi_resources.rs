@@ -12,6 +12,7 @@ mod page;
 
 use super::direct::{DirectToolDefinition, ToolAnnotations};
 use super::request::trimmed;
+use super::unlisted::{pending_details, Purpose};
 use super::{Adapter, ErrorCode, Outcome, ServerMeta};
 use crate::config::{Exposure, ServerConfig};
 use crate::render::clip;
@@ -198,8 +199,10 @@ impl Adapter {
                 return outcome;
             }
         }
-        let missing = self.without_metadata(server, None);
-        let unavailable = self.fetch_metadata(&missing).await;
+        let fetched = self
+            .list_for(&self.unlisted(server, None), Purpose::Look)
+            .await;
+        let unavailable = fetched.failed;
         let mut metas = Vec::new();
         let mut with_resources = Vec::new();
         let mut names: Vec<String> = self
@@ -288,6 +291,9 @@ impl Adapter {
         if !errors.is_empty() {
             payload.insert("errors".into(), Value::Array(errors));
         }
+        if !fetched.pending.is_empty() {
+            payload.insert("listing".into(), pending_details(&fetched.pending));
+        }
         let payload = Value::Object(payload);
         let mut outcome = Outcome::text(mode, crate::clean::json(&payload));
         if let Some(name) = server {
@@ -359,6 +365,11 @@ fn listing_schema(kind: Kind, id: &str) -> Value {
                 "type": "array",
                 "description": "Servers that could not be listed",
                 "items": { "type": "object", "properties": { "server": string, "error": string }, "required": ["server", "error"] },
+            },
+            "listing": {
+                "type": "object",
+                "description": "Servers still being listed (their count, the first few): call again in a moment for theirs",
+                "properties": { "pending": { "type": "integer" }, "servers": { "type": "array", "items": string } },
             },
         },
         "required": [kind.key()],

@@ -4,6 +4,7 @@
 //! `completion/complete`, of values; and the listing `pi-mcp prompts` and `/mcp prompts` show.
 
 use super::connect::Need;
+use super::unlisted::Purpose;
 use super::{Adapter, ErrorCode, Outcome};
 use crate::pool::{Connection, RequestError, RequestOptions};
 use crate::prompts::{self, Argument};
@@ -262,7 +263,7 @@ fn quote(value: &str) -> String {
 
 impl Adapter {
     /// Every prompt of `server` (or of every enabled server) as the command that runs it;
-    /// servers not known yet are listed first.
+    /// servers not known yet are listed first (every server's under the listing bound).
     pub async fn prompts(self: &Arc<Self>, server: Option<&str>) -> Outcome {
         let names: Vec<String> = match server {
             Some(name) => match self.servers.enabled(name) {
@@ -278,12 +279,17 @@ impl Adapter {
         };
         let mut lines = Vec::new();
         let mut listed = Vec::new();
+        let listing = self
+            .list_for(&self.unlisted(server, None), Purpose::Look)
+            .await;
         for name in &names {
-            if !self.servers.has_meta(name) {
-                if let Err(why) = self.ready(name, Need::Listed).await {
-                    lines.push(format!("{name}: {}", why.reason(name)));
-                    continue;
-                }
+            if let Some(why) = listing.failure(name) {
+                lines.push(format!("{name}: {}", why.reason(name)));
+                continue;
+            }
+            if listing.pending.contains(name) {
+                lines.push(format!("{name}: still being listed; ask again in a moment"));
+                continue;
             }
             let commands: Vec<PromptCommand> = self
                 .prompt_commands()

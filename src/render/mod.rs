@@ -7,6 +7,7 @@ mod broker;
 pub(crate) mod content;
 mod doctor;
 pub mod hints;
+mod listing;
 mod schema;
 
 pub use auth::{
@@ -16,6 +17,9 @@ pub use auth::{
 pub use broker::{broker_status, broker_stopped};
 pub use content::{call_result, call_result_of, resource_updated, Rendered};
 pub use doctor::{doctor, tilde, ConnectCheck};
+pub use listing::{
+    lookup_still_listing, search_still_listing, status_still_listing, still_listing, NAMES_SHOWN,
+};
 pub use schema::{parameters, shape};
 
 use crate::catalog::ToolInfo;

@@ -68,18 +68,66 @@ async fn the_fill_starts_a_few_servers_at_a_time() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_the_model_wanted_is_not_stopped_by_the_fill() {
-    let home = Home::new(json!({ "s": server(&["slow-init=200"]) }));
+async fn a_search_during_the_fill_lists_each_server_once_under_the_bound() {
+    let servers: Map<String, Value> = (0..6)
+        .map(|i| (format!("s{i}"), counted(&["slow-init=100"])))
+        .collect();
+    let home = Home::new(Value::Object(servers));
+    let bounds = Bounds {
+        fill_concurrency: 2,
+        ..Bounds::default()
+    };
+    let session = home.open_with(fast(), bounds);
+    session.adapter.start(StartOptions::default());
+    let sampling = async {
+        let mut most = 0;
+        while home.starts() < 6 || !home.processes().is_empty() {
+            most = most.max(home.processes().len());
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        most
+    };
+    let (searched, most) = tokio::join!(session.execute(json!({ "search": "echo" })), sampling);
+    assert!(!searched.is_error, "{}", text(&searched));
+    assert!(most <= 2, "{most} servers at once");
+    assert_eq!(home.starts(), 6, "each server started once");
+    finish(session, &home).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_the_model_called_is_not_stopped_by_the_fill() {
+    let home = Home::new(json!({ "s": counted(&["slow-init=200"]) }));
     let session = home.open();
     session.adapter.start(StartOptions::default());
-    let listed = session.adapter.list("s", Page::default()).await;
-    assert!(!listed.is_error, "{}", text(&listed));
+    let called = session.call("s_echo", json!({ "text": "kept" })).await;
+    assert_eq!(text(&called), "echo: kept");
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(home.processes().len(), 1, "kept for the model");
+    assert_eq!(home.starts(), 1, "the call joined the fill's start");
     assert_eq!(
         session.count(|e| matches!(e, Event::IdleShutdown { .. })),
         0
     );
+    finish(session, &home).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn looking_at_a_server_does_not_keep_it() {
+    let home = Home::new(json!({ "s": counted(&[]), "t": counted(&[]) }));
+    let session = home.open();
+    let listed = session.adapter.list("s", Page::default()).await;
+    assert!(text(&listed).starts_with("s: 8 tools"), "{}", text(&listed));
+    let described = session.execute(json!({ "describe": "t_echo" })).await;
+    assert!(!described.is_error, "{}", text(&described));
+    wait_for("both servers to stop once listed", || {
+        home.processes().is_empty().then_some(())
+    })
+    .await;
+    assert_eq!(home.starts(), 2);
+    let called = session.call("s_echo", json!({ "text": "again" })).await;
+    assert_eq!(text(&called), "echo: again");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(home.processes().len(), 1, "a called server stays");
     finish(session, &home).await;
 }
 

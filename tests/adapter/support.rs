@@ -19,6 +19,7 @@ pub fn fast() -> Timing {
         health_interval: Duration::from_millis(100),
         failure_backoff: Duration::from_millis(800),
         fill_grace: Duration::from_secs(2),
+        ..Timing::default()
     }
 }
 

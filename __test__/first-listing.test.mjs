@@ -1,10 +1,15 @@
 // Issue 26 (outside checks), rows F2 and F3: the first listing of servers the cache does not know.
 // F2: a first search over a few dozen and several hundred uncached servers, under the fill's bound.
+// F3: one-shot runs of the real Pi with servers whose tools it must declare and no cache entry;
+// and an interactive session (RPC) that declares them once they are listed.
 import { describe } from "node:test";
 import assert from "node:assert/strict";
-import { cpus } from "node:os";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join } from "node:path";
 import { row, timed } from "./helpers/matrix.mjs";
-import { FAST, processesIn, sampleProcesses, testServer, text, waitFor, withAdapter } from "./helpers/servers.mjs";
+import { assertRan, PI_VERSIONS, piTest, runPi, runPiRpc, toolResultsOf } from "./helpers/pi.mjs";
+import { everything, FAST, faulty, processesIn, root, sampleProcesses, testServer, text, waitFor, withAdapter } from "./helpers/servers.mjs";
 
 const here = import.meta.url;
 /** The first search's wait for servers being listed, lowered from its default for the test. */
@@ -70,4 +75,97 @@ describe("reliability matrix: the first listing of uncached servers", () => {
       }, { timing: { ...FAST, listWaitMs: LIST_WAIT_MS, healthIntervalMs: 60_000 } });
     });
   }
+});
+
+/** A private HOME for Pi runs that share an agent dir (its metadata cache); removed by `done()`. */
+function piHome() {
+  const home = mkdtempSync(join(tmpdir(), "pi-mcp-native-declare-"));
+  const cachePath = join(home, ".pi", "agent", "mcp-cache.json");
+  return {
+    home,
+    cachePath,
+    cached: () => (existsSync(cachePath) ? JSON.parse(readFileSync(cachePath, "utf8")).servers : {}),
+    starts: (name) => (existsSync(join(home, name)) ? readFileSync(join(home, name), "utf8").split("\n").filter(Boolean).length : 0),
+    done: () => rmSync(home, { recursive: true, force: true }),
+  };
+}
+
+/** The tools Pi declared in request `i` to the fake LLM. */
+const declared = (r, i = 0) => (r.requests[i]?.body.tools ?? []).map((t) => t.function.name);
+
+/** How long Pi's first request waits for declared servers, lowered in the slow cases (10 s by default). */
+const STARTUP_WAIT_MS = 200;
+
+describe("reliability matrix: tools Pi must declare, without a cache", () => {
+  for (const pi of PI_VERSIONS) {
+    row(`F3-${pi}`, `one-shot runs of the real Pi ${pi} (--mode json): servers whose exposure is direct, no cache entry`, here, async ({ note }) => {
+      const fast = piHome();
+      const slow = piHome();
+      try {
+        // A real server, listed within the 10 s wait: declared in the first request, called, cached.
+        const evConfig = { mcpServers: { ev: everything({ cwd: fast.home, exposure: "direct" }) } };
+        const call = { tool_calls: [{ name: "mcp__ev__echo", arguments: { message: "declared" } }] };
+        const first = await runPi({ pi, home: fast.home, extensionDir: root, mcpConfig: evConfig, script: { steps: [call, { text: "done" }] } });
+        assertRan(first);
+        assert.ok(declared(first).includes("mcp__ev__echo"), `Pi ${pi}'s first request declared ${JSON.stringify(declared(first))}`);
+        const [echo] = toolResultsOf(first.events);
+        assert.equal(echo?.text, "Echo: declared", JSON.stringify(first.toolResults));
+        assert.equal(echo.isError, false);
+        const cachedAt = fast.cached().ev?.cachedAt;
+        assert.ok(cachedAt, "the run wrote the cache");
+        const second = await runPi({ pi, home: fast.home, extensionDir: root, mcpConfig: evConfig, script: { steps: [{ text: "no tools needed" }] } });
+        assertRan(second);
+        assert.ok(declared(second).includes("mcp__ev__echo"), "declared from the cache in the next run");
+        assert.equal(fast.cached().ev.cachedAt, cachedAt, "not listed again");
+        assert.equal(second.leftover, false);
+
+        // A server slower than the (lowered) wait: not in this run's first request, declared in the next
+        // run from the cache this run wrote; a server whose tools are not declared starts nothing.
+        const slowConfig = {
+          settings: { startupWaitMs: STARTUP_WAIT_MS },
+          mcpServers: {
+            slow: faulty(["slow-init=1000"], { cwd: slow.home, exposure: "direct", env: { FAULT_STARTS: join(slow.home, "slow") } }),
+            other: faulty([], { cwd: slow.home, env: { FAULT_STARTS: join(slow.home, "other") } }),
+          },
+        };
+        const late = await runPi({ pi, home: slow.home, extensionDir: root, mcpConfig: slowConfig, script: { steps: [{ text: "no tools needed" }] } });
+        assertRan(late);
+        assert.ok(!declared(late).includes("mcp__slow__echo"), "listed after the wait, yet declared");
+        assert.ok(late.timing.firstRequestMs < 10_000, `the first request went after ${late.timing.firstRequestMs} ms`);
+        assert.match(late.stderr, /1 MCP server is still being listed \(slow\)/);
+        assert.equal(slow.starts("other"), 0, "a server whose tools are not declared started in a run without MCP");
+        assert.ok(slow.cached().slow, "the slow server's listing finished at exit and was cached");
+        const next = await runPi({ pi, home: slow.home, extensionDir: root, mcpConfig: slowConfig, script: { steps: [{ tool_calls: [{ name: "mcp__slow__echo", arguments: { text: "next run" } }] }, { text: "done" }] } });
+        assertRan(next);
+        assert.ok(declared(next).includes("mcp__slow__echo"), "declared in the next run");
+        assert.equal(toolResultsOf(next.events)[0]?.text, "echo: next run");
+        note(`server-everything (exposure direct, no cache): declared in the first request (after ${first.timing.firstRequestMs} ms), called, cached; next run declared it from the cache without listing it. A server slower than the wait (${STARTUP_WAIT_MS} ms here, 10 s by default): first request after ${late.timing.firstRequestMs} ms without it, said on stderr, cached at exit, declared and called in the next run; the non-declared server started 0 times`);
+      } finally {
+        fast.done();
+        slow.done();
+      }
+    });
+  }
+
+  piTest("an interactive session (RPC): declared servers listed within the wait are in the first request, a slower one in the next", { timeout: 60_000 }, async (pi) => {
+    const box = piHome();
+    try {
+      const config = {
+        settings: { startupWaitMs: 1000 },
+        mcpServers: {
+          quick: testServer([], { cwd: box.home, exposure: "direct" }),
+          slow: faulty(["slow-init=2000"], { cwd: box.home, exposure: "direct" }),
+        },
+      };
+      const listed = () => waitFor(() => box.cached().slow, 10_000, "the slow server to be listed");
+      const r = await runPiRpc({ pi, home: box.home, extensionDir: root, mcpConfig: config, commands: ["first", listed, "second"] });
+      assertRan(r);
+      assert.ok(declared(r, 0).includes("mcp__quick__echo"), `the first request declared ${JSON.stringify(declared(r, 0))}`);
+      assert.ok(!declared(r, 0).includes("mcp__slow__echo"), "listed after the wait, yet declared in the first request");
+      assert.ok(declared(r, 1).includes("mcp__slow__echo"), `the next request declared ${JSON.stringify(declared(r, 1))}`);
+      assert.ok(r.notifications.some((n) => /1 MCP server is still being listed \(slow\)/.test(n.message)), JSON.stringify(r.notifications));
+    } finally {
+      box.done();
+    }
+  });
 });

@@ -109,6 +109,13 @@ export declare class McpAdapter {
   /** `pi-mcp broker stop`: stops the shared-server broker and its servers. */
   brokerStop(): Promise<Outcome>
   /**
+   * Lists the servers whose tools Pi declares to the model (`exposure`/`toolExposure`
+   * `"direct"`, `directTools`, `MCP_DIRECT_TOOLS`) and that are not known yet, through the
+   * listing queue; with `wait`, resolves once they are listed or `settings.startupWaitMs`
+   * (10 s, Pi's rule) has passed, else at once. Says which are still being listed.
+   */
+  listDeclared(wait?: boolean | undefined | null): Promise<DeclaredListing>
+  /**
    * Lists those of `servers` whose tools are not known yet, through the listing queue (at most
    * `fillConcurrency` at once), waiting up to `listWaitMs`; resolves with those still being
    * listed. For tools that reach other tools (Pi's codemode and tool_search) before they run.
@@ -224,6 +231,14 @@ export declare function configHash(entry: Record<string, unknown>, env?: Record<
 export type ContentBlock =
   | { type: 'text'; text: string }
   | { type: 'image'; data: string; mimeType: string }
+
+/** How the servers whose tools Pi declares stood when its first request went. */
+export interface DeclaredListing {
+  /** Servers still being listed: their tools are declared once they are. */
+  pending: Array<string>
+  /** What to tell the user about them, when the request waited for them in vain. */
+  notice?: string
+}
 
 /** A Pi tool definition for one MCP tool, and the server and MCP name it calls. */
 export interface DirectToolDefinition {

@@ -448,6 +448,15 @@ impl McpAdapter {
         self.inner.broker_stop().await.into()
     }
 
+    /// Lists the servers whose tools Pi declares to the model (`exposure`/`toolExposure`
+    /// `"direct"`, `directTools`, `MCP_DIRECT_TOOLS`) and that are not known yet, through the
+    /// listing queue; with `wait`, resolves once they are listed or `settings.startupWaitMs`
+    /// (10 s, Pi's rule) has passed, else at once. Says which are still being listed.
+    #[napi]
+    pub async fn list_declared(&self, wait: Option<bool>) -> adapter::DeclaredListing {
+        self.inner.list_declared(wait.unwrap_or(true)).await
+    }
+
     /// Lists those of `servers` whose tools are not known yet, through the listing queue (at most
     /// `fillConcurrency` at once), waiting up to `listWaitMs`; resolves with those still being
     /// listed. For tools that reach other tools (Pi's codemode and tool_search) before they run.

@@ -93,6 +93,8 @@ export default function piMcpNative(pi) {
   let footerCtx;
   let startTimer;
   let oneShot = false;
+  // Pi's first request of a session waits for the servers whose tools it declares (once).
+  let declaredWaited = false;
   const progressSinks = new Map();
 
   // No servers: no footer. Pi 1.5's footer throws on a null status text (undefined clears it).
@@ -314,6 +316,7 @@ export default function piMcpNative(pi) {
     syncDirectTools();
     piTools.activate();
     showFooter();
+    listDeclared();
     // Eager and keep-alive servers come back at once; the others on their next use.
     startBackground();
   }
@@ -339,6 +342,8 @@ export default function piMcpNative(pi) {
     syncDirectTools();
     piTools.activate();
     attach(adapter);
+    declaredWaited = false;
+    listDeclared();
     clearTimeout(startTimer);
     startTimer = setTimeout(startBackground, START_DELAY_MS);
     startTimer.unref?.();
@@ -354,6 +359,23 @@ export default function piMcpNative(pi) {
   }
   pi.on("before_provider_request", () => {
     startBackground();
+  });
+
+  // Servers whose tools Pi declares to the model and that the cache lacks are listed from the
+  // session's start (the core's queue, under its bound); Pi's first request waits for them, at
+  // most 10 s (settings.startupWaitMs), as Pi's built-in MCP support does, so that it declares
+  // their tools. One listed later is declared then (onEvent), or in the next run from the cache.
+  function listDeclared() {
+    adapter.listDeclared(false).catch(() => {});
+  }
+  pi.on("before_agent_start", async () => {
+    if (declaredWaited) return;
+    declaredWaited = true;
+    const { notice } = await adapter.listDeclared(true);
+    syncDirectTools();
+    if (!notice) return;
+    if (footerCtx?.hasUI) footerCtx.ui.notify(notice, "info");
+    else process.stderr.write(`${notice}\n`);
   });
 
   // Registrations after the session started: the core is opened again with them (Pi then also

@@ -5,7 +5,7 @@
 use super::Adapter;
 use crate::catalog::ToolInfo;
 use crate::clean;
-use crate::config::DirectTools as Selection;
+use crate::config::{DirectTools as Selection, Exposure};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
@@ -135,6 +135,24 @@ impl Adapter {
         self.exposed_tools(&mut set);
         set.resource_tools = self.pi_resource_tools();
         set
+    }
+
+    /// Enabled servers some of whose tools Pi declares to the model (direct tools, `direct` in
+    /// `exposure`/`toolExposure`) and whose tools are not known yet.
+    pub(super) fn declared_unlisted(&self) -> Vec<String> {
+        let direct: Vec<String> = self
+            .direct_selection()
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        self.servers
+            .configs()
+            .filter(|s| !s.disabled && !self.servers.has_meta(&s.name))
+            .filter(|s| {
+                direct.contains(&s.name) || s.exposure.possible().contains(&Exposure::Direct)
+            })
+            .map(|s| s.name.clone())
+            .collect()
     }
 
     /// Per enabled server, which tools go direct: `MCP_DIRECT_TOOLS` when set, else the config.

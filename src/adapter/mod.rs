@@ -45,6 +45,7 @@ pub use outcome::Outcome;
 pub use prompts::{Completion, PromptCommand};
 pub use request::{Request, DEFAULT_LIMIT};
 pub use servers::ServerMeta;
+pub use unlisted::DeclaredListing;
 
 use crate::bounded_read::FileLimits;
 use crate::cache::{self, Loaded};

@@ -81,6 +81,16 @@ impl Listed {
     }
 }
 
+/// How the servers whose tools Pi declares stood when its first request went.
+#[napi_derive::napi(object)]
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DeclaredListing {
+    /// Servers still being listed: their tools are declared once they are.
+    pub pending: Vec<String>,
+    /// What to tell the user about them, when the request waited for them in vain.
+    pub notice: Option<String>,
+}
+
 /// `details.listing` of an answer given while servers were still being listed: how many, and
 /// the first few.
 pub(super) fn pending_details(pending: &[String]) -> Value {
@@ -146,6 +156,22 @@ impl Adapter {
         self.list_queued(&unknown, self.timing.list_wait)
             .await
             .pending
+    }
+
+    /// Lists the servers whose tools Pi declares to the model and that are not known yet,
+    /// through the queue; with `wait`, waits for them up to `settings.startupWaitMs` (10 s, Pi's
+    /// rule), as Pi's first request does. One not listed by then is declared once it is (its
+    /// listing goes on), or in the next run from the cache entry it writes.
+    pub async fn list_declared(self: &Arc<Self>, wait: bool) -> DeclaredListing {
+        let wait = match wait {
+            true => self.config.settings.startup_wait,
+            false => Duration::ZERO,
+        };
+        let declared = self.declared_unlisted();
+        let pending = self.list_queued(&declared, wait).await.pending;
+        let notice = (!wait.is_zero() && !pending.is_empty())
+            .then(|| crate::render::declared_still_listing(&pending, wait));
+        DeclaredListing { pending, notice }
     }
 
     /// Lists `name` at once when its tools are not known yet: the model looks at them.

@@ -49,6 +49,7 @@ use merge::{Merged, MergedServer};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Environment variables by name.
 
@@ -128,7 +129,14 @@ pub struct Settings {
     pub auto_auth: bool,
     /// Every stdio server is shared unless it says `shared: false` (`sharedServers`).
     pub shared_servers: bool,
+    /// How long Pi's first request waits for servers whose tools it declares and that are not
+    /// known yet (`startupWaitMs`, at most [`STARTUP_WAIT`]).
+    pub startup_wait: Duration,
 }
+
+/// How long Pi's first request waits, at most, for servers whose tools it declares and that are
+/// not known yet: Pi's built-in MCP support waits as long.
+pub const STARTUP_WAIT: Duration = Duration::from_secs(10);
 
 impl Default for Settings {
     fn default() -> Self {
@@ -142,6 +150,7 @@ impl Default for Settings {
             exposure: None,
             auto_auth: false,
             shared_servers: false,
+            startup_wait: STARTUP_WAIT,
         }
     }
 }

@@ -1,11 +1,12 @@
 //! The merged `settings` object: known values checked, unknown ones reported; a bad value is a
 //! warning and the default applies.
 
-use super::{fields, server, ClientSettings, Diagnostic, Exposure, Level, Settings};
+use super::{fields, server, ClientSettings, Diagnostic, Exposure, Level, Settings, STARTUP_WAIT};
 use crate::output_guard::{Limits, DEFAULT_LIMITS};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 pub fn parse(
     raw: &Map<String, Value>,
@@ -108,6 +109,7 @@ pub fn parse(
             Some(DEFAULT_LIMITS)
         }
     };
+    let startup_wait = startup_wait(raw.get("startupWaitMs"), &mut report);
     let auto_auth = flag(raw, "autoAuth", &mut report);
     let shared_servers = flag(raw, "sharedServers", &mut report);
     let client = ClientSettings::parse(|key| raw.get(key), &mut report);
@@ -129,6 +131,41 @@ pub fn parse(
         idle_timeout_min,
         direct_tools,
         output_guard,
+        startup_wait,
+    }
+}
+
+/// `startupWaitMs`: milliseconds, `0` for no wait, at most [`STARTUP_WAIT`] (Pi's rule).
+fn startup_wait(value: Option<&Value>, report: &mut impl FnMut(Level, &str, String)) -> Duration {
+    let most = STARTUP_WAIT.as_millis();
+    let ms = match value {
+        None | Some(Value::Null) => return STARTUP_WAIT,
+        Some(Value::Number(n)) => n.as_f64().filter(|ms| *ms >= 0.0),
+        Some(_) => None,
+    };
+    match ms {
+        Some(ms) if ms <= most as f64 => Duration::from_millis(ms as u64),
+        Some(ms) => {
+            report(
+                Level::Warning,
+                "startupWaitMs",
+                format!(
+                    "the first request waits at most {most} ms (Pi's rule), not {ms}; using {most}"
+                ),
+            );
+            STARTUP_WAIT
+        }
+        None => {
+            let got = value.map_or_else(String::new, server::describe);
+            report(
+                Level::Warning,
+                "startupWaitMs",
+                format!(
+                    "must be a number of milliseconds from 0 to {most}, got {got}; using {most}"
+                ),
+            );
+            STARTUP_WAIT
+        }
     }
 }
 

@@ -114,6 +114,7 @@ fn project_overrides_global_field_by_field() {
             exposure: None,
             auto_auth: false,
             shared_servers: false,
+            startup_wait: crate::config::STARTUP_WAIT,
         }
     );
 }
@@ -590,6 +591,34 @@ fn output_guard_and_direct_tools_settings() {
         lines[1].contains(
             "`settings.outputGuard.maxBytes`: must be a positive whole number, got -1; using 51200"
         ),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn the_startup_wait_is_at_most_pis_ten_seconds() {
+    let wait = |value: &str| {
+        let tree = Tree::new();
+        let json = format!(r#"{{"settings": {{"startupWaitMs": {value}}}}}"#);
+        tree.write(".pi/agent/mcp.json", &json);
+        let config = load(&tree.opts());
+        let lines: Vec<String> = config.diagnostics.iter().map(|d| d.to_string()).collect();
+        (config.settings.startup_wait.as_millis(), lines)
+    };
+    assert_eq!(wait("null"), (10_000, vec![]));
+    assert_eq!(wait("0"), (0, vec![]));
+    assert_eq!(wait("2500"), (2500, vec![]));
+    let (ms, lines) = wait("60000");
+    assert_eq!(ms, 10_000);
+    assert!(
+        lines[0].contains("`settings.startupWaitMs`: the first request waits at most 10000 ms (Pi's rule), not 60000; using 10000"),
+        "{lines:?}"
+    );
+    let (ms, lines) = wait(r#""10s""#);
+    assert_eq!(ms, 10_000);
+    assert!(
+        lines[0]
+            .contains("must be a number of milliseconds from 0 to 10000, got the string \"10s\""),
         "{lines:?}"
     );
 }

@@ -32,6 +32,20 @@ pub fn lookup_still_listing(pending: &[String]) -> String {
     )
 }
 
+/// What the user is told when Pi's first request waited `wait` in vain for servers whose tools
+/// it declares.
+pub fn declared_still_listing(pending: &[String], wait: std::time::Duration) -> String {
+    let (them, their) = match pending.len() {
+        1 => ("it", "its"),
+        _ => ("them", "their"),
+    };
+    format!(
+        "{}: Pi's first request waited {} s for {them}; {their} tools are declared once listed, in this session or the next run.",
+        still_listing(pending),
+        wait.as_secs_f32()
+    )
+}
+
 /// The line `status` adds while servers are being listed in the background.
 pub fn status_still_listing(pending: &[String]) -> String {
     format!("{} in the background.", still_listing(pending))

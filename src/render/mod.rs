@@ -18,7 +18,8 @@ pub use broker::{broker_status, broker_stopped};
 pub use content::{call_result, call_result_of, resource_updated, Rendered};
 pub use doctor::{doctor, tilde, ConnectCheck};
 pub use listing::{
-    lookup_still_listing, search_still_listing, status_still_listing, still_listing, NAMES_SHOWN,
+    declared_still_listing, lookup_still_listing, search_still_listing, status_still_listing,
+    still_listing, NAMES_SHOWN,
 };
 pub use schema::{parameters, shape};
 

@@ -4,7 +4,7 @@ use crate::support::*;
 use pi_mcp_native::adapter::{Bounds, CallOptions, Page, StartOptions};
 use pi_mcp_native::events::Event;
 use serde_json::{json, Map, Value};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn idle(seconds: f64) -> Value {
     json!(seconds / 60.0)
@@ -128,6 +128,70 @@ async fn looking_at_a_server_does_not_keep_it() {
     assert_eq!(text(&called), "echo: again");
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(home.processes().len(), 1, "a called server stays");
+    finish(session, &home).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_pi_declares_are_listed_for_its_first_request() {
+    let with = |entry: Value, extra: Value| {
+        let mut entry = entry;
+        entry
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        entry
+    };
+    let home = Home::with(
+        json!({
+            "exposed": with(counted(&[]), json!({ "exposure": "direct" })),
+            "one": with(counted(&[]), json!({ "exposure": "codemode", "toolExposure": { "echo": "direct" } })),
+            "picked": with(counted(&[]), json!({ "directTools": ["echo"] })),
+            "parent": counted(&[]),
+            "slow": with(counted(&["slow-init=1500"]), json!({ "exposure": "direct" })),
+            "plain": counted(&[]),
+        }),
+        json!({ "startupWaitMs": 700 }),
+    );
+    // A parent agent's MCP_DIRECT_TOOLS replaces the config's directTools.
+    let session = home.open_in(fast(), Bounds::default(), &[("MCP_DIRECT_TOOLS", "parent")]);
+    let started = Instant::now();
+    let declared = session.adapter.list_declared(true).await;
+    let waited = started.elapsed();
+    assert_eq!(declared.pending, ["slow"]);
+    assert!(
+        waited >= Duration::from_millis(700) && waited < Duration::from_secs(5),
+        "{waited:?}"
+    );
+    assert_eq!(
+        declared.notice.as_deref(),
+        Some("1 MCP server is still being listed (slow): Pi's first request waited 0.7 s for it; its tools are declared once listed, in this session or the next run.")
+    );
+    let names: Vec<String> = session
+        .adapter
+        .direct_tools()
+        .tools
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    for name in ["mcp__exposed__echo", "mcp__one__echo", "parent_echo"] {
+        assert!(names.contains(&name.to_string()), "{name} in {names:?}");
+    }
+    assert!(!names.iter().any(|n| n.starts_with("picked")), "{names:?}");
+    wait_for("the slow server's listing", || {
+        home.cache()["servers"]["slow"].as_object().map(|_| ())
+    })
+    .await;
+    let cached = home.cache()["servers"].as_object().unwrap().clone();
+    let mut listed: Vec<&str> = cached.keys().map(String::as_str).collect();
+    listed.sort();
+    assert_eq!(listed, ["exposed", "one", "parent", "slow"]);
+    wait_for("each listed server to stop", || {
+        home.processes().is_empty().then_some(())
+    })
+    .await;
+    let again = session.adapter.list_declared(true).await;
+    assert_eq!((again.pending.len(), again.notice), (0, None));
+    assert_eq!(home.starts(), 4, "listed once each; nothing else started");
     finish(session, &home).await;
 }
 

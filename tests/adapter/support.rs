@@ -74,9 +74,16 @@ impl Home {
     }
 
     pub fn open_with(&self, timing: Timing, bounds: Bounds) -> Session {
-        let env = [("HOME", self.root.display().to_string())]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
+        self.open_in(timing, bounds, &[])
+    }
+
+    /// An adapter whose environment has `vars` besides `HOME`.
+    pub fn open_in(&self, timing: Timing, bounds: Bounds, vars: &[(&str, &str)]) -> Session {
+        let home = ("HOME", self.root.display().to_string());
+        let env = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .chain([(home.0.to_string(), home.1)])
             .collect();
         let adapter = Adapter::open(OpenOptions {
             cwd: self.cwd.clone(),

@@ -45,10 +45,11 @@ async fn start_fills_the_cache_and_stops_what_it_started() {
     finish(session, &home).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_fill_starts_a_few_servers_at_a_time() {
+/// Six servers that answer `initialize` after 100 ms (their starts counted), listed two at a
+/// time; the session has started.
+fn six_slow_servers_two_at_a_time() -> (Home, Session) {
     let servers: Map<String, Value> = (0..6)
-        .map(|i| (format!("s{i}"), server(&["slow-init=100"])))
+        .map(|i| (format!("s{i}"), counted(&["slow-init=100"])))
         .collect();
     let home = Home::new(Value::Object(servers));
     let bounds = Bounds {
@@ -57,6 +58,12 @@ async fn the_fill_starts_a_few_servers_at_a_time() {
     };
     let session = home.open_with(fast(), bounds);
     session.adapter.start(StartOptions::default());
+    (home, session)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fill_starts_a_few_servers_at_a_time() {
+    let (home, session) = six_slow_servers_two_at_a_time();
     let mut most = 0;
     while home.cache()["servers"].as_object().map_or(0, |s| s.len()) < 6 {
         most = most.max(home.processes().len());
@@ -69,16 +76,7 @@ async fn the_fill_starts_a_few_servers_at_a_time() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_search_during_the_fill_lists_each_server_once_under_the_bound() {
-    let servers: Map<String, Value> = (0..6)
-        .map(|i| (format!("s{i}"), counted(&["slow-init=100"])))
-        .collect();
-    let home = Home::new(Value::Object(servers));
-    let bounds = Bounds {
-        fill_concurrency: 2,
-        ..Bounds::default()
-    };
-    let session = home.open_with(fast(), bounds);
-    session.adapter.start(StartOptions::default());
+    let (home, session) = six_slow_servers_two_at_a_time();
     let sampling = async {
         let mut most = 0;
         while home.starts() < 6 || !home.processes().is_empty() {

@@ -1,8 +1,9 @@
 use super::*;
 use serde_json::json;
 use std::collections::HashSet;
+use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("pi-mcp-log-{name}-{}", std::process::id()));
@@ -98,33 +99,42 @@ fn a_full_file_is_rotated_once() {
 
 const CHILD_PATH: &str = "PI_MCP_LOG_TEST_PATH";
 const CHILD_ID: &str = "PI_MCP_LOG_TEST_WRITER";
+const CHILD_LINES: &str = "PI_MCP_LOG_TEST_LINES";
 const LINES_PER_WRITER: usize = 4000;
 
-/// Run by `two_processes_lose_no_line` in child processes; does nothing otherwise.
+/// Run by the tests below in child processes; does nothing otherwise. Two threads each write
+/// `CHILD_LINES` lines of about 1 KB, `<writer><thread>-<n>`.
 #[test]
 fn writer_child() {
     let (Ok(path), Ok(id)) = (std::env::var(CHILD_PATH), std::env::var(CHILD_ID)) else {
         return;
     };
+    let lines = std::env::var(CHILD_LINES).map_or(LINES_PER_WRITER, |n| n.parse().unwrap());
     let log = ServerLog::new(PathBuf::from(path));
-    let padding = "p".repeat(900);
-    for n in 0..LINES_PER_WRITER {
-        let message = LogMessage::from_params(&json!({ "data": format!("{id}-{n} {padding}") }));
-        log.append(&id, &message).unwrap();
-    }
+    std::thread::scope(|scope| {
+        for thread in 0..2 {
+            let (log, id) = (&log, format!("{id}{thread}"));
+            scope.spawn(move || {
+                let padding = "p".repeat(900);
+                for n in 0..lines / 2 {
+                    let data = format!("{id}-{n:06} {padding}");
+                    let _ = log.append(&id, &LogMessage::from_params(&json!({ "data": data })));
+                }
+            });
+        }
+    });
 }
 
-#[test]
-fn two_processes_lose_no_line() {
-    let dir = temp_dir("two");
-    let path = dir.join("mcp.log");
-    let writers: Vec<_> = ["a", "b"]
-        .into_iter()
+/// Runs one writer child per id, writing `lines` lines each, and waits for them.
+fn write_from_processes(path: &Path, ids: &[&str], lines: usize) {
+    let writers: Vec<_> = ids
+        .iter()
         .map(|id| {
             Command::new(std::env::current_exe().unwrap())
                 .args(["--exact", "server_log::tests::writer_child", "--quiet"])
-                .env(CHILD_PATH, &path)
+                .env(CHILD_PATH, path)
                 .env(CHILD_ID, id)
+                .env(CHILD_LINES, lines.to_string())
                 .stdout(std::process::Stdio::null())
                 .spawn()
                 .unwrap()
@@ -133,16 +143,155 @@ fn two_processes_lose_no_line() {
     for mut writer in writers {
         assert!(writer.wait().unwrap().success());
     }
+}
+
+/// The lines of `files` (oldest first), once they hold at least `count`.
+fn wait_for_lines(files: &[PathBuf], count: usize) -> Vec<String> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let lines: Vec<String> = files
+            .iter()
+            .flat_map(|file| {
+                fs::read_to_string(file)
+                    .unwrap_or_default()
+                    .lines()
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        if lines.len() >= count {
+            return lines;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} of {count} lines written",
+            lines.len()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A line's time stamp and its `<writer>-<n>` key.
+fn stamp_and_key(line: &str) -> (&str, &str) {
+    let message = line.split(" info ").nth(1).expect(line);
+    (&line[..24], message.split(' ').next().unwrap())
+}
+
+/// How many lines have an earlier time stamp than the line before them.
+fn stamps_going_back(lines: &[String]) -> usize {
+    let stamps: Vec<&str> = lines.iter().map(|l| stamp_and_key(l).0).collect();
+    stamps.windows(2).filter(|w| w[0] > w[1]).count()
+}
+
+#[test]
+fn two_processes_lose_no_line() {
+    let dir = temp_dir("two");
+    let path = dir.join("mcp.log");
+    write_from_processes(&path, &["a", "b"], LINES_PER_WRITER);
     // 8,000 lines of ~960 bytes: one rotation past 5 MB, well short of a second.
     let mut seen = HashSet::new();
-    for file in [dir.join("mcp.log.1"), path.clone()] {
-        for line in fs::read_to_string(&file).unwrap().lines() {
-            let message = line.split(" info ").nth(1).expect(line);
-            let key = message.split(' ').next().unwrap().to_string();
-            assert!(seen.insert(key), "a line twice: {line}");
-        }
+    let lines = wait_for_lines(&[dir.join("mcp.log.1"), path.clone()], 2 * LINES_PER_WRITER);
+    for line in &lines {
+        assert!(seen.insert(stamp_and_key(line).1), "a line twice: {line}");
     }
     assert_eq!(seen.len(), 2 * LINES_PER_WRITER);
     assert!(fs::metadata(dir.join("mcp.log.1")).unwrap().len() <= ROTATE_BYTES);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 26, item 13: eight threads of one process append at once; the file has each thread's
+/// lines in the order it appended them, and its time stamps never go back.
+#[test]
+fn threads_of_one_process_write_in_order() {
+    let started = Instant::now();
+    let dir = temp_dir("threads");
+    let log = ServerLog::new(dir.join("mcp.log"));
+    let (threads, per_thread) = (8, 1500);
+    std::thread::scope(|scope| {
+        for thread in 0..threads {
+            let log = &log;
+            scope.spawn(move || {
+                for n in 0..per_thread {
+                    let message =
+                        LogMessage::from_params(&json!({ "data": format!("t{thread}-{n:06}") }));
+                    let _ = log.append("s", &message);
+                }
+            });
+        }
+    });
+    let lines = wait_for_lines(&[log.path().to_path_buf()], threads * per_thread);
+    assert_eq!(lines.len(), threads * per_thread);
+    for thread in 0..threads {
+        let prefix = format!("t{thread}-");
+        let mine: Vec<&str> = lines
+            .iter()
+            .map(|l| stamp_and_key(l).1)
+            .filter(|k| k.starts_with(&prefix))
+            .collect();
+        assert!(
+            mine.windows(2).all(|w| w[0] < w[1]),
+            "thread {thread}'s lines out of order"
+        );
+    }
+    let back = stamps_going_back(&lines);
+    assert_eq!(
+        back, 0,
+        "{back} lines stamped earlier than the line before them"
+    );
+    crate::test_report::record(
+        "F13",
+        "eight threads of one process append 12,000 lines at once",
+        started,
+        "every thread's lines in its order; time stamps never go back",
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 26, item 13: two processes of two threads each write 17 MB, three rotations past 5 MB;
+/// what is kept (`mcp.log.1`, then `mcp.log`) is the newest: time stamps never go back across
+/// both files, and each writer's kept lines are its last ones, none missing among them.
+#[test]
+fn two_processes_rotating_keep_the_newest_lines() {
+    let started = Instant::now();
+    let dir = temp_dir("newest");
+    let path = dir.join("mcp.log");
+    let lines_per_writer = 9000;
+    write_from_processes(&path, &["a", "b"], lines_per_writer);
+    let kept = wait_for_lines(&[dir.join("mcp.log.1"), path.clone()], 1);
+    let back = stamps_going_back(&kept);
+    assert_eq!(
+        back, 0,
+        "{back} kept lines stamped earlier than the line before them"
+    );
+    let mut by_writer: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    for line in &kept {
+        let (writer, n) = stamp_and_key(line).1.split_once('-').unwrap();
+        by_writer
+            .entry(writer)
+            .or_default()
+            .push(n.parse().unwrap());
+    }
+    assert_eq!(by_writer.len(), 4, "every writer's last lines kept");
+    for (writer, kept) in &by_writer {
+        let last = lines_per_writer / 2 - 1;
+        let first = kept[0];
+        assert_eq!(
+            kept,
+            &(first..=last).collect::<Vec<_>>(),
+            "{writer} kept {first}..={last} with gaps or out of order"
+        );
+    }
+    for file in [dir.join("mcp.log.1"), path.clone()] {
+        assert!(fs::metadata(&file).unwrap().len() <= ROTATE_BYTES);
+    }
+    crate::test_report::record(
+        "F13",
+        "two processes of two threads write 17 MB to one mcp.log, three rotations",
+        started,
+        &format!(
+            "{} lines kept, the newest of each writer, none out of order",
+            kept.len()
+        ),
+    );
     fs::remove_dir_all(&dir).unwrap();
 }

@@ -9,7 +9,7 @@ use pi_mcp_native::pool::{
     Asker, Caller, ClientFeatures, ConnectSpec, Connection, ElicitationPolicy, Host, NoHost, Pool,
     Progress, Question, Reply, RequestError, RequestOptions, Root,
 };
-use pi_mcp_native::server_log::{LogLevel, LogMessage};
+use pi_mcp_native::server_log::{LogLevel, LogMessage, ServerLog};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -468,4 +468,71 @@ async fn a_task_that_never_ends_is_stopped_by_the_calls_limit_or_an_abort() {
     let seen = call(&conn, "seen", json!({})).await;
     assert_eq!(seen.matches("tasks/cancel").count(), 2, "{seen}");
     pool.close_all().await;
+}
+
+/// A session's log: what servers log goes to a real `mcp.log`; nothing else is answered.
+struct FileLog(ServerLog);
+
+impl Host for FileLog {
+    fn elicit(&self, asker: Asker, question: Question) -> BoxFuture<'static, Option<Reply>> {
+        NoHost.elicit(asker, question)
+    }
+
+    fn sample(&self, asker: Asker, params: Value) -> BoxFuture<'static, Result<Value, String>> {
+        NoHost.sample(asker, params)
+    }
+
+    fn roots(&self, _: &str) -> Vec<Root> {
+        vec![]
+    }
+
+    fn log(&self, server: &str, message: &LogMessage) {
+        let _ = self.0.append(server, message);
+    }
+}
+
+/// Issue 26, item 13: three servers each send 3,000 log messages at once, as fast as they can;
+/// `mcp.log` has every server's messages in the order it sent them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bursts_of_log_messages_are_written_in_the_order_sent() {
+    const BURST: usize = 3000;
+    let dir = std::env::temp_dir().join(format!("pi-mcp-log-burst-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let path = dir.join("mcp.log");
+    let (pool, _) = Pool::with_host(Arc::new(FileLog(ServerLog::new(path.clone()))));
+    let names = ["one", "two", "three"];
+    let bursts = names.map(|name| {
+        let pool = pool.clone();
+        async move {
+            let spec = stdio_server(name, &["asks"], ClientFeatures::none());
+            let conn = pool.connect(spec).await.unwrap();
+            let params = json!({ "level": "info", "data": "n" });
+            call(&conn, "log", json!({ "params": params, "count": BURST })).await
+        }
+    });
+    futures::future::join_all(bursts).await;
+    let lines = || std::fs::read_to_string(&path).unwrap_or_default();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while lines().lines().count() < names.len() * BURST {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "every message written"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for name in names {
+        let tag = format!(" [{name}] info n ");
+        let sent: Vec<usize> = lines()
+            .lines()
+            .filter_map(|line| line.split_once(&tag)?.1.parse().ok())
+            .collect();
+        let out_of_order = sent.windows(2).filter(|w| w[0] > w[1]).count();
+        assert_eq!(sent.len(), BURST, "{name}");
+        assert_eq!(
+            out_of_order, 0,
+            "{name}: {out_of_order} messages written before an earlier one"
+        );
+    }
+    pool.close_all().await;
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -10,8 +10,8 @@
 //! - `asks` adds the tools `ask` (sends the request `method` with `params` to the client and
 //!   returns its answer or error as text; with `task`, answers as a call that became that task),
 //!   `ask_inline` (asks the same inside an `input_required` result, as 2026-07-28 does), `log`
-//!   (sends `notifications/message` with `params`) and `capabilities` (the client's capabilities
-//!   from `initialize`).
+//!   (sends `notifications/message` with `params`; `count` times, `data` numbered) and
+//!   `capabilities` (the client's capabilities from `initialize`).
 //! - `subscribe` offers resource subscriptions (`resources/subscribe` and `unsubscribe` answered,
 //!   seen by `seen`) and adds the tool `touch` (sends `notifications/resources/updated` for
 //!   `uri`).

@@ -290,10 +290,20 @@ impl Server {
                 }),
             },
             "log" => {
-                send(
-                    &out,
-                    json!({ "jsonrpc": "2.0", "method": "notifications/message", "params": args["params"] }),
-                );
+                let count = args["count"].as_u64().unwrap_or(1);
+                for n in 0..count {
+                    let mut params = args["params"].clone();
+                    if count > 1 {
+                        params["data"] = json!(format!(
+                            "{} {n}",
+                            params["data"].as_str().unwrap_or_default()
+                        ));
+                    }
+                    send(
+                        &out,
+                        json!({ "jsonrpc": "2.0", "method": "notifications/message", "params": params }),
+                    );
+                }
                 text("logged".into())
             }
             "capabilities" => text(self.state().client_capabilities.to_string()),

@@ -27,9 +27,9 @@
 //!   [`path_component`] (names made safe as paths), [`helper`] (where the helper executable
 //!   `src/bin/helper` is, and its subcommands' command lines).
 //! - [`catalog`] (tool names and lookup), [`secret`] (secrets kept out of every text),
-//!   `atomic_file` (private files written whole), `value_kind` (what a JSON value is, for
-//!   messages that must not show it) and [`clean`] (the one rule for text a server supplies, before
-//!   a person sees it; URLs fit to open): leaves.
+//!   `atomic_file` (private files written whole), `log_file` (log files rotated by size),
+//!   `value_kind` (what a JSON value is, for messages that must not show it) and [`clean`] (the
+//!   one rule for text a server supplies, before a person sees it; URLs fit to open): leaves.
 //! - [`events`]: what happened to servers, for whoever embeds the core.
 
 pub mod adapter;
@@ -44,6 +44,7 @@ pub mod config;
 pub mod elicitation;
 pub mod events;
 pub mod helper;
+mod log_file;
 pub mod oauth;
 pub mod output_guard;
 pub mod path_component;

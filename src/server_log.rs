@@ -1,20 +1,29 @@
 //! What servers log (`notifications/message`), appended to `<agentDir>/mcp.log` in the line format
 //! of Pi 1.5's built-in MCP (`<time> [<server>] <level> <logger>: <message>`), so one file serves
-//! whichever of the two a user runs. Several Pi processes and the CLI write the same file: each
-//! line is one `O_APPEND` write, and the rotation to `mcp.log.1` past 5 MB happens under an
-//! advisory lock that every writer also takes, so no line is written to a file being renamed.
+//! whichever of the two a user runs. Appending only queues a line: one thread at a time writes
+//! the queue, in order, under an advisory lock every writing process takes (several Pi processes,
+//! the CLI and the broker write the same file), and stamps the lines as it writes them. So the
+//! file's lines are in the order they were appended, their times never go back, and the rotation
+//! to `mcp.log.1` past 5 MB ([`LogFile`]) keeps the newest lines.
 
 use crate::atomic_file::{self, sibling};
 use crate::clean;
+use crate::log_file::LogFile;
+use parking_lot::{Condvar, Mutex};
 use serde_json::Value;
 use std::fmt;
-use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Past this size the file is rotated before the next line.
 pub const ROTATE_BYTES: u64 = 5 * 1024 * 1024;
+/// Lines waiting to be written, at most: a file's worth. More means the disk cannot keep up;
+/// the excess is counted and the count written instead.
+const MAX_QUEUED: usize = ROTATE_BYTES as usize;
+/// How long a process that ends waits for its queued lines to be written.
+const FLUSH_LIMIT: Duration = Duration::from_secs(1);
 
 /// The syslog severities MCP uses, least severe first.
 #[derive(
@@ -112,50 +121,145 @@ impl LogMessage {
 
     /// The line as `mcp.log` holds it, newline included.
     pub fn line(&self, server: &str, at: SystemTime) -> String {
+        format!("{} {}", iso_time(at), self.unstamped(server))
+    }
+
+    /// The line after its time stamp.
+    fn unstamped(&self, server: &str) -> String {
         let logger = match self.logger() {
             Some(logger) => format!(" {logger}:"),
             None => String::new(),
         };
-        format!(
-            "{} [{server}] {}{logger} {}\n",
-            iso_time(at),
-            self.level,
-            self.text()
-        )
+        format!("[{server}] {}{logger} {}\n", self.level, self.text())
     }
 }
 
-/// The log file of one agent dir.
-#[derive(Clone, Debug)]
+/// The log file of one agent dir. Clones share its queue.
+#[derive(Clone)]
 pub struct ServerLog {
-    path: PathBuf,
+    file: Arc<LogFile>,
+    queue: Arc<Queue>,
+}
+
+#[derive(Default)]
+struct Queue {
+    waiting: Mutex<Waiting>,
+    /// Signalled when the writer has written everything and stopped.
+    idle: Condvar,
+}
+
+#[derive(Default)]
+struct Waiting {
+    /// Lines without their time stamp, in the order appended.
+    lines: Vec<String>,
+    bytes: usize,
+    /// Lines left out since the last write: the queue was full.
+    dropped: usize,
+    /// A thread is writing the queue.
+    writing: bool,
+    /// Why the last write failed.
+    trouble: Option<String>,
 }
 
 impl ServerLog {
     pub fn new(path: PathBuf) -> ServerLog {
-        ServerLog { path }
+        ServerLog {
+            file: Arc::new(LogFile::new(path, ROTATE_BYTES)),
+            queue: Arc::default(),
+        }
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 
-    /// Appends one message. Errors are for the caller to ignore: logging never fails a call.
-    pub fn append(&self, server: &str, message: &LogMessage) -> io::Result<()> {
-        self.append_line(&message.line(server, SystemTime::now()))
+    /// Queues one message; a writer thread writes it soon. Logging never fails nor waits.
+    pub fn append(&self, server: &str, message: &LogMessage) {
+        let line = message.unstamped(server);
+        let mut waiting = self.queue.waiting.lock();
+        if waiting.bytes + line.len() > MAX_QUEUED {
+            waiting.dropped += 1;
+            return;
+        }
+        waiting.bytes += line.len();
+        waiting.lines.push(line);
+        if waiting.writing {
+            return;
+        }
+        waiting.writing = true;
+        drop(waiting);
+        let log = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("mcp.log".into())
+            .spawn(move || log.write_queued());
+        if spawned.is_err() {
+            self.write_queued();
+        }
     }
 
-    fn append_line(&self, line: &str) -> io::Result<()> {
-        if let Some(dir) = self.path.parent() {
+    /// Waits until what was appended is written, at most `limit`.
+    pub fn flush(&self, limit: Duration) {
+        let mut waiting = self.queue.waiting.lock();
+        if waiting.writing {
+            let _ = self
+                .queue
+                .idle
+                .wait_while_for(&mut waiting, |w| w.writing, limit);
+        }
+    }
+
+    /// [`ServerLog::flush`] for a process that ends, from a runtime: at most [`FLUSH_LIMIT`].
+    pub async fn flushed(&self) {
+        let log = self.clone();
+        let _ = tokio::task::spawn_blocking(move || log.flush(FLUSH_LIMIT)).await;
+    }
+
+    /// Why the last write failed, if it did.
+    pub fn trouble(&self) -> Option<String> {
+        self.queue.waiting.lock().trouble.clone()
+    }
+
+    /// Writes the queue until it is empty.
+    fn write_queued(&self) {
+        loop {
+            let (lines, dropped) = {
+                let mut waiting = self.queue.waiting.lock();
+                if waiting.lines.is_empty() && waiting.dropped == 0 {
+                    waiting.writing = false;
+                    self.queue.idle.notify_all();
+                    return;
+                }
+                waiting.bytes = 0;
+                let dropped = std::mem::take(&mut waiting.dropped);
+                (std::mem::take(&mut waiting.lines), dropped)
+            };
+            let written = self.write(&lines, dropped);
+            self.queue.waiting.lock().trouble = written
+                .err()
+                .map(|e| format!("{} cannot be written: {e}", self.path().display()));
+        }
+    }
+
+    /// Writes `lines`, stamped now, under the lock of every process writing the file.
+    fn write(&self, lines: &[String], dropped: usize) -> io::Result<()> {
+        if let Some(dir) = self.path().parent() {
             atomic_file::create_private_dir(dir)?;
         }
-        let lock = atomic_file::open_private(&sibling(&self.path, ".lock"))?;
+        let lock = atomic_file::open_private(&sibling(self.path(), ".lock"))?;
         lock.lock()?; // released when `lock` is dropped
-        let size = fs::metadata(&self.path).map_or(0, |m| m.len());
-        if size > 0 && size + line.len() as u64 > ROTATE_BYTES {
-            fs::rename(&self.path, sibling(&self.path, ".1"))?;
+        let stamp = iso_time(SystemTime::now());
+        let mut stamped: Vec<String> = lines.iter().map(|l| format!("{stamp} {l}")).collect();
+        if dropped > 0 {
+            let note = LogMessage {
+                level: LogLevel::Warning,
+                logger: None,
+                data: Value::String(format!(
+                    "{dropped} log messages were left out: servers sent them faster than this file could be written"
+                )),
+            };
+            stamped.push(format!("{stamp} {}", note.unstamped("pi-mcp-native")));
         }
-        atomic_file::open_append_private(&self.path)?.write_all(line.as_bytes())
+        self.file.append(stamped.iter().map(String::as_bytes))
     }
 }
 

@@ -85,6 +85,11 @@ impl SessionHost {
         self.front_end.read().clone()
     }
 
+    /// Where the servers' log messages go.
+    pub fn server_log(&self) -> &ServerLog {
+        &self.log
+    }
+
     pub fn set_credentials(&self, source: CredentialSource) {
         *self.credentials.write() = Some(source);
     }
@@ -250,8 +255,7 @@ impl Host for Arc<SessionHost> {
     }
 
     fn log(&self, server: &str, message: &LogMessage) {
-        // Best effort: a log that cannot be written never fails a call.
-        let _ = self.log.append(server, message);
+        self.log.append(server, message);
     }
 }
 

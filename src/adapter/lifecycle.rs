@@ -213,6 +213,7 @@ impl Adapter {
         self.tasks.close();
         let stopped = futures::future::join(self.pool.close_all(), self.tasks.wait());
         let _ = tokio::time::timeout(SHUTDOWN_LIMIT, stopped).await;
+        self.host.server_log().flushed().await;
     }
 
     /// How long `server` may sit unused before it is stopped; `None`: never. Lazy servers (and

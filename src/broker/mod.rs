@@ -190,6 +190,7 @@ impl Broker {
             hop.farewell(&farewell);
         }
         let _ = tokio::time::timeout(STOP_LIMIT, self.pool.close_all()).await;
+        self.server_log.flushed().await;
         self.note("stopped");
     }
 
@@ -435,9 +436,7 @@ impl Broker {
             .servers
             .get(identity)
             .map(|s| s.name.clone());
-        // Best effort, as in a session: a log that cannot be written fails nothing.
-        let _ = self
-            .server_log
+        self.server_log
             .append(name.as_deref().unwrap_or(identity), message);
     }
 

@@ -1,5 +1,5 @@
 //! rmcp's side of a connection: what the server tells us on its own (progress of a running
-//! request, changed lists, log messages) and what it asks of us (answered by [`ClientSide`]).
+//! request, changed lists; log messages are taken earlier, see `logged`) and what it asks of us (answered by [`ClientSide`]).
 #![expect(
     deprecated,
     reason = "roots, sampling and logging are deprecated by 2026-07-28 but servers still use them"
@@ -12,8 +12,8 @@ use parking_lot::Mutex;
 use rmcp::model::{
     ClientConfig, ClientNotification, CreateMessageRequestParams, CreateMessageResult,
     CustomNotification, CustomRequest, CustomResult, ElicitRequestParams, ElicitResult,
-    Implementation, ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, ResourceUpdatedNotificationParam,
+    Implementation, ListRootsResult, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ResourceUpdatedNotificationParam,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use rmcp::{ClientHandler, ErrorData};
@@ -170,16 +170,6 @@ impl ClientHandler for Handler {
                 total: params.total,
                 message: params.message,
             });
-        }
-    }
-
-    async fn on_logging_message(
-        &self,
-        params: LoggingMessageNotificationParam,
-        _: NotificationContext<RoleClient>,
-    ) {
-        if let Ok(params) = serde_json::to_value(params) {
-            self.client.log(&params);
         }
     }
 

@@ -3,6 +3,7 @@
 //! `_meta`), or a probe for the latter that falls back to the former.
 
 use super::handler::Handler;
+use super::logged::InOrder;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{serve_client_with_lifecycle_and_ct, ClientInitializeError, RunningService};
 use rmcp::transport::IntoTransport;
@@ -51,5 +52,6 @@ where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
+    let transport = InOrder::new(transport.into_transport(), handler.client.clone());
     serve_client_with_lifecycle_and_ct(handler, transport, protocol.lifecycle(), ct).await
 }

@@ -9,6 +9,7 @@ mod handshake;
 pub mod host;
 pub mod launch;
 mod link;
+mod logged;
 mod nesting;
 mod oversize;
 pub mod process;

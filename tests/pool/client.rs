@@ -487,7 +487,7 @@ impl Host for FileLog {
     }
 
     fn log(&self, server: &str, message: &LogMessage) {
-        let _ = self.0.append(server, message);
+        self.0.append(server, message);
     }
 }
 

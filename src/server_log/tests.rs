@@ -335,3 +335,80 @@ fn a_flood_past_the_queue_is_counted() {
     assert!(left_out > 0 && lines.len() > 4900, "{left_out} left out");
     fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 26, item 14: `mcp.log` planted as a link to a file outside, its lock file as a link to
+/// a file that does not exist, `mcp.log` as a FIFO and as a directory, `mcp.log.1` as a link:
+/// nothing is written or created through them, nothing waits, and the log says why.
+#[cfg(unix)]
+#[test]
+fn a_planted_link_or_other_file_is_never_written_through() {
+    use std::os::unix::fs::symlink;
+    let started = Instant::now();
+    let dir = temp_dir("planted");
+    let agent = dir.join("agent");
+    fs::create_dir_all(&agent).unwrap();
+    let outside = dir.join("outside.txt");
+    fs::write(&outside, "kept as it was\n").unwrap();
+    let log = ServerLog::new(agent.join("mcp.log"));
+    let lock = sibling(log.path(), ".lock");
+    let write = |data: &str| {
+        log.append("s", &LogMessage::from_params(&json!({ "data": data })));
+        log.flush(Duration::from_secs(10));
+        log.trouble().unwrap_or_default()
+    };
+
+    symlink(&outside, log.path()).unwrap();
+    let why = write("through the link");
+    assert!(
+        why.contains(&format!("{} is a symbolic link", log.path().display())),
+        "{why}"
+    );
+    assert!(why.contains("remove it"), "{why}");
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "kept as it was\n");
+
+    fs::remove_file(log.path()).unwrap();
+    fs::remove_file(&lock).unwrap();
+    let created = dir.join("created-by-the-lock");
+    symlink(&created, &lock).unwrap();
+    let why = write("through the lock");
+    assert!(why.contains("mcp.log.lock is a symbolic link"), "{why}");
+    assert!(!created.exists(), "no file created through the lock's link");
+    assert!(!log.path().exists());
+
+    fs::remove_file(&lock).unwrap();
+    let fifo = std::ffi::CString::new(log.path().as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo(3) with a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let at = Instant::now();
+    let why = write("into the FIFO");
+    assert!(
+        why.contains("mcp.log is a FIFO (named pipe), not a regular file"),
+        "{why}"
+    );
+    assert!(
+        at.elapsed() < Duration::from_secs(5),
+        "no wait for a reader"
+    );
+
+    fs::remove_file(log.path()).unwrap();
+    fs::create_dir(log.path()).unwrap();
+    let why = write("into the directory");
+    assert!(why.contains("mcp.log is a directory"), "{why}");
+
+    // A link planted where the rotation moves the file is replaced, not followed.
+    fs::remove_dir(log.path()).unwrap();
+    symlink(&outside, sibling(log.path(), ".1")).unwrap();
+    fs::write(log.path(), vec![b'x'; ROTATE_BYTES as usize]).unwrap();
+    assert_eq!(write("rotated"), "", "written");
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "kept as it was\n");
+    assert!(!fs::symlink_metadata(sibling(log.path(), ".1"))
+        .unwrap()
+        .is_symlink());
+    crate::test_report::record(
+        "F14",
+        "mcp.log planted as a link to a file outside, its lock as a link, mcp.log as a FIFO and a directory, mcp.log.1 as a link",
+        started,
+        "the outside file unchanged, nothing created through the lock's link, no wait on the FIFO; each refusal names the file and says to remove it",
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}

@@ -187,6 +187,31 @@ async fn another_users_session_is_refused() {
     broker.wait().unwrap();
 }
 
+/// Issue 26, item 14: the broker's log planted as a link to a file outside. The broker does not
+/// start (it would have appended to the link's target); the session says why and starts the
+/// server itself; the file outside is unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broker_log_planted_as_a_link_is_refused() {
+    let dir = Dir::new("planted");
+    let place = dir.place();
+    place.prepare().unwrap();
+    let outside = dir.root.join("outside.txt");
+    std::fs::write(&outside, "kept as it was\n").unwrap();
+    std::os::unix::fs::symlink(&outside, place.log()).unwrap();
+    let session = dir.session(Some(HELPER));
+    let conn = open(&shared(&session, "p", &[])).await;
+    assert!(conn.pid().is_some(), "no broker: started here");
+    let why = session.off().unwrap();
+    let link = format!("{} is a symbolic link", place.log().display());
+    assert!(why.contains(&link), "{why}");
+    assert!(brokers_of(&dir).is_empty());
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        "kept as it was\n"
+    );
+    conn.close().await;
+}
+
 /// A broker of `dir` run in the foreground with `env`, once it listens.
 fn foreground(dir: &Dir, env: &[(&str, &str)]) -> std::process::Child {
     let mut broker = std::process::Command::new(HELPER)

@@ -1,5 +1,7 @@
 //! Files we create: private to the user (0600, directories 0700), and replaced so that readers
-//! see the old or the new content, never half of it.
+//! see the old or the new content, never half of it. Lock and log files, opened in place, are
+//! never opened through a link (a planted one would have us write or create its target) and
+//! must be regular files.
 
 use std::fs;
 use std::io::{self, Write};
@@ -36,9 +38,95 @@ pub fn open_private(path: &Path) -> io::Result<fs::File> {
         .open(path)
 }
 
-/// Opens (creating it 0600 if needed) a file that every write appends to (`O_APPEND`).
+/// Opens (creating it 0600 if needed) a lock file of ours: a regular file, never through a link.
+pub fn open_lock(path: &Path) -> io::Result<fs::File> {
+    let opened = own_options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path);
+    regular(path, opened)
+}
+
+/// Opens (creating it 0600 if needed) a file that every write appends to (`O_APPEND`): a
+/// regular file, never through a link.
 pub fn open_append_private(path: &Path) -> io::Result<fs::File> {
-    private_options().create(true).append(true).open(path)
+    let opened = own_options().create(true).append(true).open(path);
+    regular(path, opened)
+}
+
+/// Options for a file only we write: the last component is not followed when it is a link, and
+/// a FIFO without a reader does not make `open` wait.
+fn own_options() -> fs::OpenOptions {
+    #[allow(unused_mut, reason = "only Unix has the flags")]
+    let mut options = private_options();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NOFOLLOW | libc::O_NONBLOCK,
+    );
+    options
+}
+
+/// The file `opened` at `path` if it is a regular one; else an error naming it and saying what
+/// it is (a link refused by `O_NOFOLLOW`, a FIFO without a reader, a directory).
+fn regular(path: &Path, opened: io::Result<fs::File>) -> io::Result<fs::File> {
+    match opened {
+        Ok(file) => match not_regular(&file.metadata()?) {
+            Some(kind) => Err(refused(path, kind)),
+            None => Ok(file),
+        },
+        Err(e) => Err(unwritable(path).unwrap_or_else(|| {
+            io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()))
+        })),
+    }
+}
+
+/// Why nothing of ours may be written at `path`: something other than a regular file is there.
+pub fn unwritable(path: &Path) -> Option<io::Error> {
+    let meta = fs::symlink_metadata(path).ok()?;
+    not_regular(&meta).map(|kind| refused(path, kind))
+}
+
+fn refused(path: &Path, kind: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{} is {kind}, not a regular file; nothing is written there: remove it",
+            path.display()
+        ),
+    )
+}
+
+/// What a file that is not a regular one is, in words.
+pub fn not_regular(meta: &fs::Metadata) -> Option<&'static str> {
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return None;
+    }
+    if kind.is_dir() {
+        return Some("a directory");
+    }
+    if kind.is_symlink() {
+        return Some("a symbolic link");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return Some("a FIFO (named pipe)");
+        }
+        if kind.is_char_device() {
+            return Some("a character device");
+        }
+        if kind.is_block_device() {
+            return Some("a block device");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+    }
+    Some("not a file")
 }
 
 /// Creates `dir` and its missing parents as 0700 (existing ones are left as they are).

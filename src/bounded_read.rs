@@ -6,6 +6,7 @@
 //! read up to a size cap. A file the user names explicitly (`--config <(…)`, `/dev/stdin`) may be
 //! a pipe: it is read with the cap and a time limit.
 
+use crate::atomic_file::not_regular;
 use std::fmt;
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
@@ -165,34 +166,6 @@ fn open(path: &Path) -> Result<(File, Metadata), ReadError> {
     };
     let meta = file.metadata()?;
     Ok((file, meta))
-}
-
-/// What a non-regular file is, in words.
-fn not_regular(meta: &Metadata) -> Option<&'static str> {
-    let kind = meta.file_type();
-    if kind.is_file() {
-        return None;
-    }
-    if kind.is_dir() {
-        return Some("a directory");
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return Some("a FIFO (named pipe)");
-        }
-        if kind.is_char_device() {
-            return Some("a character device");
-        }
-        if kind.is_block_device() {
-            return Some("a block device");
-        }
-        if kind.is_socket() {
-            return Some("a socket");
-        }
-    }
-    Some("not a file")
 }
 
 /// Reads to the end, failing once more than `limit` bytes came (a file can grow while we read).

@@ -24,24 +24,31 @@ impl LogFile {
 
     /// Appends `pieces`, each whole in one file: before a piece that would take the file past
     /// its limit, the file is moved to `<name>.1` (replacing the one there) and a new one begun.
+    /// Errors name the file.
     pub fn append<'a>(&self, pieces: impl IntoIterator<Item = &'a [u8]>) -> io::Result<()> {
+        let named = |e: io::Error| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot write {}: {e}", self.path.display()),
+            )
+        };
         let mut file = atomic_file::open_append_private(&self.path)?;
-        let mut size = file.metadata()?.len();
+        let mut size = file.metadata().map_err(named)?.len();
         let mut ready = Vec::new();
         for piece in pieces {
             let len = piece.len() as u64;
             if size > 0 && size + len > self.limit {
-                file.write_all(&ready)?;
+                file.write_all(&ready).map_err(named)?;
                 ready.clear();
                 drop(file); // Windows renames no open file
-                fs::rename(&self.path, sibling(&self.path, ".1"))?;
+                fs::rename(&self.path, sibling(&self.path, ".1")).map_err(named)?;
                 file = atomic_file::open_append_private(&self.path)?;
                 size = 0;
             }
             ready.extend_from_slice(piece);
             size += len;
         }
-        file.write_all(&ready)
+        file.write_all(&ready).map_err(named)
     }
 }
 

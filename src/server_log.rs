@@ -219,6 +219,13 @@ impl ServerLog {
         self.queue.waiting.lock().trouble.clone()
     }
 
+    /// Why lines are not written: the last write's failure, or what stands in the file's place
+    /// (a link, a FIFO, a directory) when nothing was written yet.
+    pub fn check(&self) -> Option<String> {
+        self.trouble()
+            .or_else(|| atomic_file::unwritable(self.path()).map(|e| e.to_string()))
+    }
+
     /// Writes the queue until it is empty.
     fn write_queued(&self) {
         loop {
@@ -234,19 +241,21 @@ impl ServerLog {
                 (std::mem::take(&mut waiting.lines), dropped)
             };
             let written = self.write(&lines, dropped);
-            self.queue.waiting.lock().trouble = written
-                .err()
-                .map(|e| format!("{} cannot be written: {e}", self.path().display()));
+            self.queue.waiting.lock().trouble = written.err().map(|e| e.to_string());
         }
     }
 
     /// Writes `lines`, stamped now, under the lock of every process writing the file.
     fn write(&self, lines: &[String], dropped: usize) -> io::Result<()> {
+        let named = |e: io::Error, what: &Path| {
+            io::Error::new(e.kind(), format!("cannot write {}: {e}", what.display()))
+        };
         if let Some(dir) = self.path().parent() {
-            atomic_file::create_private_dir(dir)?;
+            atomic_file::create_private_dir(dir).map_err(|e| named(e, dir))?;
         }
-        let lock = atomic_file::open_private(&sibling(self.path(), ".lock"))?;
-        lock.lock()?; // released when `lock` is dropped
+        let path = sibling(self.path(), ".lock");
+        let lock = atomic_file::open_lock(&path)?;
+        lock.lock().map_err(|e| named(e, &path))?; // released when `lock` is dropped
         let stamp = iso_time(SystemTime::now());
         let mut stamped: Vec<String> = lines.iter().map(|l| format!("{stamp} {l}")).collect();
         if dropped > 0 {

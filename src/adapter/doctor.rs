@@ -34,13 +34,12 @@ impl Adapter {
             &self.cwd,
             self.file_limits.config_bytes,
         );
-        let text = render::doctor(
-            config,
-            &checks,
-            self.cache_warning.as_deref(),
-            &self.home(),
-            builtin,
-        );
+        let log_warning = self.host.server_log().check();
+        let warnings: Vec<&str> = [self.cache_warning.as_deref(), log_warning.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect();
+        let text = render::doctor(config, &checks, &warnings, &self.home(), builtin);
         let mut outcome = Outcome::text("doctor", text)
             .with("trust", trust_json(&config.trust))
             .with(
@@ -71,6 +70,9 @@ impl Adapter {
             );
         if let Some(warning) = &self.cache_warning {
             outcome.set("cacheWarning", warning.as_str());
+        }
+        if let Some(warning) = log_warning {
+            outcome.set("logWarning", warning);
         }
         if failed {
             outcome.fail(ErrorCode::ConnectFailed);

@@ -199,8 +199,12 @@ fn detach(args: Args) -> ExitCode {
         }
         0 => {
             drop(read);
-            become_daemon(&log);
-            std::process::exit(run(args, Ready::Parent(write)).into())
+            let ready = Ready::Parent(write);
+            if let Err(why) = become_daemon(&log) {
+                ready.say(&format!("error {why}"));
+                std::process::exit(1)
+            }
+            std::process::exit(run(args, ready).into())
         }
         _ => {
             drop(write);
@@ -227,19 +231,15 @@ fn detach(args: Args) -> ExitCode {
 }
 
 /// A session of its own, `/` as its directory, files private, stdin from /dev/null and its
-/// output to the log.
+/// output to the log; `Err` when the log cannot be kept (a link or a FIFO in its place).
 #[cfg(unix)]
-fn become_daemon(log: &std::path::Path) {
+fn become_daemon(log: &std::path::Path) -> Result<(), String> {
     use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
     if std::fs::metadata(log).is_ok_and(|m| m.len() > LOG_LIMIT) {
         let _ = std::fs::rename(log, log.with_extension("log.old"));
     }
-    let output = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(log);
+    let output = crate::atomic_file::open_append_private(log)
+        .map_err(|e| format!("cannot keep the broker's log: {e}"))?;
     let null = std::fs::File::open("/dev/null");
     // SAFETY: setsid, umask and dup2 on descriptors this process owns; no other thread runs.
     unsafe {
@@ -248,10 +248,9 @@ fn become_daemon(log: &std::path::Path) {
         if let Ok(null) = &null {
             libc::dup2(null.as_raw_fd(), 0);
         }
-        if let Ok(output) = &output {
-            libc::dup2(output.as_raw_fd(), 1);
-            libc::dup2(output.as_raw_fd(), 2);
-        }
+        libc::dup2(output.as_raw_fd(), 1);
+        libc::dup2(output.as_raw_fd(), 2);
     }
     let _ = std::env::set_current_dir("/");
+    Ok(())
 }

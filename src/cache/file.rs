@@ -15,7 +15,7 @@ pub fn write_entries(path: &Path, entries: &[(String, CacheEntry)]) -> io::Resul
     if let Some(dir) = path.parent() {
         atomic_file::create_private_dir(dir)?;
     }
-    let lock = atomic_file::open_private(&sibling(path, ".lock"))?;
+    let lock = atomic_file::open_lock(&sibling(path, ".lock"))?;
     lock.lock()?; // released when `lock` is dropped
     let mut root = current_root(path);
     let servers = root.entry("servers").or_insert_with(|| json!({}));

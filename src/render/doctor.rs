@@ -21,12 +21,13 @@ pub struct ConnectCheck {
     pub hints: Option<String>,
 }
 
-/// `home` shortens paths to `~/…`; `builtin_mcp_on`: Pi's own MCP support is not turned off
-/// in its settings (so Pi ≥ 0.99 warns at every start).
+/// `warnings`: files of the session's that it cannot use (the cache, `mcp.log`); `home`
+/// shortens paths to `~/…`; `builtin_mcp_on`: Pi's own MCP support is not turned off in its
+/// settings (so Pi ≥ 0.99 warns at every start).
 pub fn doctor(
     config: &Config,
     checks: &[ConnectCheck],
-    cache_warning: Option<&str>,
+    warnings: &[&str],
     home: &str,
     builtin_mcp_on: bool,
 ) -> String {
@@ -91,13 +92,13 @@ pub fn doctor(
             .filter(|d| d.level == level)
             .count()
     };
-    if !config.diagnostics.is_empty() || cache_warning.is_some() {
+    if !config.diagnostics.is_empty() || !warnings.is_empty() {
         out.push_str("\n\nProblems:");
         for d in &config.diagnostics {
             out.push_str(&format!("\n  {}", tilde_text(&d.to_string(), home)));
         }
-        if let Some(warning) = cache_warning {
-            out.push_str(&format!("\n  warning: {warning}"));
+        for warning in warnings {
+            out.push_str(&format!("\n  warning: {}", tilde_text(warning, home)));
         }
     }
 
@@ -282,7 +283,7 @@ mod tests {
             hints: None,
         }];
         let home = tree.home.display().to_string();
-        let text = doctor(&config, &checks, Some("cache unreadable"), &home, false);
+        let text = doctor(&config, &checks, &["cache unreadable"], &home, false);
         let expected = "\
 Config sources (lowest precedence first):
   · ~/.config/mcp/mcp.json [shared]: not found
@@ -323,7 +324,7 @@ Summary: 2 servers (1 enabled), 0 connected, 1 failed, 0 errors, 0 warnings, 1 n
             project_trusted: Some(false),
             ..tree.opts()
         });
-        let text = doctor(&config, &[], None, &tree.home.display().to_string(), false);
+        let text = doctor(&config, &[], &[], &tree.home.display().to_string(), false);
         assert!(
             text.contains("Project configs: not used (project not trusted), as told by the caller"),
             "{text}"

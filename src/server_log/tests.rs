@@ -358,6 +358,11 @@ fn a_planted_link_or_other_file_is_never_written_through() {
     };
 
     symlink(&outside, log.path()).unwrap();
+    let seen = log.check().unwrap_or_default();
+    assert!(
+        seen.contains("mcp.log is a symbolic link"),
+        "doctor's warning: {seen}"
+    );
     let why = write("through the link");
     assert!(
         why.contains(&format!("{} is a symbolic link", log.path().display())),

@@ -5,11 +5,12 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { frontEnd, piModel } from "../extension/pi-mcp-native/front-end.js";
-import { everything, memory, pimcp, processesIn, python, tempAgent, text, waitFor } from "./helpers/servers.mjs";
+import { row } from "./helpers/matrix.mjs";
+import { everything, faulty, memory, pimcp, processesIn, python, tempAgent, text, waitFor } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
 
@@ -212,6 +213,39 @@ describe("shared servers", () => {
       assert.equal(processesIn(agent.cwd).length, 1, "one server-everything for both sessions");
       await alice.shutdown();
       await bob.shutdown();
+    });
+  });
+});
+
+/** The broker's own log (beside its socket), from its status. */
+async function brokerLog(adapter) {
+  return (await adapter.brokerStatus()).details.broker.endpoint.replace(/\.sock$/, ".log");
+}
+
+const MB = 1024 * 1024;
+
+describe("the broker's bounds (issue 26)", () => {
+  const here = import.meta.url;
+
+  row("F12", "shared servers with debug: true write 6 MB and 60 MB to stderr: the broker's log is rotated while it runs", here, async ({ note }) => {
+    const config = ({ cwd }) => ({
+      mcpServers: {
+        six: faulty(["stderr-flood=6"], { cwd, shared: true, debug: true }),
+        sixty: faulty(["stderr-flood=60"], { cwd, shared: true, debug: true }),
+      },
+    });
+    await withAgent(config, async (agent) => {
+      const a = session(agent, 1);
+      for (const [name, mb] of [["six", 6], ["sixty", 60]]) {
+        assert.equal(text(await a.call(`${name}_echo`, { text: "hi" })), "echo: hi");
+        const log = await brokerLog(a);
+        await waitFor(() => readFileSync(log, "utf8").includes("fault-server: flood done"), 20000, `${name}'s flood echoed to the log`);
+        const [size, previous] = [statSync(log).size, statSync(`${log}.1`).size];
+        note(`${mb} MB of stderr: log ${(size / MB).toFixed(2)} MB, .1 ${(previous / MB).toFixed(2)} MB`);
+        assert.ok(size <= 5 * MB && previous <= 5 * MB, `${size} and ${previous} bytes`);
+      }
+      assert.equal(text(await a.call("six_echo", { text: "still" })), "echo: still", "the broker serves on");
+      await a.shutdown();
     });
   });
 });

@@ -8,6 +8,10 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+/// Past this size a log file is rotated before the next write: `mcp.log` as Pi 1.5's built-in
+/// MCP has it, and the broker's log the same.
+pub const ROTATE_BYTES: u64 = 5 * 1024 * 1024;
+
 pub struct LogFile {
     path: PathBuf,
     limit: u64,

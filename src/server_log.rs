@@ -17,8 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// Past this size the file is rotated before the next line.
-pub const ROTATE_BYTES: u64 = 5 * 1024 * 1024;
+pub use crate::log_file::ROTATE_BYTES;
 /// Lines waiting to be written, at most: a file's worth. More means the disk cannot keep up;
 /// the excess is counted and the count written instead.
 const MAX_QUEUED: usize = ROTATE_BYTES as usize;

@@ -4,7 +4,7 @@
 //! lock (one broker per place; a stale socket is then safe to replace), listens, and tells the
 //! parent, which prints `ready` (or `busy` when another broker holds the place) and exits, so the
 //! session that started it knows when to connect. On Windows the process is started detached and
-//! prints the same word itself. The broker's own log is `<dir>/<stem>.log`.
+//! prints the same word itself. The broker's own log is `<dir>/<stem>.log` (see `own_log`).
 
 use super::{Broker, Listener, Options};
 use crate::pool::shared::place::Place;
@@ -18,8 +18,6 @@ const USAGE: &str =
     "usage: pi-mcp-native-helper broker --dir <dir> --stem <stem> --agent-dir <dir> [--foreground]";
 /// How long a broker waits for the place's lock (one that is exiting releases it soon).
 const LOCK_WAIT: Duration = Duration::from_secs(3);
-/// A log over this size is moved aside (`.log.old`) when a broker starts.
-const LOG_LIMIT: u64 = 1024 * 1024;
 
 struct Args {
     place: Place,
@@ -200,11 +198,16 @@ fn detach(args: Args) -> ExitCode {
         0 => {
             drop(read);
             let ready = Ready::Parent(write);
-            if let Err(why) = become_daemon(&log) {
-                ready.say(&format!("error {why}"));
-                std::process::exit(1)
-            }
-            std::process::exit(run(args, ready).into())
+            let log = match become_daemon(&log) {
+                Ok(log) => log,
+                Err(why) => {
+                    ready.say(&format!("error {why}"));
+                    std::process::exit(1)
+                }
+            };
+            let code = run(args, ready);
+            log.finish();
+            std::process::exit(code.into())
         }
         _ => {
             drop(write);
@@ -231,26 +234,21 @@ fn detach(args: Args) -> ExitCode {
 }
 
 /// A session of its own, `/` as its directory, files private, stdin from /dev/null and its
-/// output to the log; `Err` when the log cannot be kept (a link or a FIFO in its place).
+/// output to its log; `Err` when the log cannot be kept (a link or a FIFO in its place).
 #[cfg(unix)]
-fn become_daemon(log: &std::path::Path) -> Result<(), String> {
+fn become_daemon(log: &std::path::Path) -> Result<super::own_log::OwnLog, String> {
     use std::os::fd::AsRawFd;
-    if std::fs::metadata(log).is_ok_and(|m| m.len() > LOG_LIMIT) {
-        let _ = std::fs::rename(log, log.with_extension("log.old"));
-    }
-    let output = crate::atomic_file::open_append_private(log)
-        .map_err(|e| format!("cannot keep the broker's log: {e}"))?;
+    let output = super::own_log::OwnLog::start(log)?;
     let null = std::fs::File::open("/dev/null");
-    // SAFETY: setsid, umask and dup2 on descriptors this process owns; no other thread runs.
+    // SAFETY: setsid, umask and dup2 on descriptors this process owns; the log's thread is the
+    // only other one, and uses neither.
     unsafe {
         libc::setsid();
         libc::umask(0o077);
         if let Ok(null) = &null {
             libc::dup2(null.as_raw_fd(), 0);
         }
-        libc::dup2(output.as_raw_fd(), 1);
-        libc::dup2(output.as_raw_fd(), 2);
     }
     let _ = std::env::set_current_dir("/");
-    Ok(())
+    Ok(output)
 }

@@ -14,6 +14,8 @@
 mod daemon;
 mod hop;
 mod listen;
+#[cfg(unix)]
+mod own_log;
 mod route;
 mod subscribe;
 

@@ -5,13 +5,12 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { once } from "node:events";
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { createConnection } from "node:net";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { frontEnd, piModel } from "../extension/pi-mcp-native/front-end.js";
 import { row } from "./helpers/matrix.mjs";
+import { FLOODS, MB, floodConfig, measureFlood, readNow } from "./helpers/rogue.mjs";
 import { everything, faulty, memory, pimcp, processesIn, python, tempAgent, text, waitFor } from "./helpers/servers.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
@@ -219,133 +218,9 @@ describe("shared servers", () => {
   });
 });
 
-/** VmRSS and VmHWM (the peak since `clear_refs`) of `pid`, in MiB. */
-function memoryOf(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const mib = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)[1]) / 1024;
-  return { rss: mib("VmRSS"), peak: mib("VmHWM") };
-}
-
-/**
- * A client of the broker's socket that reads nothing unless told to. `send` waits while the
- * socket is full and says false once the broker has closed it; `lines()` reads what the broker
- * said until it closed the connection (10 s at most).
- */
-async function rogueClient(endpoint) {
-  const socket = createConnection(endpoint);
-  await once(socket, "connect");
-  socket.on("error", () => {});
-  let buffered = "";
-  const nextLine = async () => {
-    for (;;) {
-      const at = buffered.indexOf("\n");
-      if (at >= 0) {
-        const line = buffered.slice(0, at);
-        buffered = buffered.slice(at + 1);
-        return line;
-      }
-      const chunk = socket.read();
-      if (chunk) buffered += chunk;
-      else if (socket.destroyed || socket.readableEnded) return null;
-      else await Promise.race([once(socket, "readable"), once(socket, "close")]);
-    }
-  };
-  return {
-    socket,
-    send: async (text) => {
-      if (socket.destroyed) return false;
-      if (!socket.write(text)) await Promise.race([once(socket, "drain"), once(socket, "close")]);
-      return !socket.destroyed;
-    },
-    lines: async (limit = 10000) => {
-      const lines = [];
-      const timer = setTimeout(() => socket.destroy(), limit);
-      for (let line = await nextLine(); line !== null; line = await nextLine()) lines.push(line);
-      clearTimeout(timer);
-      return lines;
-    },
-    /** Attaches to the shared server `name` of `adapter` (its identity from the broker). */
-    attach: async (adapter, name) => {
-      const server = (await adapter.brokerStatus()).details.broker.servers.find((s) => s.name === name);
-      const attach = {
-        name: "rogue",
-        identity: server.identity,
-        launch: { command: "false", args: [], env: [], cwd: "/" },
-        protocol: "initialize",
-        client: { elicitation: "off", sampling: false, roots: false, tasks: false, logLevel: "info" },
-        timeoutMs: 120000,
-        idleMs: null,
-        debug: false,
-        session: { id: "rogue", pid: process.pid, ui: false },
-      };
-      const params = { protocolVersion: "2025-11-25", capabilities: { experimental: { "pi-mcp-native/broker": { attach } } }, clientInfo: { name: "rogue", version: "0" } };
-      socket.write(`${JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params })}\n`);
-      const answer = JSON.parse(await nextLine());
-      assert.ok(answer.result, JSON.stringify(answer));
-    },
-  };
-}
-
-/** The broker grows no more than this over its size before an attack, or the test stops it. */
-const GUARD_MIB = 512;
-
-/**
- * Runs `flood(rogue)` against the broker of session `a`, then waits for the broker to drop the
- * rogue with a note matching `why`; notes the broker's RSS before, its peak, and its RSS once
- * the rogue has left; checks that session `a` is served all along. Returns what `flood` did.
- */
-async function attack(a, note, what, why, flood) {
-  assert.equal(text(await a.call("ev_echo", { message: "before" })), "Echo: before");
-  const { pid, endpoint } = (await a.brokerStatus()).details.broker;
-  const log = endpoint.replace(/\.sock$/, ".log");
-  const logged = readNow(log).length;
-  const before = memoryOf(pid).rss;
-  writeFileSync(`/proc/${pid}/clear_refs`, "5"); // resets VmHWM
-  const rogue = await rogueClient(endpoint);
-  let grew = null;
-  const guard = setInterval(() => {
-    const { rss } = memoryOf(pid);
-    if (rss > before + GUARD_MIB) (grew = rss), rogue.socket.destroy();
-  }, 50);
-  let done, dropped;
-  try {
-    done = await flood(rogue);
-    const served = text(await a.call("ev_echo", { message: "during" }));
-    assert.equal(served, "Echo: during", "another session is served meanwhile");
-    await waitFor(() => grew !== null || /dropped a connection/.test(readNow(log).slice(logged)), 15000, `the broker to drop the client (${what})`);
-    dropped = readNow(log).slice(logged).split("\n").find((l) => /dropped a connection/.test(l));
-  } finally {
-    clearInterval(guard);
-    rogue.socket.destroy();
-  }
-  assert.equal(grew, null, `${what}: the broker grew to ${grew} MiB, more than ${GUARD_MIB} MiB over its ${before} MiB`);
-  const { peak } = memoryOf(pid);
-  assert.match(dropped, new RegExp(`dropped a connection of pid ${process.pid} \\(session rogue|dropped a connection of pid ${process.pid} \\(not attached`), dropped);
-  assert.match(dropped, why);
-  let after = memoryOf(pid).rss;
-  const settled = () => (after = memoryOf(pid).rss) <= before + 16;
-  await waitFor(settled, 5000, `the broker's memory to come back (${what})`).catch(() => {});
-  note(`${what}: RSS ${before.toFixed(0)} MiB before, peak ${peak.toFixed(0)} MiB, ${after.toFixed(0)} MiB after the client left`);
-  assert.ok(peak - before <= 200, `${what}: peak ${peak} MiB, ${before} MiB before`);
-  assert.ok(after - before <= 16, `${what}: ${after} MiB after the client left, ${before} MiB before`);
-  assert.equal(text(await a.call("ev_echo", { message: "after" })), "Echo: after");
-  return done;
-}
-
 /** The broker's own log (beside its socket), from its status. */
 async function brokerLog(adapter) {
   return (await adapter.brokerStatus()).details.broker.endpoint.replace(/\.sock$/, ".log");
-}
-
-const MB = 1024 * 1024;
-
-/** A file's text, or "" while it is missing (a rotation moves it before a new one begins). */
-function readNow(file) {
-  try {
-    return readFileSync(file, "utf8");
-  } catch {
-    return "";
-  }
 }
 
 describe("the broker's bounds (issue 26)", () => {
@@ -373,64 +248,31 @@ describe("the broker's bounds (issue 26)", () => {
     });
   });
 
-  // Item 11: a same-user client that floods the broker is dropped; the broker's memory stays
-  // bounded and comes back, and the other sessions do not notice. The bounds per connection
-  // (README "Shared servers"): a message of 16 MiB, 256 requests in flight, 64 MiB unread.
-  const attacked = ({ cwd }) => ({ mcpServers: { ev: everything({ cwd, shared: true }) } });
-
-  row("F11", "a message just past 16 MiB, and a 1 GiB line that never ends", here, async ({ note }) => {
-    await withAgent(attacked, async (agent) => {
-      const a = session(agent, 1);
-      const pad = (bytes) => "x".repeat(bytes);
-      const past = `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { pad: pad(16 * MB + 1024) } })}\n`;
-      const heard = await attack(a, note, "a 16 MiB + 1 KiB message", /a message over 16 MiB/, async (rogue) => {
-        await rogue.send(past);
-        return rogue.lines();
+  // Item 11: a same-user client that floods the broker is dropped, the broker's memory stays
+  // bounded and comes back, and another session is served meanwhile (FLOODS: each bound per
+  // connection, just past it and far past it).
+  for (const bound of ["message", "in flight", "unread"]) {
+    const floods = FLOODS.filter((f) => f.bound === bound);
+    row("F11", `past the bound on ${bound}: ${floods.map((f) => f.what).join("; ")}`, here, async ({ note }) => {
+      await withAgent(floodConfig, async (agent) => {
+        const a = session(agent, 1);
+        await a.call("f_echo", { text: "started" });
+        for (const flood of floods) {
+          const echo = async (message) => assert.equal(text(await a.call("ev_echo", { message })), `Echo: ${message}`);
+          await echo("before");
+          const m = await measureFlood(a, flood, { meanwhile: () => echo("meanwhile") });
+          note(`${flood.what}: RSS ${m.before.toFixed(0)} MiB before, peak ${m.peak.toFixed(0)} MiB, ${m.after.toFixed(0)} MiB after the client left (${JSON.stringify(m.result).slice(0, 60)})`);
+          assert.equal(m.grew, null, `${flood.what}: the broker grew to ${m.grew} MiB from ${m.before} MiB`);
+          assert.match(m.dropped ?? "no note", new RegExp(`dropped a connection of pid ${process.pid} `), flood.what);
+          assert.match(m.dropped, flood.why);
+          assert.ok(m.peak - m.before <= 200, `${flood.what}: peak ${m.peak} MiB, ${m.before} MiB before`);
+          assert.ok(m.after - m.before <= 16, `${flood.what}: ${m.after} MiB after the client left, ${m.before} MiB before`);
+          const farewell = m.result.heard?.map((l) => JSON.parse(l)).find((l) => l.method === "notifications/pi-mcp-native/farewell");
+          if (m.result.heard) assert.match(farewell?.params.message ?? "no farewell", flood.why);
+          await echo("after");
+        }
+        await a.shutdown();
       });
-      const farewell = heard.map((l) => JSON.parse(l)).find((m) => m.method === "notifications/pi-mcp-native/farewell");
-      assert.match(farewell?.params.message ?? "", /a message over 16 MiB/, JSON.stringify(heard).slice(0, 300));
-      const chunk = pad(MB);
-      await attack(a, note, "1 GiB without a newline", /a message over 16 MiB/, async (rogue) => {
-        let sent = 0;
-        while (sent < 1024 && (await rogue.send(chunk))) sent++;
-        note(`the broker closed the connection after ${sent} MiB were sent`);
-        assert.ok(sent < 1024, "dropped before the end");
-      });
-      await a.shutdown();
     });
-  });
-
-  row("F11", "2,560 and 256,000 requests that never end (10× and 1000× the 256 in flight), answers unread", here, async ({ note }) => {
-    const config = ({ cwd }) => ({ mcpServers: { ev: everything({ cwd, shared: true }), f: faulty([], { cwd, shared: true }) } });
-    await withAgent(config, async (agent) => {
-      const a = session(agent, 1);
-      await a.call("f_echo", { text: "started" });
-      const hang = (id) => `${JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "hang", arguments: {} } })}\n`;
-      for (const count of [2560, 256000]) {
-        await attack(a, note, `${count.toLocaleString("en")} hanging calls`, /more than 256 requests in flight/, async (rogue) => {
-          await rogue.attach(a, "f");
-          let sent = 0;
-          while (sent < count && (await rogue.send(hang(sent + 1)))) sent++;
-          note(`${sent.toLocaleString("en")} sent`);
-        });
-      }
-      await a.shutdown();
-    });
-  });
-
-  row("F11", "answers left unread: 80 MiB and 1 GiB of them (past the 64 MiB bound)", here, async ({ note }) => {
-    await withAgent(attacked, async (agent) => {
-      const a = session(agent, 1);
-      const id = "i".repeat(256 * 1024); // echoed in each answer
-      const ping = (n) => `${JSON.stringify({ jsonrpc: "2.0", id: `${n}${id}`, method: "ping" })}\n`;
-      for (const [what, count] of [["80 MiB", 320], ["1 GiB", 4096]]) {
-        await attack(a, note, `${what} of answers`, /more than 64 MiB of answers unread/, async (rogue) => {
-          let sent = 0;
-          while (sent < count && (await rogue.send(ping(sent)))) sent++;
-          note(`${sent.toLocaleString("en")} pings sent`);
-        });
-      }
-      await a.shutdown();
-    });
-  });
+  }
 });

@@ -111,6 +111,7 @@ fn run(args: Args, ready: Ready) -> u8 {
             return 1;
         }
     };
+    super::memory::keep_big_allocations_mapped();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

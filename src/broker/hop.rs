@@ -2,10 +2,13 @@
 //! request is `initialize`, naming the server the session wants (or asking for the broker's
 //! controls). Requests are forwarded to the shared server for this session — its progress comes
 //! back with the session's token, its cancellation goes on — and the server's questions that
-//! belong here are asked as requests of our own.
+//! belong here are asked as requests of our own. A connection that passes one of its bounds
+//! (`wire::MAX_MESSAGE`, `MAX_IN_FLIGHT`, `MAX_UNREAD`) is dropped: whatever sends it, it never
+//! holds more of the broker's memory than they allow.
 
+use super::outbox::{self, Outbox};
 use super::Broker;
-use crate::pool::shared::wire::{self, Farewell, Hello, SessionInfo};
+use crate::pool::shared::wire::{self, Farewell, FarewellReason, Hello, SessionInfo};
 use crate::pool::{
     Connection, Progress, RequestError, RequestOptions, TOO_DEEP_FIELD, TOO_LARGE_FIELD,
 };
@@ -13,24 +16,20 @@ use parking_lot::Mutex;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
-use tokio::io::{
-    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt,
-};
-use tokio::sync::{mpsc, oneshot};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-/// The largest message a session may send.
-const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 /// A forwarded request's own timeout is the session's and this much more: the session's comes
 /// first and cancels it.
 const FORWARD_SLACK: Duration = Duration::from_secs(2);
 /// How long a stuck server gets to answer a ping the session forwards.
 const PING_LIMIT: Duration = Duration::from_secs(2);
-/// How long what is queued for a closing connection may take to be written.
-const LAST_WORDS: Duration = Duration::from_secs(1);
+/// A read buffer bigger than this is let go once its message is read.
+const KEPT_BUFFER: usize = 1024 * 1024;
 /// Subscribing to a resource, and unsubscribing: counted per server (see `subscribe`).
 const SUBSCRIPTIONS: [&str; 2] = ["resources/subscribe", "resources/unsubscribe"];
 /// JSON-RPC's "invalid request".
@@ -41,6 +40,8 @@ const INTERNAL_ERROR: i32 = -32603;
 /// A session's use of one shared server.
 pub struct Attached {
     pub identity: String,
+    /// The server's name in the session's config.
+    pub name: String,
     pub session: SessionInfo,
     pub upstream: Arc<Connection>,
     /// The session's request timeout.
@@ -52,9 +53,13 @@ type Failure = (i32, String, Option<Value>);
 
 pub struct Hop {
     pub id: u64,
-    out: mpsc::UnboundedSender<String>,
+    /// The peer's process, as the socket says.
+    peer: Option<u32>,
+    out: Outbox,
     /// Ends the connection (what is queued is still written).
     pub closed: CancellationToken,
+    /// The session's requests being answered (all of them, forwarded or not).
+    running: AtomicUsize,
     attached: OnceLock<Attached>,
     /// Requests being forwarded, by the session's id (as JSON text): their cancellation.
     in_flight: Mutex<HashMap<String, CancellationToken>>,
@@ -65,13 +70,15 @@ pub struct Hop {
 }
 
 impl Hop {
-    fn new() -> (Arc<Hop>, mpsc::UnboundedReceiver<String>) {
+    fn new(peer: Option<u32>) -> (Arc<Hop>, outbox::Queued) {
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        let (out, lines) = mpsc::unbounded_channel();
+        let (out, lines) = Outbox::new();
         let hop = Arc::new(Hop {
             id: NEXT.fetch_add(1, Ordering::Relaxed),
+            peer,
             out,
             closed: CancellationToken::new(),
+            running: AtomicUsize::new(0),
             attached: OnceLock::new(),
             in_flight: Mutex::default(),
             asks: Mutex::default(),
@@ -100,13 +107,37 @@ impl Hop {
     /// Says why, then ends the connection.
     pub fn farewell(&self, farewell: &Farewell) {
         if let Ok(params) = serde_json::to_value(farewell) {
-            self.notify(wire::FAREWELL, params);
+            let message = json!({ "jsonrpc": "2.0", "method": wire::FAREWELL, "params": params });
+            self.out.push_last(message.to_string());
         }
         self.closed.cancel();
     }
 
     fn send(&self, message: Value) {
-        let _ = self.out.send(message.to_string());
+        if self.out.push(message.to_string()).is_err() {
+            let bound = wire::MAX_UNREAD / (1024 * 1024);
+            self.drop_offender(&format!("it left more than {bound} MiB of answers unread"));
+        }
+    }
+
+    /// Ends a connection that passed one of its bounds, noting who and `why` (what it sent is
+    /// not shown: it may hold secrets).
+    fn drop_offender(&self, why: &str) {
+        if self.closed.is_cancelled() {
+            return;
+        }
+        let who = match self.attached() {
+            Some(a) => format!("session {}, server {}", a.session.id, a.name),
+            None => "not attached".into(),
+        };
+        let pid = self
+            .peer
+            .map_or_else(|| "unknown".into(), |pid| pid.to_string());
+        super::note(&format!("dropped a connection of pid {pid} ({who}): {why}"));
+        self.farewell(&Farewell {
+            reason: FarewellReason::Dropped,
+            message: format!("the shared-server broker dropped this connection: {why}"),
+        });
     }
 
     /// Asks the session (a request of ours); `None` when `void` came first or the session left.
@@ -151,9 +182,19 @@ impl Hop {
             .map(str::to_string);
         match (method, message.remove("id")) {
             (Some(method), Some(id)) => {
+                // Only this reader adds to `running`.
+                if self.running.load(Ordering::SeqCst) >= wire::MAX_IN_FLIGHT {
+                    let bound = wire::MAX_IN_FLIGHT;
+                    self.drop_offender(&format!("it had more than {bound} requests in flight"));
+                    return;
+                }
+                self.running.fetch_add(1, Ordering::SeqCst);
                 let params = message.remove("params").unwrap_or(Value::Null);
                 let (hop, broker) = (self.clone(), broker.clone());
-                tokio::spawn(async move { hop.request(&broker, id, method, params).await });
+                tokio::spawn(async move {
+                    hop.clone().request(&broker, id, method, params).await;
+                    hop.running.fetch_sub(1, Ordering::SeqCst);
+                });
             }
             (Some(method), None) if method == "notifications/cancelled" => {
                 let id = message.get("params").and_then(|p| p.get("requestId"));
@@ -417,30 +458,37 @@ fn failure(error: &RequestError) -> Failure {
     }
 }
 
-/// Serves one session connection until either side ends it.
-pub async fn serve<S>(broker: Arc<Broker>, stream: S)
+/// Serves one session connection (from process `peer`) until either side ends it.
+pub async fn serve<S>(broker: Arc<Broker>, stream: S, peer: Option<u32>)
 where
     S: AsyncRead + AsyncWrite + Send + 'static,
 {
     let (read, write) = tokio::io::split(stream);
-    let (hop, lines) = Hop::new();
+    let (hop, lines) = Hop::new(peer);
     broker.join(&hop);
-    let writer = tokio::spawn(write_lines(write, lines, hop.closed.clone()));
+    let writer = tokio::spawn(outbox::write_lines(write, lines, hop.closed.clone()));
     let mut reader = tokio::io::BufReader::new(read);
     let mut buf = Vec::new();
     loop {
         tokio::select! {
-            message = read_message(&mut reader, &mut buf) => match message {
-                Ok(Some(message)) => hop.take(&broker, message),
-                _ => break,
+            read = read_message(&mut reader, &mut buf) => match read {
+                Ok(Read::Message(message)) => hop.take(&broker, message),
+                Ok(Read::TooLong) => {
+                    let bound = wire::MAX_MESSAGE / (1024 * 1024);
+                    hop.drop_offender(&format!("it sent a message over {bound} MiB, the most the broker takes"));
+                    break;
+                }
+                Ok(Read::End) | Err(_) => break,
             },
             _ = hop.closed.cancelled() => break,
         }
     }
+    drop((reader, buf));
     hop.closed.cancel();
     hop.abandon();
     broker.leave(&hop);
     let _ = writer.await;
+    super::memory::release();
 }
 
 /// Answers a peer the broker does not serve with `why`, and ends the connection.
@@ -451,80 +499,70 @@ where
     let (read, mut write) = tokio::io::split(stream);
     let mut reader = tokio::io::BufReader::new(read);
     let mut buf = Vec::new();
-    let first = tokio::time::timeout(LAST_WORDS, read_message(&mut reader, &mut buf)).await;
+    let first = tokio::time::timeout(outbox::LAST_WORDS, read_message(&mut reader, &mut buf)).await;
     let id = match first {
-        Ok(Ok(Some(message))) => message.get("id").cloned().unwrap_or(Value::Null),
+        Ok(Ok(Read::Message(message))) => message.get("id").cloned().unwrap_or(Value::Null),
         _ => Value::Null,
     };
     let answer =
         json!({ "jsonrpc": "2.0", "id": id, "error": { "code": wire::REFUSED, "message": why } });
-    let _ = tokio::time::timeout(LAST_WORDS, async {
+    let _ = tokio::time::timeout(outbox::LAST_WORDS, async {
         write.write_all(format!("{answer}\n").as_bytes()).await?;
         write.shutdown().await
     })
     .await;
 }
 
-/// Reads the next JSON message (one line); `None` at the end of the stream.
+/// What came from the session.
+enum Read {
+    Message(Value),
+    /// A message longer than [`wire::MAX_MESSAGE`] (what came of it was not kept).
+    TooLong,
+    End,
+}
+
+/// Reads the next JSON message (one line; lines that are not JSON are skipped) into `buf`,
+/// which never holds more than [`wire::MAX_MESSAGE`] and a newline.
 async fn read_message<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     buf: &mut Vec<u8>,
-) -> std::io::Result<Option<Value>> {
+) -> std::io::Result<Read> {
     loop {
+        if buf.capacity() > KEPT_BUFFER {
+            *buf = Vec::new();
+        }
         buf.clear();
-        let read = (&mut *reader)
-            .take(MAX_MESSAGE as u64 + 1)
-            .read_until(b'\n', buf)
-            .await?;
-        if read == 0 {
-            return Ok(None);
-        }
-        if buf.last() != Some(&b'\n') && read > MAX_MESSAGE {
-            return Err(std::io::Error::other("a message over 64 MiB"));
-        }
-        if let Ok(message) = serde_json::from_slice(buf.trim_ascii()) {
-            return Ok(Some(message));
-        }
-    }
-}
-
-/// Writes the lines queued for a session; once the connection is closed, what was queued
-/// before still goes out (a farewell, a last answer).
-async fn write_lines<W: AsyncWrite + Unpin>(
-    write: W,
-    mut lines: mpsc::UnboundedReceiver<String>,
-    closed: CancellationToken,
-) {
-    let mut out = tokio::io::BufWriter::new(write);
-    loop {
-        let line = tokio::select! {
-            biased;
-            line = lines.recv() => line,
-            _ = closed.cancelled() => None,
-        };
-        let Some(line) = line else { break };
-        let written = async {
-            out.write_all(line.as_bytes()).await?;
-            out.write_all(b"\n").await?;
-            if lines.is_empty() {
-                out.flush().await?;
+        let ended = loop {
+            let available = reader.fill_buf().await?;
+            if available.is_empty() {
+                break true;
             }
-            std::io::Result::Ok(())
+            let (take, done) = match available.iter().position(|&b| b == b'\n') {
+                Some(at) => (at + 1, true),
+                None => (available.len(), false),
+            };
+            if buf.len() + take > wire::MAX_MESSAGE + 1 {
+                buf.clear();
+                return Ok(Read::TooLong);
+            }
+            // Grown by doubling, but never past the bound.
+            let wanted = (buf.len() + take)
+                .max(2 * buf.capacity())
+                .min(wire::MAX_MESSAGE + 1);
+            buf.reserve_exact(wanted - buf.len());
+            buf.extend_from_slice(&available[..take]);
+            reader.consume(take);
+            if done {
+                break false;
+            }
         };
-        if written.await.is_err() {
-            closed.cancel();
-            return;
+        if let Ok(message) = serde_json::from_slice(buf.trim_ascii()) {
+            return Ok(Read::Message(message));
+        }
+        if ended {
+            return Ok(Read::End);
         }
     }
-    let _ = tokio::time::timeout(LAST_WORDS, async {
-        while let Ok(line) = lines.try_recv() {
-            out.write_all(line.as_bytes()).await?;
-            out.write_all(b"\n").await?;
-        }
-        out.flush().await?;
-        out.shutdown().await
-    })
-    .await;
 }
 
 #[cfg(test)]
@@ -540,6 +578,39 @@ mod tests {
         assert_eq!(progress_token(&mut kept), Some(json!("a")));
         assert_eq!(kept, json!({ "_meta": { "other": 1 } }));
         assert_eq!(progress_token(&mut json!({})), None);
+    }
+
+    #[tokio::test]
+    async fn a_message_past_the_bound_is_not_kept() {
+        let mut input = b"not json\n{\"id\":1}\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', wire::MAX_MESSAGE + 1));
+        input.extend_from_slice(b"\n{\"id\":2}\n");
+        let (mut reader, mut buf) = (&input[..], Vec::new());
+        let read = read_message(&mut reader, &mut buf).await.unwrap();
+        assert!(
+            matches!(read, Read::Message(m) if m["id"] == 1),
+            "a line not JSON skipped"
+        );
+        let read = read_message(&mut reader, &mut buf).await.unwrap();
+        assert!(matches!(read, Read::TooLong));
+        assert!(
+            buf.capacity() <= wire::MAX_MESSAGE + 1,
+            "{}",
+            buf.capacity()
+        );
+        let mut fitting = format!("{{\"pad\":\"{}\"}}", "y".repeat(wire::MAX_MESSAGE - 20));
+        fitting.push('\n');
+        let (mut reader, mut buf) = (fitting.as_bytes(), Vec::new());
+        let read = read_message(&mut reader, &mut buf).await.unwrap();
+        assert!(
+            matches!(read, Read::Message(_)),
+            "a message of the bound itself is taken"
+        );
+        assert!(matches!(
+            read_message(&mut reader, &mut buf).await.unwrap(),
+            Read::End
+        ));
+        assert!(buf.capacity() <= KEPT_BUFFER, "a big buffer let go");
     }
 
     #[test]

@@ -69,7 +69,8 @@ pub async fn accept(broker: &Arc<Broker>, listener: Listener) {
         let accepted_uid = broker.options.accept_uid;
         match stream.peer_cred() {
             Ok(cred) if cred.uid() == accepted_uid => {
-                tokio::spawn(hop::serve(broker.clone(), stream));
+                let peer = cred.pid().map(|pid| pid as u32);
+                tokio::spawn(hop::serve(broker.clone(), stream, peer));
             }
             peer => {
                 let who = match peer {
@@ -114,6 +115,6 @@ pub async fn accept(broker: &Arc<Broker>, listener: Listener) {
             broker.note(&format!("accept failed: {e}"));
             continue;
         }
-        tokio::spawn(hop::serve(broker.clone(), stream));
+        tokio::spawn(hop::serve(broker.clone(), stream, None));
     }
 }

@@ -14,6 +14,8 @@
 mod daemon;
 mod hop;
 mod listen;
+mod memory;
+mod outbox;
 #[cfg(unix)]
 mod own_log;
 mod route;
@@ -202,7 +204,7 @@ impl Broker {
     }
 
     fn note(&self, text: &str) {
-        eprintln!("{} {text}", iso_time(SystemTime::now()));
+        note(text);
     }
 
     fn join(&self, hop: &Arc<Hop>) {
@@ -301,6 +303,7 @@ impl Broker {
         let info = upstream.server_info().unwrap_or_else(|| json!({}));
         hop.attach(Attached {
             identity,
+            name: attach.name,
             session: attach.session,
             upstream,
             timeout: Duration::from_millis(attach.timeout_ms),
@@ -567,4 +570,9 @@ impl Broker {
             }
         }
     }
+}
+
+/// A line of the broker's log.
+fn note(text: &str) {
+    eprintln!("{} {text}", iso_time(SystemTime::now()));
 }

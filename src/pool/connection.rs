@@ -713,6 +713,10 @@ impl Connection {
         pending: &Arc<PendingRequest>,
         deadline: Option<tokio::time::Instant>,
     ) -> Result<Sent, RequestError> {
+        let _slot = match &self.link {
+            Link::Broker(link) => Some(link.admit(&params, &opts.cancel).await?),
+            _ => None,
+        };
         let mut custom = CustomRequest::new(method, Some(params));
         if let Some(tool) = opts.tool.clone().filter(|_| method == "tools/call") {
             custom.extensions.insert(CalledTool(tool));

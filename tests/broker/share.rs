@@ -45,3 +45,34 @@ async fn without_a_broker_the_session_starts_the_server_itself() {
     assert!(why.contains("helper executable"), "{why}");
     conn.close().await;
 }
+
+/// A session keeps within the broker's bounds on one connection (issue 26, item 11): 300 calls
+/// at once all run (at most 128 in flight, the rest wait), and a request too big for the broker
+/// fails alone, with the connection kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_keeps_within_the_bounds_of_its_connection() {
+    let running = Running::start("bounds").await;
+    let session = running.session();
+    let conn = open(&shared(&session, "bounds", &[])).await;
+    let calls = (0..300).map(|n| {
+        let args = serde_json::json!({ "text": n.to_string(), "delayMs": 200 });
+        call(&conn, "echo", args, plain())
+    });
+    let answers = futures::future::join_all(calls).await;
+    assert!(
+        answers.iter().all(Result::is_ok),
+        "{:?}",
+        answers.iter().find(|a| a.is_err())
+    );
+    let big = "x".repeat(pi_mcp_native::pool::shared::wire::MAX_MESSAGE);
+    let refused = call(&conn, "echo", serde_json::json!({ "text": big }), plain()).await;
+    let why = refused.unwrap_err();
+    assert!(
+        why.contains("over the 16 MiB the shared-server broker takes in one message"),
+        "{why}"
+    );
+    assert_eq!(echo(&conn, "still here").await, "echo: still here");
+    assert!(conn.pid().is_none(), "still through the broker");
+    conn.close().await;
+    running.stop().await;
+}

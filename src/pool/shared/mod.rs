@@ -10,7 +10,7 @@ pub mod identity;
 pub mod place;
 pub mod wire;
 
-use super::StdioSpec;
+use super::{RequestError, StdioSpec};
 use parking_lot::Mutex;
 use place::Place;
 use rmcp::model::JsonObject;
@@ -28,6 +28,8 @@ use wire::{Farewell, FarewellReason};
 
 /// How long a farewell the broker sent may take to be read after its connection ended.
 const FAREWELL_WAIT: Duration = Duration::from_millis(500);
+/// Room left in a message for what wraps a request's params (`jsonrpc`, `id`, `method`, `_meta`).
+const ENVELOPE: usize = 64 * 1024;
 
 #[cfg(unix)]
 pub type Stream = tokio::net::UnixStream;
@@ -337,6 +339,8 @@ pub struct BrokerLink {
     said: Notify,
     /// Sessions using the server now, this one included.
     sessions: AtomicUsize,
+    /// One per request in flight (see [`wire::SESSION_IN_FLIGHT`]).
+    slots: tokio::sync::Semaphore,
 }
 
 impl BrokerLink {
@@ -352,6 +356,28 @@ impl BrokerLink {
             farewell: Mutex::new(None),
             said: Notify::new(),
             sessions: AtomicUsize::new(1),
+            slots: tokio::sync::Semaphore::new(wire::SESSION_IN_FLIGHT),
+        }
+    }
+
+    /// Lets a request with `params` go: a slot for it, held until its answer (waiting while
+    /// every slot is taken, unless `cancel` comes first), or why it cannot go at all.
+    pub async fn admit(
+        &self,
+        params: &serde_json::Value,
+        cancel: &CancellationToken,
+    ) -> Result<tokio::sync::SemaphorePermit<'_>, RequestError> {
+        let size = serde_json::to_vec(params).map_or(0, |bytes| bytes.len());
+        if size + ENVELOPE > wire::MAX_MESSAGE {
+            return Err(RequestError::Protocol(format!(
+                "the request is {:.1} MiB, over the {} MiB the shared-server broker takes in one message; send less",
+                size as f64 / (1024.0 * 1024.0),
+                wire::MAX_MESSAGE / (1024 * 1024)
+            )));
+        }
+        tokio::select! {
+            slot = self.slots.acquire() => slot.map_err(|_| RequestError::Aborted),
+            _ = cancel.cancelled() => Err(RequestError::Aborted),
         }
     }
 
@@ -401,6 +427,10 @@ impl BrokerLink {
                 reason: FarewellReason::BrokerStopping,
                 message,
             }) => format!("{message}; the next use starts it again"),
+            Some(Farewell {
+                reason: FarewellReason::Dropped,
+                message,
+            }) => format!("{message}; the next use connects again"),
             None => {
                 let why = "the shared-server broker stopped unexpectedly".to_string();
                 self.broker.turn_off(why.clone());

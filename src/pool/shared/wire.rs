@@ -15,6 +15,18 @@ pub const SESSIONS: &str = "notifications/pi-mcp-native/sessions";
 pub const STATUS: &str = "pi-mcp-native/status";
 /// Control → broker: stop every shared server and exit.
 pub const STOP: &str = "pi-mcp-native/stop";
+/// The largest message a connection may send the broker (README "Shared servers"). Past any of
+/// these bounds the broker drops the connection: its note names the peer's pid and the bound,
+/// and a session that still reads gets a [`Farewell`] saying the same.
+pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
+/// The requests one connection may have in flight at the broker.
+pub const MAX_IN_FLIGHT: usize = 256;
+/// The bytes of the broker's messages one connection may leave unread.
+pub const MAX_UNREAD: usize = 64 * 1024 * 1024;
+/// The requests a session has in flight on one connection at most; more wait for a slot. Half
+/// of [`MAX_IN_FLIGHT`], so that requests the session cancelled while the broker still ends them
+/// never count against it.
+pub const SESSION_IN_FLIGHT: usize = MAX_IN_FLIGHT / 2;
 /// `initialize` failed because the server could not be started (the message says why).
 pub const START_FAILED: i32 = -32050;
 /// The broker does not serve this peer (another user, another version).
@@ -78,6 +90,9 @@ pub enum FarewellReason {
     ServerLost,
     /// The broker stops (`pi-mcp broker stop`); the next use starts a new one.
     BrokerStopping,
+    /// The connection passed one of its bounds ([`MAX_MESSAGE`], [`MAX_IN_FLIGHT`],
+    /// [`MAX_UNREAD`]); the next use connects again.
+    Dropped,
 }
 
 /// The broker's answer to [`STATUS`].

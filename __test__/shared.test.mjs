@@ -135,6 +135,27 @@ describe("shared servers", () => {
     });
   });
 
+  test("an inherited token the entry does not reference does not separate sessions (the first one's is used); sharedEnv does", async () => {
+    const config = ({ cwd }) => ({
+      mcpServers: {
+        plain: everything({ cwd, shared: true }),
+        listed: everything({ cwd: join(cwd, ".."), shared: true, sharedEnv: ["GITHUB_TOKEN"] }),
+      },
+    });
+    await withAgent(config, async (agent) => {
+      const open = (token, terminal) => McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: { ...agent.env, GITHUB_TOKEN: token, TERM_SESSION_ID: `t${terminal}` } });
+      const [a, b] = [open("token-a", 1), open("token-b", 2)];
+      const token = async (session, server) => JSON.parse(text(await session.call(`${server}_get-env`, {}))).GITHUB_TOKEN;
+      assert.equal(await token(a, "plain"), "token-a");
+      assert.equal(await token(b, "plain"), "token-a", "the second session uses the first one's process, and its token");
+      assert.equal(processesIn(agent.cwd).length, 1);
+      assert.equal(await token(a, "listed"), "token-a");
+      assert.equal(await token(b, "listed"), "token-b", "listed in sharedEnv: a process of its own");
+      assert.equal(processesIn(join(agent.cwd, "..")).length, 2);
+      for (const s of [a, b]) await s.shutdown();
+    });
+  });
+
   test("a session killed mid-call has its call cancelled and its share released", async () => {
     const config = ({ cwd }) => ({ mcpServers: { ev: everything({ cwd, shared: true }) } });
     await withAgent(config, async (agent) => {

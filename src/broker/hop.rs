@@ -483,7 +483,7 @@ where
             _ = hop.closed.cancelled() => break,
         }
     }
-    drop((reader, buf));
+    drop((reader, buf)); // before the wait for the writer: a flood's buffer goes now
     hop.closed.cancel();
     hop.abandon();
     broker.leave(&hop);

@@ -7,9 +7,10 @@
 //! It owns the servers' processes as a session would (process groups, the watchdog: killed even
 //! by SIGKILL, its servers stop), counts the sessions using each server, stops a server once no
 //! session has used it for its idle time, and exits when it has had no session and no server for
-//! a while. Layout: `daemon` (detaching, the lock, readiness) · `listen` (accepting, refusing
-//! other users) · `hop` (one session's connection) · `route` (whose question it is); this file
-//! holds the table of shared servers.
+//! a while. Layout: `daemon` (detaching, the lock, readiness) · `own_log` (its log) · `listen`
+//! (accepting, refusing other users) · `hop` (one session's connection, within its bounds) ·
+//! `outbox` (what a connection has yet to read) · `route` (whose question it is) · `memory`
+//! (given back after a flood); this file holds the table of shared servers.
 
 mod daemon;
 mod hop;

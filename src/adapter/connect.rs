@@ -4,7 +4,7 @@
 
 use super::servers::Adopted;
 use super::{Adapter, Unavailable};
-use crate::config::{self, HttpAuth, ServerConfig, Transport};
+use crate::config::{self, HttpAuth, ServerConfig, Sharing, Transport};
 use crate::events::Event;
 use crate::pool::shared::identity;
 use crate::pool::{
@@ -242,12 +242,12 @@ impl Adapter {
                     .map(|(name, value)| (name, value.expose().to_string()))
                     .collect();
                 let stdio = self.stdio_spec(server, command, args, &env, cwd.as_ref());
-                match &server.shared {
-                    Some(sharing) => TransportSpec::Shared(SharedSpec {
+                match &server.sharing {
+                    Sharing::User { env: matched } => TransportSpec::Shared(SharedSpec {
                         identity: identity::Launch {
                             stdio: &stdio,
                             declared: &env.iter().map(|(name, _)| name.clone()).collect::<Vec<_>>(),
-                            matched: &sharing.env,
+                            matched,
                             session_env: &self.env,
                             protocol: server.protocol,
                             client: &client,
@@ -257,7 +257,7 @@ impl Adapter {
                         idle: self.idle_limit(server),
                         broker: self.broker.clone(),
                     }),
-                    None => TransportSpec::Stdio(stdio),
+                    Sharing::Own | Sharing::Family => TransportSpec::Stdio(stdio),
                 }
             }
             Transport::Http {

@@ -2,7 +2,7 @@
 //! sessions (status, `/mcp`), and `pi-mcp broker status|stop`.
 
 use super::{Adapter, ErrorCode, Outcome};
-use crate::config::ServerConfig;
+use crate::config::{ServerConfig, Sharing};
 use crate::pool::shared::control;
 use crate::render;
 use serde_json::{json, Value};
@@ -45,7 +45,7 @@ impl Adapter {
     /// using it now (when it runs in the broker) and why this session runs it itself (when it
     /// does).
     pub(super) fn sharing(&self, server: &ServerConfig) -> Value {
-        if server.shared.is_none() {
+        if !matches!(server.sharing, Sharing::User { .. }) {
             return Value::Null;
         }
         let sessions = self.pool.get(&server.name).and_then(|c| c.shared_with());

@@ -9,6 +9,7 @@
 
 use super::{Env, Role, Trust, TrustBasis};
 use crate::pool::process::{self, StdioSpec};
+use crate::pool::shared::wire::FAMILY_VAR;
 use crate::secret::Secret;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -204,8 +205,9 @@ fn shell(line: &str) -> (String, Vec<String>) {
     }
 }
 
-/// Runs `line` in its own process group with no input and stderr discarded; its stdout once it
-/// exited successfully. The group is stopped afterwards, and when `limit` is reached.
+/// Runs `line` in its own process group with no input, stderr discarded and without the family's
+/// token; its stdout once it exited successfully. The group is stopped afterwards, and when
+/// `limit` is reached.
 async fn run_shell(
     line: &str,
     ctx: &RunContext<'_>,
@@ -218,6 +220,7 @@ async fn run_shell(
         env: ctx
             .env
             .iter()
+            .filter(|(k, _)| k.as_str() != FAMILY_VAR)
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         cwd: ctx.cwd.to_path_buf(),

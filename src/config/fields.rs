@@ -96,6 +96,7 @@ pub const SETTINGS: Vocabulary = Vocabulary {
         "exposure",
         "autoAuth",
         "sharedServers",
+        "shareWithSubagents",
         "startupWaitMs",
     ],
     shared: CLIENT,

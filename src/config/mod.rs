@@ -42,6 +42,7 @@ pub use trust::{Trust, TrustBasis};
 use crate::bounded_read::FileLimits;
 use crate::catalog::ToolPrefix;
 use crate::output_guard::{Limits, DEFAULT_LIMITS};
+use crate::pool::shared::wire::FAMILY_VAR;
 use crate::pool::Protocol;
 use crate::secret::Secret;
 use files::{Origin, Read};
@@ -129,10 +130,17 @@ pub struct Settings {
     pub auto_auth: bool,
     /// Every stdio server is shared unless it says `shared: false` (`sharedServers`).
     pub shared_servers: bool,
+    /// A stdio server without `shared` is shared with the session's family
+    /// (`shareWithSubagents`, [`FAMILY_BY_DEFAULT`] when unset).
+    pub share_with_subagents: bool,
     /// How long Pi's first request waits for servers whose tools it declares and that are not
     /// known yet (`startupWaitMs`, at most [`STARTUP_WAIT`]).
     pub startup_wait: Duration,
 }
+
+/// Whether a stdio server without `shared` is shared with the session's family when
+/// `settings.shareWithSubagents` is unset.
+pub const FAMILY_BY_DEFAULT: bool = false;
 
 /// How long Pi's first request waits, at most, for servers whose tools it declares and that are
 /// not known yet: Pi's built-in MCP support waits as long.
@@ -150,6 +158,7 @@ impl Default for Settings {
             exposure: None,
             auto_auth: false,
             shared_servers: false,
+            share_with_subagents: FAMILY_BY_DEFAULT,
             startup_wait: STARTUP_WAIT,
         }
     }
@@ -196,18 +205,25 @@ pub struct ServerConfig {
     pub client: ClientSettings,
     /// Pi's `exposure` and `toolExposure` (or `settings.exposure`).
     pub exposure: ToolExposure,
-    /// `shared` (or `settings.sharedServers`), for a stdio server: one process for every
-    /// session that would launch the same thing.
-    pub shared: Option<Sharing>,
+    /// Who else uses its process (`shared`, `settings.sharedServers`, `shareWithSubagents`).
+    pub sharing: Sharing,
 }
 
-/// How a shared server's sessions are told apart (besides its launch and the fixed list of
-/// inherited variables, see `pool::shared::identity`).
+/// Who uses a server's process besides the session that needs it (README "Shared servers").
 #[derive(Clone, Debug, PartialEq)]
-pub struct Sharing {
-    /// Variables whose values must match: the entry's `sharedEnv` and every variable it
-    /// references (`${VAR}`), sorted.
-    pub env: Vec<String>,
+pub enum Sharing {
+    /// `shared: false`, a remote server, or sharing turned off: the session's own.
+    Own,
+    /// `shared` unset: the session's family (its subagents, `pi -p` runs it starts, other
+    /// sessions of its process) when their launch is the same (`pool::shared::identity`).
+    Family,
+    /// `shared: true` (or `settings.sharedServers`): every session of the user, through the
+    /// per-user broker.
+    User {
+        /// Variables whose values must match: the entry's `sharedEnv` and every variable it
+        /// references (`${VAR}`), sorted.
+        env: Vec<String>,
+    },
 }
 
 /// Which of a server's tools Pi gets as first-class tools (besides the `mcp` gateway).
@@ -444,6 +460,7 @@ pub fn load(opts: &LoadOptions) -> Config {
         project_files: &project_files,
         default_exposure: settings.exposure,
         shared_by_default: settings.shared_servers,
+        family_by_default: settings.share_with_subagents,
         env: &opts.env,
         limits: &opts.limits,
         cwd: &opts.cwd,
@@ -557,7 +574,8 @@ impl Places {
 /// Values a server's `inheritEnv: false` still passes on.
 pub const MINIMAL_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
-/// The whole environment a stdio server starts with: `overlay` holds its resolved `env`.
+/// The whole environment a stdio server starts with: `overlay` holds its resolved `env`. The
+/// family's token is never passed on.
 pub fn server_env(
     base: &Env,
     inherit: bool,
@@ -570,6 +588,7 @@ pub fn server_env(
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     env.extend(overlay.iter().cloned());
+    env.retain(|(k, _)| k != FAMILY_VAR);
     env
 }
 

@@ -24,6 +24,8 @@ pub struct Context<'a> {
     pub default_exposure: Option<Exposure>,
     /// `settings.sharedServers`.
     pub shared_by_default: bool,
+    /// `settings.shareWithSubagents`.
+    pub family_by_default: bool,
     pub env: &'a Env,
     /// Caps on the files a config names (`envFile`).
     pub limits: &'a FileLimits,
@@ -342,9 +344,9 @@ pub fn parse(
         }
     }
     let transport = transport(&mut f);
-    let shared = transport
-        .as_ref()
-        .and_then(|t| sharing(&mut f, matches!(t, Transport::Stdio { .. })));
+    let sharing = transport.as_ref().map_or(Sharing::Own, |t| {
+        sharing(&mut f, matches!(t, Transport::Stdio { .. }))
+    });
     let config = transport.map(|transport| ServerConfig {
         name: server.name.clone(),
         source: server.source().to_path_buf(),
@@ -370,7 +372,7 @@ pub fn parse(
         direct_tools: direct_tools(&mut f),
         description: f.string("description").filter(|d| !d.trim().is_empty()),
         exposure: tool_exposure(&mut f),
-        shared,
+        sharing,
         client: ClientSettings::parse(|key| entry.get(key), &mut |level, key, message| {
             f.report(level, key, message)
         }),
@@ -382,19 +384,31 @@ pub fn parse(
     config
 }
 
-/// `shared` (default `settings.sharedServers`) and `sharedEnv`, for a stdio server.
-fn sharing(f: &mut Fields, stdio: bool) -> Option<Sharing> {
-    let on = f.flag("shared", f.ctx.shared_by_default);
+/// `shared` and `sharedEnv`, for a stdio server: unset, the settings say (`sharedServers`, then
+/// `shareWithSubagents`); `false`, its own; `true`, the per-user broker.
+fn sharing(f: &mut Fields, stdio: bool) -> Sharing {
+    let user = f.ctx.shared_by_default;
+    let chosen = match f.get("shared") {
+        None => None,
+        Some(_) => Some(f.flag("shared", user)),
+    };
     let mut env = f.strings("sharedEnv").unwrap_or_default();
-    if !on {
-        return None;
-    }
     if !stdio {
-        if f.get("shared").is_some() {
+        if chosen == Some(true) {
             let message = "applies to local (stdio) servers; a remote server is shared by its host already, so it is ignored".into();
             f.report(Level::Note, "shared", message);
         }
-        return None;
+        return Sharing::Own;
+    }
+    if !chosen.unwrap_or(user) {
+        if chosen.is_some() || !f.ctx.family_by_default {
+            return Sharing::Own;
+        }
+        if !env.is_empty() {
+            let message = "applies to servers shared by every session (`shared: true`); inside a session's family every variable counts already".into();
+            f.report(Level::Note, "sharedEnv", message);
+        }
+        return Sharing::Family;
     }
     for field in ["command", "args", "env", "cwd", "envFile"] {
         if let Some(value) = f.get(field) {
@@ -403,7 +417,7 @@ fn sharing(f: &mut Fields, stdio: bool) -> Option<Sharing> {
     }
     env.sort();
     env.dedup();
-    Some(Sharing { env })
+    Sharing::User { env }
 }
 
 /// The variables the strings in `value` refer to.
@@ -790,6 +804,7 @@ mod tests {
             project_files: &[project.to_path_buf()],
             default_exposure: None,
             shared_by_default: false,
+            family_by_default: false,
             env,
             limits: &limits,
             cwd: Path::new("/session"),
@@ -820,12 +835,15 @@ mod tests {
             "sharedEnv": ["DISPLAY"]
         }));
         assert!(diags.is_empty(), "{diags:?}");
-        let env = server.unwrap().shared.unwrap().env;
+        let env = match server.unwrap().sharing {
+            Sharing::User { env } => env,
+            other => panic!("{other:?}"),
+        };
         assert_eq!(env, ["DISPLAY", "HOME", "KEY", "TOOLS"]);
         let (server, _) = parse_one(json!({"command": "srv"}));
-        assert_eq!(server.unwrap().shared, None, "off unless asked");
+        assert_eq!(server.unwrap().sharing, Sharing::Own, "off unless asked");
         let (server, diags) = parse_one(json!({"url": "https://h/mcp", "shared": true}));
-        assert_eq!(server.unwrap().shared, None);
+        assert_eq!(server.unwrap().sharing, Sharing::Own);
         assert!(diags[0].contains("shared by its host"), "{diags:?}");
         let (_, diags) = parse_one(json!({"command": "srv", "shared": "yes"}));
         assert!(diags[0].contains("must be true or false"), "{diags:?}");

@@ -112,6 +112,10 @@ pub fn parse(
     let startup_wait = startup_wait(raw.get("startupWaitMs"), &mut report);
     let auto_auth = flag(raw, "autoAuth", &mut report);
     let shared_servers = flag(raw, "sharedServers", &mut report);
+    let share_with_subagents = match raw.get("shareWithSubagents") {
+        None | Some(Value::Null) => super::FAMILY_BY_DEFAULT,
+        Some(_) => flag(raw, "shareWithSubagents", &mut report),
+    };
     let client = ClientSettings::parse(|key| raw.get(key), &mut report);
     let exposure = raw
         .get("exposure")
@@ -126,6 +130,7 @@ pub fn parse(
         client,
         auto_auth,
         shared_servers,
+        share_with_subagents,
         tool_prefix: tool_prefix.unwrap_or_default(),
         request_timeout_ms,
         idle_timeout_min,

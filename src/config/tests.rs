@@ -114,8 +114,61 @@ fn project_overrides_global_field_by_field() {
             exposure: None,
             auto_auth: false,
             shared_servers: false,
+            share_with_subagents: FAMILY_BY_DEFAULT,
             startup_wait: crate::config::STARTUP_WAIT,
         }
+    );
+}
+
+#[test]
+fn shared_has_three_states_and_the_settings_choose_the_unset_one() {
+    let sharing_of = |settings: Value| {
+        let tree = Tree::new();
+        tree.pi_config(json!({
+            "mcpServers": {
+                "unset": {"command": "a"},
+                "own": {"command": "b", "shared": false},
+                "user": {"command": "c", "shared": true},
+                "remote": {"url": "https://h/mcp"}
+            },
+            "settings": settings
+        }));
+        let config = tree.load();
+        assert_eq!(messages(&config, &tree), Vec::<String>::new());
+        let user = Sharing::User { env: vec![] };
+        let sharing: Vec<Sharing> = config.servers.iter().map(|s| s.sharing.clone()).collect();
+        assert_eq!(sharing[1..], [Sharing::Own, user, Sharing::Own]);
+        sharing[0].clone()
+    };
+    assert_eq!(
+        sharing_of(json!({"shareWithSubagents": true})),
+        Sharing::Family
+    );
+    assert_eq!(
+        sharing_of(json!({"shareWithSubagents": false})),
+        Sharing::Own
+    );
+    let default = match FAMILY_BY_DEFAULT {
+        true => Sharing::Family,
+        false => Sharing::Own,
+    };
+    assert_eq!(sharing_of(json!({})), default);
+    assert_eq!(
+        sharing_of(json!({"sharedServers": true, "shareWithSubagents": true})),
+        Sharing::User { env: vec![] },
+        "user-wide sharing wins"
+    );
+    let tree = Tree::new();
+    tree.pi_config(json!({
+        "mcpServers": { "a": {"command": "a", "sharedEnv": ["DISPLAY"]} },
+        "settings": { "shareWithSubagents": true }
+    }));
+    let config = tree.load();
+    assert_eq!(config.servers[0].sharing, Sharing::Family);
+    let notes: Vec<String> = config.diagnostics.iter().map(|d| d.to_string()).collect();
+    assert!(
+        notes[0].contains("every variable counts already"),
+        "{notes:?}"
     );
 }
 
@@ -538,10 +591,15 @@ fn pi_saved_trust_decision_applies_unless_told_otherwise() {
 
 #[test]
 fn agent_dir_and_server_env() {
-    let env: Env = [("HOME", "/h"), ("PATH", "/bin"), ("SECRET", "s")]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let env: Env = [
+        ("HOME", "/h"),
+        ("PATH", "/bin"),
+        ("SECRET", "s"),
+        (FAMILY_VAR, "v1.token"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
     assert_eq!(agent_dir(&env), PathBuf::from("/h/.pi/agent"));
     let mut custom = env.clone();
     custom.insert("PI_CODING_AGENT_DIR".into(), "~/agent".into());
@@ -553,7 +611,8 @@ fn agent_dir_and_server_env() {
     assert_eq!(
         full,
         [("HOME", "/h"), ("PATH", "/opt/bin"), ("SECRET", "s")]
-            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+        "the family's token is not given to servers"
     );
     let mut minimal = server_env(&env, false, &[]);
     minimal.sort();

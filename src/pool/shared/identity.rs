@@ -1,14 +1,17 @@
 //! When two sessions share a server: when they would launch the same thing and talk to it the
-//! same way. The identity covers the resolved command, args and cwd; the variables the entry
-//! declares (after interpolation and `envFile`) and those it references (`${VAR}`); the inherited
-//! variables of [`INHERITED`] and the entry's `sharedEnv`; the protocol and the client features.
-//! Every other inherited variable (terminal ids, `PWD`, `SHLVL`, `TERM`, …) is left out, so two
-//! terminals share.
+//! same way. Through the per-user broker ([`Launch::identity`]) the identity covers the resolved
+//! command, args and cwd; the variables the entry declares (after interpolation and `envFile`)
+//! and those it references (`${VAR}`); the inherited variables of [`INHERITED`] and the entry's
+//! `sharedEnv`; the protocol and the client features. Every other inherited variable (terminal
+//! ids, `PWD`, `SHLVL`, `TERM`, …) is left out, so two terminals share. Inside a family
+//! ([`family`]) it is strict: the whole environment counts but for [`TERMINAL`].
 
+use super::wire::FAMILY_VAR;
 use crate::pool::{ClientFeatures, Protocol, StdioSpec};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 
 /// Inherited variables that change what a program does; `LC_*` stands for every locale variable.
 pub const INHERITED: &[&str] = &[
@@ -48,6 +51,80 @@ pub const INHERITED: &[&str] = &[
     "DISPLAY",
     "WAYLAND_DISPLAY",
 ];
+
+/// Inherited variables that do not tell family members apart: what shells and terminals set
+/// for each of their processes, Node's IPC channel, and the family's own token.
+pub const TERMINAL: &[&str] = &[
+    "PWD",
+    "OLDPWD",
+    "SHLVL",
+    "_",
+    "COLUMNS",
+    "LINES",
+    "TERM_SESSION_ID",
+    "ITERM_SESSION_ID",
+    "WINDOWID",
+    "TMUX_PANE",
+    "STY",
+    "WT_SESSION",
+    "KITTY_WINDOW_ID",
+    "WEZTERM_PANE",
+    "ALACRITTY_WINDOW_ID",
+    "NODE_CHANNEL_FD",
+    "NODE_CHANNEL_SERIALIZATION_MODE",
+    "NODE_UNIQUE_ID",
+    FAMILY_VAR,
+];
+
+/// The identity of a stdio server inside a family: 32 hex digits of SHA-256 over the whole
+/// launch (command, args, cwd, and every variable the server gets but those of [`TERMINAL`],
+/// with `PATH` counted without `<agentDir>/bin`, which Pi's `bash` tool puts first), the protocol,
+/// the client features, the agent dir and, when roots are offered (`roots`), the session's
+/// directory they name. Another token, profile, directory or secret: another server.
+pub fn family(
+    stdio: &StdioSpec,
+    protocol: Protocol,
+    client: &ClientFeatures,
+    agent_dir: &Path,
+    roots: Option<&Path>,
+) -> String {
+    let pi_bin = agent_dir.join("bin");
+    let env: BTreeMap<&str, String> = stdio
+        .env
+        .iter()
+        .filter(|(name, _)| !TERMINAL.contains(&name.as_str()))
+        .map(|(name, value)| match name.as_str() {
+            "PATH" => (name.as_str(), without_dir(value, &pi_bin)),
+            _ => (name.as_str(), value.clone()),
+        })
+        .collect();
+    let canonical = json!({
+        "command": stdio.command,
+        "args": stdio.args,
+        "cwd": stdio.cwd,
+        "env": env,
+        "protocol": protocol,
+        "client": client,
+        "agentDir": agent_dir,
+        "roots": roots,
+    });
+    hex(&Sha256::digest(canonical.to_string().as_bytes())[..16])
+}
+
+/// `path` (a `PATH` value) without the entries that are `dir`.
+fn without_dir(path: &str, dir: &Path) -> String {
+    let kept: Vec<_> = std::env::split_paths(path)
+        .filter(|entry| entry != dir)
+        .collect();
+    std::env::join_paths(kept).map_or_else(
+        |_| path.to_string(),
+        |joined| joined.to_string_lossy().into_owned(),
+    )
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
 
 /// What a session would launch, as far as sharing is concerned.
 pub struct Launch<'a> {
@@ -90,11 +167,7 @@ impl Launch<'_> {
             "protocol": self.protocol,
             "client": self.client,
         });
-        Sha256::digest(canonical.to_string().as_bytes())
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        hex(&Sha256::digest(canonical.to_string().as_bytes())[..8])
     }
 }
 
@@ -180,6 +253,69 @@ mod tests {
             identity(&spec, &[], &["UNSET"]),
             "set in the session vs unset"
         );
+    }
+
+    fn family_of(stdio: &StdioSpec) -> String {
+        let agent = Path::new("/home/u/.pi/agent");
+        family(
+            stdio,
+            Protocol::Initialize,
+            &ClientFeatures::none(),
+            agent,
+            None,
+        )
+    }
+
+    #[test]
+    fn in_a_family_every_variable_counts_but_the_terminals() {
+        let base = stdio(&[
+            ("PATH", "/bin"),
+            ("TOKEN", "a"),
+            ("PWD", "/x"),
+            ("SHLVL", "1"),
+        ]);
+        let id = family_of(&base);
+        assert_eq!(id.len(), 32);
+        let terminal = stdio(&[
+            ("PATH", "/bin"),
+            ("TOKEN", "a"),
+            ("PWD", "/y"),
+            ("SHLVL", "3"),
+            (FAMILY_VAR, "v1.x"),
+        ]);
+        assert_eq!(family_of(&terminal), id, "terminal variables and the token");
+        let secret = stdio(&[("PATH", "/bin"), ("TOKEN", "b")]);
+        assert_ne!(family_of(&secret), id, "a changed secret");
+        let pi_bin = stdio(&[("PATH", "/home/u/.pi/agent/bin:/bin"), ("TOKEN", "a")]);
+        assert_eq!(
+            family_of(&pi_bin),
+            id,
+            "Pi's bash puts <agentDir>/bin first"
+        );
+        let other_path = stdio(&[("PATH", "/usr/bin:/bin"), ("TOKEN", "a")]);
+        assert_ne!(family_of(&other_path), id);
+        let none = ClientFeatures::none();
+        let agent = Path::new("/home/u/.pi/agent");
+        let roots = |dir: &str| {
+            let client = ClientFeatures {
+                roots: true,
+                ..ClientFeatures::none()
+            };
+            family(
+                &base,
+                Protocol::Initialize,
+                &client,
+                agent,
+                Some(Path::new(dir)),
+            )
+        };
+        assert_ne!(
+            roots("/a"),
+            roots("/b"),
+            "roots name the session's directory"
+        );
+        let other_agent = family(&base, Protocol::Initialize, &none, Path::new("/p2"), None);
+        assert_ne!(other_agent, id, "another agent dir");
     }
 
     #[test]

@@ -5,6 +5,9 @@
 use crate::pool::{ClientFeatures, Protocol, StdioSpec};
 use serde::{Deserialize, Serialize};
 
+/// The variable that holds a family's token (`v1.` and 43 characters): set by the session that
+/// hosts the family, inherited by what it starts, never given to servers.
+pub const FAMILY_VAR: &str = "PI_MCP_NATIVE_FAMILY";
 /// The key of `capabilities.experimental` in a session's `initialize`; its value is a [`Hello`].
 pub const CAPABILITY: &str = "pi-mcp-native/broker";
 /// Broker → session, just before the broker closes the connection: why ([`Farewell`]).

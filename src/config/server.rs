@@ -388,10 +388,7 @@ pub fn parse(
 /// `shareWithSubagents`); `false`, its own; `true`, the per-user broker.
 fn sharing(f: &mut Fields, stdio: bool) -> Sharing {
     let user = f.ctx.shared_by_default;
-    let chosen = match f.get("shared") {
-        None => None,
-        Some(_) => Some(f.flag("shared", user)),
-    };
+    let chosen = f.get("shared").map(|_| f.flag("shared", user));
     let mut env = f.strings("sharedEnv").unwrap_or_default();
     if !stdio {
         if chosen == Some(true) {

@@ -33,6 +33,12 @@ Commands:
                                   from, every problem, and a timed connection to each server
   broker status|stop              the shared-server broker: its servers and sessions; stop it
                                   (and its servers)
+  add <name> [options] --url <url>
+  add <name> [options] -- <command> [args...]
+                                  add a server with \`pi mcp add\`'s options (-l/--local: the
+                                  project's .pi/mcp.json); it is connected and listed (and signed
+                                  in to, when it asks) first, and saved only if that works
+                                  (--dry-run: only tried)
 
 Options:
   --config <path>   use this file instead of ~/.pi/agent/mcp.json (like pi --mcp-config)
@@ -64,7 +70,30 @@ const OPTIONAL = { call: 1, read: 1, prompts: 1, prompt: 1 };
 
 class UsageError extends Error {}
 
+/** Options of pi-mcp itself that take a value (before a command). */
+const VALUED = new Set(["--config", "--mcp-config", "--server", "--limit", "--timeout"]);
+/** Commands whose words after them are theirs, in `pi mcp add`'s syntax: given to the core as they are. */
+const RAW = new Set(["add"]);
+
+/** Splits off a command that takes its own options: the words before it, and its own words. */
+function rawCommand(argv) {
+  for (let i = 0; i < argv.length; i++) {
+    if (VALUED.has(argv[i])) i++;
+    else if (!argv[i].startsWith("-")) return RAW.has(argv[i]) ? { before: argv.slice(0, i), command: argv[i], own: argv.slice(i + 1) } : undefined;
+  }
+  return undefined;
+}
+
 function parse(argv) {
+  const raw = rawCommand(argv);
+  if (raw) {
+    // --dry-run and --json are pi-mcp's, wherever they stand before `--`.
+    const end = raw.own.includes("--") ? raw.own.indexOf("--") : raw.own.length;
+    const ours = raw.own.slice(0, end).filter((w) => w === "--dry-run" || w === "--json");
+    const own = [...raw.own.slice(0, end).filter((w) => !ours.includes(w)), ...raw.own.slice(end)];
+    const { values } = parse(raw.before);
+    return { command: raw.command, rest: own, values: { ...values, json: values.json || ours.includes("--json"), "dry-run": ours.includes("--dry-run") } };
+  }
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -182,6 +211,8 @@ async function run(adapter, { command, rest, values }, spin, callId) {
       return adapter.doctor(!values.offline);
     case "broker":
       return rest[0] === "stop" ? adapter.brokerStop() : adapter.brokerStatus();
+    case "add":
+      return adapter.addServer(rest, values["dry-run"]);
   }
 }
 
@@ -196,6 +227,7 @@ const LABELS = {
   doctor: "checking servers",
   list: "listing",
   logout: "signing out",
+  add: "connecting",
 };
 
 /** Progress of the call on the spinner; a sign-in's browser step on stderr, with lines typed on a

@@ -337,6 +337,7 @@ impl McpAdapter {
                 .collect(),
             cli: opts.cli.unwrap_or(false),
             auto_auth: opts.auto_auth,
+            only: None,
         });
         Ok(McpAdapter { inner })
     }
@@ -388,6 +389,24 @@ impl McpAdapter {
         self.inner
             .set_enabled(&server, enabled, in_project.unwrap_or(false))
             .map_err(|e| Error::from_reason(e.to_string()))
+    }
+
+    /// `/mcp add`, `pi-mcp add`: the server given in `pi mcp add`'s syntax (the words after
+    /// `add`, or the line typed) is connected and listed, signed in to if it asks, then saved to
+    /// the user's `mcp.json` (`-l`: the project's `.pi/mcp.json`) as `pi mcp add` writes it; a
+    /// failure or a taken name saves nothing. `dryRun` tries it without saving.
+    #[napi(ts_args_type = "args: string | string[], dryRun?: boolean")]
+    pub async fn add_server(
+        &self,
+        args: Either<String, Vec<String>>,
+        dry_run: Option<bool>,
+    ) -> Outcome {
+        let dry_run = dry_run.unwrap_or(false);
+        match args {
+            Either::A(text) => Box::pin(self.inner.add_typed(&text, dry_run)).await,
+            Either::B(words) => Box::pin(self.inner.add_server(&words, dry_run)).await,
+        }
+        .into()
     }
 
     /// Whether the project's configs are used (see `OpenOptions.projectTrusted`).

@@ -81,6 +81,11 @@ impl Events {
         *self.0.lock() = Some(sink);
     }
 
+    /// Where events go now.
+    pub fn sink(&self) -> Option<EventSink> {
+        self.0.lock().clone()
+    }
+
     pub fn emit(&self, event: Event) {
         let sink = self.0.lock().clone();
         if let Some(sink) = sink {

@@ -237,6 +237,7 @@ export default function piMcpNative(pi) {
     textOf,
     setEnabled: (ctx, server, enabled, inProject) => setEnabled(ctx ?? panelCtx, server, enabled, inProject),
     inProject: (server) => adapter.projectTrusted() && !(server.source ?? "").startsWith(`${openedFor}/`),
+    reopen: (ctx) => reopen(ctx),
   });
   mcp.add("prompts", {
     summary: "every server's (or one's) prompts, each as its command",

@@ -9,7 +9,8 @@
  * @property {string} summary   one line for `/mcp help`
  * @property {string} [usage]   its arguments, e.g. "<server>"
  * @property {(prefix: string) => string[]} [complete]  completions of its first argument
- * @property {(args: string[], ctx: object, out: Reporter) => unknown} run
+ * @property {(args: string[], ctx: object, out: Reporter, line: string) => unknown} run
+ *   `line` is the text after the subcommand's name, as typed
  */
 
 /**
@@ -80,11 +81,12 @@ export function createMcpCommand({ bare, after = () => {} }) {
       return items?.length ? items : null;
     },
     async handler(args, ctx) {
-      const [name, ...rest] = String(args ?? "").trim().split(/\s+/).filter(Boolean);
+      const typed = String(args ?? "").trim();
+      const [name, ...rest] = typed.split(/\s+/).filter(Boolean);
       const out = reporter(ctx);
       try {
         if (name === undefined) await bare(ctx, out);
-        else if (subcommands.has(name)) await subcommands.get(name).run(rest, ctx, out);
+        else if (subcommands.has(name)) await subcommands.get(name).run(rest, ctx, out, typed.slice(name.length).trim());
         else out.warning(`Unknown subcommand "${name}".\n${help()}`);
       } finally {
         after(ctx);

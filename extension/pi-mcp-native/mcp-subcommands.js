@@ -1,12 +1,13 @@
 // The subcommands of `/mcp` and the panel's actions for a server that come with the gateway:
-// status, tools, reconnect, doctor, sign-in and -out, turning a server on or off.
+// status, tools, reconnect, doctor, sign-in and -out, turning a server on or off, adding one.
 
 /**
  * Adds them to `mcp` (see mcp-command.js). `core()` is the session's core; `setEnabled(ctx,
  * server, enabled, inProject)` saves the change and opens the core again ({ text } or { error });
- * `inProject(server)` says whether "in this project" applies to a server (a status entry).
+ * `inProject(server)` says whether "in this project" applies to a server (a status entry);
+ * `reopen(ctx)` opens the core again after a change to the config.
  */
-export function addSubcommands(mcp, { core, textOf, setEnabled, inProject }) {
+export function addSubcommands(mcp, { core, textOf, setEnabled, inProject, reopen }) {
   const serverNames = (prefix) => core().servers().filter((s) => s.startsWith(prefix));
   mcp.add("status", { summary: "every server's state and tools", run: async (_a, _c, out) => out.info(textOf(await core().status())) });
   mcp.add("tools", { summary: "every server's tools", run: async (_a, _c, out) => out.info(textOf(await core().tools())) });
@@ -52,6 +53,16 @@ export function addSubcommands(mcp, { core, textOf, setEnabled, inProject }) {
       },
     });
   }
+  mcp.add("add", {
+    summary: "add a server as `pi mcp add` does, saved only once it connected (and signed in)",
+    usage: "<name> [-l] [options] --url <url> | -- <command> [args…]",
+    async run(_args, ctx, out, line) {
+      const outcome = await core().addServer(line);
+      if (outcome.isError) return out.error(textOf(outcome));
+      reopen(ctx);
+      out.info(textOf(outcome));
+    },
+  });
   // The panel's actions for every server; other parts add theirs (sign-in, …) with addActions.
   mcp.addActions((server) => {
     const on = server.state !== "disabled";

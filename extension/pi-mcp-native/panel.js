@@ -159,6 +159,7 @@ const toolCount = (n) => `${n} tool${n === 1 ? "" : "s"}`;
 function origin(server) {
   if (server.registeredBy) return `registered by ${shortPath(server.registeredBy)}`;
   if (server.imported) return `imported from ${server.imported}`;
+  if (server.package) return `Pi package ${server.package.name}`;
   return shortPath(server.source ?? "");
 }
 

@@ -37,6 +37,24 @@ impl fmt::Display for SwitchError {
 impl std::error::Error for SwitchError {}
 
 impl Adapter {
+    /// The user's Pi config, where `pi mcp add` writes: `<agentDir>/mcp.json`, or the file
+    /// `--mcp-config` names.
+    pub(super) fn user_file(&self) -> PathBuf {
+        self.config
+            .sources
+            .iter()
+            .find(|s| matches!(s.role, Role::Explicit | Role::PiGlobal))
+            .map_or_else(|| self.agent_dir.join("mcp.json"), |s| s.path.clone())
+    }
+
+    /// The project's `.pi/mcp.json`, when the project is trusted (else it is not read).
+    pub(super) fn project_file(&self) -> Option<PathBuf> {
+        self.config
+            .trust
+            .trusted
+            .then(|| self.cwd.join(".pi").join("mcp.json"))
+    }
+
     /// Turns `name` on or off in the config file it comes from, or with `in_project` in the
     /// project's `.pi/mcp.json`; comments and everything else in the file are kept.
     pub fn set_enabled(
@@ -51,17 +69,8 @@ impl Adapter {
             .iter()
             .find(|s| s.name == name)
             .ok_or_else(|| SwitchError::NotConfigured(name.to_string()))?;
-        let user = self
-            .config
-            .sources
-            .iter()
-            .find(|s| matches!(s.role, Role::Explicit | Role::PiGlobal))
-            .map_or_else(|| self.agent_dir.join("mcp.json"), |s| s.path.clone());
-        let project: Option<PathBuf> = self
-            .config
-            .trust
-            .trusted
-            .then(|| self.cwd.join(".pi").join("mcp.json"));
+        let user = self.user_file();
+        let project = self.project_file();
         let targets = switch::Targets {
             user: &user,
             project: project.as_deref(),

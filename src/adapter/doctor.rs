@@ -146,6 +146,7 @@ fn role_name(role: &Role) -> &'static str {
         Role::Explicit => "explicit",
         Role::Project => "project",
         Role::Import { .. } => "import",
+        Role::Package { .. } => "package",
     }
 }
 
@@ -158,6 +159,10 @@ fn server_json(server: &ServerConfig, check: Option<&ConnectCheck>) -> Value {
         "disabled": server.disabled,
         "exposure": server.exposure.server.map(|e| e.name()),
     });
+    if let Some(package) = &server.package {
+        out["package"] =
+            json!({ "name": package.name, "root": package.root, "settings": package.settings });
+    }
     match &server.transport {
         Transport::Stdio { command, args, .. } => {
             out["transport"] = json!("stdio");

@@ -59,6 +59,12 @@ pub enum ErrorCode {
     ConfigError,
     /// The gateway has shut down (the Pi session ended); nothing is started any more.
     ShutDown,
+    /// A command's words do not fit its syntax (`add`, `setup`); the text says how.
+    BadUsage,
+    /// `add`: a server of that name is configured already; nothing was saved.
+    ServerExists,
+    /// A change to the project's `.pi/mcp.json` in a project Pi does not trust.
+    ProjectUntrusted,
 }
 
 impl ErrorCode {
@@ -88,6 +94,9 @@ impl ErrorCode {
             ErrorCode::UrlElicitationRequired => "url_elicitation_required",
             ErrorCode::ConfigError => "config_error",
             ErrorCode::ShutDown => "shut_down",
+            ErrorCode::BadUsage => "bad_usage",
+            ErrorCode::ServerExists => "server_exists",
+            ErrorCode::ProjectUntrusted => "project_untrusted",
         }
     }
 }

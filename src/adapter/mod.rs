@@ -9,6 +9,7 @@
 //! `call` (what each request does) · `errors` (codes, why a server is unavailable) ·
 //! `output` (every answer within the output guard) · `auth`, `direct`, `doctor`.
 
+mod add;
 mod auth;
 mod call;
 mod catalog_view;
@@ -88,6 +89,8 @@ pub struct OpenOptions {
     pub auto_auth: Option<bool>,
     /// Pi's `--tools` / `--exclude-tools` for this run, as they bound MCP tools.
     pub run_tools: RunTools,
+    /// Read this config instead of the files (a server `add` tries before saving it).
+    pub only: Option<config::Only>,
 }
 
 /// Which MCP tools Pi's command line leaves callable in this run. Entries are Pi's tool names
@@ -146,6 +149,9 @@ pub struct Adapter {
     events: Events,
     /// Cancelled by `shutdown` (and drop): stops background work, refuses new work.
     closing: CancellationToken,
+    /// The gateway `add` tries a new server with, while it runs: a sign-in it shows takes the
+    /// pasted redirect through this adapter.
+    trial: parking_lot::Mutex<Option<Arc<Adapter>>>,
     /// Every task the adapter spawns; `shutdown` waits for them. Long-lived ones hold the
     /// adapter weakly, so dropping it stops them too.
     tasks: TaskTracker,
@@ -156,7 +162,7 @@ impl Adapter {
     pub fn open(opts: OpenOptions) -> Arc<Adapter> {
         let env = opts.env.unwrap_or_else(|| std::env::vars().collect());
         let agent_dir = opts.agent_dir.unwrap_or_else(|| config::agent_dir(&env));
-        let config = config::load(&LoadOptions {
+        let load = LoadOptions {
             cwd: opts.cwd.clone(),
             agent_dir: agent_dir.clone(),
             config_path: opts.config_path,
@@ -164,7 +170,11 @@ impl Adapter {
             project_trusted: opts.project_trusted,
             limits: opts.file_limits,
             registered: opts.registered,
-        });
+        };
+        let config = match &opts.only {
+            Some(only) => config::load_only(&load, only),
+            None => config::load(&load),
+        };
         let cache_path = cache::cache_path(&agent_dir);
         let (cached, cache_warning) = match cache::load(&cache_path, opts.file_limits.cache_bytes) {
             Loaded::Missing => (None, None),
@@ -234,6 +244,7 @@ impl Adapter {
             events: Events::default(),
             closing: CancellationToken::new(),
             tasks: TaskTracker::new(),
+            trial: parking_lot::Mutex::new(None),
         })
     }
 

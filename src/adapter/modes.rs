@@ -35,13 +35,14 @@ impl Adapter {
                 let source = config.map(|c| c.source.display().to_string());
                 let registered = config.and_then(|c| c.registered.as_ref()).map(|p| p.display().to_string());
                 let imported = config.and_then(|c| c.imported.as_ref()).map(|i| i.kind.name());
+                let package = config.and_then(|c| c.package.as_ref()).map(|p| json!({ "name": p.name, "root": p.root, "settings": p.settings, "project": p.project }));
                 let exposure = config.and_then(|c| c.exposure.server).map(|e| e.name());
                 let problem = match &s.state {
                     ServerState::Failed { reason, .. } | ServerState::NeedsAuth { reason } => Some(crate::clean::text(reason)),
                     _ => None,
                 };
                 let shared = config.map_or(serde_json::Value::Null, |c| self.sharing(c));
-                json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count, "leftOut": s.left_out, "source": source, "transport": transport, "description": s.description, "exposure": exposure, "imported": imported, "registeredBy": registered, "problem": problem, "signIn": s.sign_in, "shared": shared })
+                json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count, "leftOut": s.left_out, "source": source, "transport": transport, "description": s.description, "exposure": exposure, "imported": imported, "registeredBy": registered, "package": package, "problem": problem, "signIn": s.sign_in, "shared": shared })
             })
             .collect();
         let total: usize = servers
@@ -76,13 +77,18 @@ impl Adapter {
         let home = self.home();
         let mut files: Vec<(String, bool, Vec<&str>)> = vec![];
         for server in &self.config.servers {
-            let shown = match &server.registered {
-                Some(extension) if *extension == server.source => {
+            let shown = match (&server.registered, &server.package) {
+                (Some(extension), _) if *extension == server.source => {
                     format!(
                         "registered by the Pi extension {}",
                         render::tilde(extension, &home)
                     )
                 }
+                (_, Some(package)) if server.files.len() == 1 => format!(
+                    "the Pi package {} ({})",
+                    package.name,
+                    render::tilde(&server.source, &home)
+                ),
                 _ => render::tilde(&server.source, &home),
             };
             match files.iter_mut().find(|(p, _, _)| *p == shown) {

@@ -36,6 +36,11 @@ impl SignIns {
         }
     }
 
+    /// Whether someone can see the authorization URL.
+    pub fn interactive(&self) -> bool {
+        self.interactive.load(Ordering::SeqCst)
+    }
+
     /// Whether a refused request may be followed by a sign-in and a retry at all.
     pub fn may_retry(&self) -> bool {
         self.auto.load(Ordering::SeqCst)
@@ -54,6 +59,11 @@ impl Adapter {
     /// Text the user pasted for the sign-in to `name` waiting in its browser step; false when
     /// none waits.
     pub fn paste(&self, name: &str, text: &str) -> bool {
+        if let Some(trial) = self.trial.lock().clone() {
+            if trial.paste(name, text) {
+                return true;
+            }
+        }
         let waiting = self.servers.waiting(name);
         waiting.is_some_and(|w| w.paste.try_send(text.to_string()).is_ok())
     }
@@ -61,6 +71,11 @@ impl Adapter {
     /// Ends the sign-in to `name` waiting in its browser step (the user gave up, e.g. Esc at
     /// the paste prompt); false when none waits.
     pub fn cancel_sign_in(&self, name: &str) -> bool {
+        if let Some(trial) = self.trial.lock().clone() {
+            if trial.cancel_sign_in(name) {
+                return true;
+            }
+        }
         let waiting = self.servers.waiting(name);
         waiting.map(|w| w.cancel.cancel()).is_some()
     }

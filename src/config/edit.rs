@@ -44,23 +44,82 @@ pub fn edit_server(
         file: file.to_path_buf(),
         why,
     };
-    let text = match std::fs::read_to_string(file) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(error(e.to_string())),
-    };
+    let text = read(file).map_err(error)?;
     let Some(edited) = edit_text(&text, server, field, change).map_err(error)? else {
         return Ok(false);
     };
+    write(file, edited.as_bytes()).map_err(error)?;
+    Ok(true)
+}
+
+/// Adds `server` with `entry` to `file` (as the last server, laid out over lines as Pi writes
+/// it), keeping the rest of the file; the file is created when missing. A file that defines the
+/// server already is left as it is (an error).
+pub fn add_server(file: &Path, server: &str, entry: &Value) -> Result<(), EditError> {
+    let error = |why: String| EditError {
+        file: file.to_path_buf(),
+        why,
+    };
+    let text = read(file).map_err(error)?;
+    if defines(&text, server) {
+        return Err(error(format!("it defines server \"{server}\" already")));
+    }
+    let edited = edit_path(
+        &text,
+        &[server],
+        &Change::Set(entry.clone()),
+        Layout::Spread,
+    )
+    .map_err(error)?
+    .unwrap_or(text);
+    write(file, edited.as_bytes()).map_err(error)
+}
+
+/// Whether the servers of a config text include `server`.
+pub fn defines(text: &str, server: &str) -> bool {
+    let stripped = jsonc::strip(text);
+    serde_json::from_str::<Value>(&stripped)
+        .is_ok_and(|root| root[servers_key(&stripped)].get(server).is_some())
+}
+
+/// A config file's text; a missing file is empty.
+pub(super) fn read(file: &Path) -> Result<String, String> {
+    match std::fs::read_to_string(file) {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Writes `bytes` whole (a temp file renamed), creating the directory, keeping the file's
+/// permissions.
+pub(super) fn write(file: &Path, bytes: &[u8]) -> Result<(), String> {
     let permissions = std::fs::metadata(file).ok().map(|m| m.permissions());
     if let Some(dir) = file.parent() {
-        atomic_file::create_private_dir(dir).map_err(|e| error(e.to_string()))?;
+        atomic_file::create_private_dir(dir).map_err(|e| e.to_string())?;
     }
-    atomic_file::write(file, edited.as_bytes()).map_err(|e| error(e.to_string()))?;
+    atomic_file::write(file, bytes).map_err(|e| e.to_string())?;
     if let Some(permissions) = permissions {
-        std::fs::set_permissions(file, permissions).map_err(|e| error(e.to_string()))?;
+        std::fs::set_permissions(file, permissions).map_err(|e| e.to_string())?;
     }
-    Ok(true)
+    Ok(())
+}
+
+/// The key a file keeps its servers under: `mcp-servers` where it uses that, else `mcpServers`.
+fn servers_key(stripped: &str) -> &'static str {
+    match stripped.contains("\"mcp-servers\"") && !stripped.contains("\"mcpServers\"") {
+        true => "mcp-servers",
+        false => "mcpServers",
+    }
+}
+
+/// How a new value is written.
+#[derive(Clone, Copy, PartialEq)]
+enum Layout {
+    /// On one line: `"enabled": false`.
+    Inline,
+    /// An object or array over lines, two spaces a level, as Pi and `JSON.stringify` write it.
+    Spread,
 }
 
 /// `text` with the change made; `None` when it would not change.
@@ -70,17 +129,24 @@ pub fn edit_text(
     field: &str,
     change: &Change,
 ) -> Result<Option<String>, String> {
+    edit_path(text, &[server, field], change, Layout::Inline)
+}
+
+/// `text` with the change made to the value at `path` below the servers' key; `None` when it
+/// would not change.
+fn edit_path(
+    text: &str,
+    below: &[&str],
+    change: &Change,
+    layout: Layout,
+) -> Result<Option<String>, String> {
     let stripped = jsonc::strip(text);
-    let servers_key =
-        match stripped.contains("\"mcp-servers\"") && !stripped.contains("\"mcpServers\"") {
-            true => "mcp-servers",
-            false => "mcpServers",
-        };
     // The keys from the root down to the field; the value for the first missing one is built.
-    let path = [servers_key, server, field];
+    let mut path = vec![servers_key(&stripped)];
+    path.extend(below);
     if jsonc::is_blank(text) {
         return Ok(match change {
-            Change::Set(value) => Some(format!("{}\n", block(&path, value, ""))),
+            Change::Set(value) => Some(format!("{}\n", block(&path, value, "", layout))),
             Change::Remove => None,
         });
     }
@@ -94,7 +160,14 @@ pub fn edit_text(
     for (depth, key) in path.iter().enumerate() {
         let Some(member) = object.get(key) else {
             return Ok(match change {
-                Change::Set(value) => Some(insert(text, &stripped, &object, &path[depth..], value)),
+                Change::Set(value) => Some(insert(
+                    text,
+                    &stripped,
+                    &object,
+                    &path[depth..],
+                    value,
+                    layout,
+                )),
                 Change::Remove => None,
             });
         };
@@ -158,7 +231,14 @@ fn replace(
 
 /// Inserts `"path[0]": …` (nested down to `value`) as the last member of `object`, indented like
 /// the members it has (or two spaces more than the object's line).
-fn insert(text: &str, stripped: &str, object: &Members, path: &[&str], value: &Value) -> String {
+fn insert(
+    text: &str,
+    stripped: &str,
+    object: &Members,
+    path: &[&str],
+    value: &Value,
+    layout: Layout,
+) -> String {
     let outer = line_indent(stripped, object.open);
     let indent = object
         .items
@@ -166,7 +246,7 @@ fn insert(text: &str, stripped: &str, object: &Members, path: &[&str], value: &V
         .map(|m| line_indent(stripped, m.key_start))
         .filter(|indent| indent.len() > outer.len())
         .unwrap_or_else(|| format!("{outer}  "));
-    let member = format!("{indent}{}", member(path, value, &indent));
+    let member = format!("{indent}{}", member(path, value, &indent, layout));
     let inner = stripped[object.open + 1..object.close].trim_end();
     let mut out = text.to_string();
     if inner.trim().is_empty() {
@@ -183,18 +263,31 @@ fn insert(text: &str, stripped: &str, object: &Members, path: &[&str], value: &V
 }
 
 /// `"a": {…"z": value…}` for `path` [a, …, z], each level on its own lines below `indent`.
-fn member(path: &[&str], value: &Value, indent: &str) -> String {
+fn member(path: &[&str], value: &Value, indent: &str, layout: Layout) -> String {
     match path {
-        [] => value.to_string(),
-        [key] => format!("{}: {value}", quote(key)),
-        [key, rest @ ..] => format!("{}: {}", quote(key), block(rest, value, indent)),
+        [] => written(value, indent, layout),
+        [key] => format!("{}: {}", quote(key), written(value, indent, layout)),
+        [key, rest @ ..] => format!("{}: {}", quote(key), block(rest, value, indent, layout)),
     }
 }
 
 /// `{ "a": … }` spread over lines, its closing brace at `indent`.
-fn block(path: &[&str], value: &Value, indent: &str) -> String {
+fn block(path: &[&str], value: &Value, indent: &str, layout: Layout) -> String {
     let inner = format!("{indent}  ");
-    format!("{{\n{inner}{}\n{indent}}}", member(path, value, &inner))
+    format!(
+        "{{\n{inner}{}\n{indent}}}",
+        member(path, value, &inner, layout)
+    )
+}
+
+/// `value` as JSON whose lines after the first are indented below `indent`.
+fn written(value: &Value, indent: &str, layout: Layout) -> String {
+    match layout {
+        Layout::Inline => value.to_string(),
+        Layout::Spread => serde_json::to_string_pretty(value)
+            .unwrap_or_else(|_| value.to_string())
+            .replace('\n', &format!("\n{indent}")),
+    }
 }
 
 fn quote(key: &str) -> String {
@@ -295,6 +388,28 @@ mod tests {
         assert_eq!(out, "{\"settings\": {},\n  \"mcpServers\": {\n    \"s\": {\n      \"exposure\": \"direct\"\n    }\n  }}");
         let out = edit("{ }", "s", "enabled", Change::Set(json!(false)));
         assert!(out.starts_with("{\n  \"mcpServers\": {"), "{out}");
+    }
+
+    #[test]
+    fn adds_a_server_spread_over_lines_as_pi_writes_it() {
+        let entry = json!({"command": "npx", "args": ["-y", "fs"], "env": {"A": "1"}});
+        let out = edit_path(FILE, &["new"], &Change::Set(entry.clone()), Layout::Spread)
+            .unwrap()
+            .unwrap();
+        assert!(
+            out.contains("\"web\": { \"url\": \"https://x/mcp\", \"enabled\": true },\n    \"new\": {\n      \"command\": \"npx\",\n      \"args\": [\n        \"-y\",\n        \"fs\"\n      ],\n      \"env\": {\n        \"A\": \"1\"\n      }\n    }\n  },"),
+            "{out}"
+        );
+        assert!(out.contains("// my servers") && out.contains("/* keep */"));
+        // An empty file becomes what `pi mcp add` writes into a new one.
+        let fresh = edit_path("", &["fs"], &Change::Set(entry), Layout::Spread)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            fresh,
+            "{\n  \"mcpServers\": {\n    \"fs\": {\n      \"command\": \"npx\",\n      \"args\": [\n        \"-y\",\n        \"fs\"\n      ],\n      \"env\": {\n        \"A\": \"1\"\n      }\n    }\n  }\n}\n"
+        );
+        assert!(defines(FILE, "web") && !defines(FILE, "new") && !defines("", "web"));
     }
 
     #[test]

@@ -19,6 +19,8 @@ pub struct MergedServer {
     pub imported: Option<Imported>,
     /// Set for a server a Pi extension registered: the extension's path.
     pub registered: Option<PathBuf>,
+    /// Set for a server an installed Pi package declares.
+    pub package: Option<super::PackageOrigin>,
     /// For an imported server: our field name → the other tool's, where they differ.
     pub renamed: Renamed,
 }
@@ -36,6 +38,7 @@ impl MergedServer {
             field_files,
             imported: None,
             registered: None,
+            package: None,
             renamed: vec![],
         }
     }
@@ -60,6 +63,7 @@ impl MergedServer {
     pub fn is_override(&self) -> bool {
         self.imported.is_none()
             && self.registered.is_none()
+            && self.package.is_none()
             && self
                 .entry
                 .as_object()

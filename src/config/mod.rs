@@ -3,6 +3,7 @@
 //! name file, line, server and field. Nothing here fails: a bad file or server is reported and
 //! the rest is used.
 
+pub mod add;
 mod client;
 mod command;
 mod diagnostic;
@@ -18,6 +19,7 @@ mod locate;
 mod merge;
 mod names;
 mod oauth;
+mod packages;
 mod pi_rules;
 mod server;
 mod settings;
@@ -25,16 +27,18 @@ mod sources;
 pub mod switch;
 mod trust;
 
+pub use add::AddRequest;
 pub use client::{ClientSettings, DEFAULT_CALL_TIMEOUT};
 pub use command::{
     resolve_all, CommandPolicy, ConfigValue, RunContext, ValueError, ValueErrorKind,
 };
 pub use diagnostic::{Diagnostic, Level};
-pub use edit::{edit_server, Change, EditError};
+pub use edit::{add_server, defines, edit_server, Change, EditError};
 pub use exposure::{matches as tool_pattern_matches, Exposure, ToolExposure};
 pub use imports::ImportKind;
 pub use interpolate::{expand, interpolate, Env};
 pub use oauth::{Grant, OAuthConfig, Registration};
+pub use packages::PackageOrigin;
 pub use pi_rules::{builtin_mcp_on, MergeDifference};
 pub use sources::{Role, Source, SourceState};
 pub use trust::{Trust, TrustBasis};
@@ -70,6 +74,15 @@ pub struct LoadOptions {
     /// Servers other Pi extensions registered (`pi.registerMcpServer`); a config file's entry of
     /// the same name wins over one, as in Pi.
     pub registered: Vec<Registered>,
+}
+
+/// A config held in memory and read instead of every file, as if it were `file` (messages name
+/// that file, and its role decides what may run): `add` tries a server this way before saving it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Only {
+    pub file: PathBuf,
+    /// `{"mcpServers": {…}}`.
+    pub root: Value,
 }
 
 /// A server a Pi extension registered: an entry of the `mcpServers` shape.
@@ -177,6 +190,8 @@ pub struct ServerConfig {
     pub imported: Option<Imported>,
     /// Set for a server a Pi extension registered (`pi.registerMcpServer`): the extension.
     pub registered: Option<PathBuf>,
+    /// Set for a server an installed Pi package declares (`"pi": {"mcp": …}`).
+    pub package: Option<PackageOrigin>,
     /// The merged entry as written (before interpolation): the input of the cache hash.
     pub entry: Value,
     pub transport: Transport,
@@ -330,6 +345,15 @@ fn home(env: &Env) -> PathBuf {
 /// Reads and merges every config file and import. Never fails; problems end up in
 /// `diagnostics`.
 pub fn load(opts: &LoadOptions) -> Config {
+    load_with(opts, None)
+}
+
+/// The config of `only` alone, read as if it were its file (see [`Only`]).
+pub fn load_only(opts: &LoadOptions, only: &Only) -> Config {
+    load_with(opts, Some(only))
+}
+
+fn load_with(opts: &LoadOptions, only: Option<&Only>) -> Config {
     let mut diagnostics = vec![];
     let trust = trust::resolve(
         opts.project_trusted,
@@ -341,15 +365,36 @@ pub fn load(opts: &LoadOptions) -> Config {
     let mut merged = Merged::default();
     let mut sources: Vec<Source> = vec![];
     let mut places = Places::default();
-    let native = sources::native(opts);
+    let native = match only {
+        Some(only) => vec![(only.file.clone(), sources::role_of(&only.file, opts), false)],
+        None => sources::native(opts),
+    };
     let project_files: Vec<PathBuf> = native
         .iter()
         .filter(|(_, role, _)| role.is_project())
         .map(|(path, _, _)| path.clone())
         .collect();
+    // Servers of installed Pi packages: not with a config given alone (`PI_MCP_CONFIG_MODE`,
+    // `add`'s trial).
+    let packages = match only.is_none() && !sources::exclusive(opts) {
+        true => packages::read(
+            &packages::Context {
+                agent_dir: &opts.agent_dir,
+                cwd: &opts.cwd,
+                env: &opts.env,
+                project_trusted: trust.trusted,
+                limits: &opts.limits,
+            },
+            &mut diagnostics,
+        ),
+        false => packages::Packages::default(),
+    };
     let commands = CommandPolicy::new(
         &trust,
-        native.iter().map(|(path, role, _)| (path.as_path(), role)),
+        native
+            .iter()
+            .map(|(path, role, _)| (path.as_path(), role))
+            .chain(packages.sources.iter().map(|s| (s.path.as_path(), &s.role))),
     );
     // The user's and the project's Pi config, as written: where Pi's own rule reads them
     // differently (for `doctor`).
@@ -364,7 +409,14 @@ pub fn load(opts: &LoadOptions) -> Config {
         } else {
             Origin::Found
         };
-        let state = match files::read(&path, origin, &opts.limits, &mut diagnostics) {
+        let read = match only {
+            Some(only) => Read::Parsed {
+                value: only.root.clone(),
+                text: serde_json::to_string_pretty(&only.root).unwrap_or_default(),
+            },
+            None => files::read(&path, origin, &opts.limits, &mut diagnostics),
+        };
+        let state = match read {
             Read::Missing => SourceState::Missing,
             Read::Blank => SourceState::Blank,
             Read::Invalid => SourceState::Invalid,
@@ -427,6 +479,15 @@ pub fn load(opts: &LoadOptions) -> Config {
             });
         }
     }
+    let mut package_sources = packages.sources;
+    for server in packages.servers {
+        let mut entry = MergedServer::new(&server.name, server.entry, &server.file);
+        entry.package = Some(server.origin);
+        if !merged.add_from_elsewhere(entry) {
+            mark_shadowed(&mut package_sources, &server.file, &server.name);
+        }
+    }
+    sources.extend(package_sources);
     let home = home(&opts.env);
     let ctx = imports::Context {
         home: &home,
@@ -592,6 +653,8 @@ pub fn server_env(
     env
 }
 
+#[cfg(test)]
+mod packages_tests;
 #[cfg(test)]
 pub(crate) mod test_tree;
 #[cfg(test)]

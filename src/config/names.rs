@@ -6,7 +6,7 @@
 use super::merge::MergedServer;
 use super::{Diagnostic, Level};
 
-fn pi_accepts(name: &str) -> bool {
+pub(super) fn pi_accepts(name: &str) -> bool {
     !name.is_empty()
         && name
             .chars()

@@ -354,6 +354,7 @@ pub fn parse(
         field_files: server.field_files.clone(),
         imported: server.imported.clone(),
         registered: server.registered.clone(),
+        package: server.package.clone(),
         entry: value.clone(),
         transport,
         lifecycle: lifecycle(&mut f),

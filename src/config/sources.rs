@@ -21,6 +21,14 @@ pub enum Role {
     Explicit,
     /// `.mcp.json`, `.pi/mcp.json`: used only in a trusted project.
     Project,
+    /// An installed Pi package's MCP config (`"pi": {"mcp": …}` in its `package.json`).
+    Package {
+        /// The package's name.
+        name: String,
+        /// The Pi settings file whose `packages` lists it.
+        settings: PathBuf,
+        project: bool,
+    },
     /// Another tool's config, read because a config file lists it in `imports`.
     Import {
         kind: ImportKind,
@@ -32,7 +40,12 @@ pub enum Role {
 
 impl Role {
     pub fn is_project(&self) -> bool {
-        matches!(self, Role::Project | Role::Import { project: true, .. })
+        matches!(
+            self,
+            Role::Project
+                | Role::Import { project: true, .. }
+                | Role::Package { project: true, .. }
+        )
     }
 }
 
@@ -54,18 +67,29 @@ pub enum SourceState {
     },
 }
 
+/// The role `file` has among the native config files (the user's Pi config when it is none).
+pub fn role_of(file: &std::path::Path, opts: &LoadOptions) -> Role {
+    native(opts)
+        .into_iter()
+        .find(|(path, _, _)| path == file)
+        .map_or(Role::PiGlobal, |(_, role, _)| role)
+}
+
+/// `PI_MCP_CONFIG_MODE=exclusive`: only the user's Pi config (or `--config`) is read.
+pub fn exclusive(opts: &LoadOptions) -> bool {
+    opts.env
+        .get("PI_MCP_CONFIG_MODE")
+        .map(|m| m.trim().to_lowercase())
+        == Some("exclusive".into())
+}
+
 /// The native config files in precedence order, lowest first, and whether each must exist.
 pub fn native(opts: &LoadOptions) -> Vec<(PathBuf, Role, bool)> {
     let pi_global = match &opts.config_path {
         Some(path) => (opts.cwd.join(path), Role::Explicit, true),
         None => (opts.agent_dir.join("mcp.json"), Role::PiGlobal, false),
     };
-    if opts
-        .env
-        .get("PI_MCP_CONFIG_MODE")
-        .map(|m| m.trim().to_lowercase())
-        == Some("exclusive".into())
-    {
+    if exclusive(opts) {
         return vec![pi_global];
     }
     let home = home(&opts.env);

@@ -1,7 +1,7 @@
 //! Turning a server on or off from `/mcp`, saved where it takes effect: the last of our config
 //! files that sets a field of the server (an override entry there when it has none yet), or, as
-//! "in this project", the project's `.pi/mcp.json`. Other tools' files (`imports`) and Pi
-//! extensions' registrations are never written: an override entry in the user's Pi config adjusts
+//! "in this project", the project's `.pi/mcp.json`. Other tools' files (`imports`), installed Pi
+//! packages' files and Pi extensions' registrations are never written: an override entry in the user's Pi config adjusts
 //! them. Both keys that turn a server off (`enabled: false`, `disabled: true`) are handled.
 
 use super::{edit_server, Change, EditError, ServerConfig};
@@ -67,15 +67,17 @@ pub fn plan(
     Ok(Plan { file, edits })
 }
 
-/// The last of our own files that sets a field of the server (not another tool's file, nor an
-/// extension's registration).
+/// The last of our own files that sets a field of the server (not another tool's file, an
+/// extension's registration, nor an installed package's file).
 fn ours(server: &ServerConfig) -> Option<PathBuf> {
-    let import = server.imported.as_ref().map(|_| server.files.first());
+    let elsewhere = (server.imported.is_some() || server.package.is_some())
+        .then(|| server.files.first())
+        .flatten();
     server
         .files
         .iter()
         .rev()
-        .find(|f| Some(*f) != server.registered.as_ref() && Some(Some(*f)) != import)
+        .find(|f| Some(*f) != server.registered.as_ref() && Some(*f) != elsewhere)
         .cloned()
 }
 

@@ -17,6 +17,7 @@ mod http;
 mod legacy;
 mod lock;
 mod metadata;
+pub use metadata::is_loopback;
 mod pkce;
 mod refresh;
 mod server;

@@ -155,6 +155,9 @@ fn source_line(source: &Source, show: &dyn Fn(&Path) -> String) -> String {
         Role::Explicit => "--config".to_string(),
         Role::Project => "project".to_string(),
         Role::Import { kind, by, .. } => format!("import \"{}\" from {}", kind.name(), show(by)),
+        Role::Package { name, settings, .. } => {
+            format!("Pi package {name}, listed in {}", show(settings))
+        }
     };
     label.push_str(&format!(" [{role}]"));
     let names = |servers: &[String]| {
@@ -218,6 +221,21 @@ fn server_line(server: &ServerConfig, show: &dyn Fn(&Path) -> String) -> String 
         line.push_str(", disabled");
     }
     let files: Vec<String> = server.files.iter().map(|f| show(f)).collect();
+    if let Some(package) = &server.package {
+        line.push_str(&format!(
+            "\n      from the Pi package {} ({}), listed in `packages` of {}",
+            package.name,
+            show(&package.root),
+            show(&package.settings)
+        ));
+        if files.len() > 1 {
+            line.push_str(&format!(
+                ", fields overridden by {}",
+                files[1..].join(", then ")
+            ));
+        }
+        return line;
+    }
     match &server.imported {
         Some(imported) => line.push_str(&format!(
             "\n      imported from {} ({}), listed in `imports` of {}",

@@ -9,6 +9,7 @@ mod doctor;
 pub mod hints;
 mod listing;
 mod schema;
+mod setup;
 
 pub use auth::{
     auth_help, auth_usage, needs_auth, paste_prompt, sign_in_cancelled, sign_in_state, sign_in_url,
@@ -22,6 +23,7 @@ pub use listing::{
     still_listing, NAMES_SHOWN,
 };
 pub use schema::{parameters, shape};
+pub use setup::{add_failed, add_usage, added, name_taken, project_untrusted};
 
 use crate::catalog::ToolInfo;
 use crate::clean;

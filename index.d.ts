@@ -91,6 +91,25 @@ export declare class McpAdapter {
    * opened afterwards.
    */
   setEnabled(server: string, enabled: boolean, inProject?: boolean | undefined | null): SavedChange
+  /**
+   * `/mcp add`, `pi-mcp add`: the server given in `pi mcp add`'s syntax (the words after
+   * `add`, or the line typed) is connected and listed, signed in to if it asks, then saved to
+   * the user's `mcp.json` (`-l`: the project's `.pi/mcp.json`) as `pi mcp add` writes it; a
+   * failure or a taken name saves nothing. `dryRun` tries it without saving.
+   */
+  addServer(args: string | string[], dryRun?: boolean): Promise<Outcome>
+  /**
+   * `/mcp setup`, `pi-mcp setup`: other tools' MCP configs and what each would add, the
+   * well-known servers, and the file setup writes (`project`: the trusted project's
+   * `.pi/mcp.json`).
+   */
+  setupPlan(project?: boolean | undefined | null): Outcome
+  /**
+   * Makes the change chosen in setup (imports, copied servers, well-known servers; an empty
+   * config when the file is missing), comments kept: its preview, and unless `dryRun` the
+   * file written.
+   */
+  setupApply(request: SetupRequest): Outcome
   /** Whether the project's configs are used (see `OpenOptions.projectTrusted`). */
   projectTrusted(): boolean
   /** Config problems and cache warnings, one line each. */
@@ -289,7 +308,7 @@ export interface DirectTools {
  * The stable codes of `details.error`, the one list of them (exported to TypeScript as a
  * string-literal union). Programs branch on these; the text beside them is for the model.
  */
-export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'tool_hidden' | 'tool_excluded' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'sign_in_failed' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'result_too_deep' | 'call_failed' | 'url_elicitation_required' | 'config_error' | 'shut_down'
+export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'tool_hidden' | 'tool_excluded' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'sign_in_failed' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'result_too_deep' | 'call_failed' | 'url_elicitation_required' | 'config_error' | 'shut_down' | 'bad_usage' | 'server_exists' | 'project_untrusted'
 
 /** Where servers' questions for a person or a model are shown (see `setFrontEnd`). */
 export interface FrontEndCallbacks {
@@ -442,6 +461,20 @@ export interface SearchOpts {
   includeSchemas?: boolean
   limit?: number
   offset?: number
+}
+
+/** What the user chose in `setup`. */
+export interface SetupRequest {
+  /** The project's `.pi/mcp.json` instead of the user's file. */
+  project?: boolean
+  /** Tools to list in `imports` (`cursor`, `claude-code`, …). */
+  imports?: Array<string>
+  /** Tools whose servers (those not configured yet) are copied into the file. */
+  copy?: Array<string>
+  /** Well-known servers to add, by id. */
+  add?: Array<string>
+  /** Show the change without writing it. */
+  dryRun?: boolean
 }
 
 export interface StartOpts {

@@ -33,6 +33,12 @@ Commands:
                                   from, every problem, and a timed connection to each server
   broker status|stop              the shared-server broker: its servers and sessions; stop it
                                   (and its servers)
+  setup [--import <tools>] [--copy <tools>] [--add <servers>] [--project] [--dry-run] [--yes]
+                                  without choices: the MCP configs of your other tools (Cursor,
+                                  Claude Code, Claude Desktop, VS Code, Windsurf, Codex, OpenCode)
+                                  and what each would add, and well-known servers; with them: the
+                                  change to ~/.pi/agent/mcp.json (--project: .pi/mcp.json), shown,
+                                  then written once confirmed (--yes without a terminal)
   add <name> [options] --url <url>
   add <name> [options] -- <command> [args...]
                                   add a server with \`pi mcp add\`'s options (-l/--local: the
@@ -110,10 +116,16 @@ function parse(argv) {
       limit: { type: "string" },
       timeout: { type: "string" },
       offline: { type: "boolean" },
+      project: { type: "boolean" },
+      import: { type: "string" },
+      copy: { type: "string" },
+      add: { type: "string" },
+      "dry-run": { type: "boolean" },
+      yes: { type: "boolean" },
     },
   });
   const [command = "status", ...rest] = positionals;
-  if (!(command in ARGS) && !["status", "doctor", "help"].includes(command)) {
+  if (!(command in ARGS) && !["status", "doctor", "help", "setup"].includes(command)) {
     throw new UsageError(`unknown command "${command}"`);
   }
   const needed = ARGS[command] ?? [];
@@ -213,7 +225,38 @@ async function run(adapter, { command, rest, values }, spin, callId) {
       return rest[0] === "stop" ? adapter.brokerStop() : adapter.brokerStatus();
     case "add":
       return adapter.addServer(rest, values["dry-run"]);
+    case "setup":
+      return setup(adapter, values, spin);
   }
+}
+
+/** Words of a comma-separated option. */
+const list = (text) => (text ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+
+/**
+ * `pi-mcp setup`: the plan without choices; with them the change, written only once confirmed
+ * (`--yes`, or a "y" on a terminal).
+ */
+async function setup(adapter, values, spin) {
+  const choice = { imports: list(values.import), copy: list(values.copy), add: list(values.add), project: values.project };
+  if (!choice.imports.length && !choice.copy.length && !choice.add.length) return adapter.setupPlan(values.project);
+  const preview = adapter.setupApply({ ...choice, dryRun: true });
+  if (preview.isError || values["dry-run"] || !preview.details.preview) return preview;
+  if (!values.yes) {
+    spin.stop();
+    if (!(process.stdin.isTTY && process.stderr.isTTY)) {
+      const text = `${preview.content[0].text}
+Nothing was written: run again with --yes to write it.`;
+      return { ...preview, content: [{ type: "text", text }], isError: true };
+    }
+    process.stderr.write(`${preview.content[0].text}
+`);
+    const lines = createInterface({ input: process.stdin, output: process.stderr });
+    const answer = await new Promise((resolve) => lines.question("Write it? [y/N] ", resolve));
+    lines.close();
+    if (!/^y(es)?$/i.test(answer.trim())) return { ...preview, content: [{ type: "text", text: "Nothing was written." }] };
+  }
+  return adapter.setupApply(choice);
 }
 
 const LABELS = {

@@ -409,6 +409,22 @@ impl McpAdapter {
         .into()
     }
 
+    /// `/mcp setup`, `pi-mcp setup`: other tools' MCP configs and what each would add, the
+    /// well-known servers, and the file setup writes (`project`: the trusted project's
+    /// `.pi/mcp.json`).
+    #[napi]
+    pub fn setup_plan(&self, project: Option<bool>) -> Outcome {
+        self.inner.setup_plan(project.unwrap_or(false)).into()
+    }
+
+    /// Makes the change chosen in setup (imports, copied servers, well-known servers; an empty
+    /// config when the file is missing), comments kept: its preview, and unless `dryRun` the
+    /// file written.
+    #[napi]
+    pub fn setup_apply(&self, request: adapter::SetupRequest) -> Outcome {
+        self.inner.setup_apply(&request).into()
+    }
+
     /// Whether the project's configs are used (see `OpenOptions.projectTrusted`).
     #[napi]
     pub fn project_trusted(&self) -> bool {

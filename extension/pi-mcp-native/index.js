@@ -6,6 +6,7 @@ import { frontEnd, piModel } from "./front-end.js";
 import { createMcpCommand } from "./mcp-command.js";
 import { addSubcommands } from "./mcp-subcommands.js";
 import { showPanel } from "./panel.js";
+import { addSetup } from "./setup.js";
 import { createPiTools } from "./pi-tools.js";
 import { resourceUpdates } from "./updates.js";
 
@@ -239,6 +240,7 @@ export default function piMcpNative(pi) {
     inProject: (server) => adapter.projectTrusted() && !(server.source ?? "").startsWith(`${openedFor}/`),
     reopen: (ctx) => reopen(ctx),
   });
+  addSetup(mcp, { core: () => adapter, textOf, reopen: (ctx) => reopen(ctx) });
   mcp.add("prompts", {
     summary: "every server's (or one's) prompts, each as its command",
     usage: "[server]",

@@ -134,7 +134,7 @@ class Panel {
     lines.push("");
     const items = this.items();
     if (!items.length) {
-      lines.push(` ${t.fg("muted", screen.kind === "servers" ? "No MCP servers are configured (~/.pi/agent/mcp.json, .pi/mcp.json)." : screen.kind === "tools" ? "No tools known yet: reconnect the server to list them." : "This server is no longer configured.")}`);
+      lines.push(` ${t.fg("muted", screen.kind === "servers" ? "No MCP servers are configured: /mcp setup takes those of your other tools and offers well-known ones; /mcp add adds one." : screen.kind === "tools" ? "No tools known yet: reconnect the server to list them." : "This server is no longer configured.")}`);
     }
     const selected = Math.min(screen.selected, Math.max(items.length - 1, 0));
     const start = Math.max(0, Math.min(selected - 5, items.length - 12));

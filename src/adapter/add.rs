@@ -88,7 +88,7 @@ impl Adapter {
 
     /// The file `add` writes to: the user's Pi config, or with `local` the project's
     /// `.pi/mcp.json`, which only a trusted project reads.
-    fn add_target(&self, local: bool) -> Result<PathBuf, Outcome> {
+    pub(super) fn add_target(&self, local: bool) -> Result<PathBuf, Outcome> {
         if !local {
             return Ok(self.user_file());
         }
@@ -103,7 +103,7 @@ impl Adapter {
 
     /// Why `name` cannot be added to `file`: a configured server has that name (Pi counts `-`
     /// and `_` as the same), or the file defines it already (even turned off or invalid).
-    fn name_taken(&self, name: &str, file: &std::path::Path) -> Option<Outcome> {
+    pub(super) fn name_taken(&self, name: &str, file: &std::path::Path) -> Option<Outcome> {
         let namespace = |n: &str| n.replace('-', "_");
         let configured = self
             .config

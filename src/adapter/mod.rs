@@ -30,6 +30,7 @@ mod prompts;
 mod read;
 mod request;
 mod servers;
+mod setup;
 mod shared;
 mod sign_in;
 mod unlisted;
@@ -46,6 +47,7 @@ pub use outcome::Outcome;
 pub use prompts::{Completion, PromptCommand};
 pub use request::{Request, DEFAULT_LIMIT};
 pub use servers::ServerMeta;
+pub use setup::SetupRequest;
 pub use unlisted::DeclaredListing;
 
 use crate::bounded_read::FileLimits;

@@ -61,18 +61,17 @@ pub fn add_server(file: &Path, server: &str, entry: &Value) -> Result<(), EditEr
         why,
     };
     let text = read(file).map_err(error)?;
-    if defines(&text, server) {
-        return Err(error(format!("it defines server \"{server}\" already")));
-    }
-    let edited = edit_path(
-        &text,
-        &[server],
-        &Change::Set(entry.clone()),
-        Layout::Spread,
-    )
-    .map_err(error)?
-    .unwrap_or(text);
+    let edited = with_server(&text, server, entry).map_err(error)?;
     write(file, edited.as_bytes()).map_err(error)
+}
+
+/// `text` with `server` added as [`add_server`] adds it.
+pub fn with_server(text: &str, server: &str, entry: &Value) -> Result<String, String> {
+    if defines(text, server) {
+        return Err(format!("it defines server \"{server}\" already"));
+    }
+    let change = Change::Set(entry.clone());
+    Ok(edit_path(text, &[server], &change, Layout::Spread)?.unwrap_or_else(|| text.to_string()))
 }
 
 /// Whether the servers of a config text include `server`.
@@ -83,7 +82,7 @@ pub fn defines(text: &str, server: &str) -> bool {
 }
 
 /// A config file's text; a missing file is empty.
-pub(super) fn read(file: &Path) -> Result<String, String> {
+pub fn read(file: &Path) -> Result<String, String> {
     match std::fs::read_to_string(file) {
         Ok(text) => Ok(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
@@ -93,7 +92,7 @@ pub(super) fn read(file: &Path) -> Result<String, String> {
 
 /// Writes `bytes` whole (a temp file renamed), creating the directory, keeping the file's
 /// permissions.
-pub(super) fn write(file: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write(file: &Path, bytes: &[u8]) -> Result<(), String> {
     let permissions = std::fs::metadata(file).ok().map(|m| m.permissions());
     if let Some(dir) = file.parent() {
         atomic_file::create_private_dir(dir).map_err(|e| e.to_string())?;
@@ -140,10 +139,52 @@ fn edit_path(
     change: &Change,
     layout: Layout,
 ) -> Result<Option<String>, String> {
-    let stripped = jsonc::strip(text);
-    // The keys from the root down to the field; the value for the first missing one is built.
-    let mut path = vec![servers_key(&stripped)];
+    let mut path = vec![servers_key(&jsonc::strip(text))];
     path.extend(below);
+    edit_at(text, &path, change, layout)
+}
+
+/// `text` whose root `imports` lists `kinds` too (after the ones it lists); `None` when it lists
+/// them all already.
+pub fn add_imports(text: &str, kinds: &[&str]) -> Result<Option<String>, String> {
+    let stripped = jsonc::strip(text);
+    let root: Value = match jsonc::is_blank(text) {
+        true => Value::Null,
+        false => {
+            serde_json::from_str(&stripped).map_err(|e| format!("it is not valid JSON ({e})"))?
+        }
+    };
+    let mut listed = match root.get("imports") {
+        None | Some(Value::Null) => vec![],
+        Some(Value::Array(items)) => items.clone(),
+        Some(_) => return Err("its `imports` is not a list".into()),
+    };
+    let before = listed.len();
+    for kind in kinds {
+        if !listed.iter().any(|k| k == kind) {
+            listed.push(Value::String(kind.to_string()));
+        }
+    }
+    if listed.len() == before {
+        return Ok(None);
+    }
+    edit_at(
+        text,
+        &["imports"],
+        &Change::Set(Value::Array(listed)),
+        Layout::Inline,
+    )
+}
+
+/// `text` with the change made to the value at `path` from the root; `None` when it would not
+/// change.
+fn edit_at(
+    text: &str,
+    path: &[&str],
+    change: &Change,
+    layout: Layout,
+) -> Result<Option<String>, String> {
+    let stripped = jsonc::strip(text);
     if jsonc::is_blank(text) {
         return Ok(match change {
             Change::Set(value) => Some(format!("{}\n", block(&path, value, "", layout))),

@@ -23,6 +23,7 @@ mod packages;
 mod pi_rules;
 mod server;
 mod settings;
+pub mod setup;
 mod sources;
 pub mod switch;
 mod trust;
@@ -33,7 +34,9 @@ pub use command::{
     resolve_all, CommandPolicy, ConfigValue, RunContext, ValueError, ValueErrorKind,
 };
 pub use diagnostic::{Diagnostic, Level};
-pub use edit::{add_server, defines, edit_server, Change, EditError};
+pub use edit::{
+    add_server, defines, edit_server, read as read_text, write as write_text, Change, EditError,
+};
 pub use exposure::{matches as tool_pattern_matches, Exposure, ToolExposure};
 pub use imports::ImportKind;
 pub use interpolate::{expand, interpolate, Env};

@@ -23,7 +23,10 @@ pub use listing::{
     still_listing, NAMES_SHOWN,
 };
 pub use schema::{parameters, shape};
-pub use setup::{add_failed, add_usage, added, name_taken, project_untrusted};
+pub use setup::{
+    add_failed, add_usage, added, name_taken, nothing_to_copy, project_untrusted, setup_done,
+    setup_plan, unknown_tool, unknown_well_known,
+};
 
 use crate::catalog::ToolInfo;
 use crate::clean;
@@ -145,7 +148,7 @@ pub fn status(servers: &[ServerStatus], notes: &[String]) -> String {
         .sum();
     let mut out = format!("MCP: {connected}/{enabled} servers connected, {tools} tools");
     if servers.is_empty() {
-        out.push_str("\nNo MCP servers are configured. Add them under \"mcpServers\" in ~/.pi/agent/mcp.json or .pi/mcp.json.");
+        out.push_str("\nNo MCP servers are configured. Add them under \"mcpServers\" in ~/.pi/agent/mcp.json or .pi/mcp.json; the user's /mcp setup (in a terminal: pi-mcp setup) takes the servers of their other tools' configs and offers well-known ones, /mcp add <name> --url <url> adds one.");
     }
     for s in servers {
         out.push('\n');

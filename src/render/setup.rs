@@ -72,3 +72,98 @@ pub fn added(name: &str, file: &Path, tools: &[String], saved: bool, cli: bool) 
         file.display()
     )
 }
+
+/// `setup`'s plan: what other tools' configs and the well-known list offer, and how to choose.
+pub fn setup_plan(
+    file: &Path,
+    found: &[crate::config::setup::Found],
+    offers: &[(crate::config::setup::WellKnown, bool)],
+    cli: bool,
+) -> String {
+    let mut out = format!("Setup writes to {}", file.display());
+    out.push_str(if file.exists() { "." } else { " (a new file)." });
+    if found.is_empty() {
+        out.push_str("\n\nNo other tool's MCP config was found (Cursor, Claude Code, Claude Desktop, VS Code, Windsurf, Codex, OpenCode).");
+    } else {
+        out.push_str("\n\nYour other tools' MCP configs:");
+        for f in found {
+            let files: Vec<String> = f.files.iter().map(|p| p.display().to_string()).collect();
+            let new = match (f.imported, f.new.len()) {
+                (true, _) => "imported already".to_string(),
+                (false, 0) => "every one configured here already".to_string(),
+                (false, n) => format!("{n} new: {}", f.new.join(", ")),
+            };
+            out.push_str(&format!(
+                "\n- {} ({}): {} server{}, {new}",
+                f.kind.name(),
+                files.join(", "),
+                f.servers.len(),
+                if f.servers.len() == 1 { "" } else { "s" }
+            ));
+        }
+        out.push_str("\nImporting reads the tool's file each time (it stays the place to change them); copying puts its servers in your file.");
+    }
+    out.push_str("\n\nWell-known servers:");
+    for (offer, taken) in offers {
+        let what = offer
+            .entry
+            .get("url")
+            .or_else(|| offer.entry.get("args").and_then(|a| a.get(1)))
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default();
+        let taken = if *taken { " (configured)" } else { "" };
+        out.push_str(&format!(
+            "\n- {}{taken}: {}: {} ({what})",
+            offer.id, offer.title, offer.about
+        ));
+    }
+    out.push_str(if cli {
+        "\n\nChoose with: pi-mcp setup --import cursor,codex --copy claude-code --add deepwiki [--project] [--dry-run] [--yes]; or add any server with pi-mcp add."
+    } else {
+        "\n\nRun /mcp setup in Pi's terminal UI to choose, or add any server with /mcp add."
+    });
+    out
+}
+
+/// `setup`'s change, shown before (or after) it is written.
+pub fn setup_done(file: &Path, preview: &str, written: bool, unchanged: bool, cli: bool) -> String {
+    let file = file.display();
+    if unchanged {
+        return format!("{file} has all of it already; nothing was written.");
+    }
+    let head = match written {
+        true => format!("Wrote {file}:"),
+        false => format!("The change to {file} (not written yet):"),
+    };
+    let tail = match (written, cli) {
+        (true, true) => "\nPi sessions use it from their next start (or /reload).",
+        (true, false) => "\nIt is in use now.",
+        (false, _) => "",
+    };
+    format!("{head}\n{preview}{tail}")
+}
+
+/// A tool `setup` does not know.
+pub fn unknown_tool(name: &str) -> String {
+    let known: Vec<&str> = crate::config::ImportKind::ALL
+        .iter()
+        .map(|k| k.name())
+        .collect();
+    format!(
+        "unknown tool \"{name}\"; expected one of {}",
+        known.join(", ")
+    )
+}
+
+/// `--copy` of a tool whose config holds no server.
+pub fn nothing_to_copy(tool: &str) -> String {
+    format!("no MCP config of {tool} with servers was found; there is nothing to copy")
+}
+
+/// An id that is not a well-known server.
+pub fn unknown_well_known(id: &str, ids: &[&str]) -> String {
+    format!(
+        "\"{id}\" is not a well-known server; they are: {}",
+        ids.join(", ")
+    )
+}

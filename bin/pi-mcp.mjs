@@ -357,7 +357,8 @@ async function main() {
     const outcome = await run(adapter, parsed, spin, callId);
     spin.stop();
     print(outcome, values.json);
-    return outcome.isError ? 1 : 0;
+    // Words that do not fit a command's syntax (add, setup) are bad usage, as for pi-mcp's own.
+    return outcome.details?.error === "bad_usage" ? 2 : outcome.isError ? 1 : 0;
   } catch (e) {
     spin.stop();
     if (!(e instanceof UsageError)) throw e;

@@ -187,7 +187,7 @@ fn edit_at(
     let stripped = jsonc::strip(text);
     if jsonc::is_blank(text) {
         return Ok(match change {
-            Change::Set(value) => Some(format!("{}\n", block(&path, value, "", layout))),
+            Change::Set(value) => Some(format!("{}\n", block(path, value, "", layout))),
             Change::Remove => None,
         });
     }

@@ -256,6 +256,7 @@ impl Adapter {
                         stdio,
                         idle: self.idle_limit(server),
                         broker: self.broker.clone(),
+                        family: None,
                     }),
                     Sharing::Own | Sharing::Family => TransportSpec::Stdio(stdio),
                 }

@@ -6,7 +6,7 @@ use super::connect::Need;
 use super::Adapter;
 use crate::config::{Lifecycle, ServerConfig, Transport};
 use crate::events::Event;
-use crate::pool::Notice;
+use crate::pool::{ListBounds, Notice};
 use futures::StreamExt;
 use parking_lot::Mutex;
 use std::sync::{Arc, Weak};
@@ -63,8 +63,8 @@ impl Default for Bounds {
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Bounds {
-            max_server_tools: 5_000,
-            max_server_metadata: 16 * 1024 * 1024,
+            max_server_tools: ListBounds::MOST_ITEMS,
+            max_server_metadata: ListBounds::MOST_BYTES,
             fill_concurrency: cores.clamp(1, 4),
         }
     }

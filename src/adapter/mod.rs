@@ -219,7 +219,7 @@ impl Adapter {
             .collect();
         let host = Arc::new(host::SessionHost::new(&opts.cwd, &agent_dir, auto_approve));
         let (pool, notices) = Pool::with_host(Arc::new(host.clone()));
-        let broker = Arc::new(Broker::new(&agent_dir, &env, crate::helper::path()));
+        let broker = Arc::new(Broker::new(&agent_dir, &env, crate::helper::path(), None));
         broker.set_ui(opts.cli);
         let auto_auth = opts.auto_auth.unwrap_or(config.settings.auto_auth);
         let bounds = opts.bounds.lowered_from_default();

@@ -4,10 +4,12 @@
 //! back with the session's token, its cancellation goes on — and the server's questions that
 //! belong here are asked as requests of our own. A connection that passes one of its bounds
 //! (`wire::MAX_MESSAGE`, `MAX_IN_FLIGHT`, `MAX_UNREAD`) is dropped: whatever sends it, it never
-//! holds more of the broker's memory than they allow.
+//! holds more of the broker's memory than they allow. A family's hub is stricter with a process
+//! that connects to it: a line that is not a JSON object, or no `initialize` within
+//! [`HELLO_LIMIT`], and it is dropped.
 
 use super::outbox::{self, Outbox};
-use super::Broker;
+use super::{Broker, Notes};
 use crate::pool::shared::wire::{self, Farewell, FarewellReason, Hello, SessionInfo};
 use crate::pool::{
     Connection, Progress, RequestError, RequestOptions, TOO_DEEP_FIELD, TOO_LARGE_FIELD,
@@ -16,7 +18,7 @@ use parking_lot::Mutex;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt};
@@ -36,6 +38,24 @@ const SUBSCRIPTIONS: [&str; 2] = ["resources/subscribe", "resources/unsubscribe"
 const INVALID_REQUEST: i32 = -32600;
 /// JSON-RPC's "internal error".
 const INTERNAL_ERROR: i32 = -32603;
+/// How long a process connected to a family's hub may take to say who it is (`initialize`).
+pub const HELLO_LIMIT: Duration = Duration::from_secs(2);
+/// The lists a family's hub answers from memory (see `Broker::listed`).
+const LISTS: [&str; 4] = [
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+];
+
+/// Who is at the other end of a connection.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Peer {
+    /// Another process, as its socket says (its pid, where the platform tells).
+    Process(Option<u32>),
+    /// A session of the hub's own process, over a duplex (a family's hub).
+    InProcess,
+}
 
 /// A session's use of one shared server.
 pub struct Attached {
@@ -53,8 +73,14 @@ type Failure = (i32, String, Option<Value>);
 
 pub struct Hop {
     pub id: u64,
-    /// The peer's process, as the socket says.
-    peer: Option<u32>,
+    peer: Peer,
+    /// Where a note on dropping it goes.
+    notes: Notes,
+    /// A family's hub serves it: its callers are marked as the family's, and a process that
+    /// sends a line that is not a JSON object is dropped.
+    family: bool,
+    /// It said who it is: attached, joined, or asked for the controls.
+    greeted: AtomicBool,
     out: Outbox,
     /// Ends the connection (what is queued is still written).
     pub closed: CancellationToken,
@@ -70,12 +96,15 @@ pub struct Hop {
 }
 
 impl Hop {
-    fn new(peer: Option<u32>) -> (Arc<Hop>, outbox::Queued) {
+    fn new(peer: Peer, notes: Notes, family: bool) -> (Arc<Hop>, outbox::Queued) {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         let (out, lines) = Outbox::new();
         let hop = Arc::new(Hop {
             id: NEXT.fetch_add(1, Ordering::Relaxed),
             peer,
+            notes,
+            family,
+            greeted: AtomicBool::new(false),
             out,
             closed: CancellationToken::new(),
             running: AtomicUsize::new(0),
@@ -90,6 +119,11 @@ impl Hop {
 
     pub fn attached(&self) -> Option<&Attached> {
         self.attached.get()
+    }
+
+    /// Whether the session is in the hub's own process (then it needs no token).
+    pub fn in_process(&self) -> bool {
+        self.peer == Peer::InProcess
     }
 
     pub fn attach(&self, attached: Attached) {
@@ -130,10 +164,13 @@ impl Hop {
             Some(a) => format!("session {}, server {}", a.session.id, a.name),
             None => "not attached".into(),
         };
-        let pid = self
-            .peer
-            .map_or_else(|| "unknown".into(), |pid| pid.to_string());
-        super::note(&format!("dropped a connection of pid {pid} ({who}): {why}"));
+        let pid = match self.peer {
+            Peer::Process(Some(pid)) => pid.to_string(),
+            Peer::Process(None) => "unknown".into(),
+            Peer::InProcess => std::process::id().to_string(),
+        };
+        self.notes
+            .write(&format!("dropped a connection of pid {pid} ({who}): {why}"));
         self.farewell(&Farewell {
             reason: FarewellReason::Dropped,
             message: format!("the shared-server broker dropped this connection: {why}"),
@@ -234,13 +271,19 @@ impl Hop {
             "initialize" => self.hello(broker, params).await,
             "ping" => self.ping(broker).await,
             "logging/setLevel" => Ok(json!({})),
-            wire::STATUS if self.attached().is_none() => Ok(json!(broker.status())),
-            wire::STOP if self.attached().is_none() => {
+            wire::STATUS if self.attached().is_none() && !self.family => Ok(json!(broker.status())),
+            wire::STOP if self.attached().is_none() && !self.family => {
                 self.reply(&id, Ok(json!({})));
                 broker.stop();
                 return;
             }
             _ => match self.attached() {
+                Some(attached) if LISTS.contains(&method.as_str()) => {
+                    match broker.listed(attached, &method, &params).await {
+                        Some(page) => Ok(page),
+                        None => self.forward(broker, attached, &id, &method, params).await,
+                    }
+                }
                 Some(attached) if SUBSCRIPTIONS.contains(&method.as_str()) => {
                     self.subscription(broker, attached, &id, &method, params)
                         .await
@@ -295,12 +338,17 @@ impl Hop {
             Some(Hello::Attach(attach)) => broker
                 .attach(self, *attach)
                 .await
-                .map_err(|why| Some((wire::START_FAILED, why, None)))?,
-            Some(Hello::Control {}) => json!({
+                .map_err(|(code, why)| Some((code, why, None)))?,
+            Some(Hello::Control {}) if !self.family => json!({
                 "capabilities": {},
                 "serverInfo": { "name": "pi-mcp-native-broker", "version": env!("CARGO_PKG_VERSION") },
             }),
-            None => {
+            Some(Hello::Join { token, .. }) if self.family => {
+                broker
+                    .join_family(self, &token)
+                    .map_err(|why| Some((wire::REFUSED, why, None)))?
+            }
+            Some(Hello::Control {} | Hello::Join { .. }) | None => {
                 return Err(Some((
                     wire::REFUSED,
                     "this is pi-mcp-native's shared-server broker; it serves pi-mcp-native sessions only".into(),
@@ -308,6 +356,7 @@ impl Hop {
                 )))
             }
         };
+        self.greeted.store(true, Ordering::SeqCst);
         result["protocolVersion"] = version;
         Ok(result)
     }
@@ -364,6 +413,14 @@ impl Hop {
         answer
     }
 
+    /// Who the session's requests are for, as the server's questions name it.
+    fn caller(&self, attached: &Attached) -> crate::pool::Caller {
+        match self.family {
+            true => format!("{}{}", wire::FAMILY_CALLER, attached.session.id).into(),
+            false => attached.session.id.as_str().into(),
+        }
+    }
+
     /// Sends the session's request on to the server, for this session.
     async fn forward(
         self: &Arc<Self>,
@@ -386,7 +443,7 @@ impl Hop {
             timeout: attached.timeout + FORWARD_SLACK,
             cancel,
             on_progress,
-            caller: Some(attached.session.id.as_str().into()),
+            caller: Some(self.caller(attached)),
             // The session bounds its whole call (callTimeoutMs) itself.
             total: None,
             // Shared servers are stdio ones: no HTTP headers to make.
@@ -458,24 +515,41 @@ fn failure(error: &RequestError) -> Failure {
     }
 }
 
-/// Serves one session connection (from process `peer`) until either side ends it.
-pub async fn serve<S>(broker: Arc<Broker>, stream: S, peer: Option<u32>)
+/// Serves one session connection (from `peer`) until either side ends it.
+pub async fn serve<S>(broker: Arc<Broker>, stream: S, peer: Peer)
 where
     S: AsyncRead + AsyncWrite + Send + 'static,
 {
     let (read, write) = tokio::io::split(stream);
-    let (hop, lines) = Hop::new(peer);
+    let family = broker.family().is_some();
+    let (hop, lines) = Hop::new(peer, broker.notes.clone(), family);
     broker.join(&hop);
     let writer = tokio::spawn(outbox::write_lines(write, lines, hop.closed.clone()));
+    // A family's hub holds no connection of another process that does not say who it is.
+    let strict = family && peer != Peer::InProcess;
+    if strict {
+        let hop = hop.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(HELLO_LIMIT).await;
+            if !hop.greeted.load(Ordering::SeqCst) {
+                let limit = HELLO_LIMIT.as_secs();
+                hop.drop_offender(&format!("it did not say who it is within {limit} s"));
+            }
+        });
+    }
     let mut reader = tokio::io::BufReader::new(read);
     let mut buf = Vec::new();
     loop {
         tokio::select! {
-            read = read_message(&mut reader, &mut buf) => match read {
+            read = read_message(&mut reader, &mut buf, strict) => match read {
                 Ok(Read::Message(message)) => hop.take(&broker, message),
                 Ok(Read::TooLong) => {
                     let bound = wire::MAX_MESSAGE / (1024 * 1024);
                     hop.drop_offender(&format!("it sent a message over {bound} MiB, the most the broker takes"));
+                    break;
+                }
+                Ok(Read::Garbage) => {
+                    hop.drop_offender("it sent a line that is not a JSON-RPC message");
                     break;
                 }
                 Ok(Read::End) | Err(_) => break,
@@ -499,7 +573,11 @@ where
     let (read, mut write) = tokio::io::split(stream);
     let mut reader = tokio::io::BufReader::new(read);
     let mut buf = Vec::new();
-    let first = tokio::time::timeout(outbox::LAST_WORDS, read_message(&mut reader, &mut buf)).await;
+    let first = tokio::time::timeout(
+        outbox::LAST_WORDS,
+        read_message(&mut reader, &mut buf, false),
+    )
+    .await;
     let id = match first {
         Ok(Ok(Read::Message(message))) => message.get("id").cloned().unwrap_or(Value::Null),
         _ => Value::Null,
@@ -518,14 +596,18 @@ enum Read {
     Message(Value),
     /// A message longer than [`wire::MAX_MESSAGE`] (what came of it was not kept).
     TooLong,
+    /// A line that is not a JSON object, read `strict`ly.
+    Garbage,
     End,
 }
 
-/// Reads the next JSON message (one line; lines that are not JSON are skipped) into `buf`,
-/// which never holds more than [`wire::MAX_MESSAGE`] and a newline.
+/// Reads the next JSON message (one line; lines that are not JSON are skipped, or with `strict`
+/// a line that is not blank nor a JSON object is [`Read::Garbage`]) into `buf`, which never
+/// holds more than [`wire::MAX_MESSAGE`] and a newline.
 async fn read_message<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     buf: &mut Vec<u8>,
+    strict: bool,
 ) -> std::io::Result<Read> {
     loop {
         if buf.capacity() > KEPT_BUFFER {
@@ -556,8 +638,11 @@ async fn read_message<R: AsyncBufRead + Unpin>(
                 break false;
             }
         };
-        if let Ok(message) = serde_json::from_slice(buf.trim_ascii()) {
-            return Ok(Read::Message(message));
+        let line = buf.trim_ascii();
+        match serde_json::from_slice::<Value>(line) {
+            Ok(message) if !strict || message.is_object() => return Ok(Read::Message(message)),
+            _ if strict && !line.is_empty() => return Ok(Read::Garbage),
+            _ => {}
         }
         if ended {
             return Ok(Read::End);
@@ -586,12 +671,12 @@ mod tests {
         input.extend(std::iter::repeat_n(b'x', wire::MAX_MESSAGE + 1));
         input.extend_from_slice(b"\n{\"id\":2}\n");
         let (mut reader, mut buf) = (&input[..], Vec::new());
-        let read = read_message(&mut reader, &mut buf).await.unwrap();
+        let read = read_message(&mut reader, &mut buf, false).await.unwrap();
         assert!(
             matches!(read, Read::Message(m) if m["id"] == 1),
             "a line not JSON skipped"
         );
-        let read = read_message(&mut reader, &mut buf).await.unwrap();
+        let read = read_message(&mut reader, &mut buf, false).await.unwrap();
         assert!(matches!(read, Read::TooLong));
         assert!(
             buf.capacity() <= wire::MAX_MESSAGE + 1,
@@ -601,16 +686,32 @@ mod tests {
         let mut fitting = format!("{{\"pad\":\"{}\"}}", "y".repeat(wire::MAX_MESSAGE - 20));
         fitting.push('\n');
         let (mut reader, mut buf) = (fitting.as_bytes(), Vec::new());
-        let read = read_message(&mut reader, &mut buf).await.unwrap();
+        let read = read_message(&mut reader, &mut buf, false).await.unwrap();
         assert!(
             matches!(read, Read::Message(_)),
             "a message of the bound itself is taken"
         );
         assert!(matches!(
-            read_message(&mut reader, &mut buf).await.unwrap(),
+            read_message(&mut reader, &mut buf, false).await.unwrap(),
             Read::End
         ));
         assert!(buf.capacity() <= KEPT_BUFFER, "a big buffer let go");
+    }
+
+    #[tokio::test]
+    async fn read_strictly_a_line_that_is_no_json_object_is_garbage() {
+        let input = b"\n{\"id\":1}\n[1]\n";
+        let (mut reader, mut buf) = (&input[..], Vec::new());
+        let read = read_message(&mut reader, &mut buf, true).await.unwrap();
+        assert!(
+            matches!(read, Read::Message(m) if m["id"] == 1),
+            "blank lines pass"
+        );
+        let read = read_message(&mut reader, &mut buf, true).await.unwrap();
+        assert!(matches!(read, Read::Garbage));
+        let (mut reader, mut buf) = (&b"not json\n"[..], Vec::new());
+        let read = read_message(&mut reader, &mut buf, true).await.unwrap();
+        assert!(matches!(read, Read::Garbage));
     }
 
     #[test]

@@ -66,11 +66,11 @@ pub async fn accept(broker: &Arc<Broker>, listener: Listener) {
                 continue;
             }
         };
-        let accepted_uid = broker.options.accept_uid;
+        let accepted_uid = broker.accept_uid();
         match stream.peer_cred() {
             Ok(cred) if cred.uid() == accepted_uid => {
                 let peer = cred.pid().map(|pid| pid as u32);
-                tokio::spawn(hop::serve(broker.clone(), stream, peer));
+                tokio::spawn(hop::serve(broker.clone(), stream, hop::Peer::Process(peer)));
             }
             peer => {
                 let who = match peer {
@@ -91,7 +91,9 @@ pub async fn accept(broker: &Arc<Broker>, listener: Listener) {
         }
     }
     // The lock is still held: no other broker can have taken the place meanwhile.
-    let _ = std::fs::remove_file(broker.place.socket());
+    if let Some(place) = broker.place() {
+        let _ = std::fs::remove_file(place.socket());
+    }
 }
 
 #[cfg(windows)]
@@ -115,6 +117,6 @@ pub async fn accept(broker: &Arc<Broker>, listener: Listener) {
             broker.note(&format!("accept failed: {e}"));
             continue;
         }
-        tokio::spawn(hop::serve(broker.clone(), stream, None));
+        tokio::spawn(hop::serve(broker.clone(), stream, hop::Peer::Process(None)));
     }
 }

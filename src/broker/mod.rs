@@ -10,9 +10,11 @@
 //! a while. Layout: `daemon` (detaching, the lock, readiness) · `own_log` (its log) · `listen`
 //! (accepting, refusing other users) · `hop` (one session's connection, within its bounds) ·
 //! `outbox` (what a connection has yet to read) · `route` (whose question it is) · `memory`
-//! (given back after a flood); this file holds the table of shared servers.
+//! (given back after a flood) · `family` (the broker in family mode: a session's hub, inside its
+//! process); this file holds the table of shared servers.
 
 mod daemon;
+pub mod family;
 mod hop;
 mod listen;
 mod memory;
@@ -30,8 +32,10 @@ use crate::pool::shared::wire::{
     self, Attach, BrokerStatus, Farewell, FarewellReason, SharedServer,
 };
 use crate::pool::{
-    created_task_id, Asker, ConnectSpec, Connection, Notice, Pool, RequestOptions, TransportSpec,
+    created_task_id, Asker, ConnectSpec, Connection, ListBounds, Notice, Pool, RequestOptions,
+    TransportSpec,
 };
+use crate::server_log::LogLevel;
 use crate::server_log::{iso_time, LogMessage, ServerLog};
 use hop::{Attached, Hop};
 use parking_lot::Mutex;
@@ -55,6 +59,8 @@ const FAILURE_SHARED: Duration = Duration::from_secs(5);
 const STOP_LIMIT: Duration = Duration::from_secs(8);
 /// Task ids remembered per server (for routing questions about a task).
 const MAX_TASKS: usize = 10_000;
+/// How long a family's server the hub runs itself lives on after its last guest left.
+pub const FAMILY_GRACE: Duration = Duration::from_secs(3);
 
 /// What tests (and people) may change; environment variables of the broker.
 #[derive(Clone, Debug)]
@@ -78,14 +84,49 @@ impl Options {
 }
 
 pub struct Broker {
-    place: Place,
-    options: Options,
+    mode: Mode,
     pool: Arc<Pool>,
     shares: Mutex<Shares>,
     started: Instant,
     stopping: CancellationToken,
-    /// `<agentDir>/mcp.log`, where the servers' log messages go.
-    server_log: ServerLog,
+    notes: Notes,
+}
+
+/// Whom a broker serves.
+enum Mode {
+    /// Every session of the user and agent dir, at `place`; the servers' log messages go to
+    /// `<agentDir>/mcp.log` (`log`).
+    User {
+        place: Place,
+        options: Options,
+        log: ServerLog,
+    },
+    /// A session's family, as its hub inside the session's process (see [`family`]).
+    Family(family::FamilyMode),
+}
+
+/// Where the broker's own notes go: its log (stderr, which the daemon writes to its log file),
+/// or, for a hub inside a Pi process, that process's `mcp.log`.
+#[derive(Clone)]
+pub(crate) enum Notes {
+    Stderr,
+    Log(ServerLog),
+}
+
+impl Notes {
+    fn write(&self, text: &str) {
+        match self {
+            Notes::Stderr => note(text),
+            Notes::Log(log) => log.append(
+                "family",
+                &LogMessage {
+                    level: LogLevel::Notice,
+                    logger: None,
+                    data: Value::String(text.to_string()),
+                },
+            ),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -114,10 +155,17 @@ struct Share {
     /// Which session each task it runs belongs to.
     tasks: HashMap<String, String>,
     subscriptions: subscribe::Subscriptions,
+    /// Where its log messages go.
+    log: ServerLog,
+    /// Its roots: the directory the sessions of a family share (see `identity::family`), else
+    /// the one it was launched in.
+    roots: Option<PathBuf>,
+    /// Its listing may be served from memory: no list change was heard since it was taken.
+    listed_fresh: bool,
 }
 
 impl Share {
-    fn new(attach: &Attach) -> Share {
+    fn new(attach: &Attach, log: ServerLog) -> Share {
         Share {
             name: attach.name.clone(),
             spec: ConnectSpec {
@@ -136,6 +184,9 @@ impl Share {
             failure: None,
             tasks: HashMap::new(),
             subscriptions: Default::default(),
+            log,
+            roots: attach.family.as_ref().and_then(|f| f.roots_cwd.clone()),
+            listed_fresh: true,
         }
     }
 
@@ -159,16 +210,27 @@ impl Share {
 impl Broker {
     /// A broker at `place` for `agent_dir`; it serves once [`Broker::serve`] runs.
     pub fn new(place: Place, agent_dir: PathBuf, options: Options) -> Arc<Broker> {
+        let log = ServerLog::new(agent_dir.join("mcp.log"));
+        Broker::with_mode(
+            Mode::User {
+                place,
+                options,
+                log,
+            },
+            Notes::Stderr,
+        )
+    }
+
+    fn with_mode(mode: Mode, notes: Notes) -> Arc<Broker> {
         let host = Arc::new(route::BrokerHost::default());
         let (pool, notices) = Pool::with_host(host.clone());
         let broker = Arc::new(Broker {
-            place,
-            options,
+            mode,
             pool,
             shares: Mutex::default(),
             started: Instant::now(),
             stopping: CancellationToken::new(),
-            server_log: ServerLog::new(agent_dir.join("mcp.log")),
+            notes,
         });
         host.serve(Arc::downgrade(&broker));
         tokio::spawn(Broker::watch(Arc::downgrade(&broker), notices));
@@ -182,7 +244,7 @@ impl Broker {
         crate::pool::watchdog::start_in_background();
         self.note(&format!(
             "listening on {} (pid {})",
-            self.place.endpoint(),
+            self.endpoint(),
             std::process::id()
         ));
         listen::accept(self, listener).await;
@@ -195,8 +257,39 @@ impl Broker {
             hop.farewell(&farewell);
         }
         let _ = tokio::time::timeout(STOP_LIMIT, self.pool.close_all()).await;
-        self.server_log.flushed().await;
+        if let Mode::User { log, .. } = &self.mode {
+            log.flushed().await;
+        }
         self.note("stopped");
+    }
+
+    fn endpoint(&self) -> String {
+        match &self.mode {
+            Mode::User { place, .. } => place.endpoint(),
+            Mode::Family(family) => family.endpoint(),
+        }
+    }
+
+    /// The user whose sessions are served.
+    fn accept_uid(&self) -> u32 {
+        match &self.mode {
+            Mode::User { options, .. } => options.accept_uid,
+            Mode::Family(_) => crate::pool::shared::place::current_uid(),
+        }
+    }
+
+    fn place(&self) -> Option<&Place> {
+        match &self.mode {
+            Mode::User { place, .. } => Some(place),
+            Mode::Family(_) => None,
+        }
+    }
+
+    fn family(&self) -> Option<&family::FamilyMode> {
+        match &self.mode {
+            Mode::Family(family) => Some(family),
+            Mode::User { .. } => None,
+        }
     }
 
     /// Makes [`Broker::serve`] return.
@@ -205,7 +298,7 @@ impl Broker {
     }
 
     fn note(&self, text: &str) {
-        note(text);
+        self.notes.write(text);
     }
 
     fn join(&self, hop: &Arc<Hop>) {
@@ -261,18 +354,25 @@ impl Broker {
     }
 
     /// Starts the server `attach` names, or finds it running, for the session; returns the
-    /// `initialize` result (the server's own, but for the protocol version).
-    async fn attach(&self, hop: &Arc<Hop>, attach: Attach) -> Result<Value, String> {
+    /// `initialize` result (the server's own, but for the protocol version), or the error's code
+    /// and message.
+    async fn attach(&self, hop: &Arc<Hop>, attach: Attach) -> Result<Value, (i32, String)> {
+        if let Some(family) = self.family() {
+            family
+                .admits(hop.in_process(), &attach)
+                .map_err(|why| (wire::REFUSED, why))?;
+        }
         let identity = attach.identity.clone();
         let spec = {
             let mut shares = self.shares.lock();
+            let log = self.log_for(&attach);
             let share = shares
                 .servers
                 .entry(identity.clone())
-                .or_insert_with(|| Share::new(&attach));
+                .or_insert_with(|| Share::new(&attach, log));
             if let Some((at, why)) = &share.failure {
                 if at.elapsed() < FAILURE_SHARED {
-                    return Err(why.clone());
+                    return Err((wire::START_FAILED, why.clone()));
                 }
             }
             share.attaching += 1;
@@ -280,10 +380,11 @@ impl Broker {
         };
         let connected = self.pool.connect(spec).await;
         let mut shares = self.shares.lock();
+        let log = self.log_for(&attach);
         let share = shares
             .servers
             .entry(identity.clone())
-            .or_insert_with(|| Share::new(&attach));
+            .or_insert_with(|| Share::new(&attach, log));
         share.attaching -= 1;
         let upstream = match connected {
             Ok(upstream) => upstream,
@@ -294,11 +395,14 @@ impl Broker {
                     attach.name
                 ));
                 share.failure = Some((Instant::now(), why.clone()));
-                return Err(why);
+                return Err((wire::START_FAILED, why));
             }
         };
         share.failure = None;
-        let idle = attach.idle_ms.map_or(UNUSED_LIMIT, Duration::from_millis);
+        let idle = match self.mode {
+            Mode::Family(_) => FAMILY_GRACE,
+            Mode::User { .. } => attach.idle_ms.map_or(UNUSED_LIMIT, Duration::from_millis),
+        };
         share.idle = share.idle.max(idle);
         share.hops.push(hop.clone());
         let info = upstream.server_info().unwrap_or_else(|| json!({}));
@@ -310,6 +414,52 @@ impl Broker {
             timeout: Duration::from_millis(attach.timeout_ms),
         });
         Ok(info)
+    }
+
+    /// Where the log messages of the server `attach` names go: the user's broker writes its
+    /// agent dir's `mcp.log`, a family's hub the one of the member's agent dir.
+    fn log_for(&self, attach: &Attach) -> ServerLog {
+        match (&self.mode, &attach.family) {
+            (Mode::User { log, .. }, _) => log.clone(),
+            (Mode::Family(family), Some(member)) => family.log(&member.agent_dir),
+            (Mode::Family(family), None) => family.log(&PathBuf::new()),
+        }
+    }
+
+    /// The first page of a list (`tools/list` and the like, without a cursor) from the server's
+    /// first listing, when a family's hub serves it: taken once (with the widest bounds; each
+    /// session applies its own) and shared with whoever else uses the connection, so a session
+    /// gets the listing without the server listing it again. `None`: forward the request.
+    async fn listed(&self, attached: &Attached, method: &str, params: &Value) -> Option<Value> {
+        self.family()?;
+        if params.get("cursor").is_some_and(|c| !c.is_null()) {
+            return None;
+        }
+        let fresh = self
+            .shares
+            .lock()
+            .servers
+            .get(&attached.identity)
+            .is_some_and(|share| share.listed_fresh);
+        if !fresh {
+            return None;
+        }
+        let bounds = ListBounds::widest(attached.timeout);
+        let listing = attached.upstream.listed(&bounds).await.ok()?;
+        if listing.cut.is_some() {
+            return None;
+        }
+        let mut page = match method {
+            "tools/list" => json!({ "tools": listing.tools }),
+            "resources/list" => json!({ "resources": listing.resources }),
+            "resources/templates/list" => json!({ "resourceTemplates": listing.templates }),
+            "prompts/list" => json!({ "prompts": listing.prompts }),
+            _ => return None,
+        };
+        if method == "tools/list" && !listing.left_out.is_empty() {
+            page["_meta"] = json!({ crate::pool::LEFT_OUT_FIELD: listing.left_out });
+        }
+        Some(page)
     }
 
     /// Tells every session of a server how many sessions use it.
@@ -429,21 +579,22 @@ impl Broker {
         route::choose(&share.name, &candidates).map(|i| hops[i].clone())
     }
 
-    /// The directory a shared server was launched in.
-    fn launch_dir(&self, identity: &str) -> Option<PathBuf> {
+    /// The directory a shared server's roots name: its family's, else the one it was launched
+    /// in.
+    fn roots_dir(&self, identity: &str) -> Option<PathBuf> {
         let shares = self.shares.lock();
-        Some(shares.servers.get(identity)?.launch()?.cwd.clone())
+        let share = shares.servers.get(identity)?;
+        share
+            .roots
+            .clone()
+            .or_else(|| Some(share.launch()?.cwd.clone()))
     }
 
     fn log_message(&self, identity: &str, message: &LogMessage) {
-        let name = self
-            .shares
-            .lock()
-            .servers
-            .get(identity)
-            .map(|s| s.name.clone());
-        self.server_log
-            .append(name.as_deref().unwrap_or(identity), message);
+        let shares = self.shares.lock();
+        if let Some(share) = shares.servers.get(identity) {
+            share.log.append(&share.name, message);
+        }
     }
 
     pub fn status(&self) -> BrokerStatus {
@@ -476,7 +627,7 @@ impl Broker {
         BrokerStatus {
             pid: std::process::id(),
             version: env!("CARGO_PKG_VERSION").into(),
-            endpoint: self.place.endpoint(),
+            endpoint: self.endpoint(),
             uptime_ms: self.started.elapsed().as_millis() as u64,
             sessions: sessions.len(),
             servers,
@@ -491,12 +642,7 @@ impl Broker {
                 return;
             };
             match notice {
-                Notice::ListChanged { server, .. } => {
-                    let shares = broker.shares.lock();
-                    for hop in shares.servers.get(&server).map_or(&[][..], |s| &s.hops[..]) {
-                        hop.notify("notifications/tools/list_changed", json!({}));
-                    }
-                }
+                Notice::ListChanged { server, .. } => broker.list_changed(&server),
                 Notice::Lost { server, why } => broker.lost(&server, &why),
                 Notice::Connecting { .. } | Notice::Opened { .. } => {}
                 Notice::ResourceUpdated { server, uri } => {
@@ -513,8 +659,21 @@ impl Broker {
         }
     }
 
+    /// A server's lists changed: its sessions are told, and its listing is no longer served
+    /// from memory.
+    fn list_changed(&self, identity: &str) {
+        let mut shares = self.shares.lock();
+        if let Some(share) = shares.servers.get_mut(identity) {
+            share.listed_fresh = false;
+            for hop in &share.hops {
+                hop.notify("notifications/tools/list_changed", json!({}));
+            }
+        }
+    }
+
     /// Stops servers no session has used for their idle time, and the broker once it has had no
-    /// session and no server for [`Options::linger`].
+    /// session and no server for [`Options::linger`] (a family's hub lives as long as its
+    /// process).
     async fn upkeep(this: Weak<Broker>) {
         let mut ticks = tokio::time::interval(TICK);
         loop {
@@ -526,10 +685,13 @@ impl Broker {
                 return;
             }
             broker.stop_unused().await;
+            let Mode::User { options, .. } = &broker.mode else {
+                continue;
+            };
             let mut shares = broker.shares.lock();
             if shares.hops.is_empty() && shares.servers.is_empty() {
                 let since = *shares.quiet_since.get_or_insert_with(Instant::now);
-                if since.elapsed() >= broker.options.linger {
+                if since.elapsed() >= options.linger {
                     broker.note("no session and no server: exiting");
                     broker.stop();
                 }

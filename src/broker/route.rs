@@ -100,7 +100,7 @@ impl Host for BrokerHost {
 
     fn roots(&self, server: &str) -> Vec<Root> {
         self.broker()
-            .and_then(|broker| broker.launch_dir(server))
+            .and_then(|broker| broker.roots_dir(server))
             .and_then(|dir| Root::directory(&dir))
             .into_iter()
             .collect()

@@ -76,6 +76,22 @@ pub struct ListBounds {
     pub bytes: usize,
 }
 
+impl ListBounds {
+    /// The most tools (and resources, and prompts) of one server ever kept.
+    pub const MOST_ITEMS: usize = 5_000;
+    /// The most bytes of one server's tools, resources and prompts ever kept.
+    pub const MOST_BYTES: usize = 16 * 1024 * 1024;
+
+    /// The widest bounds, each page within `timeout`.
+    pub fn widest(timeout: Duration) -> ListBounds {
+        ListBounds {
+            timeout,
+            items: ListBounds::MOST_ITEMS,
+            bytes: ListBounds::MOST_BYTES,
+        }
+    }
+}
+
 /// The bound a listing ran into; no more pages were asked for after it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cut {

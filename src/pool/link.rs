@@ -115,8 +115,9 @@ pub(super) async fn open_remote(
     }
 }
 
-/// Reaches a shared server through the broker; starts it here instead when the broker cannot
-/// be used (why is kept in the session's [`Broker`](super::Broker), for its status). A broker
+/// Reaches a shared server through the broker (or the family's hub); starts it here instead when
+/// that cannot be used (why is kept in the session's [`Broker`](super::Broker), or by the hub,
+/// for status). A broker
 /// that closes the connection while it takes the session (it was exiting, idle) is tried once
 /// more: the next attempt starts a new one.
 pub(super) async fn open_shared(
@@ -137,7 +138,10 @@ pub(super) async fn open_shared(
         }
     };
     if !why.is_empty() {
-        shared.broker.refuse(why);
+        match &shared.family {
+            Some(family) => family.hub.refused(why),
+            None => shared.broker.refuse(why),
+        }
     }
     open_process(spec, &shared.stdio, handler, stop)
         .await
@@ -162,7 +166,11 @@ async fn attach(
     handler: &Handler,
     stop: &CancellationToken,
 ) -> Result<(Service, Link), Attach> {
-    let Ok(stream) = shared.broker.connect(BROKER_REACH).await else {
+    let stream = match &shared.family {
+        Some(family) => family.hub.dial().await,
+        None => shared.broker.connect(BROKER_REACH).await,
+    };
+    let Ok(stream) = stream else {
         return Err(Attach::Unreachable);
     };
     let attach = wire::Attach {
@@ -175,11 +183,14 @@ async fn attach(
         idle_ms: shared.idle.map(|d| d.as_millis() as u64),
         debug: spec.debug,
         session: shared.broker.session(),
+        family: shared.family.as_ref().map(|f| f.attach.clone()),
     };
     // The broker's farewell ends this connection only, not a local start that may follow.
     let ended = stop.child_token();
+    let hub = shared.family.as_ref().map(|f| f.hub.clone());
     let link = Arc::new(BrokerLink::new(
         shared.broker.clone(),
+        hub,
         &attach,
         ended.clone(),
     ));

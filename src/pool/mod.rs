@@ -28,7 +28,7 @@ pub use handshake::Protocol;
 pub use host::{
     Asker, Caller, ClientFeatures, ElicitationPolicy, Host, NoHost, Question, Reply, Root,
 };
-pub(crate) use nesting::TOO_DEEP_FIELD;
+pub(crate) use nesting::{LEFT_OUT_FIELD, TOO_DEEP_FIELD};
 pub(crate) use oversize::TOO_LARGE_FIELD;
 pub use process::StdioSpec;
 pub(crate) use remote::client::builder as http_client_builder;

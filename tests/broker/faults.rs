@@ -60,6 +60,7 @@ async fn a_session_gone_mid_call_has_its_call_cancelled_and_its_share_released()
         idle_ms: None,
         debug: false,
         session: session.session(),
+        family: None,
     };
     attach.session.id = "killed".into();
     let stream = tokio::net::UnixStream::connect(dir.place().socket())

@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used, reason = "a panic is how a test fails")]
 
+mod family;
 #[cfg(unix)]
 mod faults;
 mod route;

@@ -56,6 +56,7 @@ impl Dir {
             &self.agent,
             &HashMap::new(),
             helper.map(PathBuf::from),
+            None,
         ))
     }
 }
@@ -124,6 +125,7 @@ pub fn shared(session: &Arc<Session>, identity: &str, args: &[&str]) -> ConnectS
             identity: identity.into(),
             idle: None,
             broker: session.clone(),
+            family: None,
         }),
         protocol: Protocol::Initialize,
         timeout: Duration::from_secs(30),

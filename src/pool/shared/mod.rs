@@ -3,7 +3,8 @@
 //! same thing ([`identity`]). The session opens an MCP connection over the broker's socket whose
 //! `initialize` names the server ([`wire::Attach`]); from then on the connection is an ordinary
 //! one. A session that cannot reach or start the broker, or loses it, starts its shared servers
-//! itself for the rest of its life, and its status says why.
+//! itself for the rest of its life, and its status says why. A server shared with the session's
+//! family is reached the same way through the family's [`Hub`].
 
 pub mod control;
 pub mod identity;
@@ -11,6 +12,7 @@ pub mod place;
 pub mod wire;
 
 use super::{RequestError, StdioSpec};
+use futures::future::BoxFuture;
 use parking_lot::Mutex;
 use place::Place;
 use rmcp::model::JsonObject;
@@ -18,10 +20,12 @@ use serde::Deserialize;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::AsyncBufReadExt;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use wire::{Farewell, FarewellReason};
@@ -31,10 +35,82 @@ const FAREWELL_WAIT: Duration = Duration::from_millis(500);
 /// Room left in a message for what wraps a request's params (`jsonrpc`, `id`, `method`, `_meta`).
 const ENVELOPE: usize = 64 * 1024;
 
-#[cfg(unix)]
-pub type Stream = tokio::net::UnixStream;
-#[cfg(windows)]
-pub type Stream = tokio::net::windows::named_pipe::NamedPipeClient;
+/// A connection to the broker or to a family's hub: a Unix socket, a named pipe, or a duplex
+/// within the process.
+pub struct Stream(Pin<Box<dyn Duplex>>);
+
+pub trait Duplex: AsyncRead + AsyncWrite + Send + Sync {}
+
+impl<T: AsyncRead + AsyncWrite + Send + Sync> Duplex for T {}
+
+impl Stream {
+    pub fn new(stream: impl Duplex + 'static) -> Stream {
+        Stream(Box::pin(stream))
+    }
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        self.0.as_mut().poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        self.0.as_mut().poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        self.0.as_mut().poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        self.0.as_mut().poll_shutdown(cx)
+    }
+}
+
+/// A family's hub as its sessions reach it: in their own process, or over the hub's socket from
+/// a process that inherited the family's token (see `crate::broker::family`).
+pub trait Hub: Send + Sync {
+    /// A new connection to the hub; `Err` (why) when there is none, and then the family's
+    /// servers run in this process.
+    fn dial(&self) -> BoxFuture<'static, Result<Stream, String>>;
+    /// The hub did not serve this process (it refused, or did not answer in time): from now on
+    /// the family's servers run here, and status says `why`.
+    fn refused(&self, why: String);
+    /// A connection to the hub ended without a farewell, so the hub is gone: what a call in
+    /// flight on `server` is told. From now on the family's servers run here.
+    fn lost(&self, server: &str) -> String;
+}
+
+/// How one server of a session is reached through its family's hub.
+#[derive(Clone)]
+pub struct FamilyReach {
+    pub hub: Arc<dyn Hub>,
+    pub attach: wire::FamilyAttach,
+}
+
+impl fmt::Debug for FamilyReach {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FamilyReach")
+            .field("attach", &self.attach)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for FamilyReach {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.hub, &other.hub) && self.attach == other.attach
+    }
+}
 
 /// How a session reaches its broker; one per session (an adapter), shared by its connections.
 pub struct Broker {
@@ -48,6 +124,8 @@ pub struct Broker {
     session_id: String,
     /// Someone can answer questions in this session.
     ui: AtomicBool,
+    /// Who the session is, for questions asked in another session's UI.
+    label: Option<String>,
 }
 
 impl fmt::Debug for Broker {
@@ -67,7 +145,10 @@ pub struct SharedSpec {
     pub identity: String,
     /// How long it may sit unused; `None`: the session would never stop it.
     pub idle: Option<Duration>,
+    /// The session (who it is, and the per-user broker it reaches).
     pub broker: Arc<Broker>,
+    /// Set when the server is shared with the session's family: reached through its hub.
+    pub family: Option<FamilyReach>,
 }
 
 impl PartialEq for SharedSpec {
@@ -76,15 +157,18 @@ impl PartialEq for SharedSpec {
             && self.identity == other.identity
             && self.idle == other.idle
             && Arc::ptr_eq(&self.broker, &other.broker)
+            && self.family == other.family
     }
 }
 
 impl Broker {
-    /// The broker of `agent_dir` (its place chosen with `env`), run as `program`.
+    /// The broker of `agent_dir` (its place chosen with `env`), run as `program`, for a session
+    /// that says it is `label` when another session's UI asks for it.
     pub fn new(
         agent_dir: &Path,
         env: &HashMap<String, String>,
         program: Option<PathBuf>,
+        label: Option<String>,
     ) -> Broker {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         Broker {
@@ -98,6 +182,7 @@ impl Broker {
                 NEXT.fetch_add(1, Ordering::Relaxed)
             ),
             ui: AtomicBool::new(false),
+            label,
         }
     }
 
@@ -106,6 +191,7 @@ impl Broker {
             id: self.session_id.clone(),
             pid: std::process::id(),
             ui: self.ui.load(Ordering::SeqCst),
+            label: self.label.clone(),
         }
     }
 
@@ -240,7 +326,7 @@ enum Dial {
 async fn dial(place: &Place) -> Result<Stream, Dial> {
     use std::io::ErrorKind;
     let socket = place.socket();
-    let stream = match Stream::connect(&socket).await {
+    let stream = match tokio::net::UnixStream::connect(&socket).await {
         Ok(stream) => stream,
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::ConnectionRefused) => {
             return Err(Dial::Absent)
@@ -254,7 +340,7 @@ async fn dial(place: &Place) -> Result<Stream, Dial> {
     };
     let me = place::current_uid();
     match stream.peer_cred().map(|cred| cred.uid()) {
-        Ok(uid) if uid == me => Ok(stream),
+        Ok(uid) if uid == me => Ok(Stream::new(stream)),
         Ok(uid) => Err(Dial::Refused(format!(
             "{} is served by uid {uid}, not by you (uid {me})",
             socket.display()
@@ -272,7 +358,7 @@ async fn dial(place: &Place) -> Result<Stream, Dial> {
     const ERROR_PIPE_BUSY: i32 = 231;
     for _ in 0..50 {
         match ClientOptions::new().open(place.pipe()) {
-            Ok(client) => return Ok(client),
+            Ok(client) => return Ok(Stream::new(client)),
             Err(e) if e.raw_os_error() == Some(ERROR_PIPE_BUSY) => {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
@@ -331,6 +417,8 @@ impl StartLock {
 /// One connection's link to the broker: what the session told it, and what it says back.
 pub struct BrokerLink {
     broker: Arc<Broker>,
+    /// The family's hub, when the server is shared with the family.
+    hub: Option<Arc<dyn Hub>>,
     /// The `initialize` capability naming the server.
     hello: JsonObject,
     /// Ends the connection (the broker said farewell).
@@ -344,13 +432,19 @@ pub struct BrokerLink {
 }
 
 impl BrokerLink {
-    pub fn new(broker: Arc<Broker>, attach: &wire::Attach, stop: CancellationToken) -> BrokerLink {
+    pub fn new(
+        broker: Arc<Broker>,
+        hub: Option<Arc<dyn Hub>>,
+        attach: &wire::Attach,
+        stop: CancellationToken,
+    ) -> BrokerLink {
         let hello = match serde_json::to_value(wire::Hello::Attach(Box::new(attach.clone()))) {
             Ok(serde_json::Value::Object(map)) => map,
             _ => JsonObject::new(),
         };
         BrokerLink {
             broker,
+            hub,
             hello,
             stop,
             farewell: Mutex::new(None),
@@ -412,7 +506,8 @@ impl BrokerLink {
     }
 
     /// Why the connection ended (not by us): the broker's farewell, or — without one — the
-    /// broker itself is gone, and this session starts its shared servers itself from now on.
+    /// broker (or the family's hub) itself is gone, and this session starts its shared servers
+    /// itself from now on.
     pub async fn end_note(&self, server: &str) -> String {
         let said = self.said.notified();
         if self.farewell.lock().is_none() {
@@ -431,11 +526,14 @@ impl BrokerLink {
                 reason: FarewellReason::Dropped,
                 message,
             }) => format!("{message}; the next use connects again"),
-            None => {
-                let why = "the shared-server broker stopped unexpectedly".to_string();
-                self.broker.turn_off(why.clone());
-                format!("{why}; this session starts {server} itself from now on")
-            }
+            None => match &self.hub {
+                Some(hub) => hub.lost(server),
+                None => {
+                    let why = "the shared-server broker stopped unexpectedly".to_string();
+                    self.broker.turn_off(why.clone());
+                    format!("{why}; this session starts {server} itself from now on")
+                }
+            },
         }
     }
 }

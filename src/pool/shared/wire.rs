@@ -1,13 +1,18 @@
-//! What sessions and the broker say to each other besides MCP itself: the experimental capability
-//! of a session's `initialize` that asks for a server (or for the broker's controls), the
-//! broker's notifications about the share, its control requests and its error codes.
+//! What sessions and the broker (or a family's hub, the broker in family mode) say to each other
+//! besides MCP itself: the experimental capability of a session's `initialize` that asks for a
+//! server (or for the broker's controls, or joins a family), the broker's notifications about
+//! the share, its control requests and its error codes.
 
 use crate::pool::{ClientFeatures, Protocol, StdioSpec};
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 
 /// The variable that holds a family's token (`v1.` and 43 characters): set by the session that
 /// hosts the family, inherited by what it starts, never given to servers.
 pub const FAMILY_VAR: &str = "PI_MCP_NATIVE_FAMILY";
+/// What a family's hub puts before a session's id when it forwards the session's request: the
+/// caller the server's questions name, which no call id of Pi's can be.
+pub const FAMILY_CALLER: &str = "\u{1f}family:";
 /// The key of `capabilities.experimental` in a session's `initialize`; its value is a [`Hello`].
 pub const CAPABILITY: &str = "pi-mcp-native/broker";
 /// Broker → session, just before the broker closes the connection: why ([`Farewell`]).
@@ -43,6 +48,17 @@ pub enum Hello {
     Attach(Box<Attach>),
     /// `pi-mcp broker status|stop`.
     Control {},
+    /// A process that inherited a family's token joins the family (once, before its first
+    /// attach); the hub answers with its version and pid ([`Joined`]).
+    Join { token: String, session: SessionInfo },
+}
+
+/// The hub's answer to [`Hello::Join`] (in the `initialize` result's `serverInfo`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Joined {
+    pub version: String,
+    pub pid: u32,
 }
 
 /// The server a session wants, and who the session is.
@@ -65,6 +81,20 @@ pub struct Attach {
     /// Echo the server's stderr (to the broker's log).
     pub debug: bool,
     pub session: SessionInfo,
+    /// Set when the server is shared with a family (then `identity` is its family identity).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<FamilyAttach>,
+}
+
+/// What a family's hub needs besides the launch to check and serve an attach.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FamilyAttach {
+    /// The family's token; `None` from a session of the hub's own process.
+    pub token: Option<String>,
+    pub agent_dir: PathBuf,
+    /// The session's directory, when the server is offered roots (they name it).
+    pub roots_cwd: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,6 +105,9 @@ pub struct SessionInfo {
     pub pid: u32,
     /// Someone can answer questions there (Pi's UI, a terminal).
     pub ui: bool,
+    /// Who it is, for a question asked in another session's UI (`subagent "worker" (pid 4242)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// Why the broker ends a session's connection.

@@ -54,6 +54,21 @@ export type Question = {
 
 export type QuestionAnswer = { action: "accept"; content?: Record<string, unknown> } | { action: "decline" } | { action: "cancel" }
 
+/**
+ * Whether a tool may run (`approveTools`), as `setFrontEnd`'s `approve` gets it: a select of
+ * `options` titled `title`; answer with the picked option's `value`. An option with `remember`
+ * grants for the session: keep it (Pi's `appendEntry(remember.customType, remember.data)`) and
+ * give it back through `restoreGrants`. Unanswered after `timeoutMs`, the call is denied.
+ */
+export interface ApprovalQuestion {
+  id: number
+  server: string
+  mode: "approval"
+  title: string
+  options: { label: string; value: "once" | "tool" | "server" | "deny"; remember?: { customType: string; data: Record<string, unknown> } }[]
+  timeoutMs: number
+}
+
 /** A server's request for the model (sampling), as `setFrontEnd`'s `sample` gets it: Pi's context and options. */
 export interface SamplingRequest {
   id: number
@@ -211,6 +226,12 @@ export declare class McpAdapter {
    */
   setFrontEnd(callbacks: FrontEndCallbacks): void
   /**
+   * The session's approval grants are the ones its entries hold: pass every custom entry of
+   * the current branch (`{ customType, data }`; others' are passed over) when the session
+   * starts, reloads, resumes or moves to another branch.
+   */
+  restoreGrants(entries: Array<{ customType: string; data?: unknown }>): void
+  /**
    * Field `name` of open question `id` from what was typed (a string) or picked (an
    * option's value or a list of them): `{ value }` (null: left empty) or `{ error }` to show
    * before asking again.
@@ -308,7 +329,7 @@ export interface DirectTools {
  * The stable codes of `details.error`, the one list of them (exported to TypeScript as a
  * string-literal union). Programs branch on these; the text beside them is for the model.
  */
-export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'tool_hidden' | 'tool_excluded' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'sign_in_failed' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'result_too_deep' | 'call_failed' | 'url_elicitation_required' | 'config_error' | 'shut_down' | 'bad_usage' | 'server_exists' | 'project_untrusted'
+export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'tool_hidden' | 'tool_excluded' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'sign_in_failed' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'result_too_deep' | 'call_failed' | 'url_elicitation_required' | 'config_error' | 'shut_down' | 'bad_usage' | 'server_exists' | 'project_untrusted' | 'approval_required' | 'approval_denied'
 
 /** Where servers' questions for a person or a model are shown (see `setFrontEnd`). */
 export interface FrontEndCallbacks {
@@ -324,6 +345,11 @@ export interface FrontEndCallbacks {
   sample?: (request: SamplingRequest) => Promise<unknown>
   /** The question or request with this id no longer needs an answer: close its dialog. */
   withdraw?: (id: number) => void
+  /**
+   * Asks whether a tool may run; resolves with `{ choice }` (the value of the option picked,
+   * null when the dialog closed without one), or null when nobody can answer.
+   */
+  approve?: (question: ApprovalQuestion) => Promise<{ choice: string | null } | null>
 }
 
 /** Something that happened to a server, or the progress of a running call. */
@@ -410,6 +436,11 @@ export interface OpenOptions {
   toolsAllowed?: Array<string>
   /** Pi's `--exclude-tools` entries: MCP tools they name or match may not be called. */
   toolsExcluded?: Array<string>
+  /**
+   * `pi-mcp call --yes`: uses `approveTools` asks for go ahead without asking; inside a Pi
+   * session (`PI_CODING_AGENT` set) only where `settings.allowYesInsidePi` allows it.
+   */
+  assumeYes?: boolean
 }
 
 /** What every mode returns: content blocks for Pi, details for programs, and the error flag. */

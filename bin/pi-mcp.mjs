@@ -52,6 +52,8 @@ Options:
                     not trust this project
   --no-approve      leave the project's configs out (default: Pi's saved decision, else used)
   --auth            sign in by itself when a server asks for it, then retry (settings.autoAuth)
+  --yes             run what approveTools asks about without asking (refused inside a Pi
+                    session, unless settings.allowYesInsidePi in your own config allows it)
   --json            print the result as JSON: { content, details, isError }
   -h, --help        this text
 
@@ -110,6 +112,7 @@ function parse(argv) {
       "no-approve": { type: "boolean" },
       json: { type: "boolean" },
       auth: { type: "boolean" },
+      yes: { type: "boolean" },
       help: { type: "boolean", short: "h" },
       regex: { type: "boolean" },
       server: { type: "string" },
@@ -339,12 +342,14 @@ async function main() {
     projectTrusted: values.approve ? true : values["no-approve"] ? false : undefined,
     cli: true,
     autoAuth: values.auth ? true : undefined,
+    assumeYes: values.yes ?? false,
   });
   const callId = `pi-mcp-${process.pid}`;
   const spin = spinner(LABELS[parsed.command] && `${LABELS[parsed.command]}…`);
   const stopSignIns = showEvents(adapter, spin, callId);
-  // Servers may ask questions on a terminal; without one the `elicitation` setting answers. There
-  // is no model here: sampling requests are refused.
+  // Servers may ask questions on a terminal; without one the `elicitation` setting answers, and
+  // a tool approveTools asks about does not run. There is no model here: sampling requests are
+  // refused.
   const tty = process.stdin.isTTY && process.stderr.isTTY;
   adapter.setFrontEnd(frontEnd(adapter, { ui: () => (tty ? terminalUi(spin) : undefined) }));
   const interrupt = () => {

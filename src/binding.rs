@@ -71,6 +71,9 @@ pub struct OpenOptions {
     pub tools_allowed: Option<Vec<String>>,
     /// Pi's `--exclude-tools` entries: MCP tools they name or match may not be called.
     pub tools_excluded: Option<Vec<String>>,
+    /// `pi-mcp call --yes`: uses `approveTools` asks for go ahead without asking; inside a Pi
+    /// session (`PI_CODING_AGENT` set) only where `settings.allowYesInsidePi` allows it.
+    pub assume_yes: Option<bool>,
 }
 
 /// A server a Pi extension registered with `pi.registerMcpServer(name, config)`.
@@ -189,12 +192,17 @@ pub struct FrontEndCallbacks {
     /// The question or request with this id no longer needs an answer: close its dialog.
     #[napi(ts_type = "(id: number) => void")]
     pub withdraw: Option<Tells>,
+    /// Asks whether a tool may run; resolves with `{ choice }` (the value of the option picked,
+    /// null when the dialog closed without one), or null when nobody can answer.
+    #[napi(ts_type = "(question: ApprovalQuestion) => Promise<{ choice: string | null } | null>")]
+    pub approve: Option<Asks>,
 }
 
 struct JsFrontEnd {
     elicit: Option<Arc<Asks>>,
     sample: Option<Arc<Asks>>,
     withdraw: Option<Tells>,
+    approve: Option<Arc<Asks>>,
 }
 
 /// Calls `callback` (if any) and awaits its promise; a missing callback, a throw or a rejection
@@ -224,6 +232,10 @@ impl FrontEnd for JsFrontEnd {
         if let Some(withdraw) = &self.withdraw {
             withdraw.call(Value::from(id), ThreadsafeFunctionCallMode::NonBlocking);
         }
+    }
+
+    fn approve(&self, question: Value) -> BoxFuture<'static, Value> {
+        ask(self.approve.clone(), question)
     }
 }
 
@@ -338,6 +350,7 @@ impl McpAdapter {
             cli: opts.cli.unwrap_or(false),
             auto_auth: opts.auto_auth,
             only: None,
+            assume_yes: opts.assume_yes.unwrap_or(false),
         });
         Ok(McpAdapter { inner })
     }
@@ -716,7 +729,16 @@ impl McpAdapter {
             elicit: callbacks.elicit.map(Arc::new),
             sample: callbacks.sample.map(Arc::new),
             withdraw: callbacks.withdraw,
+            approve: callbacks.approve.map(Arc::new),
         }));
+    }
+
+    /// The session's approval grants are the ones its entries hold: pass every custom entry of
+    /// the current branch (`{ customType, data }`; others' are passed over) when the session
+    /// starts, reloads, resumes or moves to another branch.
+    #[napi(ts_args_type = "entries: Array<{ customType: string; data?: unknown }>")]
+    pub fn restore_grants(&self, entries: Vec<Value>) {
+        self.inner.restore_grants(&entries);
     }
 
     /// Field `name` of open question `id` from what was typed (a string) or picked (an

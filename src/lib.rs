@@ -22,7 +22,8 @@
 //!   imports of other tools' files, interpolation, trust), never failing: problems are diagnostics.
 //! - [`render`]: every text the model or a person reads. [`search`]: ranking tools.
 //!   [`cache`]: the metadata cache file shared with pi-mcp-adapter. [`validate`]: arguments
-//!   against input schemas. Beside them: [`elicitation`] (forms), [`server_log`] (`mcp.log`),
+//!   against input schemas. Beside them: [`elicitation`] (forms), [`approval`] (what asks
+//!   before it runs, session grants, the dialog), [`server_log`] (`mcp.log`),
 //!   [`output_guard`] (huge texts), [`bounded_read`] (files read with a cap),
 //!   [`path_component`] (names made safe as paths), [`helper`] (where the helper executable
 //!   `src/bin/helper` is, and its subcommands' command lines).
@@ -33,6 +34,7 @@
 //! - [`events`]: what happened to servers, for whoever embeds the core.
 
 pub mod adapter;
+pub mod approval;
 mod atomic_file;
 pub mod bounded_read;
 pub mod broker;

@@ -54,6 +54,21 @@ export type Question = {
 
 export type QuestionAnswer = { action: "accept"; content?: Record<string, unknown> } | { action: "decline" } | { action: "cancel" }
 
+/**
+ * Whether a tool may run (`approveTools`), as `setFrontEnd`'s `approve` gets it: a select of
+ * `options` titled `title`; answer with the picked option's `value`. An option with `remember`
+ * grants for the session: keep it (Pi's `appendEntry(remember.customType, remember.data)`) and
+ * give it back through `restoreGrants`. Unanswered after `timeoutMs`, the call is denied.
+ */
+export interface ApprovalQuestion {
+  id: number
+  server: string
+  mode: "approval"
+  title: string
+  options: { label: string; value: "once" | "tool" | "server" | "deny"; remember?: { customType: string; data: Record<string, unknown> } }[]
+  timeoutMs: number
+}
+
 /** A server's request for the model (sampling), as `setFrontEnd`'s `sample` gets it: Pi's context and options. */
 export interface SamplingRequest {
   id: number

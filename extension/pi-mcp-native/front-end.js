@@ -1,10 +1,11 @@
 // The callbacks the core asks a person or a model through (`adapter.setFrontEnd`): dialogs from
 // `ui()` (Pi's `ctx.ui`, a terminal; undefined where nobody can answer) and a model from
 // `runModel` (Pi's; absent in the command line). A question the server withdraws, or whose call
-// ended, closes its dialog.
-import { ask } from "./questions.js";
+// ended, closes its dialog. An approval granted for the session is kept by `remember` (Pi's
+// session entries; absent in the command line).
+import { ask, askApproval } from "./questions.js";
 
-export function frontEnd(adapter, { ui, runModel }) {
+export function frontEnd(adapter, { ui, runModel, remember }) {
   const open = new Map(); // question or request id -> AbortController
   const track = async (id, work) => {
     const controller = new AbortController();
@@ -22,6 +23,11 @@ export function frontEnd(adapter, { ui, runModel }) {
       return track(question.id, (signal) => ask(dialogs, adapter, question, signal));
     },
     sample: async (request) => (runModel ? track(request.id, (signal) => runModel(request, signal)) : null),
+    approve: async (question) => {
+      const dialogs = ui();
+      if (!dialogs) return null;
+      return track(question.id, (signal) => askApproval(dialogs, question, signal, remember));
+    },
     withdraw: (id) => open.get(id)?.abort(),
   };
 }

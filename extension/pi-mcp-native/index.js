@@ -78,9 +78,12 @@ export default function piMcpNative(pi) {
   const bounds = runTools(process.argv);
   // Servers' questions go to the session's dialogs and model (none in print and json modes).
   const sessionUi = () => (footerCtx?.hasUI ? footerCtx.ui : undefined);
+  // Approvals granted for the session are kept as its entries (names and a hash), so that they
+  // follow it through /reload, resume and branch changes.
+  const remember = ({ customType, data }) => pi.appendEntry(customType, data);
   const open = (cwd, projectTrusted, registered = []) => {
     const core = McpAdapter.open({ cwd, configPath, projectTrusted, registered, ...bounds });
-    core.setFrontEnd(frontEnd(core, { ui: sessionUi, runModel: piModel(() => footerCtx) }));
+    core.setFrontEnd(frontEnd(core, { ui: sessionUi, runModel: piModel(() => footerCtx), remember }));
     return core;
   };
   let adapter = open(process.cwd());
@@ -299,8 +302,17 @@ export default function piMcpNative(pi) {
   let modelRegistry;
   // Whether someone can be asked (a sign-in shown in Pi's UI).
   let interactive = false;
-  /** Connects a freshly opened core to this session's events, credentials and UI. */
+  /** The custom entries of the session's current branch (approval grants among them). */
+  const branchEntries = (ctx) => {
+    try {
+      return (ctx?.sessionManager?.getBranch?.() ?? []).filter((e) => e.type === "custom").map(({ customType, data }) => ({ customType, data }));
+    } catch {
+      return []; // a context that went stale with its session
+    }
+  };
+  /** Connects a freshly opened core to this session's events, credentials, UI and grants. */
   const attach = (core) => {
+    core.restoreGrants(branchEntries(footerCtx));
     core.setInteractive(interactive);
     core.onEvent(onEvent);
     core.onCredential(async (provider) => (await modelRegistry?.getApiKeyForProvider?.(provider)) ?? undefined);
@@ -380,6 +392,9 @@ export default function piMcpNative(pi) {
     if (footerCtx?.hasUI) footerCtx.ui.notify(notice, "info");
     else process.stderr.write(`${notice}\n`);
   });
+
+  // Another branch of the session: the grants are that branch's.
+  pi.on("session_tree", (_event, ctx) => adapter.restoreGrants(branchEntries(ctx)));
 
   // Registrations after the session started: the core is opened again with them (Pi then also
   // knows that an extension connects registered servers).

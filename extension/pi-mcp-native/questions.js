@@ -75,6 +75,21 @@ async function pickMany(ui, q, field, signal, previous) {
   }
 }
 
+/**
+ * Whether a tool may run (the core's approval question): one select, closed by Pi after
+ * `timeoutMs`; a grant for the session is handed to `remember` to keep. Resolves with the picked
+ * option's value, null when closed without one.
+ */
+export async function askApproval(ui, q, signal, remember) {
+  let picked;
+  try {
+    picked = await ui.select(q.title, q.options.map((o) => o.label), { signal, timeout: q.timeoutMs });
+  } catch {} // a dialog that failed (or was closed under us) allows nothing
+  const option = q.options.find((o) => o.label === picked);
+  if (option?.remember && !signal?.aborted) remember?.(option.remember);
+  return { choice: option && !signal?.aborted ? option.value : null };
+}
+
 /** A page to open: shown, and opened (by the core, `$BROWSER` as for sign-ins) only once agreed. */
 async function askUrl(ui, adapter, q, signal) {
   const picked = await ui.select(`${q.title}\n\n${q.message}`, [q.labels.open, q.labels.decline], { signal });

@@ -2,6 +2,7 @@
 
 use super::connect::Need;
 use super::{Adapter, ErrorCode, Outcome, DEFAULT_REQUEST_TIMEOUT};
+use crate::approval::Subject;
 use crate::catalog::{pi_tool_name, ToolInfo};
 use crate::config::{tool_pattern_matches, DEFAULT_CALL_TIMEOUT};
 use crate::events::Event;
@@ -10,7 +11,7 @@ use crate::render;
 use crate::resources;
 use crate::validate::{check_arguments, coerce_arguments, without_null_optionals};
 use serde_json::{json, Map, Value};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -55,11 +56,13 @@ impl Adapter {
         args: Map<String, Value>,
         opts: CallOptions,
     ) -> Outcome {
-        // Only a sign-in by itself calls again: without one, the arguments need no copy.
+        // Only a sign-in by itself calls again: without one, the arguments need no copy. A call
+        // made again after a sign-in is not asked about again.
+        let approved = AtomicBool::new(false);
         if !self.sign_ins.may_retry() {
-            return self.call_once(name, args, &opts).await;
+            return self.call_once(name, args, &opts, &approved).await;
         }
-        self.with_sign_in(|| self.call_once(name, args.clone(), &opts))
+        self.with_sign_in(|| self.call_once(name, args.clone(), &opts, &approved))
             .await
     }
 
@@ -68,6 +71,7 @@ impl Adapter {
         name: &str,
         args: Map<String, Value>,
         opts: &CallOptions,
+        approved: &AtomicBool,
     ) -> Outcome {
         let tool = match self.resolve("call", name, opts.server.as_deref()).await {
             Ok(tool) => tool,
@@ -83,6 +87,12 @@ impl Adapter {
             Ok(args) => args,
             Err(outcome) => return outcome,
         };
+        if !approved.load(Ordering::Relaxed) {
+            if let Err(outcome) = self.approved("call", Subject::Tool(&tool), &args).await {
+                return outcome;
+            }
+            approved.store(true, Ordering::Relaxed);
+        }
         let cancel = self.closing.child_token();
         let _cancellable = opts
             .call_id

@@ -65,6 +65,11 @@ pub enum ErrorCode {
     ServerExists,
     /// A change to the project's `.pi/mcp.json` in a project Pi does not trust.
     ProjectUntrusted,
+    /// `approveTools` asks the user first and nobody can be asked here (no dialog), or
+    /// `pi-mcp call --yes` ran inside Pi; the text names the setting.
+    ApprovalRequired,
+    /// The user declined the use, or nobody answered the dialog in time.
+    ApprovalDenied,
 }
 
 impl ErrorCode {
@@ -97,6 +102,8 @@ impl ErrorCode {
             ErrorCode::BadUsage => "bad_usage",
             ErrorCode::ServerExists => "server_exists",
             ErrorCode::ProjectUntrusted => "project_untrusted",
+            ErrorCode::ApprovalRequired => "approval_required",
+            ErrorCode::ApprovalDenied => "approval_denied",
         }
     }
 }

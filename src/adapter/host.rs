@@ -7,6 +7,7 @@
 //! is never shown. The credentials of Pi's providers (`auth.provider`) come from the session too,
 //! when Pi gives them.
 
+use crate::approval::Answer;
 use crate::clean;
 use crate::elicitation::{present, Content, Form};
 use crate::pool::{Asker, Host, Question, Reply, Root};
@@ -20,6 +21,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
 /// Dialogs open at once in a session: a person answers one question at a time.
@@ -36,7 +38,17 @@ pub trait FrontEnd: Send + Sync + 'static {
     fn sample(&self, request: Value) -> BoxFuture<'static, Value>;
     /// Question or request `id` no longer needs an answer: close its dialog.
     fn withdraw(&self, id: u64);
+    /// Asks whether a tool may run (`approval::present::question`); resolves with
+    /// `{ choice }` (an option's value, or null when the dialog was closed unanswered), or null
+    /// when nobody can answer here (the default).
+    fn approve(&self, _question: Value) -> BoxFuture<'static, Value> {
+        Box::pin(async { Value::Null })
+    }
 }
+
+/// How much longer than the front end's own timer an approval question may stay open before it
+/// is withdrawn (a front end that never answers).
+const APPROVAL_SLACK: Duration = Duration::from_secs(2);
 
 /// Asks Pi for the credential of one of its providers; `None` when it has none.
 pub type CredentialSource = Arc<dyn Fn(String) -> BoxFuture<'static, Option<Secret>> + Send + Sync>;
@@ -104,6 +116,52 @@ impl SessionHost {
         Some(source(provider.to_string()))
     }
 
+    /// Asks the front end the approval question `question(id)` once it is this question's turn at
+    /// the dialogs; `None` when nobody can be asked. A dialog still open `wait` after it was shown
+    /// (and the front end's own timer did not close it) is closed.
+    pub fn approve(
+        self: &Arc<Self>,
+        question: impl FnOnce(u64) -> Value,
+        wait: Duration,
+    ) -> BoxFuture<'static, Option<Answer>> {
+        let Some(front_end) = self.front_end() else {
+            return Box::pin(async { None });
+        };
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let shown = question(id);
+        let asking = Asking::new(self, &front_end, id);
+        Box::pin(async move {
+            let started = Instant::now();
+            let asked = front_end.approve(shown);
+            let answer = asking
+                .answer(true, None, || {
+                    Box::pin(async move {
+                        match tokio::time::timeout(wait + APPROVAL_SLACK, asked).await {
+                            Ok(answer) => answer,
+                            Err(_) => {
+                                front_end.withdraw(id);
+                                json!({ "choice": null })
+                            }
+                        }
+                    })
+                })
+                .await;
+            if answer.is_null() {
+                return None;
+            }
+            let choice = answer
+                .get("choice")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            Some(match choice {
+                Some(choice) => Answer::Picked(choice),
+                // The front end's timer closes its dialog at `wait`, or a little before.
+                None if started.elapsed() + APPROVAL_SLACK >= wait => Answer::Unanswered,
+                None => Answer::Closed,
+            })
+        })
+    }
+
     /// The value of field `name` of open question `id`, from what the front end got for it.
     pub fn take_field(&self, id: u64, name: &str, answer: &Value) -> Result<Option<Value>, String> {
         let open = self.open.lock();
@@ -131,6 +189,16 @@ struct Asking {
 }
 
 impl Asking {
+    fn new(host: &Arc<SessionHost>, front_end: &Arc<dyn FrontEnd>, id: u64) -> Asking {
+        Asking {
+            host: host.clone(),
+            front_end: front_end.clone(),
+            id,
+            shown: false,
+            answered: false,
+        }
+    }
+
     /// Shows `shown` with `show` once it is this question's turn at the dialogs (at once when
     /// it needs none), and waits for the answer.
     async fn answer(
@@ -177,13 +245,7 @@ impl Host for Arc<SessionHost> {
                 (present::url(id, &asker.server, message, url), None)
             }
         };
-        let asking = Asking {
-            host: self.clone(),
-            front_end: front_end.clone(),
-            id,
-            shown: false,
-            answered: false,
-        };
+        let asking = Asking::new(self, &front_end, id);
         Box::pin(async move {
             let answer = asking.answer(true, form, || front_end.elicit(shown)).await;
             reply(&answer)
@@ -223,13 +285,7 @@ impl Host for Arc<SessionHost> {
             .flatten()
             .filter_map(|s| s.as_str().map(str::to_string))
             .collect();
-        let asking = Asking {
-            host: self.clone(),
-            front_end: front_end.clone(),
-            id,
-            shown: false,
-            answered: false,
-        };
+        let asking = Asking::new(self, &front_end, id);
         Box::pin(async move {
             let answer = asking
                 .answer(approve, None, || front_end.sample(shown))

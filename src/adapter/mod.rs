@@ -7,9 +7,11 @@
 //! stop, shutdown) · `request` (the `mcp` tool's parameters, parsed once, dispatched by one match)
 //! · `unlisted` (servers whose tools are not known yet, listed under one bound) · `modes` and
 //! `call` (what each request does) · `errors` (codes, why a server is unavailable) ·
-//! `output` (every answer within the output guard) · `auth`, `direct`, `doctor`.
+//! `output` (every answer within the output guard) · `approval` (the gate every use of a server
+//! passes) · `auth`, `direct`, `doctor`.
 
 mod add;
+mod approval;
 mod auth;
 mod call;
 mod catalog_view;
@@ -93,6 +95,9 @@ pub struct OpenOptions {
     pub run_tools: RunTools,
     /// Read this config instead of the files (a server `add` tries before saving it).
     pub only: Option<config::Only>,
+    /// `pi-mcp call --yes`: uses `approveTools` asks for go ahead unasked (outside Pi, or where
+    /// `allowYesInsidePi` allows it).
+    pub assume_yes: bool,
 }
 
 /// Which MCP tools Pi's command line leaves callable in this run. Entries are Pi's tool names
@@ -136,6 +141,10 @@ pub struct Adapter {
     sign_ins: sign_in::SignIns,
     /// Opened by `pi-mcp` (see [`OpenOptions::cli`]).
     cli: bool,
+    /// Uses the person allowed for the rest of the session.
+    grants: crate::approval::Grants,
+    /// `pi-mcp call --yes` (see [`OpenOptions::assume_yes`]).
+    assume_yes: bool,
     pool: Arc<Pool>,
     /// Where shared servers run (one broker per user and agent dir).
     broker: Arc<Broker>,
@@ -236,6 +245,8 @@ impl Adapter {
             servers,
             sign_ins: sign_in::SignIns::new(auto_auth, opts.cli),
             cli: opts.cli,
+            grants: crate::approval::Grants::default(),
+            assume_yes: opts.assume_yes,
             pool,
             broker,
             host,

@@ -6,6 +6,7 @@
 use super::connect::Need;
 use super::unlisted::Purpose;
 use super::{Adapter, ErrorCode, Outcome};
+use crate::approval::Subject;
 use crate::pool::{Connection, RequestError, RequestOptions};
 use crate::prompts::{self, Argument};
 use serde_json::{json, Map, Value};
@@ -115,10 +116,6 @@ impl Adapter {
         name: &str,
         args: Map<String, Value>,
     ) -> Outcome {
-        let conn = match self.ready(server, Need::Handshake).await {
-            Ok(ready) => ready.conn,
-            Err(why) => return why.outcome("prompt", server),
-        };
         // Prompt arguments are strings.
         let args: Map<String, Value> = args
             .into_iter()
@@ -127,6 +124,15 @@ impl Adapter {
                 other => (k, Value::String(other.to_string())),
             })
             .collect();
+        let subject = Subject::Prompt { server, name };
+        let shown = Value::Object(args.clone());
+        if let Err(outcome) = self.approved("prompt", subject, &shown).await {
+            return outcome;
+        }
+        let conn = match self.ready(server, Need::Handshake).await {
+            Ok(ready) => ready.conn,
+            Err(why) => return why.outcome("prompt", server),
+        };
         let params = json!({ "name": name, "arguments": args });
         let outcome = match conn
             .request("prompts/get", params, self.prompt_request(server))

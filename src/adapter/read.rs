@@ -4,6 +4,7 @@
 
 use super::connect::Need;
 use super::{Adapter, ErrorCode, Outcome};
+use crate::approval::Subject;
 use crate::pool::{RequestError, RequestOptions};
 use crate::resources;
 use serde_json::{json, Map, Value};
@@ -43,6 +44,13 @@ impl Adapter {
                 ErrorCode::InvalidArgs,
                 format!("{uri} is an MCP App's user interface, which is not shown to the model."),
             );
+        }
+        let subject = Subject::Read {
+            server: &server,
+            uri: &uri,
+        };
+        if let Err(outcome) = self.approved("read", subject, &Value::Null).await {
+            return outcome;
         }
         let reached = match self.ready(&server, Need::Handshake).await {
             Ok(reached) => reached,

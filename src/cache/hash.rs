@@ -27,7 +27,19 @@ const IDENTITY: [&str; 15] = [
 
 /// The hash of a server entry as written in the config (references are resolved with `env`).
 pub fn config_hash(entry: &Value, env: &Env) -> String {
-    let digest = Sha256::digest(identity(entry, env).as_bytes());
+    hex_sha256(&identity(entry, env))
+}
+
+/// The SHA-256 of `value` serialized with its keys sorted at every level: the same for the same
+/// value however its objects are ordered.
+pub fn stable_hash(value: &Value) -> String {
+    let mut out = String::new();
+    stable(value, &mut out);
+    hex_sha256(&out)
+}
+
+fn hex_sha256(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 

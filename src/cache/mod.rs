@@ -6,7 +6,7 @@ mod file;
 mod hash;
 
 pub use file::write_entries;
-pub use hash::config_hash;
+pub use hash::{config_hash, stable_hash};
 
 use crate::bounded_read;
 use serde_json::{json, Map, Value};

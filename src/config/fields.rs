@@ -1,8 +1,11 @@
 //! The keys a config may hold. Anything else is tolerated: reported as a note (shown by
 //! `pi-mcp doctor`), or as a warning when it looks like a misspelt key.
 
+use super::server::describe;
 use super::Level;
 use crate::search::similarity;
+use serde_json::{Map, Value};
+use std::time::Duration;
 
 /// The keys of one kind of object: those this version reads, and those pi-mcp-adapter reads
 /// that this version does not use.
@@ -72,12 +75,12 @@ pub const SERVER: Vocabulary = Vocabulary {
         "socket",
         "shared",
         "sharedEnv",
+        "approveTools",
     ],
     shared: CLIENT,
     adapter_only: &[
         "requestHeadersCommand",
         "bearerTokenStore",
-        "approveTools",
         "searchKeywords",
         "trace",
         "httpTransport",
@@ -98,6 +101,9 @@ pub const SETTINGS: Vocabulary = Vocabulary {
         "sharedServers",
         "shareWithSubagents",
         "startupWaitMs",
+        "approveTools",
+        "approvalTimeoutMs",
+        "allowYesInsidePi",
     ],
     shared: CLIENT,
     adapter_only: &[
@@ -117,7 +123,6 @@ pub const SETTINGS: Vocabulary = Vocabulary {
         "jev",
         "toolResultRendering",
         "collapsedResultLines",
-        "approveTools",
         "authRequiredMessage",
         "trace",
         "oauthCredentialStore",
@@ -182,6 +187,59 @@ pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
         .filter(|(score, _)| *score >= 0.7)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c)
+}
+
+/// Reads typed values from one object (`settings`, a server entry): a value of the wrong kind is
+/// reported once, as a warning that says what is used instead. `null` counts as absent.
+pub struct Reader<'a, R: FnMut(Level, &str, String)> {
+    object: &'a Map<String, Value>,
+    report: R,
+}
+
+impl<'a, R: FnMut(Level, &str, String)> Reader<'a, R> {
+    pub fn new(object: &'a Map<String, Value>, report: R) -> Self {
+        Reader { object, report }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&'a Value> {
+        self.object.get(key).filter(|v| !v.is_null())
+    }
+
+    pub fn report(&mut self, level: Level, key: &str, message: String) {
+        (self.report)(level, key, message);
+    }
+
+    fn wrong(&mut self, key: &str, expected: &str, got: &Value, using: &str) {
+        let message = format!("must be {expected}, got {}; {using}", describe(got));
+        self.report(Level::Warning, key, message);
+    }
+
+    /// `true` or `false`; `default` when absent or of another kind.
+    pub fn flag(&mut self, key: &str, default: bool) -> bool {
+        match self.get(key) {
+            None => default,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => {
+                self.wrong(key, "true or false", other, &format!("using {default}"));
+                default
+            }
+        }
+    }
+
+    /// A number of milliseconds of at least 1.
+    pub fn millis(&mut self, key: &str, default: Duration) -> Duration {
+        match self.get(key) {
+            None => default,
+            Some(Value::Number(n)) if n.as_f64().is_some_and(|ms| ms >= 1.0) => {
+                Duration::from_millis(n.as_f64().unwrap_or_default() as u64)
+            }
+            Some(other) => {
+                let using = format!("using {}", default.as_millis());
+                self.wrong(key, "a number of milliseconds above 0", other, &using);
+                default
+            }
+        }
+    }
 }
 
 #[cfg(test)]

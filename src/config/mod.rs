@@ -4,6 +4,7 @@
 //! the rest is used.
 
 pub mod add;
+mod approval;
 mod client;
 mod command;
 mod diagnostic;
@@ -29,6 +30,7 @@ pub mod switch;
 mod trust;
 
 pub use add::AddRequest;
+pub use approval::{Approval, SetBy};
 pub use client::{ClientSettings, DEFAULT_CALL_TIMEOUT};
 pub use command::{
     resolve_all, CommandPolicy, ConfigValue, RunContext, ValueError, ValueErrorKind,
@@ -152,11 +154,20 @@ pub struct Settings {
     /// How long Pi's first request waits for servers whose tools it declares and that are not
     /// known yet (`startupWaitMs`, at most [`STARTUP_WAIT`]).
     pub startup_wait: Duration,
+    /// How long an approval dialog waits for an answer before the call is denied
+    /// (`approvalTimeoutMs`).
+    pub approval_timeout: Duration,
+    /// `pi-mcp call --yes` skips approval inside a Pi session too (`allowYesInsidePi`, read
+    /// only from the user's own files).
+    pub yes_inside_pi: bool,
 }
 
 /// Whether a stdio server without `shared` is shared with the session's family when
 /// `settings.shareWithSubagents` is unset.
 pub const FAMILY_BY_DEFAULT: bool = false;
+
+/// How long an approval dialog waits for an answer, unless `approvalTimeoutMs` says otherwise.
+pub const APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// How long Pi's first request waits, at most, for servers whose tools it declares and that are
 /// not known yet: Pi's built-in MCP support waits as long.
@@ -176,6 +187,8 @@ impl Default for Settings {
             shared_servers: false,
             share_with_subagents: FAMILY_BY_DEFAULT,
             startup_wait: STARTUP_WAIT,
+            approval_timeout: APPROVAL_TIMEOUT,
+            yes_inside_pi: false,
         }
     }
 }
@@ -225,6 +238,8 @@ pub struct ServerConfig {
     pub exposure: ToolExposure,
     /// Who else uses its process (`shared`, `settings.sharedServers`, `shareWithSubagents`).
     pub sharing: Sharing,
+    /// Which of its tools ask the user before they run (`approveTools`).
+    pub approval: Approval,
 }
 
 /// Who uses a server's process besides the session that needs it (README "Shared servers").
@@ -402,6 +417,7 @@ fn load_with(opts: &LoadOptions, only: Option<&Only>) -> Config {
     // The user's and the project's Pi config, as written: where Pi's own rule reads them
     // differently (for `doctor`).
     let mut pi_files = (Map::new(), Map::new());
+    let mut approvals = approval::Votes::default();
     for (path, role, required) in native {
         if sources.iter().any(|s| s.path == path) {
             continue; // e.g. the project is the home directory
@@ -437,6 +453,7 @@ fn load_with(opts: &LoadOptions, only: Option<&Only>) -> Config {
                         }
                         _ => {}
                     }
+                    approvals.file(&path, !role.is_project(), &root, &mut diagnostics);
                     let layer = merged.add(&path, &root, &mut diagnostics);
                     places.add(&path, text, layer.servers_key, &layer.servers);
                     SourceState::Loaded {
@@ -463,7 +480,7 @@ fn load_with(opts: &LoadOptions, only: Option<&Only>) -> Config {
             &registered.extension,
         );
         entry.registered = Some(registered.extension.clone());
-        if !merged.add_from_elsewhere(entry) {
+        if !add_from_elsewhere(&mut merged, &mut approvals, entry, &mut diagnostics) {
             let by = merged
                 .defines(&registered.name)
                 .map(|s| s.source().display().to_string());
@@ -486,7 +503,7 @@ fn load_with(opts: &LoadOptions, only: Option<&Only>) -> Config {
     for server in packages.servers {
         let mut entry = MergedServer::new(&server.name, server.entry, &server.file);
         entry.package = Some(server.origin);
-        if !merged.add_from_elsewhere(entry) {
+        if !add_from_elsewhere(&mut merged, &mut approvals, entry, &mut diagnostics) {
             mark_shadowed(&mut package_sources, &server.file, &server.name);
         }
     }
@@ -513,13 +530,14 @@ fn load_with(opts: &LoadOptions, only: Option<&Only>) -> Config {
                 by: by.clone(),
             });
             entry.renamed = server.renamed;
-            if !merged.add_from_elsewhere(entry) {
+            if !add_from_elsewhere(&mut merged, &mut approvals, entry, &mut diagnostics) {
                 mark_shadowed(&mut kind_sources, &server.file, &server.name);
             }
         }
         sources.extend(kind_sources);
     }
-    let settings = settings::parse(&merged.settings, &merged.setting_files, &mut diagnostics);
+    let mut settings = settings::parse(&merged.settings, &merged.setting_files, &mut diagnostics);
+    settings.yes_inside_pi = approvals.yes_inside_pi_allowed();
     let ctx = server::Context {
         project_files: &project_files,
         default_exposure: settings.exposure,
@@ -529,6 +547,7 @@ fn load_with(opts: &LoadOptions, only: Option<&Only>) -> Config {
         limits: &opts.limits,
         cwd: &opts.cwd,
         commands: &commands,
+        approvals: &approvals,
     };
     let servers = merged
         .servers
@@ -546,6 +565,26 @@ fn load_with(opts: &LoadOptions, only: Option<&Only>) -> Config {
         auto_enable_codemode: merged.auto_enable_codemode,
         merge_differences: pi_rules::merge_differences(&pi_files.0, &pi_files.1),
     }
+}
+
+/// Adds a server defined outside the config files (a registration, a package, an import) unless
+/// a file defines it; its `approveTools` then adds to what the user's files ask.
+fn add_from_elsewhere(
+    merged: &mut Merged,
+    approvals: &mut approval::Votes,
+    entry: MergedServer,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> bool {
+    let (name, file, vote) = (
+        entry.name.clone(),
+        entry.source().to_path_buf(),
+        entry.entry.clone(),
+    );
+    let added = merged.add_from_elsewhere(entry);
+    if added {
+        approvals.entry(&name, &file, &vote, diagnostics);
+    }
+    added
 }
 
 fn mark_shadowed(sources: &mut [Source], file: &Path, name: &str) {

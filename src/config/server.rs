@@ -32,6 +32,8 @@ pub struct Context<'a> {
     /// The session's directory: a relative `cwd` is relative to it.
     pub cwd: &'a Path,
     pub commands: &'a CommandPolicy,
+    /// `approveTools` of every file.
+    pub approvals: &'a super::approval::Votes,
 }
 
 /// Checks the fields of one entry, collecting diagnostics as it goes.
@@ -374,6 +376,7 @@ pub fn parse(
         description: f.string("description").filter(|d| !d.trim().is_empty()),
         exposure: tool_exposure(&mut f),
         sharing,
+        approval: ctx.approvals.of(&server.name),
         client: ClientSettings::parse(|key| entry.get(key), &mut |level, key, message| {
             f.report(level, key, message)
         }),
@@ -798,6 +801,7 @@ mod tests {
     ) -> (Option<ServerConfig>, Vec<Diagnostic>) {
         let limits = FileLimits::default();
         let commands = CommandPolicy::default();
+        let approvals = Default::default();
         let ctx = Context {
             project_files: &[project.to_path_buf()],
             default_exposure: None,
@@ -807,6 +811,7 @@ mod tests {
             limits: &limits,
             cwd: Path::new("/session"),
             commands: &commands,
+            approvals: &approvals,
         };
         let mut diagnostics = vec![];
         let server = parse(merged, &ctx, &mut diagnostics);

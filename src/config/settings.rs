@@ -1,7 +1,10 @@
 //! The merged `settings` object: known values checked, unknown ones reported; a bad value is a
 //! warning and the default applies.
 
-use super::{fields, server, ClientSettings, Diagnostic, Exposure, Level, Settings, STARTUP_WAIT};
+use super::fields::{self, Reader};
+use super::{
+    server, ClientSettings, Diagnostic, Exposure, Level, Settings, APPROVAL_TIMEOUT, STARTUP_WAIT,
+};
 use crate::output_guard::{Limits, DEFAULT_LIMITS};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -110,12 +113,11 @@ pub fn parse(
         }
     };
     let startup_wait = startup_wait(raw.get("startupWaitMs"), &mut report);
-    let auto_auth = flag(raw, "autoAuth", &mut report);
-    let shared_servers = flag(raw, "sharedServers", &mut report);
-    let share_with_subagents = match raw.get("shareWithSubagents") {
-        None | Some(Value::Null) => super::FAMILY_BY_DEFAULT,
-        Some(_) => flag(raw, "shareWithSubagents", &mut report),
-    };
+    let mut read = Reader::new(raw, &mut report);
+    let auto_auth = read.flag("autoAuth", false);
+    let shared_servers = read.flag("sharedServers", false);
+    let share_with_subagents = read.flag("shareWithSubagents", super::FAMILY_BY_DEFAULT);
+    let approval_timeout = read.millis("approvalTimeoutMs", APPROVAL_TIMEOUT);
     let client = ClientSettings::parse(|key| raw.get(key), &mut report);
     let exposure = raw
         .get("exposure")
@@ -137,6 +139,9 @@ pub fn parse(
         direct_tools,
         output_guard,
         startup_wait,
+        approval_timeout,
+        // Read from the user's files only (see `approval`).
+        yes_inside_pi: false,
     }
 }
 
@@ -170,23 +175,6 @@ fn startup_wait(value: Option<&Value>, report: &mut impl FnMut(Level, &str, Stri
                 ),
             );
             STARTUP_WAIT
-        }
-    }
-}
-
-/// A `true`/`false` setting, `false` when absent; anything else is a warning and `false`.
-fn flag(raw: &Map<String, Value>, key: &str, report: &mut impl FnMut(Level, &str, String)) -> bool {
-    match raw.get(key) {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(other) => {
-            let got = server::describe(other);
-            report(
-                Level::Warning,
-                key,
-                format!("must be true or false, got {got}; using false"),
-            );
-            false
         }
     }
 }

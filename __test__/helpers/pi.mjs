@@ -126,11 +126,13 @@ function writeAgentFiles(box, llmUrl, { mcpConfig, cacheJson, projectFiles = {} 
   if (cacheJson !== undefined) writeFileSync(join(box.agentDir, "mcp-cache.json"), asText(cacheJson));
 }
 
-function piArgs(cli, extensionDir, modeArgs) {
+/** Pi's command line; sessions are in memory unless `sessionDir` names where to keep them. */
+function piArgs(cli, extensionDir, modeArgs, sessionDir) {
   const extensions = [extensionDir ?? []].flat().flatMap((dir) => ["-e", dir]);
+  const sessions = sessionDir ? ["--session-dir", sessionDir] : ["--no-session"];
   return [
     cli, "--provider", "fake", "--model", "fake-model",
-    "--no-session", "--no-extensions", "--no-prompt-templates", "--no-context-files", "--no-themes",
+    ...sessions, "--no-extensions", "--no-prompt-templates", "--no-context-files", "--no-themes",
     "--no-skills", "--no-builtin-tools", "--offline", ...extensions, ...modeArgs,
   ];
 }
@@ -302,13 +304,14 @@ const DIALOGS = new Set(["select", "confirm", "input", "editor"]);
  * Drives `pi --mode rpc`: sends each command (a string becomes {type:"prompt", message}), waits for its
  * response (Pi answers a prompt holding an extension command after the handler has finished) and, if it
  * started an agent run, for agent_end. A command that is a function is a step of the test's own between
- * Pi's commands: it is called with { events, notifications, dialogs, send } (what Pi printed so far) and
- * awaited, e.g. until Pi shows something. Dialogs are answered by `answer(request)` (the response's
+ * Pi's commands: it is called with { events, notifications, dialogs, send, request } (what Pi printed so
+ * far; `request(command)` resolves with Pi's response) and awaited, e.g. until Pi shows something. Dialogs are answered by `answer(request)` (the response's
  * `value`/`confirmed`/`cancelled` fields), else with cancelled, except those `leaveOpen(request)` is
  * true for (a user who has not answered yet). Closing stdin makes Pi exit.
  * notify/setStatus requests are tagged with the command they arrived under (null: during startup).
  * `onEvent(msg, send)`, if given, sees every message from Pi and may send commands of its own
- * (e.g. an `abort` while a tool runs).
+ * (e.g. an `abort` while a tool runs). With `sessions`, Pi keeps its sessions in files (under the
+ * sandbox) instead of memory, so that a test can switch between them and fork them.
  */
 export function runPiRpc(options) {
   const opts = { ...DEFAULTS, commands: [], ...options };
@@ -359,7 +362,8 @@ export function runPiRpc(options) {
       }
     };
 
-    const args = piArgs(cli, opts.extensionDir, ["--mode", "rpc", ...(opts.extraArgs ?? [])]);
+    const sessionDir = opts.sessions ? join(box.root, "sessions") : undefined;
+    const args = piArgs(cli, opts.extensionDir, ["--mode", "rpc", ...(opts.extraArgs ?? [])], sessionDir);
     proc = spawnBounded(args, { cwd: box.cwd, env: piEnv(box, opts.env), timeoutMs: opts.timeoutMs, stdin: "pipe", onStdout });
     proc.child.stdin.on("error", () => {}); // EPIPE if Pi died early; reported through code/stderr
     const exited = proc.done.then(() => null);
@@ -379,7 +383,7 @@ export function runPiRpc(options) {
         const [n0, s0, endsBefore] = [notifications.length, statuses.length, agentEnds];
         const response =
           typeof command === "function"
-            ? await Promise.race([command({ events, notifications, dialogs, send }).then(() => ({ type: "step" })), exited])
+            ? await Promise.race([command({ events, notifications, dialogs, send, request }).then(() => ({ type: "step" })), exited])
             : await request(typeof command === "string" ? { type: "prompt", message: command } : command);
         const state = response && response.type !== "step" && (await request({ type: "get_state" }));
         if (state?.data?.isStreaming && agentEnds === endsBefore) {

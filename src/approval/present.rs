@@ -80,8 +80,8 @@ pub fn question(
     };
     if !matches!(subject, Subject::Read { .. }) {
         lines.push(arguments(args, schema));
+        lines.push(String::new());
     }
-    lines.push(String::new());
     lines.push(format!("Asked because of {}.", set_by(server, home)));
     let mut options = vec![json!({ "label": "Allow once", "value": "once" })];
     if let Subject::Tool(tool) = subject {

@@ -228,6 +228,7 @@ impl Adapter {
         };
         let failed = |e: config::ValueError| ConnectError::Failed(e.to_string());
         let client = self.config.client_settings(server).features();
+        let mut keeper = None;
         let transport = match &server.transport {
             Transport::Stdio {
                 command,
@@ -258,7 +259,12 @@ impl Adapter {
                         broker: self.broker.clone(),
                         family: None,
                     }),
-                    Sharing::Own | Sharing::Family => TransportSpec::Stdio(stdio),
+                    Sharing::Family => {
+                        let (transport, tie) = self.in_family(server, stdio, &client).await;
+                        keeper = tie;
+                        transport
+                    }
+                    Sharing::Own => TransportSpec::Stdio(stdio),
                 }
             }
             Transport::Http {
@@ -292,6 +298,7 @@ impl Adapter {
             timeout: self.request_timeout(server),
             debug: server.debug,
             client,
+            keeper,
         })
     }
 

@@ -236,14 +236,16 @@ impl Host for Arc<SessionHost> {
             return Box::pin(async { None });
         };
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let on_behalf = asker.on_behalf.as_deref();
         let (shown, form) = match &question {
             Question::Form { message, form, .. } => (
-                present::form(id, &asker.server, message, form),
+                present::form(id, &asker.server, on_behalf, message, form),
                 Some(form.clone()),
             ),
-            Question::Url { message, url, .. } => {
-                (present::url(id, &asker.server, message, url), None)
-            }
+            Question::Url { message, url, .. } => (
+                present::url(id, &asker.server, on_behalf, message, url),
+                None,
+            ),
         };
         let asking = Asking::new(self, &front_end, id);
         Box::pin(async move {
@@ -272,7 +274,10 @@ impl Host for Arc<SessionHost> {
             "id": id,
             "server": server,
             "approve": approve,
-            "title": format!("Allow MCP server \"{server}\" to use the model?"),
+            "title": format!(
+                "Allow MCP server \"{server}\" to use the model{}?",
+                present::for_whom(asker.on_behalf.as_deref())
+            ),
             "preview": sampling::preview(&server, &params),
             "context": request.context,
             "options": request.options,

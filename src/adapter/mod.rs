@@ -21,6 +21,7 @@ mod direct;
 mod doctor;
 mod errors;
 mod exposed;
+mod family;
 mod host;
 mod lifecycle;
 mod listing;
@@ -53,6 +54,7 @@ pub use setup::SetupRequest;
 pub use unlisted::DeclaredListing;
 
 use crate::bounded_read::FileLimits;
+use crate::broker::family::{family, LocalSession};
 use crate::cache::{self, Loaded};
 use crate::config::{self, Config, Env, LoadOptions, ServerConfig};
 use crate::events::{EventSink, Events};
@@ -146,8 +148,10 @@ pub struct Adapter {
     /// `pi-mcp call --yes` (see [`OpenOptions::assume_yes`]).
     assume_yes: bool,
     pool: Arc<Pool>,
-    /// Where shared servers run (one broker per user and agent dir).
+    /// Where shared servers run (one broker per user and agent dir); who this session is.
     broker: Arc<Broker>,
+    /// The session as its family (the other sessions of this process, and beyond) knows it.
+    in_family: Arc<LocalSession>,
     /// Answers what servers ask (roots, logs, and through a front end, people and models), and
     /// holds where the credentials of Pi's providers come from.
     host: Arc<host::SessionHost>,
@@ -227,9 +231,14 @@ impl Adapter {
             .map(|s| s.name.clone())
             .collect();
         let host = Arc::new(host::SessionHost::new(&opts.cwd, &agent_dir, auto_approve));
-        let (pool, notices) = Pool::with_host(Arc::new(host.clone()));
+        let asked: Arc<dyn crate::pool::Host> = Arc::new(host.clone());
+        let (pool, notices) = Pool::with_host(asked.clone());
         let broker = Arc::new(Broker::new(&agent_dir, &env, crate::helper::path(), None));
         broker.set_ui(opts.cli);
+        let in_family = family().enter(LocalSession {
+            info: broker.clone(),
+            host: asked,
+        });
         let auto_auth = opts.auto_auth.unwrap_or(config.settings.auto_auth);
         let bounds = opts.bounds.lowered_from_default();
         Arc::new(Adapter {
@@ -249,6 +258,7 @@ impl Adapter {
             assume_yes: opts.assume_yes,
             pool,
             broker,
+            in_family,
             host,
             startup: Startup::new(notices),
             listings: unlisted::ListQueue::new(bounds.fill_concurrency),

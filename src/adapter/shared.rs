@@ -45,8 +45,10 @@ impl Adapter {
     /// using it now (when it runs in the broker) and why this session runs it itself (when it
     /// does).
     pub(super) fn sharing(&self, server: &ServerConfig) -> Value {
-        if !matches!(server.sharing, Sharing::User { .. }) {
-            return Value::Null;
+        match server.sharing {
+            Sharing::User { .. } => {}
+            Sharing::Family => return self.family_sharing(server),
+            Sharing::Own => return Value::Null,
         }
         let sessions = self.pool.get(&server.name).and_then(|c| c.shared_with());
         let here = self.broker.off();
@@ -56,7 +58,7 @@ impl Adapter {
             (None, Some(why)) => format!("shared, but this session runs its own: {why}"),
             (None, None) => "shared (runs in the broker once started)".to_string(),
         };
-        json!({ "sessions": sessions, "runsHere": here, "text": text })
+        json!({ "scope": "user", "sessions": sessions, "runsHere": here, "text": text })
     }
 
     fn shown_agent_dir(&self) -> String {

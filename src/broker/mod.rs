@@ -89,6 +89,8 @@ pub struct Broker {
     shares: Mutex<Shares>,
     started: Instant,
     stopping: CancellationToken,
+    /// Cancelled once its upkeep no longer runs (it stopped, or its runtime is gone).
+    running: CancellationToken,
     notes: Notes,
 }
 
@@ -162,6 +164,10 @@ struct Share {
     roots: Option<PathBuf>,
     /// Its listing may be served from memory: no list change was heard since it was taken.
     listed_fresh: bool,
+    /// A family's server the hub took over when the session that ran it ended.
+    held: Option<Arc<Connection>>,
+    /// The connection (by id) whose end the hub watches: one a session of its process runs.
+    watched: Option<u64>,
 }
 
 impl Share {
@@ -177,6 +183,7 @@ impl Share {
                 // Tasks offered as the sessions ask (the features are part of the identity);
                 // each session follows its own (see `BrokerHost::follows_tasks`).
                 client: attach.client.clone(),
+                keeper: None,
             },
             hops: vec![],
             attaching: 0,
@@ -187,6 +194,8 @@ impl Share {
             log,
             roots: attach.family.as_ref().and_then(|f| f.roots_cwd.clone()),
             listed_fresh: true,
+            held: None,
+            watched: None,
         }
     }
 
@@ -230,11 +239,16 @@ impl Broker {
             shares: Mutex::default(),
             started: Instant::now(),
             stopping: CancellationToken::new(),
+            running: CancellationToken::new(),
             notes,
         });
         host.serve(Arc::downgrade(&broker));
         tokio::spawn(Broker::watch(Arc::downgrade(&broker), notices));
-        tokio::spawn(Broker::upkeep(Arc::downgrade(&broker)));
+        let (this, running) = (Arc::downgrade(&broker), broker.running.clone());
+        tokio::spawn(async move {
+            let _running = running.drop_guard();
+            Broker::upkeep(this).await;
+        });
         broker
     }
 
@@ -356,7 +370,11 @@ impl Broker {
     /// Starts the server `attach` names, or finds it running, for the session; returns the
     /// `initialize` result (the server's own, but for the protocol version), or the error's code
     /// and message.
-    async fn attach(&self, hop: &Arc<Hop>, attach: Attach) -> Result<Value, (i32, String)> {
+    async fn attach(
+        self: &Arc<Self>,
+        hop: &Arc<Hop>,
+        attach: Attach,
+    ) -> Result<Value, (i32, String)> {
         if let Some(family) = self.family() {
             family
                 .admits(hop.in_process(), &attach)
@@ -378,7 +396,10 @@ impl Broker {
             share.attaching += 1;
             share.spec.clone()
         };
-        let connected = self.pool.connect(spec).await;
+        let connected = match self.family() {
+            Some(_) => self.reach(&identity, spec).await,
+            None => self.pool.connect(spec).await,
+        };
         let mut shares = self.shares.lock();
         let log = self.log_for(&attach);
         let share = shares
@@ -462,11 +483,12 @@ impl Broker {
         Some(page)
     }
 
-    /// Tells every session of a server how many sessions use it.
+    /// Tells every session of a server how many sessions use it (in a family, the session
+    /// whose own connection runs it too).
     fn announce(&self, identity: &str) {
         let shares = self.shares.lock();
         if let Some(share) = shares.servers.get(identity) {
-            let sessions = share.sessions();
+            let sessions = share.sessions() + usize::from(self.owned_elsewhere(identity, share));
             for hop in &share.hops {
                 hop.notify(wire::SESSIONS, json!({ "sessions": sessions }));
             }
@@ -483,6 +505,9 @@ impl Broker {
             };
             share.tasks.clear();
             share.subscriptions.clear();
+            if share.held.as_ref().is_some_and(|conn| !conn.is_alive()) {
+                share.held = None;
+            }
             share
                 .hops
                 .iter()
@@ -546,37 +571,103 @@ impl Broker {
         }
     }
 
-    /// The session connection a question of a shared server goes to (see [`route`]).
-    fn route(&self, asker: &Asker) -> Result<Arc<Hop>, String> {
+    /// Who answers a question of the shared server `identity` (see [`route`]): in the user's
+    /// broker a session connected to it; in a family's hub also `owner`, the session of this
+    /// process whose own connection got the question, or the family's UI.
+    pub(crate) fn answerer(
+        &self,
+        identity: &str,
+        asker: &Asker,
+        owner: Option<&family::LocalSession>,
+    ) -> route::Answerer {
+        use route::Answerer;
         let shares = self.shares.lock();
-        let Some(share) = shares.servers.get(&asker.server) else {
-            return Err(format!("{} is no longer shared", asker.server));
+        let Some(share) = shares.servers.get(identity) else {
+            return match owner {
+                Some(_) => Answerer::Local,
+                None => Answerer::Refused(format!("{} is no longer shared", asker.server)),
+            };
         };
-        let hop_of = |session: &str| {
+        let family = self.family().is_some();
+        let hop_of = |caller: &str| {
+            let session = match family {
+                true => caller.strip_prefix(wire::FAMILY_CALLER)?,
+                false => caller,
+            };
             share
                 .hops
                 .iter()
                 .find(|hop| hop.attached().is_some_and(|a| a.session.id == session))
         };
-        let owner = asker.task.as_ref().and_then(|task| share.tasks.get(task));
-        if let Some(hop) = owner.and_then(|session| hop_of(session)) {
-            return Ok(hop.clone());
+        let task_owner = asker.task.as_ref().and_then(|task| share.tasks.get(task));
+        let linked = task_owner.and_then(|session| {
+            share
+                .hops
+                .iter()
+                .find(|hop| hop.attached().is_some_and(|a| &a.session.id == session))
+        });
+        if !family {
+            if let Some(hop) = linked {
+                return Answerer::Hop(hop.clone());
+            }
         }
+        // The sessions with calls in flight: hops, and `None` for the owner.
         let mut seen = HashSet::new();
-        let hops: Vec<&Arc<Hop>> = asker
-            .callers
+        let mut callers: Vec<Option<&Arc<Hop>>> = vec![];
+        let mut owner_calls = false;
+        for caller in asker.callers.iter().filter(|c| seen.insert(c.to_string())) {
+            match (hop_of(caller), owner) {
+                (Some(hop), _) => callers.push(Some(hop)),
+                (None, Some(_)) if family && !owner_calls => {
+                    owner_calls = true;
+                    callers.push(None);
+                }
+                _ => {}
+            }
+        }
+        let session_of = |caller: &Option<&Arc<Hop>>| match caller {
+            Some(hop) => hop.attached().map(|a| a.session.clone()),
+            None => owner.map(|o| o.info.session()),
+        };
+        let candidates: Vec<route::Candidate> = callers
             .iter()
-            .filter(|caller| seen.insert(caller.to_string()))
-            .filter_map(|caller| hop_of(caller))
-            .collect();
-        let candidates: Vec<route::Candidate> = hops
-            .iter()
-            .map(|hop| route::Candidate {
-                ui: hop.attached().is_some_and(|a| a.session.ui),
-                last_call: hop.last_call(),
+            .map(|caller| route::Candidate {
+                ui: session_of(caller).is_some_and(|s| s.ui),
+                last_call: caller.and_then(|hop| hop.last_call()),
             })
             .collect();
-        route::choose(&share.name, &candidates).map(|i| hops[i].clone())
+        let as_answerer = |i: usize| match callers[i] {
+            Some(hop) => Answerer::Hop(hop.clone()),
+            None => Answerer::Local,
+        };
+        if !family {
+            return match route::choose(&share.name, &candidates) {
+                Ok(i) => as_answerer(i),
+                Err(why) => Answerer::Refused(why),
+            };
+        }
+        let linked = linked.and_then(|linked| {
+            callers
+                .iter()
+                .position(|c| c.is_some_and(|hop| Arc::ptr_eq(hop, linked)))
+        });
+        let ui = family::family().ui_session();
+        match route::target(&share.name, &candidates, linked, ui.is_some()) {
+            route::Target::Caller(i) => as_answerer(i),
+            route::Target::Ui { on_behalf } => match ui {
+                Some(ui) => Answerer::Ui {
+                    host: ui.host.clone(),
+                    on_behalf: on_behalf
+                        .iter()
+                        .filter_map(|&i| session_of(&callers[i]))
+                        .map(|s| family::who(&s))
+                        .collect::<Vec<_>>()
+                        .join(" and "),
+                },
+                None => as_answerer(on_behalf[0]),
+            },
+            route::Target::Refuse(why) => Answerer::Refused(why),
+        }
     }
 
     /// The directory a shared server's roots name: its family's, else the one it was launched
@@ -641,21 +732,32 @@ impl Broker {
             let Some(broker) = this.upgrade() else {
                 return;
             };
-            match notice {
-                Notice::ListChanged { server, .. } => broker.list_changed(&server),
-                Notice::Lost { server, why } => broker.lost(&server, &why),
+            match &notice {
+                Notice::ListChanged { server, .. }
+                | Notice::Lost { server, .. }
+                | Notice::ResourceUpdated { server, .. } => broker.heard(server, &notice),
                 Notice::Connecting { .. } | Notice::Opened { .. } => {}
-                Notice::ResourceUpdated { server, uri } => {
-                    let shares = broker.shares.lock();
-                    let Some(share) = shares.servers.get(&server) else {
-                        continue;
-                    };
-                    let subscribed = share.subscriptions.of(&uri);
-                    for hop in share.hops.iter().filter(|h| subscribed.contains(&h.id)) {
-                        hop.notify("notifications/resources/updated", json!({ "uri": uri }));
-                    }
+            }
+        }
+    }
+
+    /// What a server (by identity) reported: changed lists to every session using it, an
+    /// updated resource to those subscribed to it, a lost connection as [`Broker::lost`].
+    fn heard(&self, identity: &str, notice: &Notice) {
+        match notice {
+            Notice::ListChanged { .. } => self.list_changed(identity),
+            Notice::Lost { why, .. } => self.lost(identity, why),
+            Notice::ResourceUpdated { uri, .. } => {
+                let shares = self.shares.lock();
+                let Some(share) = shares.servers.get(identity) else {
+                    return;
+                };
+                let subscribed = share.subscriptions.of(uri);
+                for hop in share.hops.iter().filter(|h| subscribed.contains(&h.id)) {
+                    hop.notify("notifications/resources/updated", json!({ "uri": uri }));
                 }
             }
+            Notice::Connecting { .. } | Notice::Opened { .. } => {}
         }
     }
 
@@ -702,17 +804,25 @@ impl Broker {
     }
 
     async fn stop_unused(&self) {
-        let unused: Vec<(String, Duration)> = {
+        type Unused = (String, Duration, Option<Arc<Connection>>);
+        let unused: Vec<Unused> = {
             let shares = self.shares.lock();
             shares
                 .servers
                 .iter()
                 .filter(|(_, s)| s.hops.is_empty() && s.attaching == 0)
-                .map(|(identity, s)| (identity.clone(), s.idle))
+                .map(|(identity, s)| (identity.clone(), s.idle, s.held.clone()))
                 .collect()
         };
-        for (identity, limit) in unused {
-            let stopped = self.pool.close_if_idle(&identity, limit).await;
+        for (identity, limit, held) in unused {
+            let stopped = match held {
+                Some(conn) if conn.in_flight() == 0 && conn.idle_for() >= limit => {
+                    conn.close().await;
+                    true
+                }
+                Some(_) => continue,
+                None => self.pool.close_if_idle(&identity, limit).await,
+            };
             let gone =
                 stopped || !self.pool.is_live(&identity) && !self.pool.is_connecting(&identity);
             if !gone {

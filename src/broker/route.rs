@@ -8,13 +8,18 @@
 //!
 //! `roots/list` is the broker's to answer: a shared server's root is the directory it was
 //! launched in. Its log messages go to the agent dir's `mcp.log`, once.
+//!
+//! Inside a family ([`target`]) no question is refused for want of a UI: one a caller without a
+//! UI would get goes to the family's UI (a session of the hub's process that has one), saying
+//! for whom, and without that to the caller, whose own policy answers it.
 
+use super::hop::Hop;
 use super::Broker;
 use crate::pool::{Asker, Host, Question, Reply, Root};
 use crate::server_log::LogMessage;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
-use std::sync::{OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Instant;
 
 /// A session that may be asked.
@@ -48,6 +53,133 @@ pub fn choose(server: &str, candidates: &[Candidate]) -> Result<usize, String> {
     }
 }
 
+/// Who answers a question of a family's server.
+#[derive(Debug, PartialEq)]
+pub enum Target {
+    /// The caller at this index: in its UI, or by its own policy when it has none.
+    Caller(usize),
+    /// The family's UI, for the callers at these indexes.
+    Ui {
+        on_behalf: Vec<usize>,
+    },
+    Refuse(String),
+}
+
+/// Which of `candidates` (the sessions with calls in flight on a family's `server`; `linked`:
+/// the one the protocol links the question to) answers, given whether the family has a UI:
+/// the linked caller, else the only one, else the latest with a UI; one without a UI is
+/// answered for in the family's UI; several without a UI, all of them there.
+pub fn target(
+    server: &str,
+    candidates: &[Candidate],
+    linked: Option<usize>,
+    family_ui: bool,
+) -> Target {
+    let latest = |with_ui: bool| {
+        candidates
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.ui || !with_ui)
+            .max_by_key(|(_, c)| c.last_call)
+            .map(|(i, _)| i)
+    };
+    let chosen = match (linked, candidates.len()) {
+        (Some(i), _) => i,
+        (None, 0) => return Target::Refuse(format!(
+            "{server} asked while no session of its family had a call in flight on it, so it cannot be told whose question it is; nobody was asked"
+        )),
+        (None, 1) => 0,
+        (None, n) => match latest(true) {
+            Some(i) => return Target::Caller(i),
+            None if family_ui => return Target::Ui { on_behalf: (0..n).collect() },
+            None => latest(false).unwrap_or(0),
+        },
+    };
+    match candidates.get(chosen) {
+        Some(c) if !c.ui && family_ui => Target::Ui {
+            on_behalf: vec![chosen],
+        },
+        _ => Target::Caller(chosen),
+    }
+}
+
+/// Who answers one question of a shared server.
+pub enum Answerer {
+    /// The session whose connection got it (the server's owner), as it would alone.
+    Local,
+    /// A session connected to the broker.
+    Hop(Arc<Hop>),
+    /// A session's UI, for another session of its family (`on_behalf` says which).
+    Ui {
+        host: Arc<dyn Host>,
+        on_behalf: String,
+    },
+    Refused(String),
+}
+
+impl Answerer {
+    /// Asks `question`; `local` is the host of the connection that got it, if it has one.
+    pub fn elicit(
+        self,
+        local: Option<&Arc<dyn Host>>,
+        asker: Asker,
+        question: Question,
+    ) -> BoxFuture<'static, Option<Reply>> {
+        match self {
+            Answerer::Local => match local {
+                Some(host) => host.elicit(asker, question),
+                None => Box::pin(async { None }),
+            },
+            Answerer::Hop(hop) => {
+                let params = elicitation_params(&question);
+                Box::pin(async move {
+                    match hop.ask("elicitation/create", params, asker.void).await? {
+                        Ok(result) => Some(reply(&result)),
+                        Err(message) => Some(Reply::Refused(message)),
+                    }
+                })
+            }
+            Answerer::Ui { host, on_behalf } => host.elicit(
+                Asker {
+                    on_behalf: Some(on_behalf),
+                    ..asker
+                },
+                question,
+            ),
+            Answerer::Refused(why) => Box::pin(async move { Some(Reply::Refused(why)) }),
+        }
+    }
+
+    /// Runs a sampling request (its params) where it is to be answered.
+    pub fn sample(
+        self,
+        local: Option<&Arc<dyn Host>>,
+        asker: Asker,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, String>> {
+        match self {
+            Answerer::Local => match local {
+                Some(host) => host.sample(asker, params),
+                None => Box::pin(async { Err("nobody can answer here".to_string()) }),
+            },
+            Answerer::Hop(hop) => Box::pin(async move {
+                match hop.ask("sampling/createMessage", params, asker.void).await {
+                    Some(answer) => answer,
+                    None => Err("the sampling request was cancelled".to_string()),
+                }
+            }),
+            Answerer::Ui { host, on_behalf } => host.sample(
+                Asker {
+                    on_behalf: Some(on_behalf),
+                    ..asker
+                },
+                params,
+            ),
+            Answerer::Refused(why) => Box::pin(async move { Err(why) }),
+        }
+    }
+}
+
 /// The broker's answers to what shared servers ask.
 #[derive(Default)]
 pub struct BrokerHost {
@@ -69,33 +201,16 @@ impl Host for BrokerHost {
         let Some(broker) = self.broker() else {
             return Box::pin(async { None });
         };
-        let hop = match broker.route(&asker) {
-            Ok(hop) => hop,
-            Err(why) => return Box::pin(async move { Some(Reply::Refused(why)) }),
-        };
-        let params = elicitation_params(&question);
-        Box::pin(async move {
-            match hop.ask("elicitation/create", params, asker.void).await? {
-                Ok(result) => Some(reply(&result)),
-                Err(message) => Some(Reply::Refused(message)),
-            }
-        })
+        let answerer = broker.answerer(&asker.server, &asker, None);
+        answerer.elicit(None, asker, question)
     }
 
     fn sample(&self, asker: Asker, params: Value) -> BoxFuture<'static, Result<Value, String>> {
         let Some(broker) = self.broker() else {
             return Box::pin(async { Err("the broker is stopping".to_string()) });
         };
-        let hop = match broker.route(&asker) {
-            Ok(hop) => hop,
-            Err(why) => return Box::pin(async move { Err(why) }),
-        };
-        Box::pin(async move {
-            match hop.ask("sampling/createMessage", params, asker.void).await {
-                Some(answer) => answer,
-                None => Err("the sampling request was cancelled".to_string()),
-            }
-        })
+        let answerer = broker.answerer(&asker.server, &asker, None);
+        answerer.sample(None, asker, params)
     }
 
     fn roots(&self, server: &str) -> Vec<Root> {

@@ -20,13 +20,19 @@ fn labels() -> Value {
     })
 }
 
-/// A form to fill in, for question `id` of `server`.
-pub fn form(id: u64, server: &str, message: &str, form: &Form) -> Value {
+/// ` for subagent "worker" (pid 4242)`: whom a question is asked for, when it is another
+/// session's of the family (`on_behalf`).
+pub fn for_whom(on_behalf: Option<&str>) -> String {
+    on_behalf.map_or_else(String::new, |who| format!(" for {}", clean::line(who)))
+}
+
+/// A form to fill in, for question `id` of `server` (asked `on_behalf` of another session).
+pub fn form(id: u64, server: &str, on_behalf: Option<&str>, message: &str, form: &Form) -> Value {
     json!({
         "id": id,
         "server": server,
         "mode": "form",
-        "title": format!("MCP server \"{}\" asks:\n\n{}", clean::line(server), clean::text(message)),
+        "title": format!("MCP server \"{}\" asks{}:\n\n{}", clean::line(server), for_whom(on_behalf), clean::text(message)),
         "fields": form.fields.iter().map(field).collect::<Vec<_>>(),
         "labels": labels(),
     })
@@ -36,7 +42,7 @@ pub fn form(id: u64, server: &str, message: &str, form: &Form) -> Value {
 /// form beside it, then the server's words indented under a heading of ours, so that no line the
 /// server wrote can pass for the page or for our question; `url` is what the front end hands back
 /// to open.
-pub fn url(id: u64, server: &str, message: &str, url: &Link) -> Value {
+pub fn url(id: u64, server: &str, on_behalf: Option<&str>, message: &str, url: &Link) -> Value {
     let said: Vec<String> = clean::text(message)
         .lines()
         .map(|line| format!("  {line}"))
@@ -45,7 +51,7 @@ pub fn url(id: u64, server: &str, message: &str, url: &Link) -> Value {
         "id": id,
         "server": server,
         "mode": "url",
-        "title": format!("MCP server \"{}\" asks you to open a page", clean::line(server)),
+        "title": format!("MCP server \"{}\" asks you to open a page{}", clean::line(server), for_whom(on_behalf)),
         "message": format!(
             "Page: {}\n\nThe server's message:\n{}\n\nOpen it in your browser?",
             url.shown(),

@@ -226,7 +226,7 @@ fn front_end_answers_are_taken_field_by_field() {
         Err("allows at most 1 chosen".into())
     );
 
-    let shown = present::form(7, "ev", "Who are you?", &form);
+    let shown = present::form(7, "ev", None, "Who are you?", &form);
     assert_eq!(shown["id"], 7);
     assert_eq!(shown["title"], "MCP server \"ev\" asks:\n\nWho are you?");
     let fields = shown["fields"].as_array().unwrap();
@@ -248,7 +248,7 @@ fn front_end_answers_are_taken_field_by_field() {
 fn a_question_shows_the_servers_text_cleaned_and_a_look_alike_host_beside_its_ascii_form() {
     let hostile = "\x1b]0;pwned\x07Pay\u{202e}lap\r\nnow";
     let link = crate::clean::Link::parse("https://\u{430}pple.com/pay").unwrap();
-    let shown = present::url(3, "ev", hostile, &link);
+    let shown = present::url(3, "ev", None, hostile, &link);
     assert_eq!(
         shown["message"],
         "Page: https://\u{430}pple.com/pay (host in ASCII: xn--pple-43d.com)\n\nThe server's message:\n  Pay\\u{202e}lap\n  now\n\nOpen it in your browser?"
@@ -262,7 +262,7 @@ fn a_question_shows_the_servers_text_cleaned_and_a_look_alike_host_beside_its_as
                  "oneOf": [{"const": "a", "title": "A\u{9b}1m\n✓ forged"}]}
     }}))
     .unwrap();
-    let shown = present::form(4, "ev", hostile, &form);
+    let shown = present::form(4, "ev", None, hostile, &form);
     assert_eq!(
         shown["title"],
         "MCP server \"ev\" asks:\n\nPay\\u{202e}lap\nnow"

@@ -467,6 +467,7 @@ impl ClientSide {
             callers: requests.iter().filter_map(|r| r.caller.clone()).collect(),
             task: related_task(params),
             void: void.clone(),
+            on_behalf: None,
         };
         let dones: Vec<CancellationToken> = requests.iter().map(|r| r.done.clone()).collect();
         let _open = OpenQuestion::open(requests);

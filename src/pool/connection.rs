@@ -13,7 +13,7 @@ use super::process;
 use super::question_bounds::QuestionSlots;
 use super::remote::param_headers::{CalledTool, INVALID_ANNOTATION_FIELD};
 use super::remote::{AuthNeed, RemoteKind};
-use super::spec::{ConnectSpec, TransportSpec};
+use super::spec::{ConnectSpec, Keeper, TransportSpec};
 use super::{BrowserStep, ConnectError, RequestError};
 use parking_lot::Mutex;
 use rmcp::model::{
@@ -131,6 +131,8 @@ pub struct Connection {
     last_used: Mutex<Instant>,
     /// A request timed out since the server last answered: it may be stuck as a whole.
     suspect: AtomicBool,
+    /// Set when the server is shared with the session's family.
+    keeper: Option<Arc<dyn Keeper>>,
 }
 
 /// Per-request options.
@@ -171,6 +173,11 @@ impl Connection {
         host: Arc<dyn Host>,
         log_tail: Arc<LogTail>,
     ) -> Result<Arc<Self>, ConnectError> {
+        let keeper = spec.keeper.as_ref().map(|k| k.0.clone());
+        let (host, notices) = match &keeper {
+            Some(keeper) => keeper.wrap(host, notices),
+            None => (host, notices),
+        };
         let progress = ProgressRoutes::default();
         let stop = CancellationToken::new();
         let client = ClientSide {
@@ -226,6 +233,7 @@ impl Connection {
             first_listing: OnceCell::new(),
             first_listing_asked: Mutex::default(),
             suspect: AtomicBool::new(false),
+            keeper,
         });
         let supervised = conn.clone();
         tokio::spawn(async move {
@@ -245,6 +253,17 @@ impl Connection {
         });
         conn.ask_log_level().await;
         Ok(conn)
+    }
+
+    /// What ties it to the family that shares its server, if one does.
+    pub fn keeper(&self) -> Option<Arc<dyn Keeper>> {
+        self.keeper.clone()
+    }
+
+    /// Resolves once the session has ended (and a process group has been told to stop); it
+    /// does not keep the connection.
+    pub fn ended(&self) -> tokio_util::sync::WaitForCancellationFutureOwned {
+        self.ended.clone().cancelled_owned()
     }
 
     /// Whether the connection speaks the stateless 2026-07-28 revision.
@@ -326,6 +345,14 @@ impl Connection {
     pub fn shared_with(&self) -> Option<usize> {
         match &self.link {
             Link::Broker(link) => Some(link.sessions()),
+            Link::Process { .. } | Link::Remote { .. } => None,
+        }
+    }
+
+    /// For a family's server reached through the family's hub: where it runs.
+    pub fn runs_in(&self) -> Option<String> {
+        match &self.link {
+            Link::Broker(link) => link.runs_in(),
             Link::Process { .. } | Link::Remote { .. } => None,
         }
     }

@@ -69,6 +69,9 @@ pub struct Asker {
     /// Cancelled when the question no longer needs an answer: the server withdrew it, or every
     /// request it could belong to has ended (answered, aborted, timed out).
     pub void: CancellationToken,
+    /// Set when the question is asked in one session's UI for another session of its family
+    /// (`subagent "worker" (pid 4242)`).
+    pub on_behalf: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

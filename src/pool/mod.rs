@@ -35,7 +35,7 @@ pub(crate) use remote::client::builder as http_client_builder;
 pub(crate) use remote::describe_reqwest;
 pub use remote::{display_url, AuthNeed, Credentials, RemoteKind, RemoteSpec, SharedCredentials};
 pub use shared::{Broker, SharedSpec};
-pub use spec::{ConnectSpec, TransportSpec};
+pub use spec::{ConnectSpec, Keeper, Keeping, TransportSpec};
 
 use crate::clean;
 use futures::future::{BoxFuture, FutureExt, Shared};
@@ -424,6 +424,7 @@ impl Pool {
                 }
                 Err(e) => Err(e),
             };
+            let keeper = opened.as_ref().ok().and_then(|conn| conn.keeper());
             let orphan = {
                 let mut table = self.table.lock();
                 let current = !table.closed
@@ -436,6 +437,9 @@ impl Pool {
                         table
                             .slots
                             .insert(server.clone(), Slot::Ready(conn.clone()));
+                        if let Some(keeper) = keeper {
+                            keeper.opened(conn);
+                        }
                         let _ = self.notices.send(Notice::Opened { server });
                         None
                     }
@@ -477,23 +481,41 @@ impl Pool {
     }
 
     /// Tells every live server to stop, without waiting (for `Drop`); nothing connects after.
+    /// One the session's family keeps is left to it.
     pub fn abort_all(&self) {
         let mut table = self.table.lock();
         table.closed = true;
         for slot in table.slots.values() {
             if let Slot::Ready(conn) = slot {
-                conn.abort();
+                if !kept(conn) {
+                    conn.abort();
+                }
             }
         }
     }
 
-    /// Closes every connection at once; nothing connects after.
+    /// Closes every connection at once; nothing connects after. One the session's family keeps
+    /// is left to it.
     pub async fn close_all(&self) {
-        let servers = {
+        let slots: Vec<Slot> = {
             let mut table = self.table.lock();
             table.closed = true;
-            table.slots.keys().cloned().collect::<Vec<_>>()
+            table.slots.drain().map(|(_, slot)| slot).collect()
         };
-        futures::future::join_all(servers.iter().map(|s| self.close(s))).await;
+        futures::future::join_all(slots.into_iter().map(|slot| async move {
+            match slot {
+                Slot::Ready(conn) if kept(&conn) => {}
+                Slot::Ready(conn) => conn.close().await,
+                Slot::Connecting { attempt, .. } => {
+                    let _ = attempt.await;
+                }
+            }
+        }))
+        .await;
     }
+}
+
+/// Whether the family that shares `conn`'s server keeps it running once its session leaves.
+fn kept(conn: &Arc<Connection>) -> bool {
+    conn.keeper().is_some_and(|keeper| keeper.keep(conn))
 }

@@ -5,7 +5,11 @@ use super::host::ClientFeatures;
 use super::process::StdioSpec;
 use super::remote::RemoteSpec;
 use super::shared::SharedSpec;
+use super::{Connection, Host, Notice};
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::mpsc::UnboundedSender;
 
 /// Everything needed to open a connection to a server.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,6 +23,41 @@ pub struct ConnectSpec {
     pub debug: bool,
     /// What the server may ask of us.
     pub client: ClientFeatures,
+    /// Set for a server shared with the session's family that its pool runs.
+    pub keeper: Option<Keeping>,
+}
+
+/// A connection's [`Keeper`], compared by identity.
+#[derive(Clone)]
+pub struct Keeping(pub Arc<dyn Keeper>);
+
+impl fmt::Debug for Keeping {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Keeping")
+    }
+}
+
+impl PartialEq for Keeping {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// Ties a connection to the family that shares its server (see `crate::broker::family`): its
+/// questions and notices go to the family too, it is told when it opens, and asked before the
+/// session closes it.
+pub trait Keeper: Send + Sync {
+    /// Where the connection's questions and notices go, given the pool's.
+    fn wrap(
+        &self,
+        host: Arc<dyn Host>,
+        notices: UnboundedSender<Notice>,
+    ) -> (Arc<dyn Host>, UnboundedSender<Notice>);
+    /// The connection opened: others may use it from now on.
+    fn opened(&self, conn: &Arc<Connection>);
+    /// Its session shuts down: true when the family keeps `conn` running (then the session
+    /// leaves it alone).
+    fn keep(&self, conn: &Arc<Connection>) -> bool;
 }
 
 /// A process to start, a remote endpoint, or a shared server.

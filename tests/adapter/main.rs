@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, reason = "a panic is how a test fails")]
 
 mod bounds;
+mod family;
 mod lifecycle;
 mod modes;
 mod reaching;

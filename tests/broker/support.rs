@@ -131,6 +131,7 @@ pub fn shared(session: &Arc<Session>, identity: &str, args: &[&str]) -> ConnectS
         timeout: Duration::from_secs(30),
         debug: false,
         client: ClientFeatures::none(),
+        keeper: None,
     }
 }
 

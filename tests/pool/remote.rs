@@ -70,6 +70,7 @@ fn remote(url: String, prefer: Option<RemoteKind>) -> ConnectSpec {
         timeout: Duration::from_secs(20),
         debug: false,
         client: ClientFeatures::none(),
+        keeper: None,
     }
 }
 

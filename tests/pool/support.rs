@@ -24,6 +24,7 @@ pub fn stdio_server(name: &str, args: &[&str], client: ClientFeatures) -> Connec
         timeout: Duration::from_secs(30),
         debug: false,
         client,
+        keeper: None,
     }
 }
 

@@ -47,6 +47,7 @@ fn question() -> (Asker, Question) {
         callers: vec![],
         task: None,
         void: CancellationToken::new(),
+        on_behalf: None,
     };
     let form = Form::from_schema(&schema).unwrap_or_else(|e| panic!("{e}"));
     let question = Question::Form {

@@ -1,23 +1,134 @@
 //! A session's family (README "Shared servers"): the session, every process it starts that
 //! inherits its environment, and the other sessions of its process share their stdio servers.
-//! The broker in family mode is the family's hub, inside the process of the session that hosts
-//! it: it serves the sessions of its own process over in-process duplexes, and, once its socket
-//! is bound, the processes that inherited the family's token.
+//! Each server has one owner, the session whose pool started it (its own calls go straight to
+//! it, as without a family), else the hub. The hub is the broker in family mode, inside the
+//! process of the session that hosts the family: the others reach a server through it, the
+//! sessions of its own process over in-process duplexes, and, once its socket is bound, the
+//! processes that inherited the family's token. Layout: `registry` (which connection runs each
+//! server) · `tie` (a connection's bond to the family: its questions, its notices, its handover
+//! to the hub when its session ends) · this file (the process's family, its sessions, the hub).
+
+mod registry;
+mod tie;
 
 use super::{hop::Hop, Broker, Mode, Notes};
 use crate::pool::shared::identity;
-use crate::pool::shared::wire::{Attach, Joined};
-use crate::pool::shared::{Hub, Stream};
+use crate::pool::shared::wire::{Attach, FamilyAttach, Joined, SessionInfo};
+use crate::pool::shared::{Broker as Session, FamilyReach, Hub, Stream};
+use crate::pool::{Connection, Host, Keeping};
 use crate::server_log::ServerLog;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
+use registry::{Registry, Reserved};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, LazyLock, OnceLock, Weak};
 
 /// Bytes a duplex to the hub buffers each way.
 const DUPLEX_BUFFER: usize = 64 * 1024;
+
+/// The family of this process: its sessions, the connection that runs each of its servers, and
+/// its hub, made when a second session needs a server.
+pub struct Family {
+    registry: Arc<Registry>,
+    hub: Mutex<Option<Arc<Broker>>>,
+    sessions: Mutex<Vec<Weak<LocalSession>>>,
+}
+
+static FAMILY: LazyLock<Family> = LazyLock::new(|| Family {
+    registry: Arc::default(),
+    hub: Mutex::default(),
+    sessions: Mutex::default(),
+});
+
+/// This process's family.
+pub fn family() -> &'static Family {
+    &FAMILY
+}
+
+/// A session of this process, as its family knows it.
+pub struct LocalSession {
+    /// Who it is (its id, whether it has a UI, its label).
+    pub info: Arc<Session>,
+    /// Where its questions are asked (its person, its model).
+    pub host: Arc<dyn Host>,
+}
+
+/// How a session reaches one of its family's servers.
+pub enum Reach {
+    /// Another connection runs it: through the hub.
+    Guest(FamilyReach),
+    /// None does: the session starts it, bound to the family.
+    Own(Keeping),
+}
+
+impl Family {
+    /// `session` belongs to the family for as long as it is kept.
+    pub fn enter(&self, session: LocalSession) -> Arc<LocalSession> {
+        let session = Arc::new(session);
+        let mut sessions = self.sessions.lock();
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.push(Arc::downgrade(&session));
+        session
+    }
+
+    /// How `session` reaches the server `identity` names (waiting for a start under way).
+    pub async fn reach(
+        &'static self,
+        identity: String,
+        session: &Arc<LocalSession>,
+        attach: FamilyAttach,
+    ) -> Reach {
+        match self.registry.reserve(&identity).await {
+            Reserved::Live(_) => {
+                let hub = self.hub(&attach.agent_dir);
+                Reach::Guest(FamilyReach {
+                    hub: Arc::new(InProcess(Arc::downgrade(&hub))),
+                    attach,
+                })
+            }
+            Reserved::Claimed(claim) => Reach::Own(tie::Tie::owned(identity, session, claim)),
+        }
+    }
+
+    /// The hub, made now (its notes going to `agent_dir`'s `mcp.log`) when there is none. One
+    /// whose runtime is gone (a test's) is replaced.
+    fn hub(&self, agent_dir: &Path) -> Arc<Broker> {
+        let mut hub = self.hub.lock();
+        match &*hub {
+            Some(running) if running.is_running() => running.clone(),
+            _ => hub.insert(Broker::hub(agent_dir)).clone(),
+        }
+    }
+
+    /// The hub, if there is one.
+    fn current_hub(&self) -> Option<Arc<Broker>> {
+        self.hub.lock().clone().filter(|hub| hub.is_running())
+    }
+
+    /// The session of this process that answers questions for the others: the latest with a UI.
+    pub fn ui_session(&self) -> Option<Arc<LocalSession>> {
+        let sessions = self.sessions.lock();
+        sessions
+            .iter()
+            .rev()
+            .filter_map(Weak::upgrade)
+            .find(|s| s.info.session().ui)
+    }
+
+    /// The sessions using `conn` (which this session's pool runs): this one and the family's
+    /// through the hub.
+    pub fn sessions_using(&self, conn: &Arc<Connection>) -> usize {
+        1 + self.current_hub().map_or(0, |hub| hub.guests_of(conn))
+    }
+}
+
+/// Who a session is, for a question asked in another's UI: `subagent "worker" (pid 4242)`.
+pub fn who(session: &SessionInfo) -> String {
+    let label = session.label.as_deref().unwrap_or("another session");
+    format!("{} (pid {})", crate::clean::line(label), session.pid)
+}
 
 /// What a broker in family mode knows besides its table of servers.
 pub struct FamilyMode {
@@ -78,6 +189,105 @@ impl FamilyMode {
     }
 }
 
+impl Broker {
+    /// The connection to the family's server `identity`: the one running (a session's of this
+    /// process, or the hub's), else one the hub's own pool starts (`spec`).
+    pub(super) async fn reach(
+        self: &Arc<Self>,
+        identity: &str,
+        mut spec: crate::pool::ConnectSpec,
+    ) -> Result<Arc<Connection>, crate::pool::ConnectError> {
+        match family().registry.reserve(identity).await {
+            Reserved::Live(conn) => {
+                self.watch_upstream(identity, &conn);
+                Ok(conn)
+            }
+            Reserved::Claimed(claim) => {
+                spec.keeper = Some(tie::Tie::hub(identity.to_string(), claim));
+                self.pool.connect(spec).await
+            }
+        }
+    }
+
+    /// Tells the sessions using `conn` (run by a session of this process) when it ends, however
+    /// it ends: its session stopped it (idle, restarted) or it was lost.
+    fn watch_upstream(self: &Arc<Self>, identity: &str, conn: &Arc<Connection>) {
+        {
+            let mut shares = self.shares.lock();
+            let Some(share) = shares.servers.get_mut(identity) else {
+                return;
+            };
+            if share.watched == Some(conn.id) || self.pool.peek(identity).is_some() {
+                return;
+            }
+            share.watched = Some(conn.id);
+        }
+        let (this, identity, ended) = (Arc::downgrade(self), identity.to_string(), conn.ended());
+        tokio::spawn(async move {
+            ended.await;
+            if let Some(hub) = this.upgrade() {
+                let why = "the session of the family that ran the server stopped it; the next use starts it again";
+                hub.lost(&identity, why);
+            }
+        });
+    }
+
+    /// Whether the hops of `share` use a connection a session of this process runs (not the
+    /// hub's own, nor one it took over).
+    pub(super) fn owned_elsewhere(&self, identity: &str, share: &super::Share) -> bool {
+        let upstream = share.hops.iter().find_map(|hop| hop.attached());
+        upstream.is_some_and(|a| {
+            self.family().is_some()
+                && !share
+                    .held
+                    .as_ref()
+                    .is_some_and(|held| Arc::ptr_eq(held, &a.upstream))
+                && !self
+                    .pool
+                    .peek(identity)
+                    .is_some_and(|own| Arc::ptr_eq(&own, &a.upstream))
+        })
+    }
+
+    /// How many sessions of the family use `conn` through the hub.
+    pub(super) fn guests_of(&self, conn: &Arc<Connection>) -> usize {
+        let shares = self.shares.lock();
+        shares
+            .servers
+            .values()
+            .filter(|share| {
+                share.hops.iter().any(|hop| {
+                    hop.attached()
+                        .is_some_and(|a| Arc::ptr_eq(&a.upstream, conn))
+                })
+            })
+            .map(|share| share.sessions())
+            .sum()
+    }
+
+    /// The session that runs `conn` ends: while other sessions use it, the hub keeps it running
+    /// (it stops once they have left, as the hub's own servers do). Whether it did.
+    pub(super) fn keep(&self, identity: &str, conn: &Arc<Connection>) -> bool {
+        let mut shares = self.shares.lock();
+        let Some(share) = shares.servers.get_mut(identity) else {
+            return false;
+        };
+        let used = share.hops.iter().any(|hop| {
+            hop.attached()
+                .is_some_and(|a| Arc::ptr_eq(&a.upstream, conn))
+        });
+        if used {
+            share.held = Some(conn.clone());
+            let name = share.name.clone();
+            drop(shares);
+            self.note(&format!(
+                "took over {name} ({identity}): the session that ran it ended while others use it"
+            ));
+        }
+        used
+    }
+}
+
 /// Whether two secrets are equal, in a time that does not depend on where they differ.
 fn same_secret(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
@@ -93,6 +303,11 @@ impl Broker {
         };
         let notes = Notes::Log(family.log(agent_dir));
         Broker::with_mode(Mode::Family(family), notes)
+    }
+
+    /// Whether it still serves: its upkeep runs.
+    pub fn is_running(&self) -> bool {
+        !self.running.is_cancelled()
     }
 
     /// A connection to the hub from a session of its own process.
@@ -140,6 +355,10 @@ impl Hub for InProcess {
 
     fn lost(&self, server: &str) -> String {
         format!("the family's hub in this process ended the connection; this session starts {server} itself from now on")
+    }
+
+    fn runs_in(&self) -> String {
+        "another session of this process".into()
     }
 }
 

@@ -176,6 +176,7 @@ async fn credentials_never_follow_a_redirect_to_another_origin() {
             timeout: Duration::from_secs(10),
             debug: false,
             client: crate::pool::ClientFeatures::none(),
+            keeper: None,
         };
         assert!(
             pool.connect(spec).await.is_err(),

@@ -89,6 +89,8 @@ pub trait Hub: Send + Sync {
     /// A connection to the hub ended without a farewell, so the hub is gone: what a call in
     /// flight on `server` is told. From now on the family's servers run here.
     fn lost(&self, server: &str) -> String;
+    /// Where the family's servers run, as status says (`pi (pid 4242)`).
+    fn runs_in(&self) -> String;
 }
 
 /// How one server of a session is reached through its family's hub.
@@ -481,6 +483,11 @@ impl BrokerLink {
 
     pub fn sessions(&self) -> usize {
         self.sessions.load(Ordering::SeqCst)
+    }
+
+    /// Where the server runs, when it is the family's.
+    pub fn runs_in(&self) -> Option<String> {
+        self.hub.as_ref().map(|hub| hub.runs_in())
     }
 
     /// Takes a notification of the broker's own; false for any other.

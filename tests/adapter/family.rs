@@ -1,0 +1,174 @@
+//! A session's family inside one process (`shareWithSubagents: true` until it is the default):
+//! its sessions share one process per server, the first to start it owning it; many starting at
+//! once start one; a session that ends while another uses its server hands it over to the hub,
+//! mid-call; a question during another session's call goes to the family's UI, saying for whom.
+
+use crate::support::*;
+use futures::future::BoxFuture;
+use parking_lot::Mutex;
+use pi_mcp_native::adapter::{FrontEnd, StartOptions};
+use pi_mcp_native::events::Event;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn family_home(servers: Value) -> Home {
+    Home::with(servers, json!({ "shareWithSubagents": true }))
+}
+
+/// The `shared` status details of `server` in `session`.
+async fn sharing(session: &Session, server: &str) -> Value {
+    let status = session.execute(json!({})).await;
+    let servers = status.details["servers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let found = servers.into_iter().find(|s| s["name"] == server);
+    found.map_or(Value::Null, |s| s["shared"].clone())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_of_one_process_share_a_server_the_first_one_runs() {
+    let home = family_home(json!({ "s": counted(&[]) }));
+    let (owner, guest) = (home.open(), home.open());
+    assert_eq!(
+        text(&owner.call("s_echo", json!({ "text": "a" })).await),
+        "echo: a"
+    );
+    assert_eq!(
+        text(&guest.call("s_echo", json!({ "text": "b" })).await),
+        "echo: b"
+    );
+    assert_eq!(home.starts(), 1, "one process for both sessions");
+    assert_eq!(home.processes().len(), 1);
+    let owned = sharing(&owner, "s").await;
+    assert_eq!(
+        owned["text"],
+        "used by this session and 1 other in its family"
+    );
+    let guested = sharing(&guest, "s").await;
+    assert_eq!(
+        guested["text"],
+        "used by this session and 1 other in its family; runs in another session of this process"
+    );
+    // A change the owner's connection hears reaches both sessions (once started).
+    for session in [&owner, &guest] {
+        session.adapter.start(StartOptions { defer_fill: true });
+    }
+    guest.call("s_grow", json!({})).await;
+    for session in [&owner, &guest] {
+        let grown = |e: &Event| matches!(e, Event::CatalogChanged { tools: 9, .. });
+        session.event("the grown catalog", grown).await;
+    }
+    guest.adapter.shutdown().await;
+    let until = Instant::now() + Duration::from_secs(10);
+    while !sharing(&owner, "s").await.is_null() {
+        assert!(Instant::now() < until, "the owner never alone again");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    finish(owner, &home).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_sessions_starting_at_once_start_one_process() {
+    let home = family_home(json!({ "s": counted(&[]) }));
+    let sessions: Vec<Session> = (0..8).map(|_| home.open()).collect();
+    let calls = sessions.iter().enumerate().map(|(i, session)| async move {
+        let said = session
+            .call("s_echo", json!({ "text": i.to_string() }))
+            .await;
+        assert_eq!(text(&said), format!("echo: {i}"));
+    });
+    futures::future::join_all(calls).await;
+    assert_eq!(home.starts(), 1);
+    for session in sessions {
+        session.adapter.shutdown().await;
+    }
+    wait_for("every server to stop", || {
+        home.processes().is_empty().then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_ends_mid_call_of_another_hands_its_server_over() {
+    let home = family_home(json!({ "s": counted(&[]) }));
+    let (owner, guest) = (home.open(), home.open());
+    owner.call("s_echo", json!({ "text": "first" })).await;
+    let slow = {
+        let adapter = guest.adapter.clone();
+        tokio::spawn(async move {
+            let args = json!({ "text": "still here", "delayMs": 1500 });
+            let args = args.as_object().cloned().unwrap_or_default();
+            adapter.call("s_echo", args, Default::default()).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    owner.adapter.shutdown().await;
+    drop(owner);
+    assert_eq!(text(&slow.await.unwrap()), "echo: still here");
+    let after = guest.call("s_echo", json!({ "text": "after" })).await;
+    assert_eq!(text(&after), "echo: after");
+    assert_eq!(home.starts(), 1, "the same process throughout");
+    let left = Instant::now();
+    guest.adapter.shutdown().await;
+    wait_for("the handed-over server to stop", || {
+        home.processes().is_empty().then_some(())
+    })
+    .await;
+    assert!(
+        left.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        left.elapsed()
+    );
+}
+
+/// A front end whose person answers every question with `{"who": "parent"}`, keeping what
+/// was shown.
+#[derive(Default)]
+struct Person {
+    shown: Mutex<Vec<Value>>,
+}
+
+impl FrontEnd for Person {
+    fn elicit(&self, question: Value) -> BoxFuture<'static, Value> {
+        self.shown.lock().push(question);
+        Box::pin(async { json!({ "action": "accept", "content": { "who": "parent" } }) })
+    }
+
+    fn sample(&self, _: Value) -> BoxFuture<'static, Value> {
+        Box::pin(async { Value::Null })
+    }
+
+    fn withdraw(&self, _: u64) {}
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_during_a_headless_sessions_call_goes_to_the_familys_ui() {
+    let home = family_home(
+        json!({ "s": { "command": TEST_SERVER, "args": ["asks"], "elicitation": "ask" } }),
+    );
+    let (owner, guest) = (home.open(), home.open());
+    let person = Arc::new(Person::default());
+    owner.adapter.attach_front_end(person.clone());
+    owner.adapter.set_interactive(true);
+    owner.call("s_echo", json!({ "text": "first" })).await;
+    let form = json!({
+        "method": "elicitation/create",
+        "params": { "mode": "form", "message": "Who?", "requestedSchema": { "type": "object", "properties": { "who": { "type": "string" } } } }
+    });
+    let answer = text(&guest.call("s_ask", form).await);
+    assert!(answer.contains(r#""who":"parent""#), "{answer}");
+    let shown = person.shown.lock().clone();
+    assert_eq!(shown.len(), 1);
+    let title = shown[0]["title"].as_str().unwrap_or_default();
+    let pid = std::process::id();
+    assert!(
+        title.starts_with(&format!(
+            "MCP server \"s\" asks for another session (pid {pid}):"
+        )),
+        "{title}"
+    );
+    guest.adapter.shutdown().await;
+    finish(owner, &home).await;
+}

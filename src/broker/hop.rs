@@ -433,6 +433,10 @@ impl Hop {
         let key = id.to_string();
         let cancel = CancellationToken::new();
         self.in_flight.lock().insert(key.clone(), cancel.clone());
+        // A session that left before this was in the table was not abandoned with it.
+        if self.closed.is_cancelled() {
+            cancel.cancel();
+        }
         *self.last_call.lock() = Some(Instant::now());
         let on_progress = progress_token(&mut params).map(|token| {
             let hop = self.clone();

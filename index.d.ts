@@ -98,8 +98,18 @@ export declare class McpAdapter {
    * `callId` lets `cancel` abort a read.
    */
   piResourceTool(name: string, params: Record<string, unknown>, callId?: string | undefined | null): Promise<Outcome>
-  /** The tools of `server` known now, hidden ones included, with their exposure and hints. */
-  serverTools(server: string): Array<ToolSummary>
+  /**
+   * Every enabled server's tools with how the model reaches them now and once `changes` are
+   * saved (behind `mcp`, direct, hidden), the direct ones' estimated tokens, and where a save
+   * goes; `piReadsExposure`: Pi reads `exposure` itself (≥ 0.99), so a save writes Pi's
+   * keys, else pi-mcp-adapter's. Nothing is saved.
+   */
+  exposure(changes?: Array<ExposureChange> | undefined | null, piReadsExposure?: boolean | undefined | null): ExposurePreview
+  /**
+   * Saves `changes` (see `exposure`) to the config files of the servers they concern,
+   * keeping the rest of each file. The change takes effect in an adapter opened afterwards.
+   */
+  saveExposure(changes: Array<ExposureChange>, piReadsExposure?: boolean | undefined | null): Array<SavedChange>
   /**
    * Turns a server on or off in the config file it comes from (`inProject`: in the project's
    * `.pi/mcp.json`), keeping the rest of the file. The change takes effect in an adapter
@@ -280,6 +290,12 @@ export interface DeclaredListing {
   notice?: string
 }
 
+/** How many tools are declared to the model, and their declarations' estimated tokens. */
+export interface DirectCost {
+  tools: number
+  tokens: number
+}
+
 /** A Pi tool definition for one MCP tool, and the server and MCP name it calls. */
 export interface DirectToolDefinition {
   name: string
@@ -330,6 +346,44 @@ export interface DirectTools {
  * string-literal union). Programs branch on these; the text beside them is for the model.
  */
 export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'tool_hidden' | 'tool_excluded' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'sign_in_failed' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'result_too_deep' | 'call_failed' | 'url_elicitation_required' | 'config_error' | 'shut_down' | 'bad_usage' | 'server_exists' | 'project_untrusted' | 'approval_required' | 'approval_denied'
+
+/** One tool of a server, listed or cached (those the config hides or leaves out too). */
+export interface ExposedTool {
+  /** The name the model calls it by through the `mcp` tool. */
+  name: string
+  /** Its MCP name. */
+  tool: string
+  /** Its state once saved (as `ServerExposure.state`). */
+  state: string
+  /** Its state now. */
+  saved: string
+  /** Its declaration's estimated tokens, were it direct. */
+  tokens: number
+  /** Why the panel cannot change it. */
+  locked?: string
+  annotations?: ToolAnnotations
+  /** The first line of its description. */
+  description: string
+}
+
+/**
+ * One change picked in the panel: `choice` (`mcp`, `direct`, `hidden`) for one tool (its MCP
+ * name), or without `tool` for every tool of the server.
+ */
+export interface ExposureChange {
+  server: string
+  tool?: string
+  choice: string
+}
+
+/** Every enabled server's exposure with the changes made, and the direct tools' cost. */
+export interface ExposurePreview {
+  servers: Array<ServerExposure>
+  /** The direct tools of all servers once saved. */
+  direct: DirectCost
+  /** The direct tools of all servers now. */
+  saved: DirectCost
+}
 
 /** Where servers' questions for a person or a model are shown (see `setFrontEnd`). */
 export interface FrontEndCallbacks {
@@ -494,6 +548,30 @@ export interface SearchOpts {
   offset?: number
 }
 
+/** One server's exposure. */
+export interface ServerExposure {
+  server: string
+  /**
+   * The keys a save writes: `exposure` (`exposure`, `toolExposure`) or `directTools`
+   * (`directTools`, `excludeTools`).
+   */
+  keys: string
+  /** The file a save writes. */
+  file: string
+  /** What the user should know about the save: an override entry, `MCP_DIRECT_TOOLS`. */
+  notes: Array<string>
+  /**
+   * Its tools' state once saved where they share one (`mcp`, `direct`, `hidden`, `codemode`,
+   * `deferred`), else `mixed`.
+   */
+  state: string
+  /** Whether a save would change its config. */
+  changed: boolean
+  direct: DirectCost
+  saved: DirectCost
+  tools: Array<ExposedTool>
+}
+
 /** What the user chose in `setup`. */
 export interface SetupRequest {
   /** The project's `.pi/mcp.json` instead of the user's file. */
@@ -537,17 +615,4 @@ export interface ToolNamespace {
   aliases: Array<string>
   description?: string
   instructions?: string
-}
-
-/** One tool of a server as `/mcp` shows it. */
-export interface ToolSummary {
-  /** The name the model calls it by through the `mcp` tool. */
-  name: string
-  /** Its MCP name. */
-  tool: string
-  /** `exposure`/`toolExposure` for it; `None`: behind the `mcp` tool, as by default. */
-  exposure?: string
-  annotations?: ToolAnnotations
-  /** The first line of its description. */
-  description: string
 }

@@ -383,10 +383,35 @@ impl McpAdapter {
             .into()
     }
 
-    /// The tools of `server` known now, hidden ones included, with their exposure and hints.
+    /// Every enabled server's tools with how the model reaches them now and once `changes` are
+    /// saved (behind `mcp`, direct, hidden), the direct ones' estimated tokens, and where a save
+    /// goes; `piReadsExposure`: Pi reads `exposure` itself (≥ 0.99), so a save writes Pi's
+    /// keys, else pi-mcp-adapter's. Nothing is saved.
     #[napi]
-    pub fn server_tools(&self, server: String) -> Vec<adapter::ToolSummary> {
-        self.inner.tool_summaries(&server)
+    pub fn exposure(
+        &self,
+        changes: Option<Vec<adapter::ExposureChange>>,
+        pi_reads_exposure: Option<bool>,
+    ) -> Result<adapter::ExposurePreview> {
+        self.inner
+            .exposure(
+                &changes.unwrap_or_default(),
+                pi_reads_exposure.unwrap_or(false),
+            )
+            .map_err(|e| Error::from_reason(e.to_string()))
+    }
+
+    /// Saves `changes` (see `exposure`) to the config files of the servers they concern,
+    /// keeping the rest of each file. The change takes effect in an adapter opened afterwards.
+    #[napi]
+    pub fn save_exposure(
+        &self,
+        changes: Vec<adapter::ExposureChange>,
+        pi_reads_exposure: Option<bool>,
+    ) -> Result<Vec<adapter::SavedChange>> {
+        self.inner
+            .save_exposure(&changes, pi_reads_exposure.unwrap_or(false))
+            .map_err(|e| Error::from_reason(e.to_string()))
     }
 
     /// Turns a server on or off in the config file it comes from (`inProject`: in the project's

@@ -5,7 +5,7 @@
 //! Three layers; each module uses only those below it (and its own submodules):
 //!
 //! `binding` → `adapter` → {`oauth`, `pool`, `config`, `render`, `search`, `cache`, `validate`} →
-//! {`catalog`, `secret`, `atomic_file`, `value_kind`, `clean`}.
+//! {`catalog`, `secret`, `atomic_file`, `value_kind`, `token_estimate`, `clean`}.
 //!
 //! - [`binding`]: the napi surface. Converts between JS and the core's types, nothing else.
 //! - [`adapter`]: the gateway's centre. The server registry (one record per configured server; the
@@ -29,8 +29,9 @@
 //!   `src/bin/helper` is, and its subcommands' command lines).
 //! - [`catalog`] (tool names and lookup), [`secret`] (secrets kept out of every text),
 //!   `atomic_file` (private files written whole), `log_file` (log files rotated by size),
-//!   `value_kind` (what a JSON value is, for messages that must not show it) and [`clean`] (the
-//!   one rule for text a server supplies, before a person sees it; URLs fit to open): leaves.
+//!   `value_kind` (what a JSON value is, for messages that must not show it), `token_estimate`
+//!   (what a text costs a model, without a tokenizer) and [`clean`] (the one rule for text a
+//!   server supplies, before a person sees it; URLs fit to open): leaves.
 //! - [`events`]: what happened to servers, for whoever embeds the core.
 
 pub mod adapter;
@@ -60,6 +61,7 @@ pub mod secret;
 pub mod server_log;
 #[cfg(test)]
 mod test_report;
+mod token_estimate;
 pub mod validate;
 mod value_kind;
 

@@ -47,7 +47,7 @@ impl View {
                     s.expose_resources,
                 )
                 .into_iter()
-                .filter(|t| selected(s, t))
+                .filter(|t| s.lets_through(&t.original, &t.name))
                 .map(|t| (s.exposure.of(&t.original) == Some(Exposure::Hidden), t))
             })
             .partition::<Vec<_>, _>(|(hidden, _)| *hidden);
@@ -85,57 +85,5 @@ impl View {
 
     pub fn server_tools(&self, server: &str) -> Vec<&ToolInfo> {
         self.tools.iter().filter(|t| t.server == server).collect()
-    }
-}
-
-/// `includeTools` / `excludeTools` globs, matched against the original and the displayed name.
-fn selected(server: &ServerConfig, tool: &ToolInfo) -> bool {
-    let matches = |globs: &Option<Vec<String>>| {
-        globs.as_ref().map(|globs| {
-            globs
-                .iter()
-                .any(|g| glob_match(g, &tool.original) || glob_match(g, &tool.name))
-        })
-    };
-    matches(&server.include_tools).unwrap_or(true)
-        && !matches(&server.exclude_tools).unwrap_or(false)
-}
-
-/// `*` (any run) and `?` (one character) globs.
-fn glob_match(pattern: &str, text: &str) -> bool {
-    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
-    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = ti;
-            pi += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
-}
-
-#[cfg(test)]
-mod tests {
-    use super::glob_match;
-
-    #[test]
-    fn globs() {
-        assert!(glob_match("get_*", "get_sum"));
-        assert!(glob_match("*sum", "get_sum"));
-        assert!(glob_match("g?t_*m", "get_sum"));
-        assert!(glob_match("*", ""));
-        assert!(!glob_match("get_*", "echo"));
-        assert!(!glob_match("a*b", "acbd"));
-        assert!(glob_match("a*b*c", "aXbYbZc"));
     }
 }

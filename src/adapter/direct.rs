@@ -99,7 +99,7 @@ impl Adapter {
                 if !tools.is_empty() {
                     for name in names
                         .iter()
-                        .filter(|n| !tools.iter().any(|t| names_tool(n, t)))
+                        .filter(|n| !tools.iter().any(|t| *n == &t.original || *n == &t.name))
                     {
                         set.warnings.push(format!(
                             "MCP: direct tool \"{name}\" is not a tool of server \"{server}\"; check `directTools`."
@@ -107,11 +107,11 @@ impl Adapter {
                     }
                 }
             }
-            chosen.extend(tools.into_iter().filter(|t| match wanted {
-                Selection::All => true,
-                Selection::Only(names) => names.iter().any(|n| names_tool(n, t)),
-                Selection::None => false,
-            }));
+            chosen.extend(
+                tools
+                    .into_iter()
+                    .filter(|t| wanted.selects(&t.original, &t.name)),
+            );
         }
         let mut seen: HashMap<&str, usize> = HashMap::new();
         for tool in &chosen {
@@ -184,25 +184,14 @@ impl Adapter {
                     .collect()
             }
             None => enabled
-                .filter(|server| !server.exposure.is_set())
                 .map(|server| {
-                    let wanted = server.direct_tools.clone().unwrap_or(
-                        match self.config.settings.direct_tools {
-                            true => Selection::All,
-                            false => Selection::None,
-                        },
-                    );
+                    let wanted = server.direct_selection(self.config.settings.direct_tools);
                     (server.name.clone(), wanted)
                 })
                 .filter(|(_, wanted)| *wanted != Selection::None)
                 .collect(),
         }
     }
-}
-
-/// Whether a configured name means `tool`: its MCP name or its full (prefixed) name.
-fn names_tool(name: &str, tool: &ToolInfo) -> bool {
-    name == tool.original || name == tool.name
 }
 
 /// Pi's definition of `tool`; Pi shows its label, description and snippet, so the server's text

@@ -86,12 +86,27 @@ impl Adapter {
 
     /// Persists the server's current metadata (read-merge-write under the cache lock).
     async fn write_cache(&self, name: &str) {
-        let (Some(server), Some(meta)) = (self.servers.config(name), self.servers.meta(name))
+        let Some(entry) = self
+            .servers
+            .config(name)
+            .and_then(|server| self.cache_entry(name, &server.entry))
         else {
             return;
         };
-        let entry = CacheEntry {
-            config_hash: cache::config_hash(&server.entry, &self.env),
+        let (path, name) = (self.cache_path.clone(), name.to_string());
+        let written =
+            tokio::task::spawn_blocking(move || cache::write_entries(&path, &[(name, entry)]))
+                .await;
+        if let Ok(Err(e)) = written {
+            self.cache_write_failed(&e);
+        }
+    }
+
+    /// The cache entry of the server's current metadata, for a server configured as `entry`.
+    pub(super) fn cache_entry(&self, name: &str, entry: &Value) -> Option<CacheEntry> {
+        let meta = self.servers.meta(name)?;
+        Some(CacheEntry {
+            config_hash: cache::config_hash(entry, &self.env),
             tools: meta.tools.iter().map(|t| Value::clone(t)).collect(),
             resources: meta.resources.clone(),
             templates: meta.templates.clone(),
@@ -104,17 +119,14 @@ impl Adapter {
                 .servers
                 .remote_kind(name)
                 .map(|kind| kind.name().to_string()),
-        };
-        let (path, name) = (self.cache_path.clone(), name.to_string());
-        let written =
-            tokio::task::spawn_blocking(move || cache::write_entries(&path, &[(name, entry)]))
-                .await;
-        if let Ok(Err(e)) = written {
-            eprintln!(
-                "pi-mcp-native: could not write {}: {e}",
-                self.cache_path.display()
-            );
-        }
+        })
+    }
+
+    pub(super) fn cache_write_failed(&self, e: &std::io::Error) {
+        eprintln!(
+            "pi-mcp-native: could not write {}: {e}",
+            self.cache_path.display()
+        );
     }
 
     /// Re-lists a connected server that announced a change at `announced`, and updates registry

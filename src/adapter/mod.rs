@@ -21,6 +21,7 @@ mod direct;
 mod doctor;
 mod errors;
 mod exposed;
+mod exposure;
 mod family;
 mod host;
 mod lifecycle;
@@ -42,7 +43,9 @@ pub use call::CallOptions;
 pub use config_edit::{SavedChange, SwitchError};
 pub use direct::{DirectToolDefinition, DirectTools, Reach, ToolAnnotations, ToolNamespace};
 pub use errors::{ErrorCode, Unavailable};
-pub use exposed::ToolSummary;
+pub use exposure::{
+    DirectCost, ExposedTool, ExposureChange, ExposureError, ExposurePreview, ServerExposure,
+};
 pub use host::{CredentialSource, FrontEnd};
 pub use lifecycle::{Bounds, StartOptions, Timing};
 pub use modes::{Page, DEFAULT_LIST_LIMIT};

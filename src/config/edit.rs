@@ -40,15 +40,32 @@ pub fn edit_server(
     field: &str,
     change: &Change,
 ) -> Result<bool, EditError> {
+    edit_server_at(file, &[(vec![server, field], change)])
+}
+
+/// Makes each change at its path below the servers' key (`[server, field, …]`), in order, as
+/// [`edit_server`] does one; the file is written once, when it changed. An object set whole is
+/// laid out over lines.
+pub fn edit_server_at(file: &Path, edits: &[(Vec<&str>, &Change)]) -> Result<bool, EditError> {
     let error = |why: String| EditError {
         file: file.to_path_buf(),
         why,
     };
-    let text = read(file).map_err(error)?;
-    let Some(edited) = edit_text(&text, server, field, change).map_err(error)? else {
+    let original = read(file).map_err(error)?;
+    let mut text = original.clone();
+    for (path, change) in edits {
+        let layout = match change {
+            Change::Set(Value::Object(_)) => Layout::Spread,
+            _ => Layout::Inline,
+        };
+        if let Some(edited) = edit_path(&text, path, change, layout).map_err(error)? {
+            text = edited;
+        }
+    }
+    if text == original {
         return Ok(false);
-    };
-    write(file, edited.as_bytes()).map_err(error)?;
+    }
+    write(file, text.as_bytes()).map_err(error)?;
     Ok(true)
 }
 
@@ -119,16 +136,6 @@ enum Layout {
     Inline,
     /// An object or array over lines, two spaces a level, as Pi and `JSON.stringify` write it.
     Spread,
-}
-
-/// `text` with the change made; `None` when it would not change.
-pub fn edit_text(
-    text: &str,
-    server: &str,
-    field: &str,
-    change: &Change,
-) -> Result<Option<String>, String> {
-    edit_path(text, &[server, field], change, Layout::Inline)
 }
 
 /// `text` with the change made to the value at `path` below the servers' key; `None` when it
@@ -249,8 +256,17 @@ fn replace(
         Change::Remove => {
             let before = stripped[..key_start].trim_end();
             if before.ends_with(',') {
-                // `…, "key": value`: from the comma before it.
-                out.replace_range(before.len() - 1..value.end, "");
+                let comma = before.len() - 1;
+                if text[comma..key_start] == stripped[comma..key_start] {
+                    // `…, "key": value`: from the comma before it.
+                    out.replace_range(comma..value.end, "");
+                } else {
+                    // A comment between the comma and the member stays; the member goes with
+                    // its line where it has one of its own.
+                    let (start, end) = own_line(stripped, key_start, value.end);
+                    out.replace_range(start..end, "");
+                    out.replace_range(comma..comma + 1, "");
+                }
             } else {
                 // The first member: up to the next one, or to the closing brace.
                 let rest = &stripped[value.end..object.close];
@@ -268,6 +284,21 @@ fn replace(
         }
     }
     Some(out)
+}
+
+/// The whole line of `start..end` (its newline too) when nothing else is on it, else the range.
+fn own_line(stripped: &str, start: usize, end: usize) -> (usize, usize) {
+    let line_start = stripped[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = stripped[end..].find('\n').map(|i| end + i);
+    match line_end {
+        Some(line_end)
+            if stripped[line_start..start].trim().is_empty()
+                && stripped[end..line_end].trim().is_empty() =>
+        {
+            (line_start, line_end + 1)
+        }
+        _ => (start, end),
+    }
 }
 
 /// Inserts `"path[0]": …` (nested down to `value`) as the last member of `object`, indented like
@@ -348,6 +379,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// `text` with the change made; `None` when it would not change.
+    fn edit_text(
+        text: &str,
+        server: &str,
+        field: &str,
+        change: &Change,
+    ) -> Result<Option<String>, String> {
+        edit_path(text, &[server, field], change, Layout::Inline)
+    }
+
     fn edit(text: &str, server: &str, field: &str, change: Change) -> String {
         let out = edit_text(text, server, field, &change)
             .unwrap()
@@ -405,6 +446,12 @@ mod tests {
             r#"{"mcpServers": {"a": { }}}"#
         );
         assert_eq!(edit_text(FILE, "fs", "enabled", &Change::Remove), Ok(None));
+        // A comment after the comma stays; the member's own line goes.
+        let commented = "{\"mcpServers\": {\"a\": {\n  \"x\": 1, // one\n  \"y\": 2\n}}}";
+        assert_eq!(
+            edit(commented, "a", "y", Change::Remove),
+            "{\"mcpServers\": {\"a\": {\n  \"x\": 1 // one\n}}}"
+        );
     }
 
     #[test]

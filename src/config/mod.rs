@@ -10,6 +10,7 @@ mod command;
 mod diagnostic;
 mod edit;
 mod envfile;
+pub mod expose;
 mod exposure;
 mod fields;
 mod files;
@@ -27,6 +28,7 @@ mod settings;
 pub mod setup;
 mod sources;
 pub mod switch;
+mod tool_filter;
 mod trust;
 
 pub use add::AddRequest;
@@ -695,6 +697,8 @@ pub fn server_env(
     env
 }
 
+#[cfg(test)]
+mod expose_tests;
 #[cfg(test)]
 mod packages_tests;
 #[cfg(test)]

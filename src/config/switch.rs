@@ -4,7 +4,8 @@
 //! packages' files and Pi extensions' registrations are never written: an override entry in the user's Pi config adjusts
 //! them. Both keys that turn a server off (`enabled: false`, `disabled: true`) are handled.
 
-use super::{edit_server, Change, EditError, ServerConfig};
+use super::edit::edit_server_at;
+use super::{Change, EditError, ServerConfig};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -37,7 +38,7 @@ pub fn plan(
             .ok_or("the project is not trusted, so its .pi/mcp.json is not read")?
             .to_path_buf()
     } else {
-        ours(server).unwrap_or_else(|| targets.user.to_path_buf())
+        target(server, targets)
     };
     let set_here = |field: &str| server.field_files.get(field).is_some_and(|f| *f == file);
     let value = |field: &str| server.entry.get(field).cloned();
@@ -67,6 +68,12 @@ pub fn plan(
     Ok(Plan { file, edits })
 }
 
+/// Where a change to `server` takes effect: the last of our own files that sets a field of
+/// it, else (for a server from another tool's file, an extension or a package) the user's file.
+pub fn target(server: &ServerConfig, targets: &Targets) -> PathBuf {
+    ours(server).unwrap_or_else(|| targets.user.to_path_buf())
+}
+
 /// The last of our own files that sets a field of the server (not another tool's file, an
 /// extension's registration, nor an installed package's file).
 fn ours(server: &ServerConfig) -> Option<PathBuf> {
@@ -93,9 +100,10 @@ pub fn apply(
             file: targets.project.unwrap_or(targets.user).to_path_buf(),
             why,
         })?;
-    let mut changed = false;
-    for (field, change) in &edits {
-        changed |= edit_server(&file, &server.name, field, change)?;
-    }
+    let edits: Vec<(Vec<&str>, &Change)> = edits
+        .iter()
+        .map(|(field, change)| (vec![server.name.as_str(), *field], change))
+        .collect();
+    let changed = edit_server_at(&file, &edits)?;
     Ok((file, changed))
 }

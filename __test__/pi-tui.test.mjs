@@ -1,9 +1,9 @@
 // The real Pi's terminal UI under tmux (0.87.1, 1.5.2 and 1.6.0): how Pi lists the extension, the MCP
-// footer, and the `/mcp` panel.
+// footer, and the `/mcp` panel (its actions, and the exposure of tools it saves).
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { piTest } from "./helpers/pi.mjs";
+import { PI_087, piTest } from "./helpers/pi.mjs";
 import { everything, filledCache, root } from "./helpers/servers.mjs";
 import { TMUX_SKIP, withPiTui } from "./helpers/tui.mjs";
 
@@ -76,5 +76,85 @@ piTest("the /mcp panel: select a server, reconnect, see its tools, disable it (s
     await tui.waitFor(/MCP servers[^]*everything +disabled · /, "the list with the server disabled (last)");
     tui.keys("Escape");
     await tui.waitFor(/^(?![^]*MCP servers)/, "the panel to close");
+  });
+});
+
+piTest("the /mcp panel's exposure: type to filter, a tool direct and one hidden with their token cost before ctrl+s saves them (Pi 0.87: directTools/excludeTools; Pi ≥ 0.99: toolExposure; comments kept), the model gets the direct tool; leaving with changes not saved asks", OPTS, async (pi) => {
+  const piKeys = pi !== PI_087;
+  const config = { mcpServers: { everything: everything() } };
+  const text = `{
+  // my servers
+  "mcpServers": {
+    "everything": ${JSON.stringify(everything())} // the test server
+  }
+}
+`;
+  const cacheJson = await filledCache(config);
+  const steps = [{ text: "first" }];
+  await withPiTui({ pi, extensionDir: root, mcpConfig: text, cacheJson, script: { steps } }, async (tui) => {
+    await tui.started();
+    await tui.submit("/mcp", /MCP servers[^]*› everything +cached · \d+ tools · mcp tool · /, "the panel");
+    // Typing narrows the list; Esc clears the filter first.
+    tui.type("zzz");
+    await tui.waitFor(/filter: zzz +\(0 of 1\)[^]*Nothing matches "zzz"/, "an empty match");
+    tui.keys("BSpace", "BSpace", "BSpace");
+    tui.type("every");
+    await tui.waitFor(/filter: every +\(1 of 1\)[^]*› everything /, "the server found");
+    tui.keys("Enter");
+    await tui.waitFor(/MCP server everything[^]*› Tools/, "the server's actions");
+    tui.keys("Enter");
+    const where = piKeys ? "exposure/toolExposure" : "directTools/excludeTools";
+    await tui.waitFor(new RegExp(`Tools of everything\\n.*saved to ~/\\.pi/agent/mcp\\.json as ${where}[^]*› All tools +mcp tool`), "its tools");
+    tui.type("echo");
+    await tui.waitFor(/filter: echo +\(1 of \d+\)[^]*› everything_echo +mcp tool · ≈ \d+ tokens/, "the echo tool");
+    tui.keys("Space");
+    const cost = await tui.waitFor(/everything_echo +direct \(was mcp tool\) · ≈ (\d+) tokens[^]*Direct tools: 1, ≈ (\d+) tokens declared to the model \(saved: 0, ≈ 0\) · unsaved: ctrl\+s saves/, "echo direct, its cost");
+    const [, tool, total] = cost.match(/everything_echo +direct \(was mcp tool\) · ≈ (\d+) tokens[^]*Direct tools: 1, ≈ (\d+) tokens/);
+    assert.equal(tool, total);
+    tui.keys("Escape");
+    await tui.waitFor(/^(?![^]*filter:)[^]*› All tools/, "the filter cleared");
+    tui.type("get-sum");
+    await tui.waitFor(/› everything_get-sum +mcp tool/, "get-sum");
+    tui.keys("Space");
+    await tui.waitFor(/› everything_get-sum +direct \(was mcp tool\)[^]*Direct tools: 2,/, "get-sum direct");
+    tui.keys("Space");
+    await tui.waitFor(/› everything_get-sum +hidden \(was mcp tool\)[^]*Direct tools: 1,/, "get-sum hidden");
+    tui.keys("C-s");
+    await tui.waitFor(/Exposure saved to \S*mcp\.json\./, "the save");
+    const saved = readFileSync(join(tui.box.agentDir, "mcp.json"), "utf8");
+    assert.match(saved, /\/\/ my servers/);
+    assert.match(saved, /\/\/ the test server/);
+    if (piKeys) assert.match(saved, /"toolExposure": \{\s*"echo": "direct",\s*"get-sum": "hidden"\s*\}/);
+    else assert.match(saved, /"directTools": \["echo"\],\s*"excludeTools": \["get-sum"\]/);
+    // A change left unsaved: closing asks; Keep editing stays, Discard leaves the file as it is.
+    tui.keys("Escape");
+    await tui.waitFor(/^(?![^]*filter:)[^]*everything_echo +direct · /, "the filter cleared, the saved state");
+    await tui.waitFor(/› All tools +mixed/, "All tools");
+    tui.keys("Space");
+    await tui.waitFor(/› All tools +direct[^]*unsaved/, "all direct, unsaved");
+    tui.keys("Escape");
+    await tui.waitFor(/^(?![^]*Tools of everything)[^]*MCP server everything/, "back at the server");
+    tui.keys("Escape");
+    await tui.waitFor(/MCP servers\n filter: every [^]*everything +[^\n]*direct[^\n]*\(unsaved\)/, "the list as filtered, the server's change unsaved");
+    tui.keys("Escape");
+    await tui.waitFor(/^(?![^]*filter:)[^]*MCP servers/, "the list's filter cleared");
+    tui.keys("Escape");
+    await tui.waitFor(/Exposure changes are not saved: +› Save +Discard +Keep editing/, "the prompt");
+    tui.keys("Left");
+    await tui.waitFor(/Exposure changes are not saved: +Save +Discard +› Keep editing/, "Keep editing picked");
+    tui.keys("Enter");
+    await tui.waitFor(/^(?![^]*not saved:)[^]*MCP servers/, "still in the panel");
+    tui.keys("Escape");
+    await tui.waitFor(/not saved: +› Save/, "the prompt again");
+    tui.keys("Right");
+    await tui.waitFor(/not saved: +Save +› Discard/, "Discard picked");
+    tui.keys("Enter");
+    await tui.waitFor(/^(?![^]*MCP servers)/, "the panel to close");
+    assert.equal(readFileSync(join(tui.box.agentDir, "mcp.json"), "utf8"), saved, "a discarded change writes nothing");
+    // The next request declares the direct tool, not the hidden one.
+    await tui.submit("hello", /first/, "the model's answer");
+    const names = tui.llm.requests.at(-1).body.tools.map((t) => t.function?.name ?? t.name);
+    assert.ok(names.includes(piKeys ? "mcp__everything__echo" : "everything_echo"), names.join(" "));
+    assert.ok(!names.some((n) => n.includes("get-sum") || n.includes("get_sum")), names.join(" "));
   });
 });

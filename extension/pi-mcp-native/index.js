@@ -251,6 +251,9 @@ export default function piMcpNative(pi) {
     run: async ([server], _c, out) => out.info(textOf(await adapter.prompts(server))),
   });
   let panelCtx;
+  // Pi ≥ 0.99 reads `exposure`/`toolExposure` itself: the panel saves those keys there, and
+  // pi-mcp-adapter's `directTools`/`excludeTools` on older Pis.
+  const piReadsExposure = typeof pi.registerMcpServer === "function";
   const panelModel = (ctx) => {
     panelCtx = ctx;
     let servers = [];
@@ -259,8 +262,14 @@ export default function piMcpNative(pi) {
       refresh: async () => {
         servers = (await adapter.status()).details.servers ?? [];
       },
-      tools: (name) => adapter.serverTools(name),
       actions: mcp.actions,
+      exposure: (changes) => adapter.exposure(changes, piReadsExposure),
+      async saveExposure(changes) {
+        const saved = adapter.saveExposure(changes, piReadsExposure);
+        reopen(panelCtx);
+        const files = [...new Set(saved.filter((s) => s.changed).map((s) => s.file))];
+        return files.length ? `Exposure saved to ${files.join(", ")}.` : "The files say so already.";
+      },
     };
   };
 

@@ -181,6 +181,14 @@ pub fn plan(
 ) -> Plan {
     let file = target(server, targets);
     let keys = Keys::of(server, pi_reads);
+    if wanted.server.is_none() && wanted.tools.is_empty() {
+        return Plan {
+            file,
+            keys,
+            edits: vec![],
+            after: server.clone(),
+        };
+    }
     let mut writer = Writer {
         server,
         alone: server.files == [file.clone()],

@@ -312,6 +312,25 @@ fn nothing_to_change_writes_nothing() {
         assert_eq!(plan.edits, vec![]);
         assert_eq!(expose::apply("fs", &plan), Ok(false));
     }
+    // Nothing asked: nothing to write, even where Pi's keys would replace `directTools`.
+    user_file(
+        &tree,
+        &FS.replace(
+            r#""args": ["-y", "fs"]"#,
+            r#""args": ["-y", "fs"], "directTools": true"#,
+        ),
+    );
+    let config = tree.load();
+    let s = server(&config, "fs");
+    let plan = expose::plan(
+        s,
+        defaults(&config),
+        &tools(),
+        &Wanted::default(),
+        true,
+        &targets,
+    );
+    assert_eq!(plan.edits, vec![]);
     // No tools known yet: the server-wide choice alone.
     let plan = expose::plan(
         s,

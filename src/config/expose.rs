@@ -215,34 +215,11 @@ pub fn plan(
                 .unwrap_or(reached.exposure),
         })
         .collect();
-    let unhidden: Vec<&Tool> = tools
-        .iter()
-        .zip(&desired)
-        .filter(|(_, d)| **d != Some(Exposure::Hidden))
-        .map(|(t, _)| t)
-        .collect();
-    let mut exclude = without_exact(server, &unhidden);
     match keys {
         Keys::Pi => writer.pi_keys(defaults, tools, &now, &desired, wanted),
-        Keys::Adapter => {
-            for (tool, d) in tools.iter().zip(&desired) {
-                let excluded = exclude.iter().any(|g| g == tool.original || g == tool.name);
-                if *d == Some(Exposure::Hidden)
-                    && server.lets_through(tool.original, tool.name)
-                    && !excluded
-                {
-                    exclude.push(tool.original.to_string());
-                }
-            }
-            if tools.is_empty()
-                && wanted.server == Some(Choice::Hidden)
-                && !exclude.iter().any(|g| g == "*")
-            {
-                exclude.push("*".into());
-            }
-            writer.direct_tools(defaults, tools, &desired, wanted);
-        }
+        Keys::Adapter => writer.direct_tools(defaults, tools, &desired, wanted),
     }
+    let exclude = exclude_tools(server, tools, &desired, wanted, keys);
     writer.exclude_tools(exclude);
     writer.after.exposure = exposure::parse(
         writer.after.entry.get("exposure"),
@@ -272,15 +249,43 @@ pub fn apply(server: &str, plan: &Plan) -> Result<bool, EditError> {
     edit_server_at(&plan.file, &edits)
 }
 
-/// The server's `excludeTools` without the entries that name one of `tools` exactly.
-fn without_exact(server: &ServerConfig, tools: &[&Tool]) -> Vec<String> {
-    server
+/// The server's `excludeTools` once the tools are as `desired`: without the entries naming a
+/// tool not hidden any more; with pi-mcp-adapter's keys, with the tools hidden now (all of them,
+/// `*`, when none is known).
+fn exclude_tools(
+    server: &ServerConfig,
+    tools: &[Tool],
+    desired: &[Option<Exposure>],
+    wanted: &Wanted,
+    keys: Keys,
+) -> Vec<String> {
+    let hidden = |d: &Option<Exposure>| *d == Some(Exposure::Hidden);
+    let shown: Vec<&Tool> = tools
+        .iter()
+        .zip(desired)
+        .filter(|(_, d)| !hidden(d))
+        .map(|(t, _)| t)
+        .collect();
+    let mut list: Vec<String> = server
         .exclude_tools
         .iter()
         .flatten()
-        .filter(|g| !tools.iter().any(|t| *g == t.original || *g == t.name))
+        .filter(|g| !shown.iter().any(|t| *g == t.original || *g == t.name))
         .cloned()
-        .collect()
+        .collect();
+    if keys == Keys::Pi {
+        return list;
+    }
+    for (tool, d) in tools.iter().zip(desired) {
+        let listed = list.iter().any(|g| g == tool.original || g == tool.name);
+        if hidden(d) && server.lets_through(tool.original, tool.name) && !listed {
+            list.push(tool.original.to_string());
+        }
+    }
+    if tools.is_empty() && wanted.server == Some(Choice::Hidden) && !list.iter().any(|g| g == "*") {
+        list.push("*".into());
+    }
+    list
 }
 
 /// Collects the edits, and keeps `after` (its entry and typed fields) as they will be.
@@ -347,10 +352,11 @@ impl Writer<'_> {
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
-        let patterns: Vec<(&String, Option<Exposure>)> = current
+        // As the config reads them: a pattern with a bad value is ignored.
+        let patterns: Vec<(&String, Exposure)> = current
             .iter()
             .filter(|(k, _)| k.contains('*'))
-            .map(|(k, v)| (k, Exposure::parse(v).ok()))
+            .filter_map(|(k, v)| Some((k, Exposure::parse(v).ok()?)))
             .collect();
         // From `directTools` (no exposure keys yet), every tool's state is written out.
         let converting = !server.exposure.is_set();
@@ -364,7 +370,7 @@ impl Writer<'_> {
             let base = patterns
                 .iter()
                 .find(|(p, _)| exposure::matches(p, tool.original))
-                .map_or(level, |(_, e)| *e);
+                .map_or(level, |(_, e)| Some(*e));
             let write = match (*want, base) {
                 (w, b) if w == b => None,
                 (None, Some(Exposure::Codemode)) => None,

@@ -196,10 +196,12 @@ describe("server text reaching people", () => {
       assert.doesNotMatch(text(await adapter.status()), /^✓ forged/m);
       check("footer", adapter.footer());
       check("search", await adapter.search("echo evil named"));
-      for (const tool of adapter.serverTools("h")) {
-        check(`serverTools ${tool.name}`, { name: tool.name, description: tool.description }); // `tool`: the MCP name, for programs
-        check(`describe ${tool.name}`, await adapter.describe(tool.name, "h", true));
-        check(`describe for the model ${tool.name}`, await adapter.describe(tool.name, "h"));
+      const panel = adapter.exposure().servers.find((s) => s.server === "h");
+      assert.ok(panel?.tools.length, "the panel lists the hostile server's tools");
+      for (const tool of panel.tools) {
+        check(`panel ${tool.name}`, { name: tool.name, description: tool.description, locked: tool.locked ?? "" }); // `tool.tool`: the MCP name, for programs
+        check(`describe ${tool.name}`, await adapter.describe(tool.tool, "h", true));
+        check(`describe for the model ${tool.name}`, await adapter.describe(tool.tool, "h"));
       }
       check("instructions", await adapter.instructions("h"));
       check("tools", await adapter.tools());

@@ -339,6 +339,12 @@ export interface DirectTools {
   unlisted: Array<string>
   /** Pi's resource tools (Pi ≥ 0.99 registers them), run with `piResourceTool`. */
   resourceTools: Array<DirectToolDefinition>
+  /**
+   * Whether Pi gets the `mcp` tool: not when `settings.disableProxyTool` is set, some tools
+   * are declared to the model as Pi tools of ours, and every server that declares tools is
+   * known.
+   */
+  proxy: boolean
 }
 
 /**

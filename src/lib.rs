@@ -24,7 +24,8 @@
 //!   [`cache`]: the metadata cache file shared with pi-mcp-adapter. [`validate`]: arguments
 //!   against input schemas. Beside them: [`elicitation`] (forms), [`approval`] (what asks
 //!   before it runs, session grants, the dialog), [`server_log`] (`mcp.log`),
-//!   [`output_guard`] (huge texts), [`bounded_read`] (files read with a cap),
+//!   [`output_guard`] (huge texts), [`trace`] (`trace`: metadata of MCP traffic),
+//!   [`bounded_read`] (files read with a cap),
 //!   [`path_component`] (names made safe as paths), [`helper`] (where the helper executable
 //!   `src/bin/helper` is, and its subcommands' command lines).
 //! - [`catalog`] (tool names and lookup), [`secret`] (secrets kept out of every text),
@@ -62,6 +63,7 @@ pub mod server_log;
 #[cfg(test)]
 mod test_report;
 mod token_estimate;
+pub mod trace;
 pub mod validate;
 mod value_kind;
 

@@ -172,10 +172,15 @@ export default function piMcpNative(pi) {
     }
   }
 
-  pi.registerTool({
-    ...adapter.toolDefinition(),
-    execute: (toolCallId, params, signal, onUpdate) => run(params, toolCallId, signal, onUpdate),
-  });
+  // `settings.disableProxyTool` leaves `mcp` out where Pi tools of ours reach the servers
+  // (decided when Pi loads the extension: Pi cannot take a tool back).
+  const declared = adapter.directTools();
+  if (declared.proxy) {
+    pi.registerTool({
+      ...adapter.toolDefinition(),
+      execute: (toolCallId, params, signal, onUpdate) => run(params, toolCallId, signal, onUpdate),
+    });
+  }
 
   const warned = new Set();
   const warn = (text) => {
@@ -185,8 +190,8 @@ export default function piMcpNative(pi) {
     else console.warn(text);
   };
   const piTools = createPiTools({ pi, adapter: () => adapter, run, warn });
-  const syncDirectTools = piTools.sync;
-  syncDirectTools();
+  const syncDirectTools = () => piTools.sync();
+  piTools.sync(declared);
 
   pi.on("tool_call", (event) => piTools.beforeReaching(event.toolName, event.input));
 

@@ -23,8 +23,9 @@ export function createPiTools({ pi, adapter, run, warn }) {
   let needs = { reach: { codemode: false, toolSearch: false }, autoEnableCodemode: true, unlisted: [] };
   let warnedUnreachable = false;
 
-  function sync() {
-    const { tools, resourceTools, warnings, reach, autoEnableCodemode, unlisted } = adapter().directTools();
+  /** Registers what the core's `directTools()` says (`known`: its answer, already asked for). */
+  function sync(known) {
+    const { tools, resourceTools, warnings, reach, autoEnableCodemode, unlisted } = known ?? adapter().directTools();
     needs = { reach, autoEnableCodemode, unlisted };
     warnings.forEach(warn);
     let others;

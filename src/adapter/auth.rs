@@ -3,7 +3,7 @@
 //! credentials, and the `/mcp-auth` instructions.
 
 use super::{Adapter, CredentialSource, ErrorCode, Outcome};
-use crate::config::{HttpAuth, ServerConfig, Transport};
+use crate::config::{self, HttpAuth, ServerConfig, Transport};
 use crate::oauth;
 use crate::pool::{AuthNeed, ConnectError, Protocol, SharedCredentials};
 use crate::render;
@@ -15,8 +15,9 @@ use std::sync::Arc;
 pub(super) type Sent = (Option<Secret>, Option<SharedCredentials>);
 
 impl Adapter {
-    /// What `auth` asks to send; `NeedsAuth` when a configured credential is missing.
-    pub(super) fn credentials(
+    /// What `auth` asks to send (a `bearerToken` that is a `!command` runs now); `NeedsAuth`
+    /// when a configured credential is missing.
+    pub(super) async fn credentials(
         &self,
         server: &ServerConfig,
         auth: &HttpAuth,
@@ -29,7 +30,18 @@ impl Adapter {
                     .and_then(|var| self.env.get(var))
                     .filter(|v| !v.trim().is_empty())
                     .map(Secret::new);
-                match token.clone().filter(|t| !t.is_empty()).or(from_env) {
+                let configured = match token {
+                    Some(value) => {
+                        let ctx = config::RunContext {
+                            env: &self.env,
+                            cwd: &self.cwd,
+                        };
+                        let resolved = value.resolve("bearerToken", &ctx).await;
+                        Some(resolved.map_err(|e| ConnectError::Failed(e.to_string()))?)
+                    }
+                    None => None,
+                };
+                match configured.filter(|t| !t.is_empty()).or(from_env) {
                     Some(token) => Ok((
                         Some(Secret::new(format!("Bearer {}", token.expose()))),
                         None,
@@ -131,7 +143,7 @@ impl Adapter {
 
     fn auth_kind(&self, server: &ServerConfig) -> render::AuthKind {
         match &server.transport {
-            Transport::Stdio { .. } => render::AuthKind::Local,
+            Transport::Stdio { .. } | Transport::Socket { .. } => render::AuthKind::Local,
             Transport::Http { auth, .. } => match auth {
                 HttpAuth::None => render::AuthKind::None,
                 HttpAuth::Bearer { env_var, .. } => render::AuthKind::Bearer {

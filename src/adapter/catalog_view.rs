@@ -1,10 +1,11 @@
 //! The catalog as the modes see it: every enabled server's tools (and resource tools), named and
-//! filtered as configured, in config order, with the search index built at the first search.
+//! filtered as configured, in config order, with the search index (the config's `searchKeywords`
+//! among its words) built at the first search.
 //! Derived from the server registry's metadata and rebuilt when that changes.
 
 use super::servers::ServerMeta;
 use crate::catalog::{build_server_tools, ToolInfo, ToolPrefix};
-use crate::config::{Exposure, ServerConfig};
+use crate::config::{tool_pattern_matches, Exposure, SearchKeywords, ServerConfig};
 use crate::search::{SearchIndex, ServerText};
 use std::sync::{Arc, OnceLock};
 
@@ -15,6 +16,8 @@ pub struct View {
     hidden: Vec<ToolInfo>,
     /// Each enabled server's name, `description` and instructions, for the search index.
     servers: Vec<(String, Option<String>, Option<String>)>,
+    /// Per tool, the words its server's `searchKeywords` give it.
+    keywords: Vec<String>,
     /// The search index of `tools`, built at the first search after they change (not at load).
     index: OnceLock<SearchIndex>,
 }
@@ -32,6 +35,10 @@ impl View {
                 let instructions = m.as_ref().and_then(|m| m.instructions.clone());
                 (s.name.clone(), s.description.clone(), instructions)
             })
+            .collect();
+        let by_server: Vec<(String, SearchKeywords)> = servers
+            .iter()
+            .map(|(s, _)| (s.name.clone(), s.search_keywords.clone()))
             .collect();
         let (hidden, tools) = servers
             .into_iter()
@@ -51,10 +58,19 @@ impl View {
                 .map(|t| (s.exposure.of(&t.original) == Some(Exposure::Hidden), t))
             })
             .partition::<Vec<_>, _>(|(hidden, _)| *hidden);
+        let tools: Vec<ToolInfo> = tools.into_iter().map(|(_, t)| t).collect();
+        let keywords = tools
+            .iter()
+            .map(|tool| {
+                let of_server = by_server.iter().find(|(name, _)| *name == tool.server);
+                of_server.map_or_else(String::new, |(_, k)| keywords_of(tool, k))
+            })
+            .collect();
         View {
-            tools: tools.into_iter().map(|(_, t)| t).collect(),
+            tools,
             hidden: hidden.into_iter().map(|(_, t)| t).collect(),
             servers: texts,
+            keywords,
             index: OnceLock::new(),
         }
     }
@@ -79,11 +95,24 @@ impl View {
                     instructions: instructions.as_deref(),
                 })
                 .collect();
-            SearchIndex::build(&self.tools, &servers)
+            SearchIndex::build_with(&self.tools, &servers, &self.keywords)
         })
     }
 
     pub fn server_tools(&self, server: &str) -> Vec<&ToolInfo> {
         self.tools.iter().filter(|t| t.server == server).collect()
     }
+}
+
+/// The words `searchKeywords` gives `tool`: those of every entry whose key is its name (MCP or
+/// as the model calls it) or a `*` pattern fitting one.
+fn keywords_of(tool: &ToolInfo, keywords: &SearchKeywords) -> String {
+    keywords
+        .iter()
+        .filter(|(key, _)| {
+            tool_pattern_matches(key, &tool.original) || tool_pattern_matches(key, &tool.name)
+        })
+        .flat_map(|(_, words)| words.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -4,12 +4,12 @@
 
 use super::servers::Adopted;
 use super::{Adapter, Unavailable};
-use crate::config::{self, HttpAuth, ServerConfig, Sharing, Transport};
+use crate::config::{self, HeadersCommand, HttpAuth, ServerConfig, Sharing, Transport};
 use crate::events::Event;
 use crate::pool::shared::identity;
 use crate::pool::{
-    launch, AuthNeed, ConnectError, ConnectSpec, Connection, RemoteSpec, RequestError, SharedSpec,
-    StdioSpec, TransportSpec,
+    launch, AuthNeed, ConnectError, ConnectSpec, Connection, HeadersProgram, RemoteSpec,
+    RequestError, SharedSpec, StdioSpec, TransportSpec,
 };
 use futures::future::BoxFuture;
 use std::path::PathBuf;
@@ -272,12 +272,13 @@ impl Adapter {
                 headers,
                 auth,
                 ca_file,
+                request_headers,
             } => {
                 let (authorization, credentials) = match auth {
                     HttpAuth::Provider(provider) => {
                         (Some(self.provider_authorization(provider).await?), None)
                     }
-                    other => self.credentials(server, other)?,
+                    other => self.credentials(server, other).await?,
                 };
                 TransportSpec::Remote(RemoteSpec {
                     url: url.clone(),
@@ -288,8 +289,13 @@ impl Adapter {
                     credentials,
                     ca_file: ca_file.clone(),
                     prefer: self.servers.remote_kind(&server.name),
+                    signer: match request_headers {
+                        Some(command) => Some(self.headers_program(command)?),
+                        None => None,
+                    },
                 })
             }
+            Transport::Socket { path } => TransportSpec::Socket(path.clone()),
         };
         Ok(ConnectSpec {
             server: server.name.clone(),
@@ -299,6 +305,23 @@ impl Adapter {
             debug: server.debug,
             client,
             keeper,
+        })
+    }
+
+    /// How to run a server's `requestHeadersCommand`: in the session's directory with Pi's
+    /// environment plus its own; not at all from a project nobody trusted by a decision.
+    fn headers_program(&self, command: &HeadersCommand) -> Result<HeadersProgram, ConnectError> {
+        if command.untrusted {
+            return Err(ConnectError::Failed(command.refusal()));
+        }
+        Ok(HeadersProgram {
+            spec: StdioSpec {
+                command: command.command.clone(),
+                args: command.args.clone(),
+                env: config::server_env(&self.env, true, &command.env),
+                cwd: self.cwd.clone(),
+            },
+            timeout: command.timeout,
         })
     }
 

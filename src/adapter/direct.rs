@@ -30,7 +30,15 @@ pub struct DirectTools {
     pub unlisted: Vec<String>,
     /// Pi's resource tools (Pi ≥ 0.99 registers them), run with `piResourceTool`.
     pub resource_tools: Vec<DirectToolDefinition>,
+    /// Whether Pi gets the `mcp` tool: not when `settings.disableProxyTool` is set, some tools
+    /// are declared to the model as Pi tools of ours, and every server that declares tools is
+    /// known.
+    pub proxy: bool,
 }
+
+/// Declared tools past which a warning says each one weighs on every request
+/// (`settings.warnOnLargeDirectTools`), as pi-mcp-adapter warns.
+const MANY_DECLARED: usize = 75;
 
 /// Which of Pi's tool-reaching tools the config's exposures call for.
 #[napi_derive::napi(object)]
@@ -134,7 +142,34 @@ impl Adapter {
         }
         self.exposed_tools(&mut set);
         set.resource_tools = self.pi_resource_tools();
+        self.weigh_declared(&mut set);
         set
+    }
+
+    /// The `mcp` tool, and a warning when many tools are declared to the model.
+    fn weigh_declared(&self, set: &mut DirectTools) {
+        let settings = &self.config.settings;
+        let declared = set
+            .tools
+            .iter()
+            .filter(|t| t.exposure.as_deref().is_none_or(|e| e == "direct"))
+            .count();
+        if settings.warn_on_large_direct_tools && declared >= MANY_DECLARED {
+            set.warnings.push(format!(
+                "MCP: {declared} MCP tools are declared to the model as tools of their own, and each adds its definition to every request; pick the ones you use (`directTools`, `toolExposure`; 5 to 20 is usual), or set `settings.warnOnLargeDirectTools: false`."
+            ));
+        }
+        let unlisted = self.declared_unlisted();
+        set.proxy = !settings.disable_proxy_tool || declared == 0 || !unlisted.is_empty();
+        if settings.disable_proxy_tool && set.proxy {
+            set.warnings.push(match unlisted.is_empty() {
+                true => "MCP: `settings.disableProxyTool` is set, but no tool is declared to the model as a tool of its own (`directTools`, `exposure: \"direct\"`), so the mcp tool stays.".to_string(),
+                false => format!(
+                    "MCP: `settings.disableProxyTool` is set, but the tools of {} are not known yet: the mcp tool stays until they are listed.",
+                    unlisted.join(", ")
+                ),
+            });
+        }
     }
 
     /// Enabled servers some of whose tools Pi declares to the model (direct tools, `direct` in

@@ -174,6 +174,10 @@ fn server_json(server: &ServerConfig, check: Option<&ConnectCheck>) -> Value {
             // Without user info and query: either may hold a key.
             out["url"] = json!(crate::pool::display_url(url.expose()));
         }
+        Transport::Socket { path } => {
+            out["transport"] = json!("socket");
+            out["socket"] = json!(path);
+        }
     }
     if let Some(imported) = &server.imported {
         out["imported"] = json!({ "kind": imported.kind.name(), "by": imported.by });

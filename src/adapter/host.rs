@@ -14,13 +14,14 @@ use crate::pool::{Asker, Host, Question, Reply, Root};
 use crate::sampling;
 use crate::secret::Secret;
 use crate::server_log::{LogMessage, ServerLog};
+use crate::trace::Trace;
 use futures::future::BoxFuture;
 use parking_lot::{Mutex, RwLock};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
@@ -65,6 +66,8 @@ pub struct SessionHost {
     next_id: AtomicU64,
     /// Turns at the dialogs, taken in order.
     dialogs: Arc<Semaphore>,
+    /// The protocol trace, and the servers it traces (`trace`).
+    trace: OnceLock<(Arc<Trace>, HashSet<String>)>,
 }
 
 impl SessionHost {
@@ -78,7 +81,13 @@ impl SessionHost {
             open: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             dialogs: Arc::new(Semaphore::new(MAX_OPEN_DIALOGS)),
+            trace: OnceLock::new(),
         }
+    }
+
+    /// Traces the messages of `servers` to `trace` from now on.
+    pub fn set_trace(&self, trace: Trace, servers: HashSet<String>) {
+        let _ = self.trace.set((Arc::new(trace), servers));
     }
 
     /// Whether `cwd` is a new directory (then it is the roots' from now on).
@@ -317,6 +326,11 @@ impl Host for Arc<SessionHost> {
 
     fn log(&self, server: &str, message: &LogMessage) {
         self.log.append(server, message);
+    }
+
+    fn trace(&self, server: &str) -> Option<Arc<Trace>> {
+        let (trace, servers) = self.trace.get()?;
+        servers.contains(server).then(|| trace.clone())
     }
 }
 

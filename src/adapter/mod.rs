@@ -37,6 +37,7 @@ mod servers;
 mod setup;
 mod shared;
 mod sign_in;
+mod trace;
 mod unlisted;
 
 pub use call::CallOptions;
@@ -234,6 +235,7 @@ impl Adapter {
             .map(|s| s.name.clone())
             .collect();
         let host = Arc::new(host::SessionHost::new(&opts.cwd, &agent_dir, auto_approve));
+        trace::start(&config, &opts.cwd, &host);
         let asked: Arc<dyn crate::pool::Host> = Arc::new(host.clone());
         let (pool, notices) = Pool::with_host(asked.clone());
         let broker = Arc::new(Broker::new(&agent_dir, &env, crate::helper::path(), None));

@@ -211,6 +211,9 @@ impl Adapter {
             Transport::Stdio { .. } => {
                 "is a local (stdio) server; it takes credentials through `env`"
             }
+            Transport::Socket { .. } => {
+                "is reached over a Unix socket; it takes credentials where it was started"
+            }
             Transport::Http {
                 auth: HttpAuth::Bearer { .. },
                 ..

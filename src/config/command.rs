@@ -1,5 +1,5 @@
-//! `!command` values, as in Pi's `mcp.json`: a value of `env`, `headers` or `oauth.clientSecret`
-//! that is `!` followed by a shell command takes that command's output, e.g.
+//! `!command` values, as in Pi's `mcp.json`: a value of `env`, `headers`, `bearerToken` or
+//! `oauth.clientSecret` that is `!` followed by a shell command takes that command's output, e.g.
 //! `"Authorization": "!echo Bearer $(gh auth token)"`. The command runs each time the server
 //! connects (never while the config is read or hashed, so the value can change, e.g. a refreshed
 //! token), within [`TIME_LIMIT`]; its output is trimmed and never quoted in a message. A command
@@ -8,20 +8,20 @@
 //! because no decision was saved. Values of other tools' configs (`imports`) are always text.
 
 use super::{Env, Role, Trust, TrustBasis};
-use crate::pool::process::{self, StdioSpec};
+use crate::pool::process::StdioSpec;
+use crate::pool::run::{self, RunError};
 use crate::pool::shared::wire::FAMILY_VAR;
 use crate::secret::Secret;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
-use tokio::io::AsyncReadExt;
+use std::time::Duration;
 
 /// How long a command may run.
 pub const TIME_LIMIT: Duration = Duration::from_secs(10);
 /// Output beyond this is refused: no header or variable is that long.
 const MAX_OUTPUT: usize = 64 * 1024;
 
-/// A value of `env`, `headers` or `oauth.clientSecret` as configured.
+/// A value of `env`, `headers`, `bearerToken` or `oauth.clientSecret` as configured.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ConfigValue {
     /// Used as it is (variables already expanded).
@@ -102,21 +102,30 @@ impl CommandPolicy {
         CommandPolicy { untrusted }
     }
 
-    /// `raw` as set by `file`: a command when it starts with `!`, else text expanded by `expand`.
+    /// `raw` as set by `file`: a command when it starts with `!`, else text expanded by `expand`;
+    /// `!!` starts a text that begins with `!` (pi-mcp-adapter's escape).
     pub fn value(
         &self,
         raw: &str,
         file: &Path,
         expand: impl FnOnce(&str) -> String,
     ) -> ConfigValue {
+        if let Some(text) = raw.strip_prefix("!!") {
+            return ConfigValue::text(format!("!{}", expand(text)));
+        }
         match raw.strip_prefix('!') {
             Some(line) => ConfigValue::Command(Command {
                 line: Secret::new(line),
                 file: file.to_path_buf(),
-                untrusted: self.untrusted.iter().any(|f| f == file),
+                untrusted: !self.runs_from(file),
             }),
             None => ConfigValue::text(expand(raw)),
         }
+    }
+
+    /// Whether commands set in `file` may run.
+    pub fn runs_from(&self, file: &Path) -> bool {
+        !self.untrusted.iter().any(|f| f == file)
     }
 }
 
@@ -225,35 +234,20 @@ async fn run_shell(
             .collect(),
         cwd: ctx.cwd.to_path_buf(),
     };
-    let spawned = process::spawn(&spec).map_err(|e| ValueErrorKind::Spawn(e.to_string()))?;
-    let (pid, mut exit) = (spawned.pid, spawned.exit);
-    drop(spawned.stdin);
-    let mut stderr = spawned.stderr;
-    tokio::spawn(async move { tokio::io::copy(&mut stderr, &mut tokio::io::sink()).await });
-    let deadline = Instant::now() + limit;
-    let mut stdout = Vec::new();
-    let mut pipe = spawned.stdout.take(MAX_OUTPUT as u64 + 1);
-    let read = pipe.read_to_end(&mut stdout);
-    let finished = match tokio::time::timeout(limit, read).await {
-        Ok(_) => {
-            exit.wait(deadline.saturating_duration_since(Instant::now()))
-                .await
-        }
-        Err(_) => false,
-    };
-    let status = exit.status();
-    process::stop_group(pid, exit, Duration::ZERO).await;
-    match status {
-        _ if !finished => Err(ValueErrorKind::TimedOut),
-        Some(status) if !status.success => Err(ValueErrorKind::Failed(status.text)),
-        _ if stdout.len() > MAX_OUTPUT => Err(ValueErrorKind::TooLong),
-        _ => Ok(String::from_utf8_lossy(&stdout).into_owned()),
+    match run::to_end(&spec, &[], MAX_OUTPUT, limit).await {
+        Ok(stdout) => Ok(String::from_utf8_lossy(&stdout).into_owned()),
+        Err(RunError::Spawn(why)) => Err(ValueErrorKind::Spawn(why)),
+        Err(RunError::Failed(status)) => Err(ValueErrorKind::Failed(status)),
+        Err(RunError::TimedOut) => Err(ValueErrorKind::TimedOut),
+        Err(RunError::TooLong) => Err(ValueErrorKind::TooLong),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pool::process;
+    use std::time::Instant;
 
     fn policy(untrusted: &[&Path]) -> CommandPolicy {
         CommandPolicy {

@@ -8,12 +8,12 @@ use serde_json::{Map, Value};
 use std::time::Duration;
 
 /// The keys of one kind of object: those this version reads, and those pi-mcp-adapter reads
-/// that this version does not use.
+/// that this version does not use, each with what to use instead.
 pub struct Vocabulary {
     pub used: &'static [&'static str],
     /// Also read here: the keys servers and settings share.
     shared: &'static [&'static str],
-    adapter_only: &'static [&'static str],
+    adapter_only: &'static [(&'static str, &'static str)],
 }
 
 /// The client-side keys, a global setting and a per-server field each (see `client`).
@@ -27,6 +27,10 @@ const CLIENT: &[&str] = &[
     "callTimeoutMs",
 ];
 
+/// What to use instead of pi-mcp-adapter's Agent Plugins.
+const NO_PLUGINS: &str =
+    "Agent Plugins are not loaded here; copy the servers they declare into `mcpServers`";
+
 pub const ROOT: Vocabulary = Vocabulary {
     used: &[
         "mcpServers",
@@ -37,7 +41,10 @@ pub const ROOT: Vocabulary = Vocabulary {
         "$schema",
     ],
     shared: &[],
-    adapter_only: &["claudePlugins"],
+    adapter_only: &[(
+        "claudePlugins",
+        "Claude plugin bundles are not loaded here; copy the servers of the plugin's `.mcp.json` into `mcpServers` (its skills are not loaded)",
+    )],
 };
 
 pub const SERVER: Vocabulary = Vocabulary {
@@ -50,7 +57,9 @@ pub const SERVER: Vocabulary = Vocabulary {
         "inheritEnv",
         "type",
         "url",
+        "socket",
         "headers",
+        "requestHeadersCommand",
         "auth",
         "bearerToken",
         "bearerTokenEnv",
@@ -72,20 +81,18 @@ pub const SERVER: Vocabulary = Vocabulary {
         "excludeTools",
         "toolPrefix",
         "description",
-        "socket",
         "shared",
         "sharedEnv",
         "approveTools",
+        "searchKeywords",
+        "trace",
     ],
     shared: CLIENT,
     adapter_only: &[
-        "requestHeadersCommand",
-        "bearerTokenStore",
-        "searchKeywords",
-        "trace",
-        "httpTransport",
-        "pluginDataDir",
-        "literalEnv",
+        ("bearerTokenStore", "the OS keyring's tokens are not read here; use `bearerTokenEnv`, or a `bearerToken` of `!<command that prints the token>`"),
+        ("httpTransport", "not needed: a `url` server's transport is found by itself (Streamable HTTP, then the legacy SSE transport) and remembered"),
+        ("pluginDataDir", NO_PLUGINS),
+        ("literalEnv", "`env` values are read as everywhere else (`${VAR}` expanded, `!command` run); write `!!` for a value that starts with `!`"),
     ],
 };
 
@@ -104,31 +111,31 @@ pub const SETTINGS: Vocabulary = Vocabulary {
         "approveTools",
         "approvalTimeoutMs",
         "allowYesInsidePi",
+        "disableProxyTool",
+        "warnOnLargeDirectTools",
+        "trace",
     ],
     shared: CLIENT,
     adapter_only: &[
-        "showStatusIcon",
-        "mcpFooterStatus",
-        "notifyOnStartupConnect",
-        "hostConfigDiscovery",
-        "ancestorConfigRoots",
-        "agentPluginPaths",
-        "namespaceProxyTools",
-        "strictDirectToolArguments",
-        "directToolResultDetails",
-        "warnOnLargeDirectTools",
-        "freezeDirectTools",
-        "disableProxyTool",
-        "scriptMode",
-        "jev",
-        "toolResultRendering",
-        "collapsedResultLines",
-        "authRequiredMessage",
-        "trace",
-        "oauthCredentialStore",
-        "oauthDir",
-        "exposeResources",
-        "projectServers",
+        ("showStatusIcon", "the footer (`MCP 2/3 connected`) has no icon; ignored"),
+        ("mcpFooterStatus", "the footer is `MCP 2/3 connected`, and absent without servers; ignored"),
+        ("notifyOnStartupConnect", "no notice is posted when servers connect (the footer says it), as with `false`; ignored"),
+        ("hostConfigDiscovery", "other tools' configs are read when listed: add `\"imports\": [\"cursor\", …]`, or run `/mcp setup`"),
+        ("ancestorConfigRoots", "only the session directory's `.mcp.json` and `.pi/mcp.json` are read; start Pi in the project's root, or pass `--mcp-config <file>`"),
+        ("agentPluginPaths", NO_PLUGINS),
+        ("namespaceProxyTools", "there are no per-server proxy tools; the `mcp` tool takes `server`, and `exposure: \"direct\"` gives a server's tools Pi tools of their own"),
+        ("strictDirectToolArguments", "not needed: arguments are always checked against the tool's schema, and converted where that is safe"),
+        ("directToolResultDetails", "results carry no raw MCP result in `details`; the native API gives `structuredContent` as `structured`"),
+        ("freezeDirectTools", "not needed: a Pi tool of ours is registered again only when its definition changes"),
+        ("scriptMode", "there is no `mcpScript` tool; on Pi ≥ 0.99 `exposure: \"codemode\"` gives Pi's `codemode` scripts a server's tools"),
+        ("jev", "semantic search (Jev) is not offered; the search finds related words offline"),
+        ("toolResultRendering", "tool results are shown as Pi shows any tool's; ignored"),
+        ("collapsedResultLines", "tool results are shown as Pi shows any tool's; ignored"),
+        ("authRequiredMessage", "the message when a server needs a sign-in is ours (it names `/mcp login <server>`); ignored"),
+        ("oauthCredentialStore", "sign-ins are kept in Pi's `mcp-auth.json` (0600, shared with Pi), not the OS keyring: sign in once per server with `/mcp login <server>`"),
+        ("oauthDir", "pi-mcp-adapter's token files are read from `<agentDir>/mcp-oauth/` only; sign in again with `/mcp login <server>`"),
+        ("exposeResources", "set `exposeResources` on each server"),
+        ("projectServers", "not read here; ignored"),
     ],
 };
 
@@ -161,10 +168,10 @@ impl Vocabulary {
         if self.used.contains(&key) || self.shared.contains(&key) {
             return None;
         }
-        if self.adapter_only.contains(&key) {
+        if let Some((_, instead)) = self.adapter_only.iter().find(|(k, _)| *k == key) {
             return Some((
                 Level::Note,
-                "a pi-mcp-adapter option that pi-mcp-native does not use; ignored".into(),
+                format!("a pi-mcp-adapter option that pi-mcp-native does not use: {instead}"),
             ));
         }
         let known: Vec<&str> = self.used.iter().chain(self.shared).copied().collect();
@@ -188,6 +195,9 @@ pub fn closest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c)
 }
+
+/// Where a [`Reader`] reports, boxed.
+pub type Report<'r> = Box<dyn FnMut(Level, &str, String) + 'r>;
 
 /// Reads typed values from one object (`settings`, a server entry): a value of the wrong kind is
 /// reported once, as a warning that says what is used instead. `null` counts as absent.
@@ -240,6 +250,76 @@ impl<'a, R: FnMut(Level, &str, String)> Reader<'a, R> {
             }
         }
     }
+
+    /// A whole number of at least 1.
+    pub fn count(&mut self, key: &str, default: u64) -> u64 {
+        match self.get(key) {
+            None => default,
+            Some(value) => match value.as_u64().filter(|n| *n > 0) {
+                Some(n) => n,
+                None => {
+                    let using = format!("using {default}");
+                    self.wrong(key, "a positive whole number", value, &using);
+                    default
+                }
+            },
+        }
+    }
+
+    /// A string; `None` when absent or of another kind.
+    pub fn string(&mut self, key: &str) -> Option<String> {
+        match self.get(key)? {
+            Value::String(s) => Some(s.clone()),
+            other => {
+                self.wrong(key, "a string", other, "ignored");
+                None
+            }
+        }
+    }
+
+    /// A list of strings; `None` when absent or of another kind.
+    pub fn strings(&mut self, key: &str) -> Option<Vec<String>> {
+        let value = self.get(key)?;
+        let items = strings(value);
+        if items.is_none() {
+            self.wrong(key, "a list of strings", value, "ignored");
+        }
+        items
+    }
+
+    /// An object whose values are lists of strings (`{"create_*": ["new", "add"]}`); an entry
+    /// of another kind is left out with a warning.
+    pub fn lists(&mut self, key: &str) -> Vec<(String, Vec<String>)> {
+        let Some(value) = self.get(key) else {
+            return vec![];
+        };
+        let Some(map) = value.as_object() else {
+            let expected = "an object of lists of words, like {\"create_*\": [\"new\"]}";
+            self.wrong(key, expected, value, "ignored");
+            return vec![];
+        };
+        let mut out = vec![];
+        for (name, words) in map {
+            match strings(words) {
+                Some(list) => out.push((name.clone(), list)),
+                None => self.wrong(
+                    &format!("{key}.{name}"),
+                    "a list of strings",
+                    words,
+                    "ignored",
+                ),
+            }
+        }
+        out
+    }
+}
+
+fn strings(value: &Value) -> Option<Vec<String>> {
+    value
+        .as_array()?
+        .iter()
+        .map(|item| item.as_str().map(str::to_string))
+        .collect()
 }
 
 #[cfg(test)]
@@ -250,10 +330,9 @@ mod tests {
     fn known_adapter_only_misspelt_and_unknown_keys() {
         assert_eq!(SERVER.check("command"), None);
         assert_eq!(SERVER.check("caFile"), None);
-        assert_eq!(
-            SERVER.check("requestHeadersCommand").unwrap().0,
-            Level::Note
-        );
+        let (level, message) = SERVER.check("bearerTokenStore").unwrap();
+        assert_eq!(level, Level::Note);
+        assert!(message.contains("use `bearerTokenEnv`"), "{message}");
         let (level, message) = SERVER.check("comand").unwrap();
         assert_eq!(level, Level::Warning);
         assert!(message.contains("did you mean `command`?"), "{message}");

@@ -14,6 +14,7 @@ pub mod expose;
 mod exposure;
 mod fields;
 mod files;
+mod headers_command;
 mod imports;
 mod interpolate;
 mod jsonc;
@@ -42,6 +43,7 @@ pub use edit::{
     add_server, defines, edit_server, read as read_text, write as write_text, Change, EditError,
 };
 pub use exposure::{matches as tool_pattern_matches, Exposure, ToolExposure};
+pub use headers_command::HeadersCommand;
 pub use imports::ImportKind;
 pub use interpolate::{expand, interpolate, Env};
 pub use oauth::{Grant, OAuthConfig, Registration};
@@ -162,6 +164,34 @@ pub struct Settings {
     /// `pi-mcp call --yes` skips approval inside a Pi session too (`allowYesInsidePi`, read
     /// only from the user's own files).
     pub yes_inside_pi: bool,
+    /// Leave the `mcp` tool out when Pi tools of ours reach every server (`disableProxyTool`).
+    pub disable_proxy_tool: bool,
+    /// Warn when the model is given many Pi tools of ours (`warnOnLargeDirectTools`).
+    pub warn_on_large_direct_tools: bool,
+    /// The protocol trace (`trace`).
+    pub trace: TraceSettings,
+}
+
+/// `settings.trace`: a metadata-only record of MCP traffic (see `crate::trace`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceSettings {
+    /// Trace every server that does not say `trace: false`.
+    pub enabled: bool,
+    /// Where; relative to the session's directory. Default `.pi/mcp-traces/mcp-<time>-<pid>.jsonl`.
+    pub file: Option<PathBuf>,
+    pub max_bytes: u64,
+    pub max_events: u64,
+}
+
+impl Default for TraceSettings {
+    fn default() -> Self {
+        TraceSettings {
+            enabled: false,
+            file: None,
+            max_bytes: 256 * 1024,
+            max_events: 10_000,
+        }
+    }
 }
 
 /// Whether a stdio server without `shared` is shared with the session's family when
@@ -191,6 +221,9 @@ impl Default for Settings {
             startup_wait: STARTUP_WAIT,
             approval_timeout: APPROVAL_TIMEOUT,
             yes_inside_pi: false,
+            disable_proxy_tool: false,
+            warn_on_large_direct_tools: true,
+            trace: TraceSettings::default(),
         }
     }
 }
@@ -242,7 +275,14 @@ pub struct ServerConfig {
     pub sharing: Sharing,
     /// Which of its tools ask the user before they run (`approveTools`).
     pub approval: Approval,
+    /// More words its tools are found by in a search (`searchKeywords`).
+    pub search_keywords: SearchKeywords,
+    /// `trace`: traced (or not) whatever `settings.trace.enabled` says.
+    pub trace: Option<bool>,
 }
+
+/// A tool name or `*` pattern, and more words such tools are found by in a search.
+pub type SearchKeywords = Vec<(String, Vec<String>)>;
 
 /// Who uses a server's process besides the session that needs it (README "Shared servers").
 #[derive(Clone, Debug, PartialEq)]
@@ -296,7 +336,11 @@ pub enum Transport {
         auth: HttpAuth,
         /// PEM certificates trusted besides the system's (`caFile`).
         ca_file: Option<PathBuf>,
+        /// A program whose output adds headers to each request (`requestHeadersCommand`).
+        request_headers: Option<HeadersCommand>,
     },
+    /// A server listening on a Unix socket (`socket`): absolute.
+    Socket { path: PathBuf },
 }
 
 /// How a remote server is authenticated (`auth`).
@@ -308,7 +352,8 @@ pub enum HttpAuth {
     /// `Authorization: Bearer` with `bearerToken`, or the variable `bearerTokenEnv` names (read
     /// when connecting).
     Bearer {
-        token: Option<Secret>,
+        /// `bearerToken`: text, or a `!command` run when connecting.
+        token: Option<ConfigValue>,
         env_var: Option<String>,
     },
     /// OAuth: `auth: "oauth"`, or any other remote server once it asks for credentials.
@@ -701,6 +746,8 @@ pub fn server_env(
 mod expose_tests;
 #[cfg(test)]
 mod packages_tests;
+#[cfg(test)]
+mod parity_tests;
 #[cfg(test)]
 pub(crate) mod test_tree;
 #[cfg(test)]

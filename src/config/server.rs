@@ -1,6 +1,8 @@
 //! One merged server entry checked and turned into a [`ServerConfig`]. Every problem becomes a
 //! diagnostic naming the server and the field; only a server that cannot run at all is dropped.
 
+use super::fields::{Reader, Report};
+use super::headers_command;
 use super::interpolate::{expand, expand_home, expand_path, expand_reporting, references};
 use super::merge::MergedServer;
 use super::oauth::{self, OAuthConfig};
@@ -56,8 +58,23 @@ impl<'a> Fields<'a> {
         });
     }
 
-    fn get(&self, field: &str) -> Option<&'a Value> {
+    pub fn get(&self, field: &str) -> Option<&'a Value> {
         self.entry.get(field).filter(|v| !v.is_null())
+    }
+
+    /// The file that set `field`.
+    pub fn file_of(&self, field: &str) -> &'a Path {
+        self.server.file_of(field)
+    }
+
+    /// Read from another tool's config (`imports`).
+    pub fn is_imported(&self) -> bool {
+        self.server.imported.is_some()
+    }
+
+    /// Whether programs a config names may run from `file` (see `CommandPolicy`).
+    pub fn commands_run_from(&self, file: &Path) -> bool {
+        self.ctx.commands.runs_from(file)
     }
 
     fn string(&mut self, field: &str) -> Option<String> {
@@ -130,6 +147,15 @@ impl<'a> Fields<'a> {
 
     pub fn env(&self) -> &'a Env {
         self.ctx.env
+    }
+
+    /// The typed reader over this entry, reporting as this server's.
+    fn read(&mut self) -> Reader<'a, Report<'_>> {
+        let entry = self.entry;
+        Reader::new(
+            entry,
+            Box::new(move |level, key: &str, message| self.report(level, key, message)),
+        )
     }
 
     /// An object of string values as written (numbers and booleans are taken as their text).
@@ -285,7 +311,7 @@ fn tool_exposure(f: &mut Fields) -> ToolExposure {
 }
 
 /// Keys that say how to reach a server: an entry with none of them only adjusts one.
-const REACH_KEYS: [&str; 13] = [
+const REACH_KEYS: [&str; 14] = [
     "command",
     "url",
     "type",
@@ -299,6 +325,7 @@ const REACH_KEYS: [&str; 13] = [
     "bearerToken",
     "bearerTokenEnv",
     "oauth",
+    "requestHeadersCommand",
 ];
 
 /// Parses a server (already merged across files). `None` when it cannot be used.
@@ -349,6 +376,8 @@ pub fn parse(
     let sharing = transport.as_ref().map_or(Sharing::Own, |t| {
         sharing(&mut f, matches!(t, Transport::Stdio { .. }))
     });
+    let search_keywords = f.read().lists("searchKeywords");
+    let trace = f.get("trace").map(|_| f.read().flag("trace", false));
     let config = transport.map(|transport| ServerConfig {
         name: server.name.clone(),
         source: server.source().to_path_buf(),
@@ -377,6 +406,8 @@ pub fn parse(
         exposure: tool_exposure(&mut f),
         sharing,
         approval: ctx.approvals.of(&server.name),
+        search_keywords,
+        trace,
         client: ClientSettings::parse(|key| entry.get(key), &mut |level, key, message| {
             f.report(level, key, message)
         }),
@@ -450,6 +481,9 @@ fn declared_type(f: &mut Fields) -> Option<&'static str> {
 fn transport(f: &mut Fields) -> Option<Transport> {
     let declared = declared_type(f);
     let (command, url) = (f.string("command"), f.string("url"));
+    if let Some(socket) = f.string("socket") {
+        return socket_transport(f, &socket, command.is_some() || url.is_some());
+    }
     match (declared, &command, &url) {
         (Some("stdio"), None, Some(_)) => f.report(
             Level::Warning,
@@ -527,16 +561,11 @@ fn transport(f: &mut Fields) -> Option<Transport> {
                 headers,
                 auth,
                 ca_file,
+                request_headers: headers_command::parse(f),
             })
         }
         (None, None) => {
-            if f.get("socket").is_some() {
-                f.report(
-                    Level::Error,
-                    "socket",
-                    "Unix-socket servers are not supported; use `command` or `url`".into(),
-                );
-            } else if f.get("command").is_none() && f.get("url").is_none() {
+            if f.get("command").is_none() && f.get("url").is_none() && f.get("socket").is_none() {
                 f.report(
                     Level::Error,
                     "command",
@@ -546,6 +575,27 @@ fn transport(f: &mut Fields) -> Option<Transport> {
             None
         }
     }
+}
+
+/// `socket`: a server already listening on a Unix socket (an rmcp-mux endpoint, say), reached
+/// with newline-delimited JSON-RPC as over stdio; `~` and variables expanded.
+fn socket_transport(f: &mut Fields, socket: &str, other: bool) -> Option<Transport> {
+    if other {
+        let message =
+            "is set beside `command` or `url`; keep exactly one of `command`, `url` and `socket`"
+                .into();
+        f.report(Level::Error, "socket", message);
+        return None;
+    }
+    if socket.trim().is_empty() {
+        let message = "is empty; set the path of the Unix socket the server listens on".into();
+        f.report(Level::Error, "socket", message);
+        return None;
+    }
+    let path = expand_path(socket, f.ctx.env);
+    Some(Transport::Socket {
+        path: f.ctx.cwd.join(path),
+    })
 }
 
 /// The variables of `envFile` (a dotenv file; relative to the config file that names it).
@@ -586,9 +636,7 @@ fn env_file(f: &mut Fields) -> Vec<(String, ConfigValue)> {
 /// bearer; without credentials (a token, an `Authorization` header) or an opt-out (`auth:
 /// false`, `oauth: false`) a server may ask for OAuth.
 fn http_auth(f: &mut Fields, has_authorization: bool) -> HttpAuth {
-    let token = f
-        .string("bearerToken")
-        .map(|t| Secret::new(expand(&t, f.ctx.env)));
+    let token = f.string("bearerToken").map(|t| f.value("bearerToken", &t));
     let env_var = f.string("bearerTokenEnv").filter(|v| !v.trim().is_empty());
     let bearer = HttpAuth::Bearer {
         token: token.clone(),
@@ -691,7 +739,8 @@ fn provider_auth(f: &mut Fields, auth: &Map<String, Value>) -> HttpAuth {
 
 fn protocol(f: &mut Fields) -> Protocol {
     match f.string("protocolVersion").as_deref() {
-        None | Some("2025-11-25") => Protocol::Initialize,
+        // pi-mcp-adapter's name for its default.
+        None | Some("2025-11-25" | "legacy") => Protocol::Initialize,
         Some("2026-07-28") => Protocol::Modern,
         Some("auto") => Protocol::Auto,
         Some(other) => {
@@ -912,17 +961,18 @@ mod tests {
                     env_var: Some("TOKEN".into())
                 },
                 ca_file: Some("/h/ca.pem".into()),
+                request_headers: None,
             }
         );
         // A token alone means bearer.
         let (server, _) = parse_one(json!({"url": "http://h", "bearerToken": "${KEY}"}));
         assert!(matches!(
             server.unwrap().transport,
-            Transport::Http { auth: HttpAuth::Bearer { token: Some(t), .. }, .. } if t.expose() == "k"
+            Transport::Http { auth: HttpAuth::Bearer { token: Some(t), .. }, .. } if t == ConfigValue::text("k")
         ));
         let auth = |entry: Value| match parse_one(entry).0.unwrap().transport {
             Transport::Http { auth, .. } => auth,
-            Transport::Stdio { .. } => unreachable!(),
+            _ => unreachable!(),
         };
         let oauth = |explicit| {
             HttpAuth::OAuth(Box::new(OAuthConfig {
@@ -1064,7 +1114,7 @@ mod tests {
             let (server, diags) = parse_one(entry);
             match server.unwrap().transport {
                 Transport::Http { auth, .. } => (auth, diags),
-                Transport::Stdio { .. } => panic!("http expected"),
+                _ => panic!("http expected"),
             }
         };
         let provider = |url: &str| json!({"url": url, "auth": {"provider": "github"}});

@@ -3,7 +3,8 @@
 
 use super::fields::{self, Reader};
 use super::{
-    server, ClientSettings, Diagnostic, Exposure, Level, Settings, APPROVAL_TIMEOUT, STARTUP_WAIT,
+    server, ClientSettings, Diagnostic, Exposure, Level, Settings, TraceSettings, APPROVAL_TIMEOUT,
+    STARTUP_WAIT,
 };
 use crate::output_guard::{Limits, DEFAULT_LIMITS};
 use serde_json::{Map, Value};
@@ -82,6 +83,10 @@ pub fn parse(
         None | Some(Value::Null) | Some(Value::Bool(true)) => Some(DEFAULT_LIMITS),
         Some(Value::Bool(false)) => None,
         Some(Value::Object(limits)) => {
+            if limits.contains_key("detailsMaxBytes") {
+                let message = "accepted, and not needed: pi-mcp-native keeps no raw result in a tool result's details, so there is nothing to bound".into();
+                report(Level::Note, "outputGuard.detailsMaxBytes", message);
+            }
             let mut limit = |key: &str, default: usize| match limits.get(key) {
                 None | Some(Value::Null) => default,
                 Some(v) => match v.as_u64().filter(|n| *n > 0) {
@@ -118,6 +123,9 @@ pub fn parse(
     let shared_servers = read.flag("sharedServers", false);
     let share_with_subagents = read.flag("shareWithSubagents", super::FAMILY_BY_DEFAULT);
     let approval_timeout = read.millis("approvalTimeoutMs", APPROVAL_TIMEOUT);
+    let disable_proxy_tool = read.flag("disableProxyTool", false);
+    let warn_on_large_direct_tools = read.flag("warnOnLargeDirectTools", true);
+    let trace = trace(&mut read);
     let client = ClientSettings::parse(|key| raw.get(key), &mut report);
     let exposure = raw
         .get("exposure")
@@ -142,6 +150,44 @@ pub fn parse(
         approval_timeout,
         // Read from the user's files only (see `approval`).
         yes_inside_pi: false,
+        disable_proxy_tool,
+        warn_on_large_direct_tools,
+        trace,
+    }
+}
+
+/// `trace`: `{ enabled, file, maxBytes, maxEvents }`, or `true`/`false` for `enabled` alone.
+fn trace<R: FnMut(Level, &str, String)>(read: &mut Reader<R>) -> TraceSettings {
+    let default = TraceSettings::default();
+    match read.get("trace") {
+        None => default,
+        Some(Value::Bool(enabled)) => TraceSettings {
+            enabled: *enabled,
+            ..default
+        },
+        Some(Value::Object(object)) => {
+            let mut report = |level: Level, key: &str, message: String| {
+                read.report(level, &format!("trace.{key}"), message)
+            };
+            let mut trace = Reader::new(object, &mut report);
+            for key in object.keys() {
+                if !["enabled", "file", "maxBytes", "maxEvents"].contains(&key.as_str()) {
+                    trace.report(Level::Warning, key, "unknown key; ignored".into());
+                }
+            }
+            TraceSettings {
+                enabled: trace.flag("enabled", false),
+                file: trace.string("file").map(PathBuf::from),
+                max_bytes: trace.count("maxBytes", default.max_bytes),
+                max_events: trace.count("maxEvents", default.max_events),
+            }
+        }
+        Some(other) => {
+            let got = server::describe(other);
+            let message = format!("must be true, false or {{ enabled, file, maxBytes, maxEvents }}, got {got}; nothing is traced");
+            read.report(Level::Warning, "trace", message);
+            default
+        }
     }
 }
 

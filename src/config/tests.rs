@@ -118,6 +118,9 @@ fn project_overrides_global_field_by_field() {
             startup_wait: crate::config::STARTUP_WAIT,
             approval_timeout: crate::config::APPROVAL_TIMEOUT,
             yes_inside_pi: false,
+            disable_proxy_tool: false,
+            warn_on_large_direct_tools: true,
+            trace: Default::default(),
         }
     );
 }
@@ -381,9 +384,9 @@ fn root_keys_and_settings_are_checked() {
         messages(&config, &tree),
         [
             "warning: ~/.pi/agent/mcp.json:3: `mcpServer`: unknown key; did you mean `mcpServers`? It is ignored as written",
-            "note: ~/.pi/agent/mcp.json:4: `claudePlugins`: a pi-mcp-adapter option that pi-mcp-native does not use; ignored",
+            "note: ~/.pi/agent/mcp.json:4: `claudePlugins`: a pi-mcp-adapter option that pi-mcp-native does not use: Claude plugin bundles are not loaded here; copy the servers of the plugin's `.mcp.json` into `mcpServers` (its skills are not loaded)",
             "error: ~/project/.mcp.json:1: `settings`: must be an object, got the string \"none\"; its settings are not used",
-            "note: ~/.pi/agent/mcp.json:8: `settings.jev`: a pi-mcp-adapter option that pi-mcp-native does not use; ignored",
+            "note: ~/.pi/agent/mcp.json:8: `settings.jev`: a pi-mcp-adapter option that pi-mcp-native does not use: semantic search (Jev) is not offered; the search finds related words offline",
             "warning: ~/.pi/agent/mcp.json:9: `settings.toolPrefx`: unknown key; did you mean `toolPrefix`? It is ignored as written",
             "note: ~/.pi/agent/mcp.json:10: `settings.colour`: unknown key; ignored",
             "warning: ~/.pi/agent/mcp.json:6: `settings.toolPrefix`: must be a string, got 3; using \"server\"",
@@ -404,7 +407,7 @@ fn server_error_messages() {
         (json!({"command": "  "}), "server \"s\", field `command`: is empty; set the program to run, e.g. \"npx\""),
         (json!({"args": ["x"]}), "server \"s\", field `command`: is missing: set `command` (and `args`) for a local server, or `url` for a remote one"),
         (json!({"command": "x", "url": "https://x"}), "server \"s\", field `command`: has both `command` and `url`; keep `command` for a local (stdio) server or `url` for a remote one"),
-        (json!({"socket": "/tmp/mux.sock"}), "server \"s\", field `socket`: Unix-socket servers are not supported; use `command` or `url`"),
+        (json!({"socket": "/tmp/mux.sock", "command": "x"}), "server \"s\", field `socket`: is set beside `command` or `url`; keep exactly one of `command`, `url` and `socket`"),
         (json!({"url": "https://x/${NOPE}/${NADA:-ok}"}), "server \"s\", field `url`: uses unset environment variable(s) NOPE; set them, or give a default as in ${NAME:-value}"),
         (json!({"command": "x", "args": "-y"}), "server \"s\", field `args`: must be an array of strings, got a string"),
         (json!({"command": "x", "env": ["A=1"]}), "server \"s\", field `env`: must be an object of strings, got an array"),
@@ -480,6 +483,7 @@ fn interpolation_in_every_field() {
             headers: vec![("Authorization".into(), "Bearer t0k".into())],
             auth: HttpAuth::None,
             ca_file: None,
+            request_headers: None,
         }
     );
 }
@@ -774,6 +778,7 @@ async fn resolved(config: &Config, name: &str, key: &str) -> Result<String, Stri
     let values = match &server.transport {
         Transport::Stdio { env, .. } => env,
         Transport::Http { headers, .. } => headers,
+        Transport::Socket { .. } => unreachable!(),
     };
     let (_, value) = values.iter().find(|(k, _)| k == key).unwrap();
     let env: Env = std::env::vars().collect();

@@ -11,6 +11,7 @@ use super::question_bounds::{self, QuestionSlots, Slot};
 use crate::clean::Link;
 use crate::elicitation::Form;
 use crate::server_log::{LogLevel, LogMessage};
+use crate::trace::Trace;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
 use rmcp::model::{
@@ -150,6 +151,8 @@ pub struct ClientSide {
     pub tasks: Arc<ClientTasks>,
     /// Places for the questions open or waiting (elicitation, sampling; as tasks too).
     pub slots: QuestionSlots,
+    /// Where the connection's messages are traced, and its transport as the trace names it.
+    pub trace: Option<(Arc<Trace>, &'static str)>,
 }
 
 impl ClientSide {

@@ -6,7 +6,7 @@ use super::client_tasks::{ClientTasks, Limits};
 use super::handler::Progress;
 use super::handler::{Handler, Notice, ProgressRoutes, ProgressSink};
 use super::host::{Caller, Host};
-use super::link::{open_process, open_remote, open_shared, with_stderr, Link};
+use super::link::{open_process, open_remote, open_shared, open_socket, with_stderr, Link};
 use super::nesting::{LEFT_OUT_FIELD, TOO_DEEP_FIELD};
 use super::oversize::TOO_LARGE_FIELD;
 use super::process;
@@ -173,6 +173,10 @@ impl Connection {
         host: Arc<dyn Host>,
         log_tail: Arc<LogTail>,
     ) -> Result<Arc<Self>, ConnectError> {
+        // The session's own host says what it traces, before a family takes its questions.
+        let trace = host
+            .trace(&spec.server)
+            .map(|t| (t, spec.transport.label()));
         let keeper = spec.keeper.as_ref().map(|k| k.0.clone());
         let (host, notices) = match &keeper {
             Some(keeper) => keeper.wrap(host, notices),
@@ -188,6 +192,7 @@ impl Connection {
             log_tail,
             tasks: ClientTasks::new(Limits::default(), stop.child_token()),
             slots: QuestionSlots::default(),
+            trace,
         };
         let handler = Handler {
             client: client.clone(),
@@ -200,6 +205,9 @@ impl Connection {
                 .await
                 .map_err(ConnectError::Failed)?,
             TransportSpec::Remote(remote) => open_remote(spec, remote, handler, &stop).await?,
+            TransportSpec::Socket(path) => open_socket(spec, path, handler, &stop)
+                .await
+                .map_err(ConnectError::Failed)?,
             TransportSpec::Shared(shared) => open_shared(spec, shared, handler, &stop).await?,
         };
         let info = service.peer().peer_info();
@@ -328,7 +336,7 @@ impl Connection {
     pub fn pid(&self) -> Option<u32> {
         match &self.link {
             Link::Process { pid, .. } => Some(*pid),
-            Link::Remote { .. } | Link::Broker(_) => None,
+            Link::Remote { .. } | Link::Broker(_) | Link::Socket => None,
         }
     }
 
@@ -336,7 +344,7 @@ impl Connection {
     pub fn remote_kind(&self) -> Option<RemoteKind> {
         match &self.link {
             Link::Remote { kind, .. } => Some(*kind),
-            Link::Process { .. } | Link::Broker(_) => None,
+            Link::Process { .. } | Link::Broker(_) | Link::Socket => None,
         }
     }
 
@@ -345,7 +353,7 @@ impl Connection {
     pub fn shared_with(&self) -> Option<usize> {
         match &self.link {
             Link::Broker(link) => Some(link.sessions()),
-            Link::Process { .. } | Link::Remote { .. } => None,
+            Link::Process { .. } | Link::Remote { .. } | Link::Socket => None,
         }
     }
 
@@ -353,7 +361,7 @@ impl Connection {
     pub fn runs_in(&self) -> Option<String> {
         match &self.link {
             Link::Broker(link) => link.runs_in(),
-            Link::Process { .. } | Link::Remote { .. } => None,
+            Link::Process { .. } | Link::Remote { .. } | Link::Socket => None,
         }
     }
 
@@ -883,7 +891,7 @@ impl Connection {
     fn scrub(&self, text: &str) -> String {
         match &self.link {
             Link::Remote { scrubber, .. } => scrubber.scrub(text),
-            Link::Process { .. } | Link::Broker(_) => text.to_string(),
+            Link::Process { .. } | Link::Broker(_) | Link::Socket => text.to_string(),
         }
     }
 
@@ -899,10 +907,12 @@ impl Connection {
     async fn exit_note(&self) -> String {
         let (mut exit, tail) = match &self.link {
             Link::Process { exit, stderr, .. } => (exit.clone(), stderr),
-            Link::Remote { .. } if self.asked.load(Ordering::SeqCst) => {
+            Link::Remote { .. } | Link::Socket if self.asked.load(Ordering::SeqCst) => {
                 return "the connection was closed".to_string()
             }
-            Link::Remote { .. } => return "the server ended the connection".to_string(),
+            Link::Remote { .. } | Link::Socket => {
+                return "the server ended the connection".to_string()
+            }
             Link::Broker(_) if self.asked.load(Ordering::SeqCst) => {
                 return "the connection was closed".to_string()
             }

@@ -6,6 +6,7 @@
 use crate::clean::Link;
 use crate::elicitation::{Content, Form};
 use crate::server_log::{LogLevel, LogMessage};
+use crate::trace::Trace;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -146,6 +147,11 @@ pub trait Host: Send + Sync + 'static {
     /// connection). Either way the tasks are offered as the `tasks` setting says.
     fn follows_tasks(&self) -> bool {
         true
+    }
+
+    /// Where `server`'s messages are traced (`trace`), if they are.
+    fn trace(&self, _server: &str) -> Option<Arc<Trace>> {
+        None
     }
 }
 

@@ -33,6 +33,8 @@ pub(super) enum Link {
     },
     /// The broker's socket to a shared server (whose process the broker owns).
     Broker(Arc<BrokerLink>),
+    /// A Unix socket a server listens on (`socket`).
+    Socket,
 }
 
 /// Spawns a stdio server and runs the handshake over its pipes.
@@ -112,6 +114,68 @@ pub(super) async fn open_remote(
                 spec.timeout.as_secs_f32()
             )))
         }
+    }
+}
+
+/// Connects to a server listening on the Unix socket `path` and runs the handshake over it
+/// (newline-delimited JSON-RPC, as over a server's pipes).
+pub(super) async fn open_socket(
+    spec: &ConnectSpec,
+    path: &std::path::Path,
+    handler: Handler,
+    stop: &CancellationToken,
+) -> Result<(Service, Link), String> {
+    let opened = async {
+        let (read, write) = socket::connect(path).await?;
+        let tasks = handler.client.task_declaration();
+        let transport = AsyncRwTransport::new_client(LineGuard::new(read), write);
+        let init = handshake::start(
+            handler,
+            Declaring::new(transport, tasks),
+            spec.protocol,
+            stop.clone(),
+        );
+        init.await
+            .map_err(|e| format!("failed during `initialize`: {e}"))
+    };
+    let shown = path.display();
+    match tokio::time::timeout(spec.timeout, opened).await {
+        Ok(Ok(service)) => Ok((service, Link::Socket)),
+        Ok(Err(why)) => {
+            stop.cancel();
+            Err(format!("the Unix socket {shown}: {why}"))
+        }
+        Err(_) => {
+            stop.cancel();
+            Err(format!(
+                "the Unix socket {shown} did not answer `initialize` within {} s",
+                spec.timeout.as_secs_f32()
+            ))
+        }
+    }
+}
+
+#[cfg(unix)]
+mod socket {
+    use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+    use tokio::net::UnixStream;
+
+    pub async fn connect(
+        path: &std::path::Path,
+    ) -> Result<(OwnedReadHalf, OwnedWriteHalf), String> {
+        let stream = UnixStream::connect(path)
+            .await
+            .map_err(|e| format!("cannot connect: {e}"))?;
+        Ok(stream.into_split())
+    }
+}
+
+#[cfg(not(unix))]
+mod socket {
+    pub async fn connect(
+        _path: &std::path::Path,
+    ) -> Result<(tokio::io::Empty, tokio::io::Sink), String> {
+        Err("Unix sockets are not available on this platform".into())
     }
 }
 

@@ -16,6 +16,7 @@ pub mod process;
 mod program;
 pub mod question_bounds;
 mod remote;
+pub mod run;
 pub mod shared;
 mod spec;
 mod stderr;
@@ -33,7 +34,9 @@ pub(crate) use oversize::TOO_LARGE_FIELD;
 pub use process::StdioSpec;
 pub(crate) use remote::client::builder as http_client_builder;
 pub(crate) use remote::describe_reqwest;
-pub use remote::{display_url, AuthNeed, Credentials, RemoteKind, RemoteSpec, SharedCredentials};
+pub use remote::{
+    display_url, AuthNeed, Credentials, HeadersProgram, RemoteKind, RemoteSpec, SharedCredentials,
+};
 pub use shared::{Broker, SharedSpec};
 pub use spec::{ConnectSpec, Keeper, Keeping, TransportSpec};
 

@@ -7,6 +7,7 @@ use super::remote::RemoteSpec;
 use super::shared::SharedSpec;
 use super::{Connection, Host, Notice};
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
@@ -60,11 +61,25 @@ pub trait Keeper: Send + Sync {
     fn keep(&self, conn: &Arc<Connection>) -> bool;
 }
 
-/// A process to start, a remote endpoint, or a shared server.
+/// A process to start, a remote endpoint, a Unix socket, or a shared server.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TransportSpec {
     Stdio(StdioSpec),
     Remote(RemoteSpec),
+    /// A server listening on this Unix socket (`socket`).
+    Socket(PathBuf),
     /// A stdio server reached through the broker (started here when there is none).
     Shared(SharedSpec),
+}
+
+impl TransportSpec {
+    /// What carries the connection, as the protocol trace names it.
+    pub fn label(&self) -> &'static str {
+        match self {
+            TransportSpec::Stdio(_) => "stdio",
+            TransportSpec::Remote(_) => "http",
+            TransportSpec::Socket(_) => "unix-socket",
+            TransportSpec::Shared(_) => "shared",
+        }
+    }
 }

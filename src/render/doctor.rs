@@ -215,6 +215,7 @@ fn server_line(server: &ServerConfig, show: &dyn Fn(&Path) -> String) -> String 
             format!("stdio `{}`", clip(&line, 80))
         }
         Transport::Http { url, .. } => format!("http {}", crate::pool::display_url(url.expose())),
+        Transport::Socket { path } => format!("socket {}", show(path)),
     };
     let mut line = format!("{}: {what}, {}", server.name, server.lifecycle.name());
     if server.disabled {

@@ -1,7 +1,7 @@
 //! An inverted index over the catalog, built once per catalog change, so that a query costs
 //! only the postings of its words and of the words they may stand for: BM25 over weighted fields
-//! (name, MCP name, parameter names, server, description), and the servers' own descriptions and
-//! instructions as a weak field.
+//! (name, MCP name, parameter names, server, description, the config's `searchKeywords`), and the
+//! servers' own descriptions and instructions as a weak field.
 
 use super::related::{self, INTENT};
 use super::words::{each_word, is_stopword, stem, without_contractions, words};
@@ -221,6 +221,16 @@ pub struct SearchIndex {
 
 impl SearchIndex {
     pub fn build(tools: &[ToolInfo], servers: &[ServerText]) -> SearchIndex {
+        SearchIndex::build_with(tools, servers, &[])
+    }
+
+    /// The index with `keywords[i]`, more words the config gives tool `i` (`searchKeywords`),
+    /// weighted as its parameter names.
+    pub fn build_with(
+        tools: &[ToolInfo],
+        servers: &[ServerText],
+        keywords: &[String],
+    ) -> SearchIndex {
         let params: Vec<String> = tools
             .iter()
             .map(|tool| parameter_names(tool).collect::<Vec<_>>().join(" "))
@@ -229,13 +239,16 @@ impl SearchIndex {
         let documents: Vec<Vec<Field>> = tools
             .iter()
             .zip(&params)
-            .map(|(tool, params)| {
+            .enumerate()
+            .map(|(i, (tool, params))| {
+                let keywords = keywords.get(i).map_or("", String::as_str);
                 vec![
                     field(&tool.name, NAME_WEIGHT, NAME_B),
                     field(&tool.original, ORIGINAL_WEIGHT, NAME_B),
                     field(&tool.server, SERVER_WEIGHT, NAME_B),
                     field(&tool.description, TEXT_WEIGHT, B),
                     field(params, PARAM_WEIGHT, B),
+                    field(keywords, PARAM_WEIGHT, B),
                 ]
             })
             .collect();

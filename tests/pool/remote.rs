@@ -65,6 +65,7 @@ fn remote(url: String, prefer: Option<RemoteKind>) -> ConnectSpec {
             credentials: None,
             ca_file: None,
             prefer,
+            signer: None,
         }),
         protocol: Protocol::Initialize,
         timeout: Duration::from_secs(20),

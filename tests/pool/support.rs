@@ -31,7 +31,7 @@ pub fn stdio_server(name: &str, args: &[&str], client: ClientFeatures) -> Connec
 pub fn stdio(spec: &mut ConnectSpec) -> &mut StdioSpec {
     match &mut spec.transport {
         TransportSpec::Stdio(stdio) => stdio,
-        TransportSpec::Remote(_) | TransportSpec::Shared(_) => unreachable!("a stdio spec"),
+        _ => unreachable!("a stdio spec"),
     }
 }
 

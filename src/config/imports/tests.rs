@@ -43,6 +43,7 @@ fn http(url: &str, headers: &[(&str, &str)]) -> Transport {
             true => HttpAuth::None,
             false => HttpAuth::OAuth(Box::default()),
         },
+        request_headers: None,
         ca_file: None,
     }
 }

@@ -171,6 +171,7 @@ async fn credentials_never_follow_a_redirect_to_another_origin() {
                 credentials: Some(SharedCredentials(access.clone())),
                 ca_file: None,
                 prefer: None,
+                signer: None,
             }),
             protocol: Protocol::Initialize,
             timeout: Duration::from_secs(10),

@@ -5,6 +5,7 @@
 
 pub(crate) mod client;
 mod credentials;
+mod headers_program;
 pub mod param_headers;
 mod session;
 mod sse;
@@ -14,6 +15,7 @@ use super::handshake::{self, Protocol, Service};
 use super::ConnectError;
 use crate::secret::{Scrubber, Secret};
 pub use credentials::{AuthNeed, Credentials, SharedCredentials};
+pub use headers_program::HeadersProgram;
 use reqwest::header::HeaderMap;
 use rmcp::service::ClientInitializeError;
 use rmcp::transport::streamable_http_client::{
@@ -70,6 +72,8 @@ pub struct RemoteSpec {
     pub ca_file: Option<PathBuf>,
     /// The transport that worked last time, tried first.
     pub prefer: Option<RemoteKind>,
+    /// Adds headers to each request (`requestHeadersCommand`).
+    pub signer: Option<HeadersProgram>,
 }
 
 impl RemoteSpec {
@@ -167,17 +171,7 @@ async fn connect(
     }
     // 2026-07-28 has no HTTP+SSE transport; a server that has only that is legacy.
     let sse_allowed = protocol != Protocol::Modern;
-    let credentials = spec.credentials.as_ref();
-    let sse = || {
-        legacy(
-            &client,
-            &url,
-            &headers,
-            credentials,
-            handler.clone(),
-            ct.clone(),
-        )
-    };
+    let sse = || legacy(&client, &url, &headers, spec, handler.clone(), ct.clone());
 
     if spec.prefer == Some(RemoteKind::Sse) && sse_allowed {
         match sse().await {
@@ -189,7 +183,7 @@ async fn connect(
     }
     let streamable = streamable(
         &client,
-        spec.credentials.clone(),
+        spec,
         &url,
         &headers,
         handler.clone(),
@@ -229,7 +223,7 @@ enum Verdict {
 
 async fn streamable(
     client: &reqwest::Client,
-    credentials: Option<SharedCredentials>,
+    spec: &RemoteSpec,
     url: &Url,
     headers: &HeaderMap,
     handler: Handler,
@@ -242,7 +236,12 @@ async fn streamable(
         .collect();
     let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
     let tasks = handler.client.task_declaration();
-    let (client, standalone) = session::SessionAware::new(client.clone(), credentials, tasks);
+    let (client, standalone) = session::SessionAware::new(
+        client.clone(),
+        spec.credentials.clone(),
+        spec.signer.clone(),
+        tasks,
+    );
     let transport = StreamableHttpClientTransport::with_client(client, config);
     let service = handshake::start(handler, transport, protocol, ct)
         .await
@@ -255,13 +254,13 @@ async fn legacy(
     client: &reqwest::Client,
     url: &Url,
     headers: &HeaderMap,
-    credentials: Option<&SharedCredentials>,
+    spec: &RemoteSpec,
     handler: Handler,
     ct: CancellationToken,
 ) -> Result<Service, Verdict> {
     let mut headers = headers.clone();
     // The legacy transport keeps the credentials it connected with.
-    if let Some(credentials) = credentials {
+    if let Some(credentials) = &spec.credentials {
         if let Some(value) = credentials.0.current().await {
             let value = client::sensitive_value("Authorization", value.expose())
                 .map_err(Verdict::Failed)?;
@@ -269,7 +268,8 @@ async fn legacy(
         }
     }
     let tasks = handler.client.task_declaration();
-    let transport = SseTransport::connect(client.clone(), url.clone(), headers, tasks)
+    let signer = spec.signer.as_ref();
+    let transport = SseTransport::connect(client.clone(), url.clone(), headers, signer, tasks)
         .await
         .map_err(|e| classify_sse(&e))?;
     // A server on the legacy transport speaks the legacy lifecycle.
@@ -384,6 +384,7 @@ mod tests {
             credentials: None,
             ca_file: None,
             prefer: None,
+            signer: None,
         };
         let scrubbed = spec.scrubber().scrub(
             "error sending request for url (https://h.example/mcp?key=s3cr3t): tok-123 hdr-secret s3cr3t",

@@ -12,7 +12,8 @@
 //! and a listing is fetched again and pruned here.
 //!
 //! A call carries the `Mcp-Param-*` headers of the tool it calls as the caller knows it (see
-//! `param_headers`), not only of a tool rmcp saw listed on this connection.
+//! `param_headers`), not only of a tool rmcp saw listed on this connection. Every request also
+//! carries the headers `requestHeadersCommand` makes for it (see `headers_program`).
 //!
 //! It also tells when the session's standalone GET stream has opened (or failed to): a server
 //! may send a request of its own (an elicitation, `roots/list`) right after the handshake, on
@@ -23,6 +24,7 @@ use super::super::nesting;
 use super::super::oversize::MAX_LINE;
 use super::credentials::{AuthNeed, SharedCredentials};
 use super::param_headers;
+use super::HeadersProgram;
 use crate::secret::Secret;
 use futures::stream::BoxStream;
 use futures::StreamExt;
@@ -56,6 +58,7 @@ const LISTINGS: [&str; 4] = [
 pub struct SessionAware {
     client: reqwest::Client,
     credentials: Option<SharedCredentials>,
+    signer: Option<HeadersProgram>,
     standalone: StandaloneStream,
     /// Declared in `initialize` (here, below rmcp's worker, which must see the typed request).
     tasks: TaskCapability,
@@ -65,12 +68,14 @@ impl SessionAware {
     pub fn new(
         client: reqwest::Client,
         credentials: Option<SharedCredentials>,
+        signer: Option<HeadersProgram>,
         tasks: TaskCapability,
     ) -> (SessionAware, StandaloneStream) {
         let standalone = StandaloneStream::default();
         let aware = SessionAware {
             client,
             credentials,
+            signer,
             standalone: standalone.clone(),
             tasks,
         };
@@ -155,6 +160,21 @@ impl SessionAware {
         }
     }
 
+    /// `headers` with those `requestHeadersCommand` gives the request (`method` to `uri` with
+    /// `body`).
+    async fn signed(
+        &self,
+        method: &str,
+        uri: &str,
+        body: &[u8],
+        mut headers: HashMap<HeaderName, HeaderValue>,
+    ) -> std::result::Result<HashMap<HeaderName, HeaderValue>, String> {
+        if let Some(signer) = &self.signer {
+            headers.extend(signer.headers(method, uri, body).await?);
+        }
+        Ok(headers)
+    }
+
     /// A renewed `Authorization` after the server refused `sent`, when there is one.
     async fn renewed(&self, sent: Option<&Secret>) -> Option<Secret> {
         self.credentials
@@ -224,6 +244,24 @@ fn readable(events: Events) -> Events {
             Some(Ok(event))
         })
         .boxed()
+}
+
+/// The answer to a request `requestHeadersCommand` gave no headers for: our error for request
+/// `id`, or for a notification the failure itself.
+fn unsigned(
+    id: Option<RequestId>,
+    why: String,
+    session_id: &Option<Arc<str>>,
+) -> Result<StreamableHttpPostResponse> {
+    let Some(id) = id else {
+        return Err(StreamableHttpError::UnexpectedServerResponse(why.into()));
+    };
+    let error = |id| serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32603, "message": why } });
+    let session = session_id.as_deref().map(str::to_string);
+    Ok(StreamableHttpPostResponse::Json(
+        our_error(id, error)?,
+        session,
+    ))
 }
 
 /// `response`, or `SessionExpired` for an id-less "no valid session" error answering a request
@@ -304,6 +342,13 @@ impl StreamableHttpClient for SessionAware {
             let session = session_id.as_deref().map(str::to_string);
             return Ok(StreamableHttpPostResponse::Json(refused, session));
         }
+        if self.signer.is_some() {
+            let body = serde_json::to_vec(&message).unwrap_or_default();
+            match self.signed("POST", &uri, &body, custom_headers).await {
+                Ok(signed) => custom_headers = signed,
+                Err(why) => return unsigned(id, why, &session_id),
+            }
+        }
         let again = request
             .filter(|r| LISTINGS.contains(&r.request.method()))
             .map(|_| Post {
@@ -343,7 +388,11 @@ impl StreamableHttpClient for SessionAware {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<()> {
-        let headers = with_authorization(custom_headers, self.authorization().await.as_ref());
+        let headers = self
+            .signed("DELETE", &uri, &[], custom_headers)
+            .await
+            .map_err(|why| StreamableHttpError::UnexpectedServerResponse(why.into()))?;
+        let headers = with_authorization(headers, self.authorization().await.as_ref());
         self.client
             .delete_session(uri, session_id, auth_header, headers)
             .await
@@ -377,7 +426,11 @@ impl StreamableHttpClient for SessionAware {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, std::result::Result<Sse, SseError>>> {
-        let headers = with_authorization(custom_headers, self.authorization().await.as_ref());
+        let headers = self
+            .signed("GET", &uri, &[], custom_headers)
+            .await
+            .map_err(|why| StreamableHttpError::UnexpectedServerResponse(why.into()))?;
+        let headers = with_authorization(headers, self.authorization().await.as_ref());
         let opened = self.client.get_stream_with_max_sse_event_size(
             uri,
             session_id,

@@ -8,6 +8,7 @@
 //! the requests the old session took with it fail at once and the client's `initialize` is
 //! replayed, so the connection goes on working.
 
+use super::HeadersProgram;
 use crate::pool::client_tasks::wire::{self, TaskCapability};
 use futures::stream::BoxStream;
 use futures::StreamExt;
@@ -59,6 +60,8 @@ pub enum SseError {
     /// The transport was closed.
     Closed,
     Encode(serde_json::Error),
+    /// `requestHeadersCommand` gave no headers.
+    Signing(String),
 }
 
 impl fmt::Display for SseError {
@@ -79,6 +82,7 @@ impl fmt::Display for SseError {
             SseError::BadEndpoint(why) => write!(f, "unusable endpoint: {why}"),
             SseError::Closed => f.write_str("the connection is closed"),
             SseError::Encode(e) => write!(f, "cannot encode the message: {e}"),
+            SseError::Signing(why) => f.write_str(why),
         }
     }
 }
@@ -134,6 +138,8 @@ struct Shared {
     client: reqwest::Client,
     sse_url: Url,
     headers: HeaderMap,
+    /// Adds headers to each request (`requestHeadersCommand`).
+    signer: Option<HeadersProgram>,
     /// Where messages go; `None` while a reconnect waits for the new endpoint.
     endpoint: watch::Sender<Option<Url>>,
     /// The client's `initialize` and `initialized`, replayed for a new session.
@@ -180,10 +186,11 @@ impl Shared {
         let declared = self.tasks.declared(message);
         let body =
             serde_json::to_vec(declared.as_ref().unwrap_or(message)).map_err(SseError::Encode)?;
+        let headers = self.signed("POST", &endpoint, &body).await?;
         let response = self
             .client
             .post(endpoint)
-            .headers(self.headers.clone())
+            .headers(headers)
             .header(CONTENT_TYPE, "application/json")
             .timeout(POST_TIMEOUT)
             .body(body)
@@ -196,12 +203,26 @@ impl Shared {
         Err(status_error(response).await)
     }
 
+    /// The headers of a request to `url`: the configured ones, and those `requestHeadersCommand`
+    /// gives it.
+    async fn signed(&self, method: &str, url: &Url, body: &[u8]) -> Result<HeaderMap, SseError> {
+        let mut headers = self.headers.clone();
+        if let Some(signer) = &self.signer {
+            let signed = signer.headers(method, url.as_str(), body).await;
+            for (name, value) in signed.map_err(SseError::Signing)? {
+                headers.insert(name, value);
+            }
+        }
+        Ok(headers)
+    }
+
     /// GETs the event stream (resuming after `last_event_id`).
     async fn open(&self, last_event_id: Option<&str>) -> Result<Events, SseError> {
+        let headers = self.signed("GET", &self.sse_url, &[]).await?;
         let mut request = self
             .client
             .get(self.sse_url.clone())
-            .headers(self.headers.clone())
+            .headers(headers)
             .header(ACCEPT, "text/event-stream");
         if let Some(id) = last_event_id {
             request = request.header("last-event-id", id);
@@ -285,6 +306,7 @@ impl SseTransport {
         client: reqwest::Client,
         sse_url: Url,
         headers: HeaderMap,
+        signer: Option<&HeadersProgram>,
         tasks: TaskCapability,
     ) -> Result<SseTransport, SseError> {
         let (endpoint, _) = watch::channel(None);
@@ -292,6 +314,7 @@ impl SseTransport {
             client,
             sse_url,
             headers,
+            signer: signer.cloned(),
             endpoint,
             handshake: Mutex::default(),
             pending: Mutex::default(),

@@ -86,6 +86,14 @@ export interface SamplingRequest {
 export declare class McpAdapter {
   /** Reads config and metadata cache synchronously; starts nothing. */
   static open(opts?: OpenOptions | undefined | null): McpAdapter
+  /**
+   * The variable the processes this session starts must inherit to use its servers (its
+   * family's): put it in `process.env` before a tool that may start processes runs. The first
+   * call makes the session's process the family's host (its hub listens from then on);
+   * a process that inherited one gives it on. Null when no enabled stdio server is shared
+   * with the family, or the hub cannot listen (status says why).
+   */
+  familyEnv(): FamilyVariable | null
   /** The `mcp` tool as Pi registers it. */
   toolDefinition(): ToolDefinition
   /**
@@ -391,6 +399,14 @@ export interface ExposurePreview {
   saved: DirectCost
 }
 
+/** The variable that makes a process this session starts join its family. */
+export interface FamilyVariable {
+  /** `PI_MCP_NATIVE_FAMILY`. */
+  name: string
+  /** The family's token: a secret of the family's processes. */
+  value: string
+}
+
 /** Where servers' questions for a person or a model are shown (see `setFrontEnd`). */
 export interface FrontEndCallbacks {
   /**
@@ -425,6 +441,7 @@ export type LifecycleEvent =
   | { type: 'auth-url'; server: string; url: string; text: string; prompt: string }
   | { type: 'auth-done'; server: string; signedIn: boolean; error?: string }
   | { type: 'resource-updated'; server: string; uri: string; text: string; note: string }
+  | { type: 'family-off'; text: string }
   | { type: 'progress'; callId: string; server: string; tool: string; progress: number; total?: number; message?: string; text: string }
 
 export interface ListOpts {
@@ -501,6 +518,11 @@ export interface OpenOptions {
    * session (`PI_CODING_AGENT` set) only where `settings.allowYesInsidePi` allows it.
    */
   assumeYes?: boolean
+  /**
+   * Who this session is when a question of one of its calls is asked in another session's UI
+   * (its family's): `subagent "worker"`, `pi -p`; 80 characters at most.
+   */
+  familyLabel?: string
 }
 
 /** What every mode returns: content blocks for Pi, details for programs, and the error flag. */

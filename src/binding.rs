@@ -74,6 +74,18 @@ pub struct OpenOptions {
     /// `pi-mcp call --yes`: uses `approveTools` asks for go ahead without asking; inside a Pi
     /// session (`PI_CODING_AGENT` set) only where `settings.allowYesInsidePi` allows it.
     pub assume_yes: Option<bool>,
+    /// Who this session is when a question of one of its calls is asked in another session's UI
+    /// (its family's): `subagent "worker"`, `pi -p`; 80 characters at most.
+    pub family_label: Option<String>,
+}
+
+/// The variable that makes a process this session starts join its family.
+#[napi(object)]
+pub struct FamilyVariable {
+    /// `PI_MCP_NATIVE_FAMILY`.
+    pub name: String,
+    /// The family's token: a secret of the family's processes.
+    pub value: String,
 }
 
 /// A server a Pi extension registered with `pi.registerMcpServer(name, config)`.
@@ -351,8 +363,20 @@ impl McpAdapter {
             auto_auth: opts.auto_auth,
             only: None,
             assume_yes: opts.assume_yes.unwrap_or(false),
+            family_label: opts.family_label,
         });
         Ok(McpAdapter { inner })
+    }
+
+    /// The variable the processes this session starts must inherit to use its servers (its
+    /// family's): put it in `process.env` before a tool that may start processes runs. The first
+    /// call makes the session's process the family's host (its hub listens from then on);
+    /// a process that inherited one gives it on. Null when no enabled stdio server is shared
+    /// with the family, or the hub cannot listen (status says why).
+    #[napi]
+    pub fn family_env(&self) -> Option<FamilyVariable> {
+        let found = napi::bindgen_prelude::within_runtime_if_available(|| self.inner.family_env());
+        found.map(|(name, value)| FamilyVariable { name, value })
     }
 
     /// The `mcp` tool as Pi registers it.

@@ -58,6 +58,9 @@ pub enum Event {
         text: String,
         note: String,
     },
+    /// The session runs its own servers, not its family's (a stale or forged token, a hub that
+    /// did not answer, one that exited): said once per process.
+    FamilyOff { text: String },
     /// Progress of the call started with `call_id`; `text` is the line to show.
     Progress {
         call_id: String,

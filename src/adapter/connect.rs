@@ -150,6 +150,9 @@ impl Adapter {
             Opening::Reuse => self.pool.connect_with(name, spec).await,
             Opening::Replace => self.pool.replace_with(name, spec).await,
         };
+        if server.sharing == Sharing::Family {
+            self.tell_family_off();
+        }
         match opened {
             Ok(conn) => {
                 if let Some(kind) = conn.remote_kind() {

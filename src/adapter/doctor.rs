@@ -39,7 +39,10 @@ impl Adapter {
             .into_iter()
             .flatten()
             .collect();
-        let text = render::doctor(config, &checks, &warnings, &self.home(), builtin);
+        let mut text = render::doctor(config, &checks, &warnings, &self.home(), builtin);
+        if let Some(line) = self.family_line() {
+            text.push_str(&format!("\n\n{line}"));
+        }
         let mut outcome = Outcome::text("doctor", text)
             .with("trust", trust_json(&config.trust))
             .with(

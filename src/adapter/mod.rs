@@ -104,6 +104,9 @@ pub struct OpenOptions {
     /// `pi-mcp call --yes`: uses `approveTools` asks for go ahead unasked (outside Pi, or where
     /// `allowYesInsidePi` allows it).
     pub assume_yes: bool,
+    /// Who this session is when another session of its family asks for it
+    /// (`subagent "worker"`, `pi -p`).
+    pub family_label: Option<String>,
 }
 
 /// Which MCP tools Pi's command line leaves callable in this run. Entries are Pi's tool names
@@ -238,7 +241,11 @@ impl Adapter {
         trace::start(&config, &opts.cwd, &host);
         let asked: Arc<dyn crate::pool::Host> = Arc::new(host.clone());
         let (pool, notices) = Pool::with_host(asked.clone());
-        let broker = Arc::new(Broker::new(&agent_dir, &env, crate::helper::path(), None));
+        let label = opts
+            .family_label
+            .map(|l| crate::clean::line(&l).chars().take(80).collect());
+        let broker = Arc::new(Broker::new(&agent_dir, &env, crate::helper::path(), label));
+        family().inherit(&env);
         broker.set_ui(opts.cli);
         let in_family = family().enter(LocalSession {
             info: broker.clone(),

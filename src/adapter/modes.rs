@@ -61,10 +61,13 @@ impl Adapter {
             text.push_str("\n\n");
             text.push_str(&render::config_sources(&self.config_sources()));
         }
-        let outcome = Outcome::text("status", text)
+        let mut outcome = Outcome::text("status", text)
             .with("servers", details)
             .with("totalTools", total)
             .with("problems", problems);
+        if let Some(role) = self.family_role() {
+            outcome.set("family", role);
+        }
         self.bounded(match listing.is_empty() {
             true => outcome,
             false => outcome.with("listing", pending_details(&listing)),

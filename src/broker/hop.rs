@@ -40,6 +40,8 @@ const INVALID_REQUEST: i32 = -32600;
 const INTERNAL_ERROR: i32 = -32603;
 /// How long a process connected to a family's hub may take to say who it is (`initialize`).
 pub const HELLO_LIMIT: Duration = Duration::from_secs(2);
+/// The connections a family's hub holds at most.
+pub const MAX_HOPS: usize = 1024;
 /// The lists a family's hub answers from memory (see `Broker::listed`).
 const LISTS: [&str; 4] = [
     "tools/list",
@@ -81,6 +83,8 @@ pub struct Hop {
     family: bool,
     /// It said who it is: attached, joined, or asked for the controls.
     greeted: AtomicBool,
+    /// A process of the family joined with it (it stays open while the process lives).
+    joined: AtomicBool,
     out: Outbox,
     /// Ends the connection (what is queued is still written).
     pub closed: CancellationToken,
@@ -105,6 +109,7 @@ impl Hop {
             notes,
             family,
             greeted: AtomicBool::new(false),
+            joined: AtomicBool::new(false),
             out,
             closed: CancellationToken::new(),
             running: AtomicUsize::new(0),
@@ -119,6 +124,15 @@ impl Hop {
 
     pub fn attached(&self) -> Option<&Attached> {
         self.attached.get()
+    }
+
+    /// A process of the family joined with it.
+    pub fn join(&self) {
+        self.joined.store(true, Ordering::SeqCst);
+    }
+
+    pub fn joined(&self) -> bool {
+        self.joined.load(Ordering::SeqCst)
     }
 
     /// Whether the session is in the hub's own process (then it needs no token).

@@ -299,6 +299,11 @@ impl Broker {
         }
     }
 
+    /// Whether a family's hub holds as many connections as it may.
+    fn full(&self) -> bool {
+        self.family().is_some() && self.shares.lock().hops.len() >= hop::MAX_HOPS
+    }
+
     fn family(&self) -> Option<&family::FamilyMode> {
         match &self.mode {
             Mode::Family(family) => Some(family),

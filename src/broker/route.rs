@@ -323,6 +323,58 @@ mod tests {
     }
 
     #[test]
+    fn in_a_family_a_caller_without_a_ui_is_answered_for_in_the_familys() {
+        let (ui, headless) = (
+            Candidate {
+                ui: true,
+                last_call: at(1),
+            },
+            Candidate {
+                ui: false,
+                last_call: at(5),
+            },
+        );
+        let target = |c: &[Candidate], linked, family_ui| super::target("s", c, linked, family_ui);
+        assert_eq!(
+            target(&[ui], None, true),
+            Target::Caller(0),
+            "it asks its own"
+        );
+        assert_eq!(
+            target(&[headless], None, true),
+            Target::Ui { on_behalf: vec![0] }
+        );
+        assert_eq!(
+            target(&[headless], None, false),
+            Target::Caller(0),
+            "no UI anywhere: its own policy"
+        );
+        assert_eq!(
+            target(&[ui, headless], None, true),
+            Target::Caller(0),
+            "of several, the one with a UI"
+        );
+        assert_eq!(
+            target(&[ui, headless], Some(1), true),
+            Target::Ui { on_behalf: vec![1] },
+            "the linked caller, answered for in the family's UI"
+        );
+        assert_eq!(
+            target(&[headless, headless], None, true),
+            Target::Ui {
+                on_behalf: vec![0, 1]
+            },
+            "several without a UI: all of them"
+        );
+        assert_eq!(
+            target(&[headless, headless], None, false),
+            Target::Caller(1),
+            "else the latest"
+        );
+        assert!(matches!(target(&[], None, true), Target::Refuse(_)));
+    }
+
+    #[test]
     fn questions_go_back_as_the_server_asked_them() {
         let form = Question::Form {
             message: "Name?".into(),

@@ -33,6 +33,13 @@ pub fn watch(pgid: u32) {
     }
 }
 
+/// Has the watchdog remove `file` (a family's socket) once this process is gone.
+pub fn remove_at_exit(file: &std::path::Path) {
+    if let Some(watchdog) = SHARED.as_ref() {
+        watchdog.remove_at_exit(file);
+    }
+}
+
 /// Unregisters a process group that has been stopped.
 pub fn forget(pgid: u32) {
     if let Some(watchdog) = SHARED.as_ref() {
@@ -40,16 +47,20 @@ pub fn forget(pgid: u32) {
     }
 }
 
-/// A POSIX shell loop: `+<pgid>` adds a group, `-<pgid>` removes it; on EOF every group gets
-/// SIGTERM, and SIGKILL a second later.
+/// A POSIX shell loop: `+<pgid>` adds a group, `-<pgid>` removes it, `@<path>` names a file; on
+/// EOF the files are removed, and every group gets SIGTERM, and SIGKILL a second later.
 #[cfg(unix)]
 const SCRIPT: &str = r#"groups=" "
+files=""
 while IFS= read -r line; do
   case "$line" in
     +*) groups="$groups${line#+} " ;;
     -*) kept=" "; for g in $groups; do [ "$g" = "${line#-}" ] || kept="$kept$g "; done; groups=$kept ;;
+    @*) files="$files${line#@}
+" ;;
   esac
 done
+printf '%s' "$files" | while IFS= read -r f; do rm -f -- "$f"; done
 [ "$groups" = " " ] && exit 0
 for g in $groups; do kill -TERM -"$g" 2>/dev/null; done
 sleep 1
@@ -97,6 +108,11 @@ impl Watchdog {
     /// The group led by `pgid` is gone.
     pub fn forget(&self, pgid: u32) {
         self.send(&format!("-{pgid}\n"));
+    }
+
+    /// `file` must go with us.
+    pub fn remove_at_exit(&self, file: &std::path::Path) {
+        self.send(&format!("@{}\n", file.display()));
     }
 
     fn send(&self, line: &str) {
@@ -161,7 +177,7 @@ mod tests {
     }
 
     #[test]
-    fn kills_watched_groups_when_we_go_away() {
+    fn kills_watched_groups_and_removes_files_when_we_go_away() {
         let (mut watched, mut forgotten) = (spawn_group(), spawn_group());
         let pgid = watched.id() as i32;
         assert!(group_alive(pgid));
@@ -169,7 +185,12 @@ mod tests {
         watchdog.watch(watched.id());
         watchdog.watch(forgotten.id());
         watchdog.forget(forgotten.id());
+        let file =
+            std::env::temp_dir().join(format!("pi-mcp-watchdog {}.sock", std::process::id()));
+        std::fs::write(&file, "").unwrap();
+        watchdog.remove_at_exit(&file);
         drop(watchdog);
+        wait_until("the file to be removed", || !file.exists());
         let _ = watched.try_wait(); // reaps the leader once it is dead
         wait_until("the watched group to die", || {
             let _ = watched.try_wait();

@@ -49,3 +49,40 @@ pub fn broker_stopped(stopped: Option<&BrokerStatus>) -> String {
         None => "No shared-server broker was running.".to_string(),
     }
 }
+
+/// What this process is in its session's family (`role`: host, member, off or alone), for
+/// doctor: where its hub listens (`endpoint`), the processes joined (`members`), the hub's
+/// process (`hub_pid`), why it runs its own servers or cannot host (`why`).
+pub fn family(
+    role: &str,
+    endpoint: Option<&str>,
+    members: Option<usize>,
+    hub_pid: Option<u32>,
+    why: Option<&str>,
+) -> String {
+    let at = endpoint.map_or_else(String::new, |e| format!(" at {e}"));
+    match (role, hub_pid, why) {
+        ("host", ..) => {
+            let joined = match members.unwrap_or(0) {
+                1 => "1 process".to_string(),
+                n => format!("{n} processes"),
+            };
+            format!(
+                "Family: the processes this session starts (subagents, `pi -p` through bash) use its servers, through its hub{at} ({joined} joined)."
+            )
+        }
+        ("member", Some(pid), _) => {
+            format!("Family: this session uses its family's servers, which run in pi (pid {pid}).")
+        }
+        ("member", None, _) => format!(
+            "Family: this session will use its family's servers (its hub{at}) once it needs one."
+        ),
+        (_, _, Some(why)) if role == "off" => {
+            format!("Family: this session runs its own servers, not its family's: {why}.")
+        }
+        (_, _, Some(why)) => {
+            format!("Family: the processes this session starts run their own servers: {why}.")
+        }
+        _ => "Family: no process this session started has used its servers.".to_string(),
+    }
+}

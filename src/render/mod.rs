@@ -15,7 +15,7 @@ pub use auth::{
     auth_help, auth_usage, needs_auth, paste_prompt, sign_in_cancelled, sign_in_state, sign_in_url,
     signed_in, signed_out, signed_out_reason, AuthKind,
 };
-pub use broker::{broker_status, broker_stopped};
+pub use broker::{broker_status, broker_stopped, family};
 pub use content::{call_result, call_result_of, resource_updated, Rendered};
 pub use doctor::{doctor, tilde, ConnectCheck};
 pub use listing::{

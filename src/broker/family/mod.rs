@@ -12,8 +12,9 @@ mod registry;
 mod tie;
 
 use super::{hop::Hop, Broker, Mode, Notes};
+use crate::pool::shared::family::{Address, Member, Remote, Token};
 use crate::pool::shared::identity;
-use crate::pool::shared::wire::{Attach, FamilyAttach, Joined, SessionInfo};
+use crate::pool::shared::wire::{Attach, FamilyAttach, Joined, SessionInfo, FAMILY_VAR};
 use crate::pool::shared::{Broker as Session, FamilyReach, Hub, Stream};
 use crate::pool::{Connection, Host, Keeping};
 use crate::server_log::ServerLog;
@@ -34,13 +35,42 @@ pub struct Family {
     registry: Arc<Registry>,
     hub: Mutex<Option<Arc<Broker>>>,
     sessions: Mutex<Vec<Weak<LocalSession>>>,
+    /// This process inherited a family's token (read from the first session's environment).
+    member: OnceLock<Arc<Member>>,
+    /// The family this process hosts, once its hub listens (or why it cannot).
+    hosted: OnceLock<Result<Hosted, String>>,
 }
 
 static FAMILY: LazyLock<Family> = LazyLock::new(|| Family {
     registry: Arc::default(),
     hub: Mutex::default(),
     sessions: Mutex::default(),
+    member: OnceLock::new(),
+    hosted: OnceLock::new(),
 });
+
+/// The family this process hosts: its token, and where its hub listens.
+struct Hosted {
+    token: Token,
+    address: Address,
+}
+
+/// What this process is in its family, for status.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Role {
+    /// `host` (its hub listens for the processes it starts), `member` (it inherited a token),
+    /// `off` (it did, but runs its own servers) or `alone`.
+    pub role: &'static str,
+    /// Processes of the family connected to its hub (a host's).
+    pub members: Option<usize>,
+    /// Where the hub listens (the start of its name).
+    pub endpoint: Option<String>,
+    /// The hub's process (a member's).
+    pub hub_pid: Option<u32>,
+    /// Why it runs its own servers, or cannot host.
+    pub why: Option<String>,
+}
 
 /// This process's family.
 pub fn family() -> &'static Family {
@@ -73,13 +103,118 @@ impl Family {
         session
     }
 
-    /// How `session` reaches the server `identity` names (waiting for a start under way).
+    /// Takes the token in a session's environment (`env`), if any: this process is a member
+    /// of that family, unless it is the token this process hosts (a session opened again).
+    pub fn inherit(&self, env: &HashMap<String, String>) {
+        let Some(value) = env.get(FAMILY_VAR) else {
+            return;
+        };
+        let hosting = self.hosted.get().and_then(|h| h.as_ref().ok());
+        if hosting.is_some_and(|hosted| hosted.token.expose() == value) {
+            return;
+        }
+        self.member.get_or_init(|| Member::inherit(value, env));
+    }
+
+    /// A member that still reaches its hub.
+    fn joining(&self) -> Option<&Arc<Member>> {
+        self.member.get().filter(|member| member.off().is_none())
+    }
+
+    /// The token the processes this one starts inherit: in a member, the one it inherited (its
+    /// children join the same family); else this process's own, its hub listening from now on
+    /// (bound once; sessions of `agent_dir`, addresses from `env`).
+    pub fn token(&self, agent_dir: &Path, env: &HashMap<String, String>) -> Result<String, String> {
+        if let Some(member) = self.member.get() {
+            return match member.token() {
+                Some(token) => Ok(token.expose().to_string()),
+                None => Err(member.off().unwrap_or_default()),
+            };
+        }
+        let hosted = self.hosted.get_or_init(|| self.bind(agent_dir, env));
+        hosted
+            .as_ref()
+            .map(|hosted| hosted.token.expose().to_string())
+            .map_err(Clone::clone)
+    }
+
+    /// A new token, and the hub listening at its address (in a runtime).
+    fn bind(&self, agent_dir: &Path, env: &HashMap<String, String>) -> Result<Hosted, String> {
+        let token = Token::new()?;
+        let address = Address::of(&token, env)?;
+        let listener = super::Listener::family(&address)
+            .map_err(|e| format!("the family's hub cannot listen at {}: {e}", address.shown()))?;
+        let hub = self.hub(agent_dir);
+        if let Some(family) = hub.family() {
+            family.listening(token.expose(), address.shown());
+        }
+        if let Address::Path(socket) = &address {
+            crate::pool::watchdog::remove_at_exit(socket);
+        }
+        tokio::spawn(async move { super::listen::accept(&hub, listener).await });
+        Ok(Hosted { token, address })
+    }
+
+    /// What this process is in its family.
+    pub fn role(&self) -> Role {
+        let alone = Role {
+            role: "alone",
+            members: None,
+            endpoint: None,
+            hub_pid: None,
+            why: None,
+        };
+        if let Some(member) = self.member.get() {
+            return Role {
+                role: if member.off().is_some() {
+                    "off"
+                } else {
+                    "member"
+                },
+                endpoint: member.address().map(Address::shown),
+                hub_pid: member.hub_pid(),
+                why: member.off(),
+                ..alone
+            };
+        }
+        match self.hosted.get() {
+            Some(Ok(hosted)) => Role {
+                role: "host",
+                members: Some(self.current_hub().map_or(0, |hub| hub.members())),
+                endpoint: Some(hosted.address.shown()),
+                ..alone
+            },
+            Some(Err(why)) => Role {
+                why: Some(why.clone()),
+                ..alone
+            },
+            None => alone,
+        }
+    }
+
+    /// The warning that this process runs its own servers, the first time it is asked.
+    pub fn take_warning(&self) -> Option<String> {
+        self.member.get()?.take_warning()
+    }
+
+    /// How `session` reaches the server `identity` names (waiting for a start under way): in a
+    /// member, through the hub of the family it inherited, unless a session of this process
+    /// runs the server already.
     pub async fn reach(
         &'static self,
         identity: String,
         session: &Arc<LocalSession>,
-        attach: FamilyAttach,
+        mut attach: FamilyAttach,
     ) -> Reach {
+        if let Some(member) = self.joining() {
+            if self.registry.live(&identity).is_none() {
+                attach.token = member.token().map(|t| t.expose().to_string());
+                return Reach::Guest(FamilyReach {
+                    hub: Arc::new(Remote(member.clone())),
+                    attach,
+                });
+            }
+        }
         match self.registry.reserve(&identity).await {
             Reserved::Live(_) => {
                 let hub = self.hub(&attach.agent_dir);
@@ -141,6 +276,12 @@ pub struct FamilyMode {
 }
 
 impl FamilyMode {
+    /// The hub listens for the processes that inherit `token`, at `endpoint` (as shown).
+    fn listening(&self, token: &str, endpoint: String) {
+        let _ = self.token.set(token.to_string());
+        let _ = self.endpoint.set(endpoint);
+    }
+
     pub fn endpoint(&self) -> String {
         self.endpoint
             .get()
@@ -305,6 +446,12 @@ impl Broker {
         Broker::with_mode(Mode::Family(family), notes)
     }
 
+    /// Processes of the family that joined its hub.
+    pub fn members(&self) -> usize {
+        let shares = self.shares.lock();
+        shares.hops.values().filter(|hop| hop.joined()).count()
+    }
+
     /// Whether it still serves: its upkeep runs.
     pub fn is_running(&self) -> bool {
         !self.running.is_cancelled()
@@ -322,11 +469,12 @@ impl Broker {
     }
 
     /// A process that inherited the family's token joins: the hub's version and pid.
-    pub(super) fn join_family(&self, _hop: &Hop, token: &str) -> Result<Value, String> {
+    pub(super) fn join_family(&self, hop: &Hop, token: &str) -> Result<Value, String> {
         let family = self.family().ok_or("not a family's hub")?;
         if !family.token_is(token) {
             return Err("the family's token does not match".into());
         }
+        hop.join();
         let joined = Joined {
             version: env!("CARGO_PKG_VERSION").into(),
             pid: std::process::id(),

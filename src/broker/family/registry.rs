@@ -70,6 +70,14 @@ impl Registry {
         }
     }
 
+    /// The live connection to `identity`, if there is one.
+    pub fn live(&self, identity: &str) -> Option<Arc<Connection>> {
+        match self.entries.lock().get(identity)? {
+            Entry::Live(conn) => live(conn),
+            Entry::Claimed { .. } => None,
+        }
+    }
+
     /// `conn` runs the server `identity` names from now on (its start settled).
     pub fn opened(&self, identity: &str, conn: &Arc<Connection>) {
         let entry = Entry::Live(Arc::downgrade(conn));

@@ -7,6 +7,7 @@
 //! family is reached the same way through the family's [`Hub`].
 
 pub mod control;
+pub mod family;
 pub mod identity;
 pub mod place;
 pub mod wire;

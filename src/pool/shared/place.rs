@@ -146,45 +146,49 @@ impl Place {
 
     /// Creates the directory, only its owner may enter, or checks that an existing one is ours
     /// and closed to others (a directory left open by us is closed).
-    #[cfg(unix)]
     pub fn prepare(&self) -> Result<(), String> {
-        use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-        let shown = self.dir.display();
-        if let Some(parent) = self.dir.parent() {
-            let _ = std::fs::create_dir_all(parent);
-        }
-        match std::fs::DirBuilder::new().mode(0o700).create(&self.dir) {
-            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
-                return Err(format!("cannot create {shown}: {e}"));
-            }
-            _ => {}
-        }
-        let meta = std::fs::symlink_metadata(&self.dir)
-            .map_err(|e| format!("cannot read {shown}: {e}"))?;
-        if !meta.is_dir() {
-            return Err(format!(
-                "{shown} is not a directory (a link or a file); remove it"
-            ));
-        }
-        let me = current_uid();
-        if meta.uid() != me {
-            return Err(format!(
-                "{shown} belongs to uid {}, not to you (uid {me}); remove it, or set XDG_RUNTIME_DIR to a directory of yours",
-                meta.uid()
-            ));
-        }
-        if meta.mode() & 0o077 != 0 {
-            std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700))
-                .map_err(|e| format!("cannot close {shown} to other users: {e}"))?;
-        }
-        Ok(())
+        private_dir(&self.dir)
     }
+}
 
-    #[cfg(not(unix))]
-    pub fn prepare(&self) -> Result<(), String> {
-        std::fs::create_dir_all(&self.dir)
-            .map_err(|e| format!("cannot create {}: {e}", self.dir.display()))
+/// Creates `dir`, only its owner may enter, or checks that an existing one is ours and closed to
+/// others (a directory left open by us is closed).
+#[cfg(unix)]
+pub fn private_dir(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    let shown = dir.display();
+    if let Some(parent) = dir.parent() {
+        let _ = std::fs::create_dir_all(parent);
     }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+            return Err(format!("cannot create {shown}: {e}"));
+        }
+        _ => {}
+    }
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if !meta.is_dir() {
+        return Err(format!(
+            "{shown} is not a directory (a link or a file); remove it"
+        ));
+    }
+    let me = current_uid();
+    if meta.uid() != me {
+        return Err(format!(
+            "{shown} belongs to uid {}, not to you (uid {me}); remove it, or set XDG_RUNTIME_DIR to a directory of yours",
+            meta.uid()
+        ));
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("cannot close {shown} to other users: {e}"))?;
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+pub fn private_dir(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))
 }
 
 /// A lock file only its owner may read or write, opened (created when missing).

@@ -1,0 +1,243 @@
+// A session's family through the native API, each session a Node process (fixtures/family-session.mjs):
+// a host takes the family's variable as the extension does, its children inherit it and use its
+// servers through its hub, one process per server. Every bad case ends in one warning and the
+// member's own servers, within a second; a rogue client is dropped while members are served;
+// opt-outs start nothing shared; a killed member's servers stop a grace after it, a killed host's
+// members carry on alone. Each case ends with no server left.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { processesIn, root, sampleProcesses, sleep, tempAgent, testServer, waitFor } from "./helpers/servers.mjs";
+
+const SCRIPT = join(root, "__test__", "fixtures", "family-session.mjs");
+const VAR = "PI_MCP_NATIVE_FAMILY";
+
+/** A private agent dir whose config has `servers` ({ name: scenarios }) in its cwd, shared with the family. */
+function familyAgent(servers = { t: [], u: ["resources=2"], v: ["asks"] }, settings = { shareWithSubagents: true }, extra = {}) {
+  return tempAgent(({ cwd }) => ({
+    mcpServers: Object.fromEntries(Object.entries(servers).map(([name, scenarios]) => [name, testServer(scenarios, { cwd, ...extra[name] })])),
+    settings,
+  }));
+}
+
+/** Runs one session (and its children) as a process: { proc, done } (done: its JSON line, or { exit }). */
+function session(agent, spec, env = agent.env) {
+  const proc = spawn(process.execPath, [SCRIPT, JSON.stringify({ cwd: agent.cwd, agentDir: agent.agentDir, ...spec })], { env, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  proc.stdout.on("data", (d) => (out += d));
+  proc.stderr.on("data", (d) => (err += d));
+  const said = () => new RegExp(`ready ${proc.pid} (\\S+)`).exec(err)?.[1];
+  const ready = new Promise((resolve) => proc.stderr.on("data", () => said() && resolve(said())));
+  const done = new Promise((resolve) =>
+    proc.on("close", (code, signal) => {
+      const last = out.trim().split("\n").pop();
+      resolve(last ? { ...JSON.parse(last), stderr: err } : { exit: code ?? signal, stderr: err });
+    }),
+  );
+  return { proc, ready, done };
+}
+
+const echo = (server, text, extra = {}) => ({ tool: `${server}_echo`, args: { text, ...extra } });
+const member = (label, calls, more = {}) => ({ label, calls, ...more });
+
+async function noneLeft(agent) {
+  await waitFor(() => processesIn(agent.cwd).length === 0, 5000, "every server to stop");
+  agent.cleanup();
+}
+
+/** The hex digits that name a token's socket (as the core computes them). */
+const nameOf = (token) => createHash("sha256").update("pi-mcp-native family\0").update(token).digest("hex").slice(0, 32);
+/** The abstract socket a token names on Linux, without its leading NUL. */
+const abstractName = (token) => `pi-mcp-native/family/${process.getuid()}/${nameOf(token)}`;
+
+/** A Python peer at the abstract socket of `token` (fixtures/abstract-peer.py), once it is set up. */
+async function peer(mode, token, options = {}) {
+  const proc = spawn("python3", [join(root, "__test__", "fixtures", "abstract-peer.py"), mode, abstractName(token)], { stdio: ["ignore", "pipe", "inherit"], ...options });
+  let said = "";
+  proc.stdout.on("data", (d) => (said += d));
+  await waitFor(() => said.includes("ready"), 10_000, `the ${mode} peer`);
+  return { proc, said: () => said, closed: () => said.includes("closed") };
+}
+
+const freshToken = () => `v1.${randomBytes(32).toString("base64url")}`;
+
+test("a host and its members share one process per server, nothing is left after", { timeout: 60_000 }, async () => {
+  const agent = familyAgent();
+  const most = sampleProcesses(agent.cwd);
+  const children = [1, 2, 3, 4].map((i) => member(`subagent "w${i}"`, [echo("t", `m${i}`), echo("u", `m${i}`), echo("v", `m${i}`)]));
+  const host = await session(agent, { host: true, calls: [echo("t", "host")], children }).done;
+  assert.equal(await most(), 3, "one process per server for the host and four members");
+  assert.equal(host.family.role, "host");
+  assert.match(host.family.endpoint, /^@pi-mcp-native\/family\/\d+\/[0-9a-f]{8}…$/);
+  assert.deepEqual(host.results.map((r) => r.text), ["echo: host"]);
+  for (const [i, child] of host.children.entries()) {
+    assert.deepEqual(child.results.map((r) => r.text), ["t", "u", "v"].map(() => `echo: m${i + 1}`));
+    assert.equal(child.family.role, "member");
+    assert.equal(child.family.hubPid, host.pid);
+    assert.match(child.shared.t.text, new RegExp(`runs in pi \\(pid ${host.pid}\\)$`));
+    assert.deepEqual(child.events, [], "no warning");
+  }
+  await noneLeft(agent);
+});
+
+test("eight members asking for three servers at once start three processes", { timeout: 60_000 }, async () => {
+  const agent = familyAgent();
+  const most = sampleProcesses(agent.cwd);
+  const children = [...Array(8).keys()].map((i) => member(`m${i}`, [echo("t", "x"), echo("u", "x"), echo("v", "x")]));
+  const host = await session(agent, { host: true, children }).done;
+  assert.equal(await most(), 3);
+  assert.equal(host.children.flatMap((c) => c.results).filter((r) => r.text === "echo: x").length, 24);
+  await noneLeft(agent);
+});
+
+test("a stale, forged or malformed token: one warning, the member's own servers, at once", { timeout: 60_000 }, async () => {
+  const agent = familyAgent({ t: [] });
+  const { token: stale } = await session(agent, { host: true, calls: [echo("t", "host")] }).done;
+  assert.match(stale, /^v1\.[A-Za-z0-9_-]{43}$/);
+  for (const [what, token] of [["stale", stale], ["forged", freshToken()], ["malformed", "v1.nope"]]) {
+    const alone = await session(agent, { calls: [echo("t", what), echo("t", "again")] }, { ...agent.env, [VAR]: token }).done;
+    assert.deepEqual(alone.results.map((r) => r.text), [`echo: ${what}`, "echo: again"], what);
+    assert.equal(alone.events.length, 1, `${what}: one warning`);
+    assert.match(alone.events[0].text, /runs its own servers, not its family's/);
+    assert.equal(alone.family.role, "off", what);
+    assert.match(alone.shared.t.text, /^this session runs its own: /, what);
+    assert.ok(alone.results[0].ms < 1000, `${what}: ${alone.results[0].ms} ms`);
+  }
+  await noneLeft(agent);
+});
+
+test("a listener that never answers, a file at the path: one warning within a second", { timeout: 60_000 }, async () => {
+  const agent = familyAgent({ t: [] });
+  const token = freshToken();
+  const silent = await peer("listen-silent", token);
+  try {
+    const alone = await session(agent, { calls: [echo("t", "x")] }, { ...agent.env, [VAR]: token }).done;
+    assert.equal(alone.results[0].text, "echo: x");
+    assert.match(alone.events[0].text, /did not answer within 1 s/);
+    assert.ok(alone.results[0].ms < 2500, `${alone.results[0].ms} ms`);
+  } finally {
+    silent.proc.kill("SIGKILL");
+  }
+  const dir = mkdtempSync(join(tmpdir(), "pi-mcp-family-dir-"));
+  writeFileSync(join(dir, `f-${nameOf(token)}.sock`), "not a socket");
+  const env = { ...agent.env, [VAR]: token, PI_MCP_FAMILY_DIR: dir };
+  const alone = await session(agent, { calls: [echo("t", "y")] }, env).done;
+  assert.equal(alone.results[0].text, "echo: y");
+  assert.match(alone.events[0].text, /no family hub answers/);
+  await noneLeft(agent);
+});
+
+test("another user's socket at the address is not sent the token", { timeout: 60_000, skip: process.getuid() !== 0 && "needs root" }, async () => {
+  const agent = familyAgent({ t: [] });
+  const token = freshToken();
+  const listener = await peer("listen-print", token, { uid: 4242, gid: 4242 });
+  try {
+    const alone = await session(agent, { calls: [echo("t", "x")] }, { ...agent.env, [VAR]: token }).done;
+    assert.equal(alone.results[0].text, "echo: x");
+    assert.match(alone.events[0].text, /served by uid 4242, not by you/);
+    await sleep(200);
+    assert.ok(!listener.said().includes(token), "the token was never sent");
+  } finally {
+    listener.proc.kill("SIGKILL");
+  }
+  await noneLeft(agent);
+});
+
+test("rogue clients are dropped while a member is served", { timeout: 60_000 }, async () => {
+  const agent = familyAgent({ t: [] });
+  const host = session(agent, { host: true, calls: [echo("t", "host")], holdMs: 4000 });
+  const token = await host.ready;
+  const since = Date.now();
+  const [garbage, silent] = [await peer("garbage", token), await peer("silent", token)];
+  const served = await session(agent, { calls: [echo("t", "member")] }, { ...agent.env, [VAR]: token }).done;
+  assert.equal(served.results[0].text, "echo: member");
+  await waitFor(garbage.closed, 1000, "the garbage client dropped");
+  await waitFor(silent.closed, 4000, "the silent client dropped after 2 s");
+  assert.ok(Date.now() - since >= 2000, "the silent one had its 2 s");
+  await host.done;
+  await noneLeft(agent);
+});
+
+
+test("a member whose project is untrusted cannot use the project's server the host runs", { timeout: 60_000 }, async () => {
+  const agent = familyAgent({ t: [] });
+  writeFileSync(join(agent.cwd, ".mcp.json"), JSON.stringify({ mcpServers: { p: testServer(["resources=1"], { cwd: agent.cwd }) } }));
+  const child = member("untrusting", [echo("p", "through the hub?"), echo("t", "x")], { projectTrusted: false });
+  const host = await session(agent, { host: true, calls: [echo("p", "host")], children: [child] }).done;
+  assert.equal(host.results[0].text, "echo: host");
+  const [project, global] = host.children[0].results;
+  assert.equal(project.error, true, "the project's server is not the untrusting member's");
+  assert.doesNotMatch(project.text, /echo:/);
+  assert.equal(global.text, "echo: x");
+  await noneLeft(agent);
+});
+
+test("opt-outs: shared: false, and shareWithSubagents: false in the parent or in a child", { timeout: 60_000 }, async () => {
+  const own = familyAgent({ t: [], o: [] }, { shareWithSubagents: true }, { o: { shared: false } });
+  const most = sampleProcesses(own.cwd);
+  const calls = [echo("t", "x"), echo("o", "x")];
+  const host = await session(own, { host: true, calls, children: [member("a", calls, { holdMs: 800 }), member("b", calls, { holdMs: 800 })] }).done;
+  assert.equal(await most(), 4, "t once; o in each of the three sessions");
+  assert.ok(host.children.every((c) => c.results.every((r) => r.text === "echo: x")));
+  await noneLeft(own);
+
+  const off = familyAgent({ t: [] }, { shareWithSubagents: false });
+  const offMost = sampleProcesses(off.cwd);
+  const parent = await session(off, { host: true, calls: [echo("t", "x")], children: [member("a", [echo("t", "x")], { holdMs: 800 })] }).done;
+  assert.equal(parent.hasVariable, false, "no variable for the children");
+  assert.equal(parent.family, null, "nothing to say: alone");
+  assert.equal(await offMost(), 2);
+  await noneLeft(off);
+
+  const shared = familyAgent({ t: [] });
+  const childAgent = familyAgent({ t: [] }, { shareWithSubagents: false });
+  const childMost = sampleProcesses(childAgent.cwd);
+  const token = session(shared, { host: true, calls: [echo("t", "x")], holdMs: 2000 });
+  const child = await session(childAgent, { calls: [echo("t", "own")], holdMs: 800 }, { ...childAgent.env, [VAR]: await token.ready }).done;
+  assert.equal(child.results[0].text, "echo: own");
+  assert.equal(await childMost(), 1, "its own server");
+  assert.deepEqual(child.events, [], "it never tried the family");
+  await token.done;
+  await noneLeft(shared);
+  await noneLeft(childAgent);
+});
+
+test("a member killed mid-call: its call is cancelled, the hub's server stops a grace after", { timeout: 60_000 }, async () => {
+  const agent = familyAgent({ t: [] });
+  const host = session(agent, { host: true, holdMs: 15_000 });
+  const token = await host.ready;
+  const doomed = session(agent, { calls: [{ tool: "t_slow", args: { steps: 200, delayMs: 50 } }] }, { ...agent.env, [VAR]: token });
+  await waitFor(() => processesIn(agent.cwd).length === 1, 10_000, "the hub's server");
+  await sleep(300);
+  doomed.proc.kill("SIGKILL");
+  const killed = Date.now();
+  await waitFor(() => processesIn(agent.cwd).length === 0, 8000, "the server to stop after its last member");
+  const after = Date.now() - killed;
+  assert.ok(after < 6000, `stopped ${after} ms after the member was killed (grace 3 s)`);
+  host.proc.kill("SIGKILL");
+  await host.done;
+  await noneLeft(agent);
+});
+
+test("the host killed during a member's call: the call fails at once, saying so; the member carries on alone", { timeout: 60_000 }, async () => {
+  const agent = familyAgent({ t: [] });
+  const host = session(agent, { host: true, calls: [echo("t", "host")], holdMs: 30_000 });
+  const token = await host.ready;
+  const calls = [{ tool: "t_slow", args: { steps: 100, delayMs: 50 } }, echo("t", "after")];
+  const orphan = session(agent, { calls }, { ...agent.env, [VAR]: token });
+  await waitFor(() => processesIn(agent.cwd).length === 1, 10_000, "the host's server");
+  await sleep(500);
+  host.proc.kill("SIGKILL");
+  const [lost, after] = (await orphan.done).results;
+  assert.equal(lost.error, true);
+  assert.match(lost.text, new RegExp(`ran in pi \\(pid ${host.proc.pid}\\), which exited; this call was lost`));
+  assert.ok(lost.ms < 4000, `the call failed ${lost.ms} ms after it started (it would take 5 s)`);
+  assert.equal(after.text, "echo: after", "then its own server");
+  await host.done;
+  await noneLeft(agent);
+});

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { processesIn, root, sampleProcesses, sleep, tempAgent, testServer, waitFor } from "./helpers/servers.mjs";
@@ -44,6 +44,8 @@ function session(agent, spec, env = agent.env) {
 
 const echo = (server, text, extra = {}) => ({ tool: `${server}_echo`, args: { text, ...extra } });
 const member = (label, calls, more = {}) => ({ label, calls, ...more });
+
+const logOf = (agent) => (existsSync(join(agent.agentDir, "mcp.log")) ? readFileSync(join(agent.agentDir, "mcp.log"), "utf8") : "");
 
 async function noneLeft(agent) {
   await waitFor(() => processesIn(agent.cwd).length === 0, 5000, "every server to stop");
@@ -230,7 +232,7 @@ test("the host killed during a member's call: the call fails at once, saying so;
   const token = await host.ready;
   const calls = [{ tool: "t_slow", args: { steps: 100, delayMs: 50 } }, echo("t", "after")];
   const orphan = session(agent, { calls }, { ...agent.env, [VAR]: token });
-  await waitFor(() => processesIn(agent.cwd).length === 1, 10_000, "the host's server");
+  await waitFor(() => logOf(agent).includes(`pid ${orphan.proc.pid} (a session) joined the family`), 10_000, "the member to join");
   await sleep(500);
   host.proc.kill("SIGKILL");
   const [lost, after] = (await orphan.done).results;

@@ -135,6 +135,15 @@ impl Hop {
         self.joined.load(Ordering::SeqCst)
     }
 
+    /// The peer's pid as its socket says, for notes.
+    pub fn peer_pid(&self) -> String {
+        match self.peer {
+            Peer::Process(Some(pid)) => pid.to_string(),
+            Peer::Process(None) => "unknown".into(),
+            Peer::InProcess => std::process::id().to_string(),
+        }
+    }
+
     /// Whether the session is in the hub's own process (then it needs no token).
     pub fn in_process(&self) -> bool {
         self.peer == Peer::InProcess
@@ -178,11 +187,7 @@ impl Hop {
             Some(a) => format!("session {}, server {}", a.session.id, a.name),
             None => "not attached".into(),
         };
-        let pid = match self.peer {
-            Peer::Process(Some(pid)) => pid.to_string(),
-            Peer::Process(None) => "unknown".into(),
-            Peer::InProcess => std::process::id().to_string(),
-        };
+        let pid = self.peer_pid();
         self.notes
             .write(&format!("dropped a connection of pid {pid} ({who}): {why}"));
         self.farewell(&Farewell {
@@ -357,9 +362,9 @@ impl Hop {
                 "capabilities": {},
                 "serverInfo": { "name": "pi-mcp-native-broker", "version": env!("CARGO_PKG_VERSION") },
             }),
-            Some(Hello::Join { token, .. }) if self.family => {
+            Some(Hello::Join { token, session }) if self.family => {
                 broker
-                    .join_family(self, &token)
+                    .join_family(self, &token, &session)
                     .map_err(|why| Some((wire::REFUSED, why, None)))?
             }
             Some(Hello::Control {} | Hello::Join { .. }) | None => {

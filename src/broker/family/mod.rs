@@ -469,12 +469,19 @@ impl Broker {
     }
 
     /// A process that inherited the family's token joins: the hub's version and pid.
-    pub(super) fn join_family(&self, hop: &Hop, token: &str) -> Result<Value, String> {
+    pub(super) fn join_family(
+        &self,
+        hop: &Hop,
+        token: &str,
+        session: &SessionInfo,
+    ) -> Result<Value, String> {
         let family = self.family().ok_or("not a family's hub")?;
         if !family.token_is(token) {
             return Err("the family's token does not match".into());
         }
         hop.join();
+        let who = session.label.as_deref().unwrap_or("a session");
+        self.note(&format!("pid {} ({who}) joined the family", hop.peer_pid()));
         let joined = Joined {
             version: env!("CARGO_PKG_VERSION").into(),
             pid: std::process::id(),

@@ -359,7 +359,7 @@ export interface DirectTools {
  * The stable codes of `details.error`, the one list of them (exported to TypeScript as a
  * string-literal union). Programs branch on these; the text beside them is for the model.
  */
-export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'tool_hidden' | 'tool_excluded' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'sign_in_failed' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'result_too_deep' | 'call_failed' | 'url_elicitation_required' | 'config_error' | 'shut_down' | 'bad_usage' | 'server_exists' | 'project_untrusted' | 'approval_required' | 'approval_denied'
+export type ErrorCode = 'invalid_args' | 'nested_params' | 'invalid_query' | 'tool_not_found' | 'ambiguous_tool' | 'tool_hidden' | 'tool_excluded' | 'tool_for_app' | 'server_not_found' | 'server_disabled' | 'server_required' | 'server_unavailable' | 'connect_failed' | 'auth_required' | 'sign_in_failed' | 'tool_error' | 'aborted' | 'timeout' | 'connection_lost' | 'result_too_large' | 'result_too_deep' | 'call_failed' | 'url_elicitation_required' | 'config_error' | 'shut_down' | 'bad_usage' | 'server_exists' | 'project_untrusted' | 'approval_required' | 'approval_denied'
 
 /** One tool of a server, listed or cached (those the config hides or leaves out too). */
 export interface ExposedTool {

@@ -4,7 +4,8 @@
 //!
 //! Three layers; each module uses only those below it (and its own submodules):
 //!
-//! `binding` → `adapter` → {`oauth`, `pool`, `config`, `render`, `search`, `cache`, `validate`} →
+//! `binding` → `adapter` → {`apps`, `oauth`, `pool`, `config`, `render`, `search`, `cache`,
+//! `validate`} →
 //! {`catalog`, `secret`, `atomic_file`, `value_kind`, `token_estimate`, `clean`}.
 //!
 //! - [`binding`]: the napi surface. Converts between JS and the core's types, nothing else.
@@ -20,6 +21,7 @@
 //!   of its own serving sessions over a Unix socket; the session's side is `pool::shared`.
 //! - [`config`]: the config files and what they say (discovery, JSONC, merge with provenance,
 //!   imports of other tools' files, interpolation, trust), never failing: problems are diagnostics.
+//! - [`apps`]: MCP Apps (`io.modelcontextprotocol/ui`): a tool's interface and who may call it.
 //! - [`render`]: every text the model or a person reads. [`search`]: ranking tools.
 //!   [`cache`]: the metadata cache file shared with pi-mcp-adapter. [`validate`]: arguments
 //!   against input schemas. Beside them: [`elicitation`] (forms), [`approval`] (what asks
@@ -37,6 +39,7 @@
 
 pub mod adapter;
 pub mod approval;
+pub mod apps;
 mod atomic_file;
 pub mod bounded_read;
 pub mod broker;

@@ -4,6 +4,7 @@
 //! Derived from the server registry's metadata and rebuilt when that changes.
 
 use super::servers::ServerMeta;
+use crate::apps::Visibility;
 use crate::catalog::{build_server_tools, ToolInfo, ToolPrefix};
 use crate::config::{tool_pattern_matches, Exposure, SearchKeywords, ServerConfig};
 use crate::search::{SearchIndex, ServerText};
@@ -14,6 +15,9 @@ pub struct View {
     /// Tools the config hides (`exposure`/`toolExposure` `"hidden"`): in no list, search or call,
     /// kept only so that naming one says why it is unreachable.
     hidden: Vec<ToolInfo>,
+    /// Tools only their server's app may call (`_meta.ui.visibility: ["app"]`): hidden from the
+    /// model as the config's hidden ones are, and found here for the app.
+    app_only: Vec<ToolInfo>,
     /// Each enabled server's name, `description` and instructions, for the search index.
     servers: Vec<(String, Option<String>, Option<String>)>,
     /// Per tool, the words its server's `searchKeywords` give it.
@@ -40,7 +44,7 @@ impl View {
             .iter()
             .map(|(s, _)| (s.name.clone(), s.search_keywords.clone()))
             .collect();
-        let (hidden, tools) = servers
+        let (app_only, tools) = servers
             .into_iter()
             .filter_map(|(s, m)| m.map(|m| (s, m)))
             .flat_map(|(s, m)| {
@@ -56,8 +60,10 @@ impl View {
                 .into_iter()
                 .filter(|t| s.lets_through(&t.original, &t.name))
                 .map(|t| (s.exposure.of(&t.original) == Some(Exposure::Hidden), t))
+                .collect::<Vec<_>>()
             })
-            .partition::<Vec<_>, _>(|(hidden, _)| *hidden);
+            .partition::<Vec<_>, _>(|(_, t)| !for_model(t));
+        let (hidden, tools): (Vec<_>, Vec<_>) = tools.into_iter().partition(|(hidden, _)| *hidden);
         let tools: Vec<ToolInfo> = tools.into_iter().map(|(_, t)| t).collect();
         let keywords = tools
             .iter()
@@ -69,6 +75,7 @@ impl View {
         View {
             tools,
             hidden: hidden.into_iter().map(|(_, t)| t).collect(),
+            app_only: app_only.into_iter().map(|(_, t)| t).collect(),
             servers: texts,
             keywords,
             index: OnceLock::new(),
@@ -78,6 +85,11 @@ impl View {
     /// The tools the config hides.
     pub fn hidden(&self) -> &[ToolInfo] {
         &self.hidden
+    }
+
+    /// The tools only their server's app may call.
+    pub fn app_only(&self) -> &[ToolInfo] {
+        &self.app_only
     }
 
     pub fn tools(&self) -> &[ToolInfo] {
@@ -102,6 +114,13 @@ impl View {
     pub fn server_tools(&self, server: &str) -> Vec<&ToolInfo> {
         self.tools.iter().filter(|t| t.server == server).collect()
     }
+}
+
+/// Whether the model may see and call `tool` (`_meta.ui.visibility` says so, or says nothing).
+pub(super) fn for_model(tool: &ToolInfo) -> bool {
+    tool.definition
+        .as_deref()
+        .is_none_or(|definition| Visibility::of(definition).model)
 }
 
 /// The words `searchKeywords` gives `tool`: those of every entry whose key is its name (MCP or

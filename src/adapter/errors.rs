@@ -25,6 +25,8 @@ pub enum ErrorCode {
     ToolHidden,
     /// Pi's `--tools` / `--exclude-tools` leave the tool out of this run.
     ToolExcluded,
+    /// The tool is for its server's MCP App alone (`_meta.ui.visibility: ["app"]`).
+    ToolForApp,
     ServerNotFound,
     ServerDisabled,
     /// `/mcp-auth` without a server name.
@@ -82,6 +84,7 @@ impl ErrorCode {
             ErrorCode::AmbiguousTool => "ambiguous_tool",
             ErrorCode::ToolHidden => "tool_hidden",
             ErrorCode::ToolExcluded => "tool_excluded",
+            ErrorCode::ToolForApp => "tool_for_app",
             ErrorCode::ServerNotFound => "server_not_found",
             ErrorCode::ServerDisabled => "server_disabled",
             ErrorCode::ServerRequired => "server_required",

@@ -2,6 +2,7 @@
 //! the changes picked in the panel are saved (behind `mcp`, direct, hidden), what the direct
 //! ones cost in tokens, where a save goes, and the save (`config::expose`).
 
+use super::catalog_view::for_model;
 use super::config_edit::SavedChange;
 use super::direct::{definition, DirectToolDefinition, ToolAnnotations};
 use super::Adapter;
@@ -266,7 +267,8 @@ impl Adapter {
         Ok(planned)
     }
 
-    /// Every tool of `server` known now, including those its config hides or leaves out.
+    /// Every tool of `server` known now, including those its config hides or leaves out (not
+    /// those for its app alone: no exposure reaches them).
     fn all_tools(&self, server: &ServerConfig) -> Vec<ToolInfo> {
         let Some(meta) = self.servers.meta(&server.name) else {
             return vec![];
@@ -282,6 +284,9 @@ impl Adapter {
             &meta.templates,
             server.expose_resources,
         )
+        .into_iter()
+        .filter(for_model)
+        .collect()
     }
 
     fn server_exposure(&self, planned: &Planned, pi_reads: bool) -> ServerExposure {

@@ -371,6 +371,10 @@ impl Adapter {
             let text = render::hidden(&tool.name, &tool.server, &source);
             return Err(Outcome::error(mode, ErrorCode::ToolHidden, text).with("tool", name));
         }
+        if let Lookup::Found(tool) = lookup(catalog.app_only(), name, server) {
+            let text = render::for_app(&tool.name, &tool.server);
+            return Err(Outcome::error(mode, ErrorCode::ToolForApp, text).with("tool", name));
+        }
         let suggestions = search::did_you_mean(catalog.tools(), catalog.index(), name, server, 5);
         let mut text = render::not_found(name, server, &suggestions);
         if !pending.is_empty() {

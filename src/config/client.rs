@@ -1,5 +1,6 @@
 //! The client-side settings: what servers may ask of us (elicitation, sampling, roots), which of
-//! their log messages we keep, whether calls may run as tasks, and how long a call may take. Each
+//! their log messages we keep, whether calls may run as tasks, how long a call may take, and
+//! whether MCP Apps' interfaces are shown (`ui`). Each
 //! is a global `settings.X` and a per-server `X`; the server's value wins. pi-mcp-adapter's values
 //! (`elicitation: true`, `sampling: false`, …) mean what they meant there.
 
@@ -24,6 +25,20 @@ pub struct ClientSettings {
     pub tasks: Option<bool>,
     /// `Some(None)`: `0`, no bound.
     pub call_timeout: Option<Option<Duration>>,
+    pub ui: Option<UiMode>,
+}
+
+/// `ui`: how a tool's MCP App is shown. Read from the config alone, never from the session's
+/// mode, so that a session and its headless subagents declare the same to a server (and share
+/// it); a headless session opens nothing whatever this says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UiMode {
+    /// `"browser"` (or `true`), the default: opened in the user's browser.
+    Browser,
+    /// `"none"`: served, never opened; a notice gives its address.
+    NoOpen,
+    /// `false`: the extension is not declared; the server offers no interface.
+    Off,
 }
 
 impl ClientSettings {
@@ -100,6 +115,22 @@ impl ClientSettings {
                 None
             }
         };
+        let ui = match get("ui") {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(true)) => Some(UiMode::Browser),
+            Some(Value::Bool(false)) => Some(UiMode::Off),
+            Some(Value::String(s)) if s == "browser" => Some(UiMode::Browser),
+            Some(Value::String(s)) if s == "none" => Some(UiMode::NoOpen),
+            Some(other) => {
+                let got = describe(other);
+                report(
+                    Level::Warning,
+                    "ui",
+                    format!("must be \"browser\", \"none\" or false, got {got}; using \"browser\""),
+                );
+                None
+            }
+        };
         ClientSettings {
             elicitation,
             sampling,
@@ -108,6 +139,7 @@ impl ClientSettings {
             log_level,
             tasks,
             call_timeout,
+            ui,
         }
     }
 
@@ -121,6 +153,7 @@ impl ClientSettings {
             log_level: self.log_level.or(base.log_level),
             tasks: self.tasks.or(base.tasks),
             call_timeout: self.call_timeout.or(base.call_timeout),
+            ui: self.ui.or(base.ui),
         }
     }
 
@@ -132,7 +165,12 @@ impl ClientSettings {
             roots: self.roots.unwrap_or(true),
             tasks: self.tasks(),
             log_level: self.log_level.unwrap_or(LogLevel::Info),
+            apps: self.ui() != UiMode::Off,
         }
+    }
+
+    pub fn ui(&self) -> UiMode {
+        self.ui.unwrap_or(UiMode::Browser)
     }
 
     pub fn sampling_auto_approve(&self) -> bool {

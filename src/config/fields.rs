@@ -25,6 +25,7 @@ const CLIENT: &[&str] = &[
     "logLevel",
     "tasks",
     "callTimeoutMs",
+    "ui",
 ];
 
 /// What to use instead of pi-mcp-adapter's Agent Plugins.

@@ -34,7 +34,7 @@ mod trust;
 
 pub use add::AddRequest;
 pub use approval::{Approval, SetBy};
-pub use client::{ClientSettings, DEFAULT_CALL_TIMEOUT};
+pub use client::{ClientSettings, UiMode, DEFAULT_CALL_TIMEOUT};
 pub use command::{
     resolve_all, CommandPolicy, ConfigValue, RunContext, ValueError, ValueErrorKind,
 };

@@ -28,6 +28,11 @@ use tokio_util::sync::CancellationToken;
 
 /// The warnings and errors a server logged last, kept for its failure message.
 const LOG_TAIL: usize = 5;
+
+/// The MCP Apps extension's id in `capabilities.extensions`, and the one kind of interface we
+/// show (an HTML document, ext-apps 2.x).
+pub const APPS_EXTENSION_ID: &str = "io.modelcontextprotocol/ui";
+pub const APPS_MIME_TYPE: &str = "text/html;profile=mcp-app";
 /// The spec's code for "the user rejected the request".
 const USER_REJECTED: ErrorCode = ErrorCode(-1);
 
@@ -173,9 +178,16 @@ impl ClientSide {
             sampling.tools = Some(Default::default());
             caps.sampling = Some(sampling);
         }
+        let mut extensions = rmcp::model::ExtensionCapabilities::new();
         if self.features.tasks {
-            let mut extensions = rmcp::model::ExtensionCapabilities::new();
             extensions.insert(rmcp::model::TASKS_EXTENSION_ID.into(), Default::default());
+        }
+        if self.features.apps {
+            let mime_types = json!({ "mimeTypes": [APPS_MIME_TYPE] });
+            let declared = mime_types.as_object().cloned().unwrap_or_default();
+            extensions.insert(APPS_EXTENSION_ID.into(), declared);
+        }
+        if !extensions.is_empty() {
             caps.extensions = Some(extensions);
         }
         if self.features.roots {

@@ -27,6 +27,9 @@ pub struct ClientFeatures {
     pub tasks: bool,
     /// The least severe log level written (and asked for with `logging/setLevel`).
     pub log_level: LogLevel,
+    /// MCP Apps' interfaces are shown (the `io.modelcontextprotocol/ui` extension is declared).
+    #[serde(default)]
+    pub apps: bool,
 }
 
 impl ClientFeatures {
@@ -38,6 +41,7 @@ impl ClientFeatures {
             roots: false,
             tasks: false,
             log_level: LogLevel::Info,
+            apps: false,
         }
     }
 }

@@ -535,6 +535,13 @@ pub fn hidden(name: &str, server: &str, source: &std::path::Path) -> String {
     )
 }
 
+/// A tool only its server's MCP App may call.
+pub fn for_app(name: &str, server: &str) -> String {
+    format!(
+        "Tool \"{name}\" of server \"{server}\" is for the server's app alone (its `_meta.ui.visibility` is [\"app\"]): the app's interface calls it, the model cannot."
+    )
+}
+
 /// A tool Pi's command line leaves out of this run; `why` names the option.
 pub fn not_in_this_run(name: &str, why: &str) -> String {
     format!("Tool \"{name}\" is not available in this run: {why}.")

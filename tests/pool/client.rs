@@ -72,6 +72,7 @@ fn all_features(elicitation: ElicitationPolicy) -> ClientFeatures {
         roots: true,
         tasks: true,
         log_level: LogLevel::Info,
+        apps: true,
     }
 }
 
@@ -139,7 +140,7 @@ async fn servers_see_what_we_offer() {
     let (pool, bare) = connected(Arc::new(NoHost), ClientFeatures::none()).await;
     let offered: Value =
         serde_json::from_str(&call(&bare, "capabilities", json!({})).await).unwrap();
-    for feature in ["roots", "elicitation", "sampling"] {
+    for feature in ["roots", "elicitation", "sampling", "extensions"] {
         assert!(offered.get(feature).is_none(), "{feature} in {offered}");
     }
     pool.close_all().await;
@@ -151,6 +152,8 @@ async fn servers_see_what_we_offer() {
     assert_eq!(offered["roots"], json!({ "listChanged": true }));
     assert_eq!(offered["elicitation"], json!({ "form": {}, "url": {} }));
     assert_eq!(offered["sampling"], json!({ "tools": {} }));
+    let apps = &offered["extensions"]["io.modelcontextprotocol/ui"];
+    assert_eq!(apps, &json!({ "mimeTypes": ["text/html;profile=mcp-app"] }));
     let roots = ask(&conn, "roots/list", json!({})).await;
     assert!(roots.contains("file:///work/project"), "{roots}");
     pool.close_all().await;

@@ -54,6 +54,15 @@ const TOOLS: [&str; 8] = [
 ];
 const ASK_TOOLS: [&str; 5] = ["ask", "ask_inline", "log", "capabilities", "forever"];
 const SUBSCRIBE_TOOLS: [&str; 1] = ["touch"];
+/// `apps`: a tool with an MCP App (`clock`), one only the app may call (`clock_tick`), and one
+/// for the model alone (`clock_reset`).
+const APP_TOOLS: [(&str, &str); 3] = [
+    ("clock", r#"{ "resourceUri": "ui://clock/app.html" }"#),
+    ("clock_tick", r#"{ "visibility": ["app"] }"#),
+    ("clock_reset", r#"{ "visibility": ["model"] }"#),
+];
+/// The clock's interface.
+const APP_URI: &str = "ui://clock/app.html";
 
 impl Server {
     pub fn new(scenarios: Scenarios) -> Arc<Server> {
@@ -109,7 +118,7 @@ impl Server {
             "resources/read" => reply(
                 out,
                 id,
-                json!({ "contents": [{ "uri": params["uri"], "text": format!("the contents of {}", params["uri"].as_str().unwrap_or("")) }] }),
+                self.read_resource(params["uri"].as_str().unwrap_or("")),
             ),
             "resources/subscribe" | "resources/unsubscribe" if self.scenarios.has("subscribe") => {
                 reply(out, id, json!({}))
@@ -162,6 +171,9 @@ impl Server {
         if self.scenarios.has("subscribe") {
             capabilities["resources"] = json!({ "subscribe": true });
         }
+        if self.scenarios.has("apps") {
+            capabilities["resources"] = json!({});
+        }
         let result = json!({
             "protocolVersion": params["protocolVersion"].as_str().unwrap_or("2025-11-25"),
             "capabilities": capabilities,
@@ -180,11 +192,15 @@ impl Server {
 
     fn tool(&self, name: &str) -> Value {
         let padding = self.scenarios.number("tool-size").unwrap_or(0.0) * 1024.0;
-        json!({
+        let mut tool = json!({
             "name": name,
             "description": format!("The {name} tool.{}", " pad".repeat(padding as usize / 4)),
             "inputSchema": { "type": "object", "properties": { "text": { "type": "string" } } },
-        })
+        });
+        if let Some((_, ui)) = APP_TOOLS.iter().find(|(n, _)| *n == name) {
+            tool["_meta"] = json!({ "ui": serde_json::from_str::<Value>(ui).unwrap_or_default() });
+        }
+        tool
     }
 
     fn tool_names(&self) -> Vec<String> {
@@ -194,10 +210,12 @@ impl Server {
             .has("subscribe")
             .then_some(&SUBSCRIBE_TOOLS[..]);
         let grown = (1..=self.state().grown).map(|i| format!("grown_{i}"));
+        let apps = self.scenarios.has("apps").then_some(&APP_TOOLS[..]);
         TOOLS
             .iter()
             .chain(asks.into_iter().flatten())
             .chain(touch.into_iter().flatten())
+            .chain(apps.into_iter().flatten().map(|(name, _)| name))
             .map(|s| s.to_string())
             .chain(grown)
             .collect()
@@ -224,10 +242,23 @@ impl Server {
 
     fn list_resources(&self) -> Value {
         let count = self.scenarios.number("resources").unwrap_or(0.0) as usize;
-        let resources: Vec<Value> = (1..=count)
+        let mut resources: Vec<Value> = (1..=count)
             .map(|i| json!({ "uri": format!("test://resource/{i}"), "name": format!("resource {i}") }))
             .collect();
+        if self.scenarios.has("apps") {
+            resources.push(
+                json!({ "uri": APP_URI, "name": "clock", "mimeType": "text/html;profile=mcp-app" }),
+            );
+        }
         json!({ "resources": resources })
+    }
+
+    fn read_resource(&self, uri: &str) -> Value {
+        if uri == APP_URI && self.scenarios.has("apps") {
+            let html = "<!doctype html><title>clock</title><p id=time>the clock</p>";
+            return json!({ "contents": [{ "uri": uri, "mimeType": "text/html;profile=mcp-app", "text": html }] });
+        }
+        json!({ "contents": [{ "uri": uri, "text": format!("the contents of {uri}") }] })
     }
 
     async fn call(self: Arc<Self>, id: Value, params: Value, out: Out) {
@@ -259,6 +290,7 @@ impl Server {
                 text("y".repeat((megabytes * 1024.0 * 1024.0) as usize))
             }
             "seen" => text(format!("methods: {}", self.state().seen.join(", "))),
+            "clock" | "clock_tick" | "clock_reset" => text(format!("{name} called")),
             "grow" => {
                 let now = {
                     let mut state = self.state();

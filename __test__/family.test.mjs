@@ -232,7 +232,7 @@ test("the host killed during a member's call: the call fails at once, saying so;
   const token = await host.ready;
   const calls = [{ tool: "t_slow", args: { steps: 100, delayMs: 50 } }, echo("t", "after")];
   const orphan = session(agent, { calls }, { ...agent.env, [VAR]: token });
-  await waitFor(() => logOf(agent).includes(`pid ${orphan.proc.pid} (a session) joined the family`), 10_000, "the member to join");
+  await waitFor(() => logOf(agent).includes(`pid ${orphan.proc.pid} joined the family`), 10_000, "the member to join");
   await sleep(500);
   host.proc.kill("SIGKILL");
   const [lost, after] = (await orphan.done).results;

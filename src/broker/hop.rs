@@ -81,7 +81,7 @@ pub struct Hop {
     /// A family's hub serves it: its callers are marked as the family's, and a process that
     /// sends a line that is not a JSON object is dropped.
     family: bool,
-    /// It said who it is: attached, joined, or asked for the controls.
+    /// It said who it is (to attach, join or use the controls).
     greeted: AtomicBool,
     /// A process of the family joined with it (it stays open while the process lives).
     joined: AtomicBool,
@@ -353,6 +353,8 @@ impl Hop {
             .and_then(|c| c.get("experimental"))
             .and_then(|e| e.get(wire::CAPABILITY))
             .and_then(|h| Hello::deserialize(h).ok());
+        // It said who it is: an attach may now wait for its server's start, however long.
+        self.greeted.store(hello.is_some(), Ordering::SeqCst);
         let mut result = match hello {
             Some(Hello::Attach(attach)) => broker
                 .attach(self, *attach)
@@ -375,7 +377,6 @@ impl Hop {
                 )))
             }
         };
-        self.greeted.store(true, Ordering::SeqCst);
         result["protocolVersion"] = version;
         Ok(result)
     }

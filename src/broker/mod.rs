@@ -171,6 +171,11 @@ struct Share {
 }
 
 impl Share {
+    /// No session uses it, nor is one attaching.
+    fn unused(&self) -> bool {
+        self.hops.is_empty() && self.attaching == 0
+    }
+
     fn new(attach: &Attach, log: ServerLog) -> Share {
         Share {
             name: attach.name.clone(),
@@ -662,12 +667,13 @@ impl Broker {
             route::Target::Ui { on_behalf } => match ui {
                 Some(ui) => Answerer::Ui {
                     host: ui.host.clone(),
-                    on_behalf: on_behalf
-                        .iter()
-                        .filter_map(|&i| session_of(&callers[i]))
-                        .map(|s| family::who(&s))
-                        .collect::<Vec<_>>()
-                        .join(" and "),
+                    server: share.name.clone(),
+                    on_behalf: crate::render::listed(
+                        on_behalf
+                            .iter()
+                            .filter_map(|&i| session_of(&callers[i]))
+                            .map(|s| family::who(&s)),
+                    ),
                 },
                 None => as_answerer(on_behalf[0]),
             },
@@ -809,42 +815,51 @@ impl Broker {
     }
 
     async fn stop_unused(&self) {
-        type Unused = (String, Duration, Option<Arc<Connection>>);
-        let unused: Vec<Unused> = {
+        let unused: Vec<String> = {
             let shares = self.shares.lock();
             shares
                 .servers
                 .iter()
-                .filter(|(_, s)| s.hops.is_empty() && s.attaching == 0)
-                .map(|(identity, s)| (identity.clone(), s.idle, s.held.clone()))
+                .filter(|(_, s)| s.unused())
+                .map(|(identity, _)| identity.clone())
                 .collect()
         };
-        for (identity, limit, held) in unused {
-            let stopped = match held {
-                Some(conn) if conn.in_flight() == 0 && conn.idle_for() >= limit => {
-                    conn.close().await;
-                    true
-                }
-                Some(_) => continue,
-                None => self.pool.close_if_idle(&identity, limit).await,
-            };
-            let gone =
-                stopped || !self.pool.is_live(&identity) && !self.pool.is_connecting(&identity);
-            if !gone {
-                continue;
-            }
-            let mut shares = self.shares.lock();
-            if let Some(share) = shares.servers.get(&identity) {
-                if share.hops.is_empty() && share.attaching == 0 {
-                    if stopped {
-                        self.note(&format!(
-                            "stopped {} ({identity}): no session used it for {} s",
-                            share.name,
-                            limit.as_secs()
-                        ));
+        for identity in unused {
+            // Decided and stopped under the lock: a session attaching meanwhile waits for it,
+            // then finds the server gone and starts it again, never a connection being closed.
+            let stopped = {
+                let mut shares = self.shares.lock();
+                let Some(share) = shares.servers.get(&identity).filter(|s| s.unused()) else {
+                    continue;
+                };
+                let stopped = match &share.held {
+                    Some(conn) if conn.in_flight() == 0 && conn.idle_for() >= share.idle => {
+                        conn.abort();
+                        Some(conn.clone())
                     }
-                    shares.servers.remove(&identity);
+                    Some(_) => continue,
+                    None => self
+                        .pool
+                        .stop_if_idle(&identity, share.idle)
+                        .filter(|conn| conn.was_stopped()),
+                };
+                let gone = stopped.is_some()
+                    || !self.pool.is_live(&identity) && !self.pool.is_connecting(&identity);
+                if !gone {
+                    continue;
                 }
+                if stopped.is_some() {
+                    self.note(&format!(
+                        "stopped {} ({identity}): no session used it for {} s",
+                        share.name,
+                        share.idle.as_secs()
+                    ));
+                }
+                shares.servers.remove(&identity);
+                stopped
+            };
+            if let Some(conn) = stopped {
+                conn.close().await;
             }
         }
     }

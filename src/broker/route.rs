@@ -109,9 +109,11 @@ pub enum Answerer {
     Local,
     /// A session connected to the broker.
     Hop(Arc<Hop>),
-    /// A session's UI, for another session of its family (`on_behalf` says which).
+    /// A session's UI, for another session of its family (`on_behalf` says which), naming the
+    /// server as the sessions' config does (`server`).
     Ui {
         host: Arc<dyn Host>,
+        server: String,
         on_behalf: String,
     },
     Refused(String),
@@ -139,8 +141,13 @@ impl Answerer {
                     }
                 })
             }
-            Answerer::Ui { host, on_behalf } => host.elicit(
+            Answerer::Ui {
+                host,
+                server,
+                on_behalf,
+            } => host.elicit(
                 Asker {
+                    server,
                     on_behalf: Some(on_behalf),
                     ..asker
                 },
@@ -168,8 +175,13 @@ impl Answerer {
                     None => Err("the sampling request was cancelled".to_string()),
                 }
             }),
-            Answerer::Ui { host, on_behalf } => host.sample(
+            Answerer::Ui {
+                host,
+                server,
+                on_behalf,
+            } => host.sample(
                 Asker {
+                    server,
                     on_behalf: Some(on_behalf),
                     ..asker
                 },

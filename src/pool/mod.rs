@@ -281,24 +281,37 @@ impl Pool {
     /// `limit` ago; returns whether it did. Checked and removed under the table's lock, so a
     /// request cannot slip in between.
     pub async fn close_if_idle(&self, server: &str, limit: Duration) -> bool {
-        let idle = {
+        let Some(conn) = self.stop_if_idle(server, limit) else {
+            return false;
+        };
+        if conn.was_stopped() {
+            conn.close().await;
+        }
+        true
+    }
+
+    /// Takes the connection to `server` out of the pool when it has been idle for `limit`, and
+    /// stops it (without waiting for its end) unless its family keeps it for the other sessions
+    /// that use it. At once, so that a caller that decides under a lock of its own stops it
+    /// before anyone can reach it again.
+    pub fn stop_if_idle(&self, server: &str, limit: Duration) -> Option<Arc<Connection>> {
+        let conn = {
             let mut table = self.table.lock();
-            match table.slots.get(server) {
-                Some(Slot::Ready(conn))
-                    if conn.is_alive() && conn.in_flight() == 0 && conn.idle_for() >= limit =>
-                {
-                    table.slots.remove(server)
+            let idle = match table.slots.get(server) {
+                Some(Slot::Ready(conn)) => {
+                    conn.is_alive() && conn.in_flight() == 0 && conn.idle_for() >= limit
                 }
-                _ => None,
+                _ => false,
+            };
+            match idle.then(|| table.slots.remove(server)).flatten() {
+                Some(Slot::Ready(conn)) => conn,
+                _ => return None,
             }
         };
-        match idle {
-            Some(Slot::Ready(conn)) => {
-                conn.close().await;
-                true
-            }
-            _ => false,
+        if !kept(&conn) {
+            conn.abort();
         }
+        Some(conn)
     }
 
     /// Closes `conn` if it is still the live connection to its server (a racing caller may

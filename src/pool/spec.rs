@@ -56,8 +56,8 @@ pub trait Keeper: Send + Sync {
     ) -> (Arc<dyn Host>, UnboundedSender<Notice>);
     /// The connection opened: others may use it from now on.
     fn opened(&self, conn: &Arc<Connection>);
-    /// Its session shuts down: true when the family keeps `conn` running (then the session
-    /// leaves it alone).
+    /// Its session shuts down or stops it as unused: true when the family keeps `conn` running
+    /// for the others that use it (then the session leaves it alone).
     fn keep(&self, conn: &Arc<Connection>) -> bool;
 }
 

@@ -480,8 +480,11 @@ impl Broker {
             return Err("the family's token does not match".into());
         }
         hop.join();
-        let who = session.label.as_deref().unwrap_or("a session");
-        self.note(&format!("pid {} ({who}) joined the family", hop.peer_pid()));
+        let who = session
+            .label
+            .as_deref()
+            .map_or_else(String::new, |label| format!(" ({label})"));
+        self.note(&format!("pid {}{who} joined the family", hop.peer_pid()));
         let joined = Joined {
             version: env!("CARGO_PKG_VERSION").into(),
             pid: std::process::id(),

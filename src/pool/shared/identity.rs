@@ -53,7 +53,8 @@ pub const INHERITED: &[&str] = &[
 ];
 
 /// Inherited variables that do not tell family members apart: what shells and terminals set
-/// for each of their processes, Node's IPC channel, and the family's own token.
+/// for each of their processes, Node's IPC channel, the Pi session a command of Pi's bash tool
+/// runs in (Pi ≥ 1.5 sets `PI_SESSION_ID`, `PI_MODEL`, … for it), and the family's own token.
 pub const TERMINAL: &[&str] = &[
     "PWD",
     "OLDPWD",
@@ -73,6 +74,11 @@ pub const TERMINAL: &[&str] = &[
     "NODE_CHANNEL_FD",
     "NODE_CHANNEL_SERIALIZATION_MODE",
     "NODE_UNIQUE_ID",
+    "PI_SESSION_ID",
+    "PI_SESSION_FILE",
+    "PI_PROVIDER",
+    "PI_MODEL",
+    "PI_REASONING_LEVEL",
     FAMILY_VAR,
 ];
 
@@ -284,6 +290,16 @@ mod tests {
             (FAMILY_VAR, "v1.x"),
         ]);
         assert_eq!(family_of(&terminal), id, "terminal variables and the token");
+        let bash = stdio(&[
+            ("PATH", "/bin"),
+            ("TOKEN", "a"),
+            ("PI_SESSION_ID", "0192"),
+            ("PI_MODEL", "m"),
+            ("PI_PROVIDER", "p"),
+            ("PI_REASONING_LEVEL", "off"),
+            ("PI_SESSION_FILE", "/s.jsonl"),
+        ]);
+        assert_eq!(family_of(&bash), id, "the session Pi's bash tool runs in");
         let secret = stdio(&[("PATH", "/bin"), ("TOKEN", "b")]);
         assert_ne!(family_of(&secret), id, "a changed secret");
         let pi_bin = stdio(&[("PATH", "/home/u/.pi/agent/bin:/bin"), ("TOKEN", "a")]);

@@ -1,5 +1,8 @@
 // Scripted fake of the OpenAI chat-completions API on 127.0.0.1, no dependencies.
 // Chat request i is answered with steps[i]; past the end of the script it answers with a final text.
+// With `conversations` ({ "Task: one": steps, … }), a request whose first user message starts with
+// a key is a turn of that conversation instead, answered from its own steps (several Pi processes,
+// e.g. subagents, on one fake LLM); its record says which (`conversation`).
 //   module: const llm = await startFakeLlm({ steps }); … llm.requests … await llm.close();
 //   CLI:    node fake-llm.mjs --script s.json --port-file p [--max-requests n] [--timeout-s s] [--log requests.json]
 import http from "node:http";
@@ -8,7 +11,7 @@ import { pathToFileURL } from "node:url";
 
 export const FINAL_TEXT = "done";
 
-export function startFakeLlm({ steps = [], maxRequests = Infinity, timeoutMs = 60_000, port = 0, onRequest } = {}) {
+export function startFakeLlm({ steps = [], conversations = {}, maxRequests = Infinity, timeoutMs = 60_000, port = 0, onRequest } = {}) {
   const requests = [];
   let answered = 0;
   let closing = false;
@@ -30,10 +33,12 @@ export function startFakeLlm({ steps = [], maxRequests = Infinity, timeoutMs = 6
         return sendJson(res, 400, { error: { message: `fake-llm: bad JSON: ${e.message}` } });
       }
       const index = requests.length;
-      const step = steps[index] ?? { text: FINAL_TEXT };
+      const conversation = conversationOf(body, conversations);
+      const turn = conversation ? requests.filter((r) => r.conversation === conversation).length : requests.filter((r) => !r.conversation).length;
+      const step = (conversation ? conversations[conversation] : steps)[turn] ?? { text: FINAL_TEXT };
       const headers = { ...req.headers };
       delete headers.authorization;
-      const record = { index, path: req.url, headers, body, step, tRecv, tDone: null };
+      const record = { index, conversation, path: req.url, headers, body, step, tRecv, tDone: null };
       requests.push(record);
       res.on("finish", () => {
         record.tDone = Date.now();
@@ -66,6 +71,14 @@ export function startFakeLlm({ steps = [], maxRequests = Infinity, timeoutMs = 6
       resolve({ url: `http://127.0.0.1:${port}/v1`, port, requests, close, closed });
     });
   });
+}
+
+/** The key of `conversations` the request's first user message starts with, or null. */
+function conversationOf(body, conversations) {
+  const first = (body.messages ?? []).find((m) => m.role === "user");
+  const content = first?.content;
+  const text = typeof content === "string" ? content : (content ?? []).map((c) => c.text ?? "").join("");
+  return Object.keys(conversations).find((key) => text.startsWith(key)) ?? null;
 }
 
 function toolCalls(step, index) {
@@ -145,6 +158,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   };
   const llm = await startFakeLlm({
     steps: script.steps,
+    conversations: script.conversations,
     port: Number(args.port ?? 0),
     maxRequests: args["max-requests"] ? Number(args["max-requests"]) : Infinity,
     timeoutMs: Number(args["timeout-s"] ?? 300) * 1000,

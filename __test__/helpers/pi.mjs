@@ -233,7 +233,7 @@ export function toolResultsOf(events) {
 async function withSandbox(opts, run) {
   const cli = opts.cli ?? piCli(opts.pi);
   const box = makeSandbox(opts);
-  const llm = await startFakeLlm({ steps: opts.script?.steps ?? [], timeoutMs: opts.timeoutMs + 5000, onRequest: opts.onLlmRequest });
+  const llm = await startFakeLlm({ steps: opts.script?.steps ?? [], conversations: opts.script?.conversations, timeoutMs: opts.timeoutMs + 5000, onRequest: opts.onLlmRequest });
   try {
     writeAgentFiles(box, llm.url, opts);
     opts.prepare?.(box);
@@ -260,19 +260,19 @@ export function piSandbox(options, run) {
 
 /**
  * One `pi --mode json <prompt>` run → { code, events, toolResults, requests (fake LLM log), stderr, timing,
- * home, agentDir, cwd, … }. Options: script {steps}, extensionDir (path or array), mcpConfig, cacheJson,
+ * home, agentDir, cwd, … }. Options: script {steps, conversations (fake-llm.mjs)}, extensionDir (path or array), mcpConfig, cacheJson,
  * projectFiles ({ path relative to the project: content }), prepare(box) (more set-up of the sandbox's files),
  * onLlmRequest(record, all) (sees each request to the fake LLM as it arrives),
  * env, pi (the version, default PI_087), prompt, timeoutMs, home (reuse for a warm agent dir), tmpDir (reuse for a warm jiti and
  * compile cache), keep (leave the sandbox on disk), extraArgs; node + cli (a Pi installed elsewhere) and
- * onSpawn(child) for the benchmark.
+ * onSpawn(child) for the benchmark, leftoverGraceMs (how long processes Pi started may outlive it, 1 s).
  */
 export function runPi(options) {
   const opts = { ...DEFAULTS, prompt: "go", ...options };
   return withSandbox(opts, async ({ cli, box, llm }) => {
     const args = piArgs(cli, opts.extensionDir, ["--mode", "json", ...(opts.extraArgs ?? []), opts.prompt]);
     const tSpawn = Date.now();
-    const proc = spawnBounded(args, { node: opts.node, cwd: box.cwd, env: piEnv(box, opts.env), timeoutMs: opts.timeoutMs });
+    const proc = spawnBounded(args, { node: opts.node, cwd: box.cwd, env: piEnv(box, opts.env), timeoutMs: opts.timeoutMs, leftoverGraceMs: opts.leftoverGraceMs });
     opts.onSpawn?.(proc.child);
     const r = await proc.done;
     const events = parseJsonl(r.stdout);
@@ -312,6 +312,8 @@ const DIALOGS = new Set(["select", "confirm", "input", "editor"]);
  * `onEvent(msg, send)`, if given, sees every message from Pi and may send commands of its own
  * (e.g. an `abort` while a tool runs). With `sessions`, Pi keeps its sessions in files (under the
  * sandbox) instead of memory, so that a test can switch between them and fork them.
+ * `leftoverGraceMs`: how long processes Pi started may outlive it before they are killed (1 s);
+ * `onSpawn(child)` gets Pi's process.
  */
 export function runPiRpc(options) {
   const opts = { ...DEFAULTS, commands: [], ...options };
@@ -364,7 +366,8 @@ export function runPiRpc(options) {
 
     const sessionDir = opts.sessions ? join(box.root, "sessions") : undefined;
     const args = piArgs(cli, opts.extensionDir, ["--mode", "rpc", ...(opts.extraArgs ?? [])], sessionDir);
-    proc = spawnBounded(args, { cwd: box.cwd, env: piEnv(box, opts.env), timeoutMs: opts.timeoutMs, stdin: "pipe", onStdout });
+    proc = spawnBounded(args, { cwd: box.cwd, env: piEnv(box, opts.env), timeoutMs: opts.timeoutMs, stdin: "pipe", onStdout, leftoverGraceMs: opts.leftoverGraceMs });
+    opts.onSpawn?.(proc.child);
     proc.child.stdin.on("error", () => {}); // EPIPE if Pi died early; reported through code/stderr
     const exited = proc.done.then(() => null);
     let seq = 0;

@@ -7,6 +7,7 @@ import { createMcpCommand } from "./mcp-command.js";
 import { addSubcommands } from "./mcp-subcommands.js";
 import { showPanel } from "./panel.js";
 import { addSetup } from "./setup.js";
+import { createFamily, familyLabel } from "./family.js";
 import { createPiTools } from "./pi-tools.js";
 import { resourceUpdates } from "./updates.js";
 
@@ -76,13 +77,14 @@ export default function piMcpNative(pi) {
   const configPath = argvOption(process.argv, "mcp-config", { takesValue: true });
   // projectTrusted undefined: the decision Pi saved in <agentDir>/trust.json, else trusted.
   const bounds = runTools(process.argv);
+  const label = familyLabel(process.argv, oneShotRun(undefined, process.argv));
   // Servers' questions go to the session's dialogs and model (none in print and json modes).
   const sessionUi = () => (footerCtx?.hasUI ? footerCtx.ui : undefined);
   // Approvals granted for the session are kept as its entries (names and a hash), so that they
   // follow it through /reload, resume and branch changes.
   const remember = ({ customType, data }) => pi.appendEntry(customType, data);
   const open = (cwd, projectTrusted, registered = []) => {
-    const core = McpAdapter.open({ cwd, configPath, projectTrusted, registered, ...bounds });
+    const core = McpAdapter.open({ cwd, configPath, projectTrusted, registered, familyLabel: label, ...bounds });
     core.setFrontEnd(frontEnd(core, { ui: sessionUi, runModel: piModel(() => footerCtx), remember }));
     return core;
   };
@@ -149,6 +151,10 @@ export default function piMcpNative(pi) {
       announceUpdate(event);
       return;
     }
+    if (event.type === "family-off") {
+      warn(event.text);
+      return;
+    }
     syncDirectTools();
     syncPromptCommands();
     showFooter();
@@ -193,7 +199,14 @@ export default function piMcpNative(pi) {
   const syncDirectTools = () => piTools.sync();
   piTools.sync(declared);
 
-  pi.on("tool_call", (event) => piTools.beforeReaching(event.toolName, event.input));
+  const family = createFamily({ adapter: () => adapter, owns: piTools.owns });
+  pi.on("tool_call", (event) => {
+    family.beforeTool(event.toolName);
+    return piTools.beforeReaching(event.toolName, event.input);
+  });
+  pi.on("user_bash", () => {
+    family.beforeBash();
+  });
 
   // Servers' prompts as commands `/mcp__<server>__<prompt> [args]`, from the cache at load and
   // as servers list new ones. Pi cannot unregister a command: a withdrawn prompt's says so.

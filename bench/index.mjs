@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run bench`: pi-mcp-native side by side with pi-mcp-adapter 2.36.0 inside the real Pi,
-// the native API against a bare rmcp client, shared servers against unshared ones, and search
+// the native API against a bare rmcp client, shared servers against unshared ones, a session's
+// subagents with their family's servers and with their own, and search
 // over 10,000 tools. Installs what it
 // needs into bench/.cache, builds the release addon, then writes bench/RESULTS.md.
 // Not a test and not part of CI. Usage: npm run bench [-- --reps 30 --no-build --out FILE]
@@ -65,13 +66,15 @@ log("native API vs raw rmcp");
 const api = JSON.parse(execFileSync(process.execPath, [join(ROOT, "bench", "native-api.mjs"), "--json"], { cwd: ROOT, encoding: "utf8" }));
 log("shared servers: 4 sessions, shared and not");
 const shared = JSON.parse(execFileSync(process.execPath, [join(ROOT, "bench", "shared.mjs"), "--json"], { cwd: ROOT, encoding: "utf8" }));
+log("a session's family: Pi's subagent example, shared and not");
+const family = JSON.parse(execFileSync(process.execPath, [join(ROOT, "bench", "family.mjs"), "--json"], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }));
 log("search over 10,000 tools");
 const search = execFileSync(process.execPath, [join(ROOT, "bench", "search-speed.mjs")], { cwd: ROOT, encoding: "utf8" });
 log("cold calls through the process supervisor and without it");
 const supervisor = execFileSync(process.execPath, [join(ROOT, "bench", "supervisor.mjs")], { cwd: ROOT, encoding: "utf8" });
 
 const after = machine();
-writeFileSync(join(CACHE, "last-run.json"), JSON.stringify({ before, after, runs, startup, oneShot, api, shared, search, supervisor }, null, 1));
-const report = writeReport({ out, before, after, reps, runs, startup, oneShot, api, shared, search, supervisor, paths });
+writeFileSync(join(CACHE, "last-run.json"), JSON.stringify({ before, after, runs, startup, oneShot, api, shared, family, search, supervisor }, null, 1));
+const report = writeReport({ out, before, after, reps, runs, startup, oneShot, api, shared, family, search, supervisor, paths });
 console.log(report);
 log(`wrote ${out} (raw samples: ${join(CACHE, "last-run.json")})`);

@@ -9,6 +9,8 @@ export interface OutcomeDetails {
   tool?: string
   /** Servers still being listed when the answer was given (search, status, …): how many, the first few. */
   listing?: { pending: number; servers: string[] }
+  /** A tool call's time in the core, from the call to its answer (ms, one decimal). */
+  elapsedMs?: number
   [key: string]: unknown
 }
 

@@ -31,7 +31,7 @@ const sh = (cmd) => {
 
 const COLUMNS = ["pi", "noop", "floor", "native", "adapter", "adapter3"];
 
-export function writeReport({ out, before, after, reps, runs, startup, oneShot, api, shared, search, supervisor, paths }) {
+export function writeReport({ out, before, after, reps, runs, startup, oneShot, api, shared, family, search, supervisor, paths }) {
   const series = (key, metric) => runs.map((r) => r[key]?.[metric] ?? NaN);
   const cell = (key, metric, digits = 0) => (runs[0][key] && Number.isFinite(runs[0][key][metric]) ? medianIqr(series(key, metric), digits) : "–");
   const first = runs[0];
@@ -153,6 +153,15 @@ export function writeReport({ out, before, after, reps, runs, startup, oneShot, 
     row(["", "not shared", "shared"]);
     row(["---", "---", "---"]);
     for (const r of shared.rows) row(r);
+    lines.push("");
+  }
+  if (family) {
+    lines.push("## A session's family: Pi's subagent example (bench/family.mjs)", "");
+    lines.push("A parent (`pi --mode json -p`) runs 4 parallel subagents of Pi's subagent example (`pi --mode json -p` processes loading pi-mcp-native installed as a package), each calling server-everything, server-memory and the Python SDK server, first and again; the servers shared with the family (the hub in the parent, no process of its own) and each process's own (`shareWithSubagents: false`), in one run. Call times are the core's (`details.elapsedMs`), not Pi's turns.", "");
+    const pis = Object.keys(family.pis);
+    row(["", ...pis.flatMap((pi) => [`Pi ${pi}, family`, `Pi ${pi}, own servers`])]);
+    row(["---", ...pis.flatMap(() => ["---", "---"])]);
+    for (const r of family.rows) row(r);
     lines.push("");
   }
   lines.push("## Search over 10,000 tools (bench/search-speed.mjs)", "", "```", search.trim(), "```", "");

@@ -13,7 +13,7 @@ use crate::validate::{check_arguments, coerce_arguments, without_null_optionals}
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 /// What follows a call that went before the server's listing.
@@ -49,7 +49,7 @@ impl Adapter {
     /// Calls a tool (or reads a resource tool). Its arguments are checked against the known
     /// schema before any server starts; a server started just now gets the call at once when
     /// the tool is known from the cache, and is listed once it is idle. A server that wants a
-    /// sign-in gets one first under `autoAuth`.
+    /// sign-in gets one first under `autoAuth`. Its details say how long it took (`elapsedMs`).
     pub async fn call(
         self: &Arc<Self>,
         name: &str,
@@ -59,11 +59,15 @@ impl Adapter {
         // Only a sign-in by itself calls again: without one, the arguments need no copy. A call
         // made again after a sign-in is not asked about again.
         let approved = AtomicBool::new(false);
-        if !self.sign_ins.may_retry() {
-            return self.call_once(name, args, &opts, &approved).await;
-        }
-        self.with_sign_in(|| self.call_once(name, args.clone(), &opts, &approved))
-            .await
+        let started = Instant::now();
+        let outcome = if self.sign_ins.may_retry() {
+            self.with_sign_in(|| self.call_once(name, args.clone(), &opts, &approved))
+                .await
+        } else {
+            self.call_once(name, args, &opts, &approved).await
+        };
+        let ms = (started.elapsed().as_secs_f64() * 10_000.0).round() / 10.0;
+        outcome.with("elapsedMs", ms)
     }
 
     async fn call_once(

@@ -6,14 +6,16 @@
 // uses no MCP: one process per server for the whole run, every call answered, the question one
 // subagent's call raises shown in the parent's UI naming it, the idle one never joining. On
 // 1.6.0 also `pi -p` through bash, a subagent elsewhere and one with another secret (their own
-// servers), the parent killed mid-call, a session that starts nothing binding nothing. Each case
-// ends with no server left and no family socket.
+// servers), the parent killed mid-call, a session that starts nothing binding nothing, and two
+// sessions of Pi's SDK in one Node process. Each case ends with no server left and no family
+// socket.
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { spawn } from "node:child_process";
 import { after, before } from "node:test";
-import { PI_16, assertRan, piTest, runPiRpc } from "./helpers/pi.mjs";
+import { NODE22, PI_16, assertRan, piCli, piSandbox, piTest, runPiRpc } from "./helpers/pi.mjs";
 import { familySockets, installed, mcp, subagentExample, toolTextsOf } from "./helpers/subagents.mjs";
 import { everything, memory, processesIn, python, root, sampleProcesses, sleep, waitFor } from "./helpers/servers.mjs";
 
@@ -173,5 +175,24 @@ piTest("the parent killed during a subagent's call: the subagent ends, no server
   // The subagent's output went to the parent, so it ends with it (Pi's own pipe), without a
   // hang; that a member carries on alone, saying why its call failed, family.test.mjs shows.
   assert.equal(r.leftover, false, "the subagent exits by itself");
+  await nothingLeft();
+});
+
+piTest("two sessions of Pi's SDK in one Node process share one server process", { ...OPTS, pis: [PI_16] }, async (pi) => {
+  const conversations = Object.fromEntries(["a", "b"].map((t) => [`Task: ${t}`, [mcp("everything_echo", { message: t }), { text: `${t} done` }]]));
+  const most = sampleProcesses(serverCwd);
+  const out = await piSandbox({ pi, mcpConfig: echoConfig(), prepare: installed(pi), script: { steps: [], conversations } }, ({ box, env }) => {
+    const args = [join(root, "__test__", "fixtures", "sdk-sessions.mjs"), join(dirname(piCli(pi)), "..", ".."), root, box.cwd, "Task: a", "Task: b"];
+    return new Promise((resolve, reject) => {
+      const child = spawn(NODE22, args, { cwd: box.cwd, env, stdio: ["ignore", "pipe", "pipe"], timeout: 120_000 });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d) => (stdout += d));
+      child.stderr.on("data", (d) => (stderr += d));
+      child.on("close", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`exit ${code}: ${stderr.slice(-2000)}`))));
+    });
+  });
+  assert.deepEqual(JSON.parse(out.trim().split("\n").pop()), [["Echo: a"], ["Echo: b"]]);
+  assert.equal(await most(), 1, "one server process for both sessions");
   await nothingLeft();
 });

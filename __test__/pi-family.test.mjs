@@ -3,7 +3,7 @@
 // runs in RPC mode with the example and our extension; each subagent is a `pi --mode json -p`
 // process that loads our extension from the sandbox's settings (`packages`), as a user's would.
 // Four subagents call three servers (server-everything, server-memory, a Python server), a fifth
-// uses no MCP: one process per server for the whole run, every call answered, the question one
+// uses no MCP: one process per server at a time, every call answered, the question one
 // subagent's call raises shown in the parent's UI naming it, the idle one never joining. On
 // 1.6.0 also `pi -p` through bash, a subagent elsewhere and one with another secret (their own
 // servers), the parent killed mid-call, a session that starts nothing binding nothing, and two

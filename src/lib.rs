@@ -31,6 +31,7 @@
 //!   [`path_component`] (names made safe as paths), [`helper`] (where the helper executable
 //!   `src/bin/helper` is, and its subcommands' command lines).
 //! - [`catalog`] (tool names and lookup), [`secret`] (secrets kept out of every text),
+//!   [`loopback`] (what a listener on 127.0.0.1 needs: tokens, requests read with bounds),
 //!   `atomic_file` (private files written whole), `log_file` (log files rotated by size),
 //!   `value_kind` (what a JSON value is, for messages that must not show it), `token_estimate`
 //!   (what a text costs a model, without a tokenizer) and [`clean`] (the one rule for text a
@@ -52,6 +53,7 @@ pub mod elicitation;
 pub mod events;
 pub mod helper;
 mod log_file;
+pub mod loopback;
 pub mod oauth;
 pub mod output_guard;
 pub mod path_component;

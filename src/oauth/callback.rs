@@ -4,8 +4,8 @@
 //! response pasted by hand (the redirected URL, or the code alone).
 
 use crate::config::{Env, OAuthConfig};
+use crate::loopback::{self, read_head, request_line};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot};
 use url::{Host, Url};
@@ -13,7 +13,6 @@ use url::{Host, Url};
 /// pi-mcp-adapter's redirect for pre-registered clients: `http://localhost:<port>/callback`.
 const PRE_REGISTERED_PORT: u16 = 19876;
 const PORT_VARIABLE: &str = "MCP_OAUTH_CALLBACK_PORT";
-const MAX_REQUEST: usize = 16 * 1024;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Port {
@@ -333,43 +332,9 @@ async fn answer(
     respond(&mut stream, status, &page(page_of.ok, &page_of.message)).await
 }
 
-/// Reads an HTTP/1.1 request head (at most 16 KiB): its text, and the bytes read past it (the
-/// start of a body). `None` when the peer sent nothing usable.
-pub async fn read_head(stream: &mut TcpStream) -> std::io::Result<Option<(String, Vec<u8>)>> {
-    let mut buffer = Vec::new();
-    let mut chunk = [0u8; 2048];
-    let end = loop {
-        if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
-            break at;
-        }
-        if buffer.len() > MAX_REQUEST {
-            return Ok(None);
-        }
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(None);
-        }
-        buffer.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8_lossy(&buffer[..end]).into_owned();
-    Ok(Some((head, buffer[end + 4..].to_vec())))
-}
-
-/// The method and target of a request head.
-pub fn request_line(head: &str) -> Option<(&str, &str)> {
-    let mut first = head.lines().next()?.split_whitespace();
-    Some((first.next()?, first.next()?))
-}
-
 async fn respond(stream: &mut TcpStream, status: u16, html: &str) -> std::io::Result<()> {
-    let head = format!(
-        "HTTP/1.1 {status} {}\r\nContent-Type: text/html; charset=utf-8\r\nCache-Control: no-store\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        if status == 200 { "OK" } else { "Error" },
-        html.len()
-    );
-    stream.write_all(head.as_bytes()).await?;
-    stream.write_all(html.as_bytes()).await?;
-    stream.shutdown().await
+    let html_type = "text/html; charset=utf-8";
+    loopback::respond(stream, status, html_type, &[], html.as_bytes()).await
 }
 
 fn page(ok: bool, message: &str) -> String {

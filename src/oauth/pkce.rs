@@ -4,12 +4,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use sha2::{Digest, Sha256};
 
-/// 32 random bytes, base64url: 43 characters.
-pub fn random_token() -> String {
-    let mut bytes = [0u8; 32];
-    getrandom::getrandom(&mut bytes).expect("the operating system's random number generator");
-    URL_SAFE_NO_PAD.encode(bytes)
-}
+pub use crate::loopback::random_token;
 
 pub struct Pkce {
     pub verifier: String,

@@ -4,7 +4,7 @@
 //! credentials), revocation, and `/mcp` answering JSON-RPC only with a valid token. Knobs make
 //! it misbehave; everything it saw is recorded.
 
-use crate::oauth::callback::{read_head, request_line};
+use crate::loopback::{read_head, request_line};
 use base64::Engine;
 use parking_lot::Mutex;
 use serde_json::{json, Map, Value};

@@ -1,0 +1,154 @@
+//! The app's requests, as the host page forwards them, and what each may do: tools and
+//! resources of its own server only (tools the app may call), the conversation after the
+//! user's consent, at the pace and size the policy allows, links after the user says so.
+//! Answers are JSON-RPC's `result` or `error`.
+
+use super::host::{AppHost, Ask, Grant, ToConversation};
+use super::meta::Visibility;
+use super::policy::message_text;
+use super::registry::AppSession;
+use crate::clean::{self, Link};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The methods of ext-apps 2.x this host refuses, each with why.
+pub const REFUSED: &[(&str, &str)] = &[
+    ("ui/download-file", "downloads are not offered"),
+    (
+        "sampling/createMessage",
+        "the app cannot ask the model directly",
+    ),
+    ("prompts/list", "prompts are not offered to apps"),
+];
+
+const METHOD_NOT_FOUND: i64 = -32601;
+const INVALID_PARAMS: i64 = -32602;
+/// Refused by the host's policy or the user.
+const REFUSED_CODE: i64 = -32000;
+
+fn error(code: i64, message: impl Into<String>) -> Value {
+    json!({ "error": { "code": code, "message": message.into() } })
+}
+
+/// Answers one request of the app of `session`.
+pub async fn answer(session: &Arc<AppSession>, host: &Arc<dyn AppHost>, request: &Value) -> Value {
+    let method = request["method"].as_str().unwrap_or_default();
+    let params = request.get("params").cloned().unwrap_or(json!({}));
+    let outcome = match method {
+        "tools/call" => call_tool(session, host, &params).await,
+        "resources/read" | "resources/list" | "resources/templates/list" => {
+            let method = match method {
+                "resources/read" => "resources/read",
+                "resources/list" => "resources/list",
+                _ => "resources/templates/list",
+            };
+            host.resources(&session.app, method, params)
+                .await
+                .map_err(|why| error(REFUSED_CODE, why))
+        }
+        "ui/message" => to_conversation(session, host, ToConversation::Message, &params).await,
+        "ui/update-model-context" => {
+            to_conversation(session, host, ToConversation::Context, &params).await
+        }
+        "ui/open-link" => open_link(session, host, &params).await,
+        "ping" => Ok(json!({})),
+        _ => Err(match REFUSED.iter().find(|(m, _)| *m == method) {
+            Some((_, why)) => error(METHOD_NOT_FOUND, format!("{method} is refused: {why}")),
+            None => error(
+                METHOD_NOT_FOUND,
+                format!("{} is not supported", clean::line(method)),
+            ),
+        }),
+    };
+    match outcome {
+        Ok(result) => json!({ "result": result }),
+        Err(error) => error,
+    }
+}
+
+async fn call_tool(
+    session: &AppSession,
+    host: &Arc<dyn AppHost>,
+    params: &Value,
+) -> Result<Value, Value> {
+    let app = &session.app;
+    let name = params["name"].as_str().unwrap_or_default();
+    let Some(definition) = host.tool(&app.server, name) else {
+        let message = format!(
+            "\"{}\" is not a tool of MCP server \"{}\"; an app may call its own server's tools only",
+            clean::line(name),
+            app.server
+        );
+        return Err(error(INVALID_PARAMS, message));
+    };
+    if !Visibility::of(&definition).app {
+        let message = format!("\"{name}\" is for the model alone (its `_meta.ui.visibility`)");
+        return Err(error(REFUSED_CODE, message));
+    }
+    let args = match &params["arguments"] {
+        Value::Null => Default::default(),
+        Value::Object(args) => args.clone(),
+        _ => return Err(error(INVALID_PARAMS, "`arguments` must be an object")),
+    };
+    host.call_tool(app, name, args)
+        .await
+        .map_err(|why| error(REFUSED_CODE, why))
+}
+
+async fn to_conversation(
+    session: &AppSession,
+    host: &Arc<dyn AppHost>,
+    kind: ToConversation,
+    params: &Value,
+) -> Result<Value, Value> {
+    let text = message_text(params).map_err(|why| error(INVALID_PARAMS, why))?;
+    if !consented(session, host).await {
+        return Err(error(
+            REFUSED_CODE,
+            "the user did not let this app write to the conversation",
+        ));
+    }
+    if let Err(wait) = session.pace.lock().admit(Instant::now()) {
+        let message = format!("one message a second: try again in {} ms", wait.as_millis());
+        return Err(error(REFUSED_CODE, message));
+    }
+    host.to_conversation(&session.app, kind, text);
+    Ok(json!({}))
+}
+
+/// Whether the app may write to the conversation: "always" before, this app session's answer,
+/// else the user's answer now (asked once per app session; "once" asks again next time).
+async fn consented(session: &AppSession, host: &Arc<dyn AppHost>) -> bool {
+    if host.granted_always(&session.app.server) {
+        return true;
+    }
+    match *session.conversation.lock() {
+        Some(Grant::Session | Grant::Always) => return true,
+        Some(Grant::Deny) => return false,
+        Some(Grant::Once) | None => {}
+    }
+    let grant = host.ask(&session.app, vec![Ask::Conversation]).await;
+    *session.conversation.lock() = Some(grant);
+    grant.allows()
+}
+
+async fn open_link(
+    session: &AppSession,
+    host: &Arc<dyn AppHost>,
+    params: &Value,
+) -> Result<Value, Value> {
+    let raw = params["url"].as_str().unwrap_or_default();
+    let link =
+        Link::parse(raw).map_err(|why| error(INVALID_PARAMS, format!("not opened: {why}")))?;
+    if !host
+        .ask(&session.app, vec![Ask::Link(link.shown())])
+        .await
+        .allows()
+    {
+        return Err(error(REFUSED_CODE, "the user did not open the link"));
+    }
+    host.open_link(&link)
+        .map(|()| json!({}))
+        .map_err(|why| error(REFUSED_CODE, why))
+}

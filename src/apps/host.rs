@@ -1,0 +1,81 @@
+//! What the apps need of whoever embeds them (the adapter): the server's tools and resources,
+//! the approval gate, the user's consent, the conversation and the browser.
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// The app session a request comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AppRef {
+    pub id: String,
+    pub server: String,
+    /// The tool whose interface it is (its MCP name).
+    pub tool: String,
+}
+
+/// Where something the app sends to the conversation goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToConversation {
+    /// `ui/message`: a message from the app; Pi answers it (a new turn).
+    Message,
+    /// `ui/update-model-context`: the app's context, replacing its last, read at the next turn.
+    Context,
+}
+
+/// What the user may be asked about an app, several at once in one dialog.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ask {
+    /// Let the app send messages and context to the conversation.
+    Conversation,
+    /// Open `url` (shown as it will be opened).
+    Link(String),
+}
+
+/// The user's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grant {
+    /// This once.
+    Once,
+    /// For the rest of this app session.
+    Session,
+    /// For every session of this server's app, kept in the agent dir until revoked.
+    Always,
+    Deny,
+}
+
+impl Grant {
+    pub fn allows(self) -> bool {
+        self != Grant::Deny
+    }
+}
+
+pub trait AppHost: Send + Sync + 'static {
+    /// The server's tool `name` as listed, if it has one.
+    fn tool(&self, server: &str, name: &str) -> Option<Arc<Value>>;
+    /// Calls the tool of the app's server through the approval gate (as the app), giving the
+    /// MCP result, or why not.
+    fn call_tool(
+        &self,
+        app: &AppRef,
+        name: &str,
+        args: Map<String, Value>,
+    ) -> BoxFuture<'static, Result<Value, String>>;
+    /// Sends the app's server `resources/read`, `resources/list` or `resources/templates/list`.
+    fn resources(
+        &self,
+        app: &AppRef,
+        method: &'static str,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, String>>;
+    /// Asks the user everything in `asks` in one dialog; `Deny` when nobody can be asked.
+    fn ask(&self, app: &AppRef, asks: Vec<Ask>) -> BoxFuture<'static, Grant>;
+    /// Whether the user said "always" for `what` of this server's app before.
+    fn granted_always(&self, server: &str) -> bool;
+    /// The text reaches the conversation, labelled as coming from the app.
+    fn to_conversation(&self, app: &AppRef, kind: ToConversation, text: String);
+    /// Opens a checked link in the user's browser; why not, if it could not.
+    fn open_link(&self, url: &crate::clean::Link) -> Result<(), String>;
+    /// The app session ended (its tab closed, it asked, or the session ended).
+    fn ended(&self, app: &AppRef);
+}

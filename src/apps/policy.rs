@@ -1,0 +1,163 @@
+//! The rules every request of an app's pages meets, whatever it asks: the `Host` it names, the
+//! app session's token, the sizes and pace of what reaches the conversation, and the
+//! `Content-Security-Policy` the app's document is served with.
+
+use crate::clean;
+use crate::loopback::{header, same_secret};
+use serde_json::Value;
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+/// The most one `ui/message` or `ui/update-model-context` may carry to the conversation.
+pub const MAX_MESSAGE: usize = 64 * 1024;
+/// The least time between two of them from one app session.
+pub const MESSAGE_INTERVAL: Duration = Duration::from_secs(1);
+/// The most a request of the host page may carry (an app's tool arguments, say).
+pub const MAX_BODY: usize = 256 * 1024;
+/// The header the host page sends the app session's token in.
+pub const TOKEN_HEADER: &str = "x-pi-mcp-token";
+
+/// Whether the request names exactly the listener it reached: `127.0.0.1:<port>`. Anything
+/// else is a name that resolved to us by someone else's doing (DNS rebinding) or a confused
+/// client; both are refused.
+pub fn host_is(head: &str, port: u16) -> bool {
+    header(head, "host") == Some(format!("127.0.0.1:{port}").as_str())
+}
+
+/// Whether `given` is the app session's token.
+pub fn token_is(given: Option<&str>, token: &str) -> bool {
+    given.is_some_and(|given| same_secret(given, token))
+}
+
+/// The token of a request: the header, else the `t` of the query (the first load of a page,
+/// which a link cannot give a header).
+pub fn token_of<'h>(head: &'h str, query: Option<&'h str>) -> Option<&'h str> {
+    header(head, TOKEN_HEADER).or_else(|| {
+        query?
+            .split('&')
+            .filter_map(|pair| pair.split_once('='))
+            .find(|(key, _)| *key == "t")
+            .map(|(_, value)| value)
+    })
+}
+
+/// The `Content-Security-Policy` of an app's document, from its resource's `_meta.ui.csp`, and
+/// the sources it declared that were left out (not an origin we can write into the header).
+#[derive(Debug, PartialEq)]
+pub struct Csp {
+    pub header: String,
+    pub dropped: Vec<String>,
+}
+
+/// An origin with an optional `*.` for its subdomains and an optional path; http(s) or ws(s).
+static SOURCE: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"^(https?|wss?)://(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:(\d{1,5}|\*))?(/[A-Za-z0-9._~%/-]*)?$")
+        .expect("a valid pattern")
+});
+
+impl Csp {
+    /// Nothing reaches the network unless the resource declared it: no fetch, no frame, no
+    /// form, no plugin; inline script and style (an app is one document) and `data:`/`blob:`
+    /// images and media are allowed.
+    pub fn of(ui: Option<&Value>) -> Csp {
+        let csp = ui.and_then(|ui| ui.get("csp"));
+        let mut dropped = Vec::new();
+        let mut list = |key: &str| -> Vec<String> {
+            let declared = csp.and_then(|c| c.get(key)).and_then(Value::as_array);
+            let mut kept = Vec::new();
+            for value in declared.into_iter().flatten() {
+                match value.as_str().filter(|s| SOURCE.is_match(s)) {
+                    Some(source) => kept.push(source.to_string()),
+                    None => dropped.push(clean::line(&value.to_string()).into_owned()),
+                }
+            }
+            kept
+        };
+        let (connect, resource, frame, base) = (
+            list("connectDomains"),
+            list("resourceDomains"),
+            list("frameDomains"),
+            list("baseUriDomains"),
+        );
+        let sources = |fixed: &[&str], extra: &[String]| {
+            let all: Vec<&str> = fixed
+                .iter()
+                .copied()
+                .chain(extra.iter().map(String::as_str))
+                .collect();
+            match all.is_empty() {
+                true => "'none'".to_string(),
+                false => all.join(" "),
+            }
+        };
+        let header = [
+            "default-src 'none'".to_string(),
+            format!("script-src {}", sources(&["'unsafe-inline'"], &resource)),
+            format!("style-src {}", sources(&["'unsafe-inline'"], &resource)),
+            format!("img-src {}", sources(&["data:", "blob:"], &resource)),
+            format!("font-src {}", sources(&["data:"], &resource)),
+            format!("media-src {}", sources(&["data:", "blob:"], &resource)),
+            format!("connect-src {}", sources(&[], &connect)),
+            format!("frame-src {}", sources(&[], &frame)),
+            format!("base-uri {}", sources(&[], &base)),
+            "form-action 'none'".to_string(),
+            "object-src 'none'".to_string(),
+        ]
+        .join("; ");
+        Csp { header, dropped }
+    }
+}
+
+/// At most one message per [`MESSAGE_INTERVAL`] from an app session.
+#[derive(Default)]
+pub struct Pace {
+    last: Option<Instant>,
+}
+
+impl Pace {
+    /// Takes the turn at `now`, or says how long to wait for the next one.
+    pub fn admit(&mut self, now: Instant) -> Result<(), Duration> {
+        if let Some(wait) = self
+            .last
+            .map(|last| MESSAGE_INTERVAL.saturating_sub(now.saturating_duration_since(last)))
+            .filter(|wait| !wait.is_zero())
+        {
+            return Err(wait);
+        }
+        self.last = Some(now);
+        Ok(())
+    }
+}
+
+/// The text an app sends to the conversation (`ui/message`'s `content`, or
+/// `ui/update-model-context`'s `content` and `structuredContent`): its text blocks, and the
+/// structured content as JSON, cleaned for a person and the model; refused past
+/// [`MAX_MESSAGE`] or with nothing in it. Blocks of other kinds are named, not carried.
+pub fn message_text(params: &Value) -> Result<String, String> {
+    let size = params.to_string().len();
+    if size > MAX_MESSAGE {
+        return Err(format!(
+            "the message is {size} bytes; an app may send at most {MAX_MESSAGE}"
+        ));
+    }
+    let mut parts = Vec::new();
+    for block in params["content"].as_array().into_iter().flatten() {
+        match (block["type"].as_str(), block["text"].as_str()) {
+            (Some("text"), Some(text)) => parts.push(clean::text(text).into_owned()),
+            (kind, _) => parts.push(format!(
+                "[a {} block, not shown]",
+                clean::line(kind.unwrap_or("malformed"))
+            )),
+        }
+    }
+    if let Some(structured) = params.get("structuredContent").filter(|v| !v.is_null()) {
+        parts.push(clean::json(structured));
+    }
+    match parts.iter().any(|p| !p.trim().is_empty()) {
+        true => Ok(parts.join("\n")),
+        false => Err("the message has no text".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

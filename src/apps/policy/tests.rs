@@ -1,0 +1,133 @@
+use super::*;
+use serde_json::json;
+
+#[test]
+fn only_the_listener_s_own_name_is_a_host() {
+    let head = |host: &str| format!("GET / HTTP/1.1\r\nHost: {host}");
+    assert!(host_is(&head("127.0.0.1:4000"), 4000));
+    for other in [
+        "127.0.0.1:4001",
+        "localhost:4000",
+        "attacker.example:4000",
+        "127.0.0.1",
+        "[::1]:4000",
+        "127.0.0.1:4000.attacker.example",
+    ] {
+        assert!(!host_is(&head(other), 4000), "{other}");
+    }
+    assert!(!host_is("GET / HTTP/1.1", 4000), "no Host");
+    let twice = "GET / HTTP/1.1\r\nHost: 127.0.0.1:4000\r\nHost: evil:4000";
+    assert!(!host_is(twice, 4000), "Host twice");
+}
+
+#[test]
+fn the_token_comes_from_the_header_or_the_first_load_s_query() {
+    let token = crate::loopback::random_token();
+    let in_header = format!("POST /x HTTP/1.1\r\nX-Pi-Mcp-Token: {token}");
+    assert!(token_is(token_of(&in_header, None), &token));
+    let query = format!("a=1&t={token}");
+    assert!(token_is(token_of("GET / HTTP/1.1", Some(&query)), &token));
+    assert!(!token_is(token_of("GET / HTTP/1.1", Some("t=")), &token));
+    assert!(!token_is(token_of("GET / HTTP/1.1", None), &token));
+    let other = crate::loopback::random_token();
+    assert!(!token_is(Some(&other), &token));
+}
+
+#[test]
+fn the_csp_allows_what_the_resource_declares_and_nothing_else() {
+    let none = Csp::of(None);
+    for directive in [
+        "default-src 'none'",
+        "connect-src 'none'",
+        "frame-src 'none'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "script-src 'unsafe-inline'",
+    ] {
+        assert!(
+            none.header.contains(directive),
+            "{directive} in {}",
+            none.header
+        );
+    }
+    assert!(!none.header.contains("'self'") && !none.header.contains("127.0.0.1"));
+
+    let ui = json!({ "csp": {
+        "connectDomains": ["https://api.example.com", "wss://live.example.com:8443"],
+        "resourceDomains": ["https://*.cdn.example.com/lib/"],
+        "frameDomains": ["https://player.example.com"],
+        "baseUriDomains": ["https://base.example.com"],
+    }});
+    let declared = Csp::of(Some(&ui));
+    assert!(declared.dropped.is_empty(), "{:?}", declared.dropped);
+    let h = &declared.header;
+    assert!(
+        h.contains("connect-src https://api.example.com wss://live.example.com:8443;"),
+        "{h}"
+    );
+    assert!(
+        h.contains("script-src 'unsafe-inline' https://*.cdn.example.com/lib/;"),
+        "{h}"
+    );
+    assert!(h.contains("frame-src https://player.example.com;"), "{h}");
+    assert!(h.contains("base-uri https://base.example.com;"), "{h}");
+
+    // What would break out of the header, or open everything, is left out and said.
+    let hostile = json!({ "csp": { "connectDomains": [
+        "*", "https:", "'unsafe-eval'", "https://a.example; script-src *", "data:",
+        "javascript:alert(1)", "https://ok.example", 7, "http://x.example\r\nSet-Cookie: a=b",
+    ]}});
+    let csp = Csp::of(Some(&hostile));
+    assert!(
+        csp.header.contains("connect-src https://ok.example;"),
+        "{}",
+        csp.header
+    );
+    assert_eq!(csp.dropped.len(), 8, "{:?}", csp.dropped);
+    assert!(!csp.header.contains('\n') && !csp.header.contains('\r'));
+    assert_eq!(csp.header.matches("script-src").count(), 1);
+}
+
+#[test]
+fn one_message_a_second() {
+    let mut pace = Pace::default();
+    let start = Instant::now();
+    assert_eq!(pace.admit(start), Ok(()));
+    let early = pace.admit(start + Duration::from_millis(300));
+    assert_eq!(early, Err(Duration::from_millis(700)));
+    assert_eq!(pace.admit(start + MESSAGE_INTERVAL), Ok(()));
+    // A burst far past the bound (200 a second for 5 s, after the one at 1 s): one a second.
+    let admitted = (0..1000)
+        .filter(|ms| {
+            pace.admit(start + MESSAGE_INTERVAL + Duration::from_millis(ms * 5))
+                .is_ok()
+        })
+        .count();
+    assert_eq!(admitted, 4, "at 2, 3, 4 and 5 s");
+}
+
+#[test]
+fn messages_are_cleaned_bounded_and_never_empty() {
+    let message = json!({ "role": "user", "content": [
+        { "type": "text", "text": "pick\u{1b}[2J the red one\u{202e}" },
+        { "type": "image", "data": "AAAA", "mimeType": "image/png" },
+    ]});
+    let text = message_text(&message).unwrap();
+    assert!(text.starts_with("pick the red one\\u{202e}"), "{text}");
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{202e}'),
+        "{text}"
+    );
+    assert!(text.contains("[a image block, not shown]"), "{text}");
+
+    let context = json!({ "structuredContent": { "selected": 3 } });
+    assert_eq!(message_text(&context).unwrap(), r#"{"selected":3}"#);
+
+    let at_bound = "x".repeat(MAX_MESSAGE - 100);
+    assert!(message_text(&json!({ "content": [{ "type": "text", "text": at_bound }] })).is_ok());
+    let far_past = "x".repeat(MAX_MESSAGE * 16);
+    let refused = message_text(&json!({ "content": [{ "type": "text", "text": far_past }] }));
+    assert!(refused.unwrap_err().contains("at most 65536"));
+    assert!(message_text(&json!({ "content": [] })).is_err());
+    assert!(message_text(&json!({ "content": [{ "type": "text", "text": "  " }] })).is_err());
+}

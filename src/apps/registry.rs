@@ -1,0 +1,169 @@
+//! The app sessions: one per (server, tool) of a Pi session, reused by later calls of the tool;
+//! each with its unguessable id and tokens, its document, what waits to be pushed to its page,
+//! and the user's consent.
+
+use super::host::{AppRef, Grant};
+use super::policy::{Csp, Pace};
+use crate::loopback::random_token;
+use parking_lot::Mutex;
+use serde_json::Value;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::SystemTime;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+/// The most pushes waiting for a page (tool input and results); past it the oldest go.
+pub const MAX_PUSHES: usize = 64;
+
+/// The app's HTML as its server gave it, the policy it is served with, and the tool's
+/// definition (for the app's host context).
+pub struct Document {
+    pub html: String,
+    pub csp: Csp,
+    pub tool: Value,
+}
+
+pub struct AppSession {
+    pub app: AppRef,
+    /// Opens the host page and goes with each of its requests.
+    pub token: String,
+    /// Opens the app's document on its own origin, and nothing else.
+    pub doc_token: String,
+    pub opened: SystemTime,
+    document: Mutex<Arc<Document>>,
+    pushes: Mutex<VecDeque<Value>>,
+    pushed: Notify,
+    pub pace: Mutex<Pace>,
+    /// The user's answer about the conversation, once asked.
+    pub conversation: Mutex<Option<Grant>>,
+    /// Pages listening for pushes now.
+    watching: AtomicUsize,
+    /// Whether a page ever listened.
+    watched: AtomicUsize,
+    pub ended: CancellationToken,
+}
+
+impl AppSession {
+    pub fn document(&self) -> Arc<Document> {
+        self.document.lock().clone()
+    }
+
+    /// Queues `message` for the page (the oldest goes past [`MAX_PUSHES`]).
+    pub fn push(&self, message: Value) {
+        let mut pushes = self.pushes.lock();
+        if pushes.len() == MAX_PUSHES {
+            pushes.pop_front();
+        }
+        pushes.push_back(message);
+        drop(pushes);
+        self.pushed.notify_waiters();
+    }
+
+    /// The next push, when there is one; `None` once the session ended.
+    pub async fn next_push(&self) -> Option<Value> {
+        loop {
+            let notified = self.pushed.notified();
+            if let Some(message) = self.pushes.lock().pop_front() {
+                return Some(message);
+            }
+            tokio::select! {
+                _ = notified => {}
+                _ = self.ended.cancelled() => return None,
+            }
+        }
+    }
+
+    /// A page starts listening; the guard counts it until dropped.
+    pub fn watch(self: &Arc<Self>) -> Watching {
+        self.watching.fetch_add(1, Ordering::SeqCst);
+        self.watched.fetch_add(1, Ordering::SeqCst);
+        Watching(self.clone())
+    }
+
+    /// Whether a page listened once and none does now (its tab was closed).
+    pub fn abandoned(&self) -> bool {
+        self.watched.load(Ordering::SeqCst) > 0 && self.watching.load(Ordering::SeqCst) == 0
+    }
+}
+
+pub struct Watching(Arc<AppSession>);
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        self.0.watching.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[derive(Default)]
+pub struct Registry {
+    sessions: Mutex<HashMap<String, Arc<AppSession>>>,
+}
+
+impl Registry {
+    /// The app session of `server`'s `tool` with `document`: the one open (its document
+    /// replaced), or a new one. `true` when it was open.
+    pub fn open(&self, server: &str, tool: &str, document: Document) -> (Arc<AppSession>, bool) {
+        let mut sessions = self.sessions.lock();
+        let open = sessions
+            .values()
+            .find(|s| s.app.server == server && s.app.tool == tool && !s.ended.is_cancelled());
+        if let Some(session) = open {
+            *session.document.lock() = Arc::new(document);
+            return (session.clone(), true);
+        }
+        let id = random_token();
+        let session = Arc::new(AppSession {
+            app: AppRef {
+                id: id.clone(),
+                server: server.to_string(),
+                tool: tool.to_string(),
+            },
+            token: random_token(),
+            doc_token: random_token(),
+            opened: SystemTime::now(),
+            document: Mutex::new(Arc::new(document)),
+            pushes: Mutex::default(),
+            pushed: Notify::new(),
+            pace: Mutex::default(),
+            conversation: Mutex::default(),
+            watching: AtomicUsize::new(0),
+            watched: AtomicUsize::new(0),
+            ended: CancellationToken::new(),
+        });
+        sessions.insert(id, session.clone());
+        (session, false)
+    }
+
+    pub fn get(&self, id: &str) -> Option<Arc<AppSession>> {
+        self.sessions
+            .lock()
+            .get(id)
+            .filter(|s| !s.ended.is_cancelled())
+            .cloned()
+    }
+
+    /// Ends the session `id`; the ended one, if it was open.
+    pub fn end(&self, id: &str) -> Option<Arc<AppSession>> {
+        let session = self.sessions.lock().remove(id)?;
+        session.ended.cancel();
+        Some(session)
+    }
+
+    /// The open sessions, oldest first.
+    pub fn open_sessions(&self) -> Vec<Arc<AppSession>> {
+        let mut open: Vec<_> = self.sessions.lock().values().cloned().collect();
+        open.sort_by_key(|s| s.opened);
+        open
+    }
+
+    /// Ends every session; those that were open.
+    pub fn end_all(&self) -> Vec<Arc<AppSession>> {
+        let ended: Vec<_> = self.sessions.lock().drain().map(|(_, s)| s).collect();
+        for session in &ended {
+            session.ended.cancel();
+        }
+        ended
+    }
+}

@@ -1,0 +1,414 @@
+//! The listeners and the bridge over real sockets, with a gateway of our own behind them.
+
+use super::*;
+use crate::clean::Link;
+use futures::future::{BoxFuture, FutureExt};
+use parking_lot::Mutex;
+use policy::{Csp, MAX_BODY, MAX_MESSAGE};
+use serde_json::Map;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// The clock server's tools, and what the app did.
+#[derive(Default)]
+struct Gateway {
+    calls: Mutex<Vec<String>>,
+    asked: Mutex<Vec<Vec<Ask>>>,
+    answer: Mutex<Option<Grant>>,
+    said: Mutex<Vec<(ToConversation, String)>>,
+    ended: Mutex<Vec<String>>,
+}
+
+impl AppHost for Gateway {
+    fn tool(&self, server: &str, name: &str) -> Option<Arc<Value>> {
+        let visibility = match name {
+            "clock" => json!(["model", "app"]),
+            "clock_tick" => json!(["app"]),
+            "clock_reset" => json!(["model"]),
+            _ => return None,
+        };
+        (server == "clock").then(|| {
+            Arc::new(json!({ "name": name, "_meta": { "ui": { "visibility": visibility } } }))
+        })
+    }
+
+    fn call_tool(
+        &self,
+        app: &AppRef,
+        name: &str,
+        _: Map<String, Value>,
+    ) -> BoxFuture<'static, Result<Value, String>> {
+        self.calls.lock().push(format!("{}/{name}", app.server));
+        let text = format!("{name} called");
+        async move { Ok(json!({ "content": [{ "type": "text", "text": text }] })) }.boxed()
+    }
+
+    fn resources(
+        &self,
+        _: &AppRef,
+        method: &'static str,
+        _: Value,
+    ) -> BoxFuture<'static, Result<Value, String>> {
+        async move { Ok(json!({ "method": method })) }.boxed()
+    }
+
+    fn ask(&self, _: &AppRef, asks: Vec<Ask>) -> BoxFuture<'static, Grant> {
+        self.asked.lock().push(asks);
+        let answer = self.answer.lock().unwrap_or(Grant::Deny);
+        async move { answer }.boxed()
+    }
+
+    fn granted_always(&self, _: &str) -> bool {
+        false
+    }
+
+    fn to_conversation(&self, _: &AppRef, kind: ToConversation, text: String) {
+        self.said.lock().push((kind, text));
+    }
+
+    fn open_link(&self, _: &Link) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn ended(&self, app: &AppRef) {
+        self.ended.lock().push(app.tool.clone());
+    }
+}
+
+fn document(csp: Value) -> Document {
+    Document {
+        html: "<!doctype html><p>the clock</p>".into(),
+        csp: Csp::of(Some(&json!({ "csp": csp }))),
+        tool: json!({ "name": "clock" }),
+    }
+}
+
+async fn shown(gateway: &Arc<Gateway>) -> (Apps, Shown) {
+    let apps = Apps::new(
+        gateway.clone(),
+        b"/* host */".to_vec(),
+        json!({ "theme": "dark" }),
+    );
+    let shown = apps
+        .show(
+            "clock",
+            "clock",
+            document(json!({})),
+            json!({ "a": 1 }),
+            json!({ "content": [] }),
+        )
+        .await
+        .unwrap();
+    (apps, shown)
+}
+
+/// A raw request to `port`: its status line's code, head and body.
+async fn send(port: u16, request: String) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer).await;
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let code = head
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (code, head.to_string(), body.to_string())
+}
+
+fn get(port: u16, target: &str, host: &str) -> String {
+    format!("GET {target} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n")
+}
+
+fn post(port: u16, target: &str, token: &str, body: &str) -> String {
+    format!(
+        "POST {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Pi-Mcp-Token: {token}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// The page's path and token, from its URL.
+fn parts(url: &str) -> (String, String) {
+    let url = url::Url::parse(url).unwrap();
+    let token = url.query().unwrap().strip_prefix("t=").unwrap().to_string();
+    (url.path().to_string(), token)
+}
+
+#[tokio::test]
+async fn every_request_needs_the_host_s_name_and_the_session_s_token() {
+    let gateway = Arc::new(Gateway::default());
+    let (apps, shown) = shown(&gateway).await;
+    let (host, app) = apps.ports().unwrap();
+    assert_ne!(host, app, "two origins");
+    let (path, token) = parts(&shown.url);
+
+    let (code, head, page) = send(host, get(host, &format!("{path}?t={token}"), "127.0.0.1")).await;
+    assert_eq!(code, 200, "{head}");
+    assert!(
+        head.contains(&format!("frame-src http://127.0.0.1:{app};")),
+        "{head}"
+    );
+    assert!(head.contains("frame-ancestors 'none'"), "{head}");
+    assert!(page.contains("allow-scripts allow-forms") && !page.contains("allow-same-origin"));
+    let settings: Value = {
+        let start = page.find("application/json\">").unwrap() + "application/json\">".len();
+        let end = page[start..].find("</script>").unwrap() + start;
+        serde_json::from_str(&page[start..end]).unwrap()
+    };
+    assert_eq!(settings["hostContext"]["theme"], "dark");
+    assert_eq!(settings["hostContext"]["toolInfo"]["tool"]["name"], "clock");
+    let doc = settings["document"].as_str().unwrap().to_string();
+    assert!(
+        doc.starts_with(&format!("http://127.0.0.1:{app}/doc/")),
+        "{doc}"
+    );
+
+    let refused = [
+        (host, get(host, &path, "127.0.0.1")),
+        (
+            host,
+            get(
+                host,
+                &format!("{path}?t={}", crate::loopback::random_token()),
+                "127.0.0.1",
+            ),
+        ),
+        (
+            host,
+            get(host, &format!("{path}?t={}", &token[..42]), "127.0.0.1"),
+        ),
+        (
+            host,
+            get(host, &format!("/app/nobody/?t={token}"), "127.0.0.1"),
+        ),
+        (app, get(app, &format!("{path}?t={token}"), "127.0.0.1")),
+    ];
+    for (port, request) in refused {
+        let (code, _, body) = send(port, request.clone()).await;
+        assert_eq!(code, 404, "{request}");
+        assert!(!body.contains(&token), "nothing of the session: {body}");
+    }
+    for name in ["localhost", "attacker.example", "127.0.0.1.nip.io"] {
+        let (code, _, _) = send(host, get(host, &format!("{path}?t={token}"), name)).await;
+        assert_eq!(code, 421, "{name}");
+    }
+
+    // The document: on the app origin only, with its own token and the resource's policy.
+    let doc = url::Url::parse(&doc).unwrap();
+    let target = format!("{}?{}", doc.path(), doc.query().unwrap());
+    let (code, head, html) = send(app, get(app, &target, "127.0.0.1")).await;
+    assert_eq!(code, 200, "{head}");
+    assert_eq!(html, "<!doctype html><p>the clock</p>");
+    assert!(
+        head.contains("Content-Security-Policy: default-src 'none'"),
+        "{head}"
+    );
+    assert!(head.contains("connect-src 'none'"), "{head}");
+    let with_page_token = format!("{}?t={token}", doc.path());
+    assert_eq!(
+        send(app, get(app, &with_page_token, "127.0.0.1")).await.0,
+        404
+    );
+    assert_eq!(send(host, get(host, &target, "127.0.0.1")).await.0, 404);
+
+    // The bridge takes the token in its header, never in the query.
+    let rpc = format!("{path}rpc");
+    let ping = r#"{"method":"ping"}"#;
+    let in_query = post(host, &format!("{rpc}?t={token}"), "", ping);
+    assert_eq!(send(host, in_query).await.0, 404);
+    let (code, _, body) = send(host, post(host, &rpc, &token, ping)).await;
+    assert_eq!((code, body.as_str()), (200, r#"{"result":{}}"#));
+    apps.close().await;
+    assert!(
+        TcpStream::connect(("127.0.0.1", host)).await.is_err(),
+        "closed"
+    );
+    assert_eq!(*gateway.ended.lock(), ["clock"]);
+}
+
+#[tokio::test]
+async fn the_app_calls_its_own_server_s_tools_that_it_may() {
+    let gateway = Arc::new(Gateway::default());
+    let (apps, shown) = shown(&gateway).await;
+    let (host, _) = apps.ports().unwrap();
+    let (path, token) = parts(&shown.url);
+    let rpc = format!("{path}rpc");
+    let call = |name: &str| {
+        let body = json!({ "method": "tools/call", "params": { "name": name, "arguments": {} } });
+        post(host, &rpc, &token, &body.to_string())
+    };
+    let answer = |body: String| serde_json::from_str::<Value>(&body).unwrap();
+
+    let ticked = answer(send(host, call("clock_tick")).await.2);
+    assert_eq!(ticked["result"]["content"][0]["text"], "clock_tick called");
+    let reset = answer(send(host, call("clock_reset")).await.2);
+    assert!(reset["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("for the model alone"));
+    let other = answer(send(host, call("everything_echo")).await.2);
+    let said = other["error"]["message"].as_str().unwrap();
+    assert!(said.contains("its own server's tools only"), "{said}");
+    assert_eq!(*gateway.calls.lock(), ["clock/clock_tick"]);
+
+    let read = json!({ "method": "resources/read", "params": { "uri": "ui://clock/app.html" } });
+    let read = answer(
+        send(host, post(host, &rpc, &token, &read.to_string()))
+            .await
+            .2,
+    );
+    assert_eq!(read["result"]["method"], "resources/read");
+    for refused in [
+        "ui/download-file",
+        "sampling/createMessage",
+        "whatever/else",
+    ] {
+        let body = json!({ "method": refused, "params": {} }).to_string();
+        let said = answer(send(host, post(host, &rpc, &token, &body)).await.2);
+        assert_eq!(said["error"]["code"], -32601, "{refused}");
+    }
+
+    // A body just under the bound is read; one far past it is refused unread.
+    let padding = "x".repeat(MAX_BODY - 200);
+    let near = json!({ "method": "ping", "params": { "pad": padding } }).to_string();
+    assert_eq!(send(host, post(host, &rpc, &token, &near)).await.0, 200);
+    let far = format!(
+        "POST {rpc} HTTP/1.1\r\nHost: 127.0.0.1:{host}\r\nX-Pi-Mcp-Token: {token}\r\nContent-Length: {}\r\n\r\n",
+        MAX_BODY * 40
+    );
+    assert_eq!(send(host, far).await.0, 413);
+    apps.close().await;
+}
+
+#[tokio::test]
+async fn the_conversation_hears_the_app_once_the_user_agrees_one_message_a_second() {
+    let gateway = Arc::new(Gateway::default());
+    let (apps, shown) = shown(&gateway).await;
+    let (host, _) = apps.ports().unwrap();
+    let (path, token) = parts(&shown.url);
+    let rpc = format!("{path}rpc");
+    let message = |text: &str| {
+        let body = json!({ "method": "ui/message", "params": { "role": "user", "content": [{ "type": "text", "text": text }] } });
+        post(host, &rpc, &token, &body.to_string())
+    };
+    let error = |body: String| {
+        let value: Value = serde_json::from_str(&body).unwrap();
+        value["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+
+    *gateway.answer.lock() = Some(Grant::Session);
+    assert_eq!(error(send(host, message("red\u{7}")).await.2), "");
+    assert!(error(send(host, message("again")).await.2).contains("one message a second"));
+    tokio::time::sleep(Duration::from_millis(1050)).await;
+    let context = json!({ "method": "ui/update-model-context", "params": { "structuredContent": { "n": 2 } } });
+    let context = post(host, &rpc, &token, &context.to_string());
+    assert_eq!(error(send(host, context).await.2), "");
+    assert_eq!(
+        gateway.asked.lock().len(),
+        1,
+        "asked once for the app session"
+    );
+    let said = gateway.said.lock().clone();
+    assert_eq!(
+        said,
+        [
+            (ToConversation::Message, "red\\x07".to_string()),
+            (ToConversation::Context, r#"{"n":2}"#.to_string())
+        ]
+    );
+    let huge = "y".repeat(MAX_MESSAGE * 2);
+    assert!(error(send(host, message(&huge)).await.2).contains("at most 65536"));
+
+    // Another app session whose user says no: asked once, refused every time.
+    *gateway.answer.lock() = Some(Grant::Deny);
+    let shown = apps
+        .show(
+            "clock",
+            "clock_tick",
+            document(json!({})),
+            json!({}),
+            json!({}),
+        )
+        .await
+        .unwrap();
+    let (path, token) = parts(&shown.url);
+    let rpc = format!("{path}rpc");
+    for _ in 0..3 {
+        let body = json!({ "method": "ui/message", "params": { "content": [{ "type": "text", "text": "hi" }] } });
+        let said = error(
+            send(host, post(host, &rpc, &token, &body.to_string()))
+                .await
+                .2,
+        );
+        assert!(said.contains("did not let this app"), "{said}");
+    }
+    assert_eq!(gateway.asked.lock().len(), 2);
+    apps.close().await;
+}
+
+#[tokio::test]
+async fn the_tab_gets_each_call_and_its_closing_ends_the_session() {
+    let gateway = Arc::new(Gateway::default());
+    let (apps, shown) = shown(&gateway).await;
+    let (host, _) = apps.ports().unwrap();
+    let (path, token) = parts(&shown.url);
+    let mut stream = TcpStream::connect(("127.0.0.1", host)).await.unwrap();
+    let request = format!(
+        "GET {path}events HTTP/1.1\r\nHost: 127.0.0.1:{host}\r\nX-Pi-Mcp-Token: {token}\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = String::new();
+    read_until(
+        &mut stream,
+        &mut seen,
+        r#""method":"ui/notifications/tool-result""#,
+    )
+    .await;
+    assert!(seen.contains(r#""arguments":{"a":1}"#), "{seen}");
+
+    // The same tool again: the same tab, the new call pushed to it.
+    let again = apps
+        .show(
+            "clock",
+            "clock",
+            document(json!({})),
+            json!({ "a": 2 }),
+            json!({}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        again,
+        Shown {
+            url: shown.url.clone(),
+            reused: true
+        }
+    );
+    read_until(&mut stream, &mut seen, r#""arguments":{"a":2}"#).await;
+    assert_eq!(apps.open_apps().len(), 1);
+
+    drop(stream);
+    tokio::time::sleep(http::RELOAD_GRACE + Duration::from_millis(500)).await;
+    assert_eq!(*gateway.ended.lock(), ["clock"], "the tab closed");
+    assert!(apps.open_apps().is_empty());
+    let (code, _, _) = send(host, get(host, &format!("{path}?t={token}"), "127.0.0.1")).await;
+    assert_eq!(code, 404, "an ended session is gone");
+    apps.close().await;
+}
+
+/// Reads the stream into `seen` until it holds `wanted` (5 s at most a read).
+async fn read_until(stream: &mut TcpStream, seen: &mut String, wanted: &str) {
+    let mut buffer = [0u8; 4096];
+    while !seen.contains(wanted) {
+        let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buffer));
+        let n = read.await.unwrap().unwrap();
+        assert!(n > 0, "the stream ended before {wanted}: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buffer[..n]));
+    }
+}

@@ -262,6 +262,15 @@ export declare class McpAdapter {
    * agreed to a server's URL question; the text to show when no browser could be started.
    */
   openUrl(url: string): string | null
+  /**
+   * Turns MCP Apps on for this session (a session with a UI): a call of a tool with an
+   * interface then shows it in the browser, and `app` events follow. `script` is the host
+   * page's script (`extension/pi-mcp-native/app-host.js`), `context` the host context's fixed
+   * part (`theme`, `locale`, `timeZone`, `platform`).
+   */
+  enableApps(script: Buffer, context: Record<string, unknown>): void
+  /** The apps open now, oldest first. */
+  openApps(): Array<OpenApp>
   /** Receives lifecycle events; the callback never keeps Node alive. */
   onEvent(callback: (arg: LifecycleEvent) => void): void
   /** Cancels running calls and stops every server (bounded in time). */
@@ -444,11 +453,23 @@ export type LifecycleEvent =
   | { type: 'auth-done'; server: string; signedIn: boolean; error?: string }
   | { type: 'resource-updated'; server: string; uri: string; text: string; note: string }
   | { type: 'family-off'; text: string }
+  | { type: 'app'; kind: string; server: string; tool: string; url: string; text: string }
   | { type: 'progress'; callId: string; server: string; tool: string; progress: number; total?: number; message?: string; text: string }
 
 export interface ListOpts {
   limit?: number
   offset?: number
+}
+
+/**
+ * An MCP App open now: its server, its tool, its tab's address, and since when (ms since
+ * 1970).
+ */
+export interface OpenApp {
+  server: string
+  tool: string
+  url: string
+  sinceMs: number
 }
 
 export interface OpenOptions {

@@ -808,6 +808,37 @@ impl McpAdapter {
         self.inner.open_url(&url)
     }
 
+    /// Turns MCP Apps on for this session (a session with a UI): a call of a tool with an
+    /// interface then shows it in the browser, and `app` events follow. `script` is the host
+    /// page's script (`extension/pi-mcp-native/app-host.js`), `context` the host context's fixed
+    /// part (`theme`, `locale`, `timeZone`, `platform`).
+    #[napi]
+    pub fn enable_apps(
+        &self,
+        script: Buffer,
+        #[napi(ts_arg_type = "Record<string, unknown>")] context: Value,
+    ) {
+        self.inner.enable_apps(script.to_vec(), context);
+    }
+
+    /// The apps open now, oldest first.
+    #[napi]
+    pub fn open_apps(&self) -> Vec<OpenApp> {
+        self.inner
+            .open_apps()
+            .into_iter()
+            .map(|app| OpenApp {
+                since_ms: app
+                    .since
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0.0, |d| d.as_millis() as f64),
+                server: app.server,
+                tool: app.tool,
+                url: app.url,
+            })
+            .collect()
+    }
+
     /// Receives lifecycle events; the callback never keeps Node alive.
     #[napi]
     pub fn on_event(&self, callback: Function<LifecycleEvent, ()>) -> Result<()> {
@@ -826,4 +857,14 @@ impl McpAdapter {
     pub async fn shutdown(&self) {
         self.inner.shutdown().await;
     }
+}
+
+/// An MCP App open now: its server, its tool, its tab's address, and since when (ms since
+/// 1970).
+#[napi(object)]
+pub struct OpenApp {
+    pub server: String,
+    pub tool: String,
+    pub url: String,
+    pub since_ms: f64,
 }

@@ -61,6 +61,17 @@ pub enum Event {
     /// The session runs its own servers, not its family's (a stale or forged token, a hub that
     /// did not answer, one that exited): said once per process.
     FamilyOff { text: String },
+    /// An MCP App: `opened` (a new tab; `text` says where, or why no browser opened), `shown`
+    /// (a later call went to its open tab), `message` and `context` (what the app sends to
+    /// the conversation, cleaned; the user agreed), `ended` (its tab closed, it asked, or the
+    /// session ended).
+    App {
+        kind: String,
+        server: String,
+        tool: String,
+        url: String,
+        text: String,
+    },
     /// Progress of the call started with `call_id`; `text` is the line to show.
     Progress {
         call_id: String,

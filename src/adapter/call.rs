@@ -108,7 +108,11 @@ impl Adapter {
         };
         // A call before the server's listing may be sent again once it is listed.
         let again = (!conn.is_listed()).then(|| args.as_object().cloned().unwrap_or_default());
+        let app_input = self.app_input(&tool, &args);
         let result = self.send(&conn, &tool, args, opts, cancel.clone()).await;
+        if let (Some(input), Ok(raw)) = (app_input, &result) {
+            self.show_app(&tool, input, raw);
+        }
         if let (Err(RequestError::NeedsAuth(need)), Some(server)) =
             (&result, self.server(&tool.server))
         {
@@ -177,7 +181,7 @@ impl Adapter {
     }
 
     /// Sends the call (`tools/call`, or `resources/read` for a resource tool).
-    async fn send(
+    pub(super) async fn send(
         self: &Arc<Self>,
         conn: &Connection,
         tool: &ToolInfo,

@@ -208,6 +208,9 @@ impl Adapter {
     /// a short grace first; nothing starts any more.
     pub async fn shutdown(&self) {
         self.closing.cancel(); // every call's token is a child of it
+        if let Some(apps) = self.apps.get() {
+            apps.close().await;
+        }
         self.listings.tasks.close();
         let _ = tokio::time::timeout(self.timing.fill_grace, self.listings.tasks.wait()).await;
         self.tasks.close();

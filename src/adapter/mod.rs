@@ -12,6 +12,7 @@
 
 mod add;
 mod approval;
+mod apps;
 mod auth;
 mod call;
 mod catalog_view;
@@ -174,6 +175,8 @@ pub struct Adapter {
     /// The gateway `add` tries a new server with, while it runs: a sign-in it shows takes the
     /// pasted redirect through this adapter.
     trial: parking_lot::Mutex<Option<Arc<Adapter>>>,
+    /// MCP Apps, once the embedder turned them on ([`Adapter::enable_apps`]).
+    apps: std::sync::OnceLock<crate::apps::Apps>,
     /// Every task the adapter spawns; `shutdown` waits for them. Long-lived ones hold the
     /// adapter weakly, so dropping it stops them too.
     tasks: TaskTracker,
@@ -280,6 +283,7 @@ impl Adapter {
             closing: CancellationToken::new(),
             tasks: TaskTracker::new(),
             trial: parking_lot::Mutex::new(None),
+            apps: std::sync::OnceLock::new(),
         })
     }
 

@@ -48,7 +48,7 @@ pub fn html(session: &AppSession, settings: &Value) -> String {
          <style>html,body{{margin:0;height:100%;background:Canvas;color:CanvasText;font-family:system-ui,sans-serif}}\
          #app{{display:block;border:0;width:100%;height:100%}}#status{{position:fixed;bottom:0;right:0;padding:.2em .6em;font-size:12px;opacity:.7}}</style>\
          </head><body><script id=\"pi-mcp-app\" type=\"application/json\">{settings}</script>\
-         <script src=\"{script}\"></script></body></html>"
+         <script type=\"module\" src=\"{script}\"></script></body></html>"
     )
 }
 

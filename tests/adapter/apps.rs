@@ -93,7 +93,7 @@ async fn tools_for_the_app_alone_are_kept_from_the_model() {
     );
     assert_eq!(
         text(&session.call("s_clock", json!({})).await),
-        "clock called"
+        "clock called; ticks 0"
     );
     finish(session, &home).await;
 

@@ -42,6 +42,8 @@ struct State {
     /// Questions sent to the client (`ask`), by their id.
     asked: HashMap<String, oneshot::Sender<Value>>,
     next_ask: u64,
+    /// Calls of `clock_tick` (`clock` says how many).
+    ticks: u64,
 }
 
 pub struct Server {
@@ -255,7 +257,7 @@ impl Server {
 
     fn read_resource(&self, uri: &str) -> Value {
         if uri == APP_URI && self.scenarios.has("apps") {
-            let html = "<!doctype html><title>clock</title><p id=time>the clock</p>";
+            let html = include_str!("clock.html");
             return json!({ "contents": [{ "uri": uri, "mimeType": "text/html;profile=mcp-app", "text": html }] });
         }
         json!({ "contents": [{ "uri": uri, "text": format!("the contents of {uri}") }] })
@@ -290,7 +292,12 @@ impl Server {
                 text("y".repeat((megabytes * 1024.0 * 1024.0) as usize))
             }
             "seen" => text(format!("methods: {}", self.state().seen.join(", "))),
-            "clock" | "clock_tick" | "clock_reset" => text(format!("{name} called")),
+            "clock" => text(format!("clock called; ticks {}", self.state().ticks)),
+            "clock_tick" => {
+                self.state().ticks += 1;
+                text("clock_tick called".into())
+            }
+            "clock_reset" => text("clock_reset called".into()),
             "grow" => {
                 let now = {
                     let mut state = self.state();

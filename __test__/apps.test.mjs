@@ -1,0 +1,169 @@
+// MCP Apps in a real browser: Debian's chromium over the DevTools protocol (helpers/chromium.mjs)
+// against the native API with apps turned on, the cargo test server's clock app (no CSP of its own)
+// and the official example server-basic-vanillajs. Screenshots go to __test__/screenshots/ (not
+// committed).
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { createServer, request } from "node:http";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createRequire } from "node:module";
+import { chromium } from "./helpers/chromium.mjs";
+import { recordingBrowser } from "./helpers/browser.mjs";
+import { processesIn, root, testServer, text, waitFor, withAdapter } from "./helpers/servers.mjs";
+import { bundle, OUTPUT } from "../scripts/build-apps.mjs";
+
+const { McpAdapter } = createRequire(import.meta.url)("../index.js");
+const SCRIPT = readFileSync(OUTPUT);
+const SHOTS = join(root, "__test__", "screenshots");
+const CONTEXT = { theme: "light", locale: "en-US", timeZone: "UTC", platform: "desktop" };
+const basicServer = { command: process.execPath, args: [join(root, "node_modules", "@modelcontextprotocol", "server-basic-vanillajs", "dist", "index.js"), "--stdio"] };
+let browser;
+let recorder;
+
+before(async () => {
+  browser = await chromium();
+  recorder = recordingBrowser();
+  process.env.BROWSER = recorder.path; // the core's opener runs it; the test drives chromium itself
+  mkdirSync(SHOTS, { recursive: true });
+});
+after(async () => {
+  await browser?.close();
+  recorder?.cleanup();
+  if (browser) assert.throws(() => process.kill(browser.pid, 0), "the browser is gone");
+});
+
+/** A front end that allows what it is asked for this app session, and keeps the questions. */
+function allowing(answer = "session") {
+  const asked = [];
+  return { asked, frontEnd: { elicit: async () => null, sample: async () => null, withdraw() {}, approve: async (q) => (asked.push(q), { choice: answer }) } };
+}
+
+/** The status of a GET of `url` that names `host` in its Host header (DNS rebinding's request). */
+function statusWithHost(url, host) {
+  const { port, pathname, search } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, path: pathname + search, headers: { Host: host } }, (res) => {
+      res.resume();
+      resolve(res.statusCode);
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** The origin of the app's document, once the host page framed it. */
+async function documentOrigin(tab) {
+  let origin;
+  await waitFor(async () => {
+    origin = await tab.evaluate(`document.getElementById("app")?.src && new URL(document.getElementById("app").src).origin`).catch(() => undefined);
+    return Boolean(origin);
+  }, 20_000, "the host page to frame the app");
+  return origin;
+}
+
+/** Waits for `expression` (in the frame at `origin`) to be truthy; its value. */
+async function until(tab, origin, expression, what) {
+  let value;
+  await waitFor(async () => {
+    value = await tab.app(origin, expression).catch(() => undefined);
+    return Boolean(value);
+  }, 20_000, what);
+  return value;
+}
+
+test("the host script rebuilds to the same bytes", async () => {
+  assert.ok(Buffer.from(await bundle()).equals(SCRIPT), "npm run build:apps changes extension/pi-mcp-native/app-host.js");
+});
+
+test("an app opens in the browser, calls its own server, reaches the conversation after consent, and is held to its policy", { timeout: 90_000 }, async () => {
+  let reached = 0;
+  const elsewhere = createServer((_, res) => (reached++, res.end("x")));
+  await new Promise((r) => elsewhere.listen(0, "127.0.0.1", r));
+  const elsewhereUrl = `http://127.0.0.1:${elsewhere.address().port}/data`;
+  const servers = { clock: testServer(["apps"]), other: testServer([]) };
+  try {
+    await withAdapter(servers, async ({ adapter, events }) => {
+      const { asked, frontEnd } = allowing();
+      adapter.setFrontEnd(frontEnd);
+      adapter.enableApps(SCRIPT, CONTEXT);
+      const called = await adapter.call("clock_clock", { text: elsewhereUrl });
+      assert.equal(text(called), "clock called; ticks 0", "the model gets the result as always");
+      const opened = await waitFor(() => events.find((e) => e.type === "app" && e.kind === "opened"), 10_000, "the app to open");
+      assert.match(opened.text, /opened in your browser/);
+      assert.deepEqual(recorder.opened(), [opened.url], "through the core's opener ($BROWSER)");
+      const url = new URL(opened.url);
+      assert.equal(url.hostname, "127.0.0.1");
+
+      const tab = await browser.open(opened.url);
+      const appOrigin = await documentOrigin(tab);
+      assert.notEqual(appOrigin, url.origin, "the document has an origin of its own");
+      assert.equal(await until(tab, appOrigin, `document.getElementById("state").textContent.startsWith("ready") && document.getElementById("state").textContent`, "the app to initialize"), "ready theme light");
+      assert.equal(await tab.app(appOrigin, "self.origin"), "null", "sandboxed: an opaque origin");
+      await until(tab, appOrigin, `document.getElementById("result").textContent.includes("ticks 0")`, "the tool result in the app");
+      writeFileSync(join(SHOTS, "clock-opened.png"), await tab.screenshot());
+
+      // A click calls its own server's tool: the server counts it.
+      await tab.app(appOrigin, `document.getElementById("tick").click()`);
+      assert.match(await until(tab, appOrigin, `document.getElementById("ticked").textContent`, "the tick"), /clock_tick called/);
+      assert.equal(text(await adapter.call("clock_clock", { text: elsewhereUrl })), "clock called; ticks 1", "seen on the server");
+      await waitFor(() => events.some((e) => e.type === "app" && e.kind === "shown"), 10_000, "the second call to reuse the tab");
+      assert.equal(recorder.opened().length, 1, "one tab per app session");
+
+      // Another server's tool, and one for the model alone: refused.
+      await tab.app(appOrigin, `document.getElementById("other").click(); document.getElementById("reset").click()`);
+      assert.match(await until(tab, appOrigin, `document.getElementById("other-said").textContent`, "the refusal"), /own server's tools only/);
+      assert.match(await until(tab, appOrigin, `document.getElementById("reset-said").textContent`, "the refusal"), /for the model alone/);
+
+      // The header's CSP blocks a request to another origin.
+      await tab.app(appOrigin, `document.getElementById("fetch").click()`);
+      assert.match(await until(tab, appOrigin, `document.getElementById("fetched").textContent`, "the fetch"), /^blocked/);
+      assert.match(await tab.app(appOrigin, `document.getElementById("violations").textContent`), /connect-src/);
+      assert.equal(reached, 0, "nothing reached the other origin");
+
+      // A message reaches the conversation after the user's consent, marked as the app's.
+      await tab.app(appOrigin, `document.getElementById("say").click()`);
+      const message = await waitFor(() => events.find((e) => e.type === "app" && e.kind === "message"), 10_000, "the message");
+      assert.deepEqual([message.server, message.tool, message.text], ["clock", "clock", "the clock says hi"]);
+      assert.equal(asked.length, 1);
+      assert.match(asked[0].title, /The app of clock \(MCP server "clock"\) asks:\n- to write to this conversation/);
+      writeFileSync(join(SHOTS, "clock-used.png"), await tab.screenshot());
+
+      // Without the token, or under another name: nothing.
+      const bare = await fetch(`${url.origin}${url.pathname}`);
+      assert.equal(bare.status, 404);
+      for (const name of [`localhost:${url.port}`, `attacker.example:${url.port}`]) {
+        assert.equal(await statusWithHost(opened.url, name), 421, `Host: ${name}`);
+      }
+      assert.equal(await statusWithHost(opened.url, url.host), 200);
+      assert.equal(adapter.openApps().length, 1);
+
+      // Closing the tab ends the bridge.
+      await tab.close();
+      await waitFor(() => events.some((e) => e.type === "app" && e.kind === "ended"), 10_000, "the app session to end");
+      assert.deepEqual(adapter.openApps(), []);
+      assert.equal((await fetch(opened.url)).status, 404);
+    }, { settings: { approveTools: false } });
+  } finally {
+    elsewhere.close();
+  }
+});
+
+test("the official example app (server-basic-vanillajs) runs in the browser", { timeout: 90_000 }, async () => {
+  await withAdapter({ basic: basicServer }, async ({ adapter, events }) => {
+    adapter.setFrontEnd(allowing().frontEnd);
+    adapter.enableApps(SCRIPT, CONTEXT);
+    const called = await adapter.call("basic_get-time", {});
+    assert.match(text(called), /\d{4}-\d\d-\d\dT/);
+    const opened = await waitFor(() => events.find((e) => e.type === "app" && e.kind === "opened"), 20_000, "the app to open");
+    const tab = await browser.open(opened.url);
+    const appOrigin = await documentOrigin(tab);
+    await until(tab, appOrigin, `document.getElementById("get-time-btn")`, "the app to render");
+    const before = await tab.app(appOrigin, `document.getElementById("server-time").textContent`);
+    await tab.app(appOrigin, `document.getElementById("get-time-btn").click()`);
+    const after = await until(tab, appOrigin, `(t => t !== ${JSON.stringify(before)} && /\\d{4}-/.test(t) && t)(document.getElementById("server-time").textContent)`, "the server's time");
+    assert.match(after, /\d{4}-\d\d-\d\d/);
+    writeFileSync(join(SHOTS, "basic-vanillajs.png"), await tab.screenshot());
+    await tab.close();
+  });
+});

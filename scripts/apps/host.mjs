@@ -1,0 +1,100 @@
+// The host page's script (bundled into extension/pi-mcp-native/apps/host.js by
+// scripts/build-apps.mjs): ext-apps' AppBridge between the app's sandboxed frame and the core's
+// bridge on this origin. It decides nothing: every request of the app goes to the core, which
+// applies the policy (docs/design/mcp-apps.md).
+import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
+
+const settings = JSON.parse(document.getElementById("pi-mcp-app").textContent);
+const headers = { "Content-Type": "application/json", "X-Pi-Mcp-Token": settings.token };
+
+function say(text) {
+  let status = document.getElementById("status");
+  if (!status) {
+    status = document.createElement("div");
+    status.id = "status";
+    document.body.append(status);
+  }
+  status.textContent = text;
+}
+
+/** One request of the app, answered by the core; its error becomes the app's. */
+async function core(method, params) {
+  const response = await fetch(settings.rpc, { method: "POST", headers, body: JSON.stringify({ method, params }) });
+  if (!response.ok) throw new Error(`the host refused the request (${response.status})`);
+  const answer = await response.json();
+  if (answer.error) throw Object.assign(new Error(answer.error.message), { code: answer.error.code });
+  return answer.result;
+}
+
+const frame = document.createElement("iframe");
+frame.id = "app";
+frame.title = `${settings.tool} (MCP server ${settings.server})`;
+frame.setAttribute("sandbox", settings.sandbox);
+frame.setAttribute("referrerpolicy", "no-referrer");
+document.body.append(frame);
+
+const bridge = new AppBridge(
+  null,
+  { name: "pi-mcp-native", version: "1" },
+  {
+    openLinks: {},
+    serverTools: {},
+    serverResources: {},
+    message: { text: {} },
+    updateModelContext: { text: {}, structuredContent: {} },
+  },
+  { hostContext: settings.hostContext },
+);
+bridge.oncalltool = (params) => core("tools/call", params);
+bridge.onreadresource = (params) => core("resources/read", params);
+bridge.onlistresources = (params) => core("resources/list", params);
+bridge.onlistresourcetemplates = (params) => core("resources/templates/list", params);
+bridge.onmessage = (params) => core("ui/message", params);
+bridge.onupdatemodelcontext = (params) => core("ui/update-model-context", params);
+bridge.onopenlink = (params) => core("ui/open-link", params);
+bridge.onrequestdisplaymode = async () => ({ mode: "inline" });
+bridge.addEventListener("sizechange", ({ height }) => {
+  if (typeof height === "number" && height > 0) frame.style.height = `${Math.min(height, 100000)}px`;
+});
+
+let ended = false;
+async function end(why) {
+  if (ended) return;
+  ended = true;
+  try {
+    await Promise.race([bridge.teardownResource({}), new Promise((done) => setTimeout(done, 2000))]);
+  } catch {}
+  frame.remove();
+  say(why);
+}
+bridge.addEventListener("requestteardown", async () => {
+  await core("ui/notifications/request-teardown", {}).catch(() => {});
+  end("The app closed itself.");
+});
+
+/** The core's pushes (the calls' input and result) until the app session ends. */
+async function listen() {
+  const response = await fetch(settings.events, { headers: { "X-Pi-Mcp-Token": settings.token } });
+  if (!response.ok || !response.body) return end("This app's session is over.");
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  for (;;) {
+    const { value, done } = await reader.read().catch(() => ({ done: true }));
+    if (done) break;
+    buffered += value;
+    let newline;
+    while ((newline = buffered.indexOf("\n")) >= 0) {
+      const push = JSON.parse(buffered.slice(0, newline));
+      buffered = buffered.slice(newline + 1);
+      if (push.method === "ui/notifications/tool-input") await bridge.sendToolInput(push.params);
+      else if (push.method === "ui/notifications/tool-result") await bridge.sendToolResult(push.params);
+    }
+  }
+  end("This app's session is over (Pi ended it).");
+}
+
+bridge.addEventListener("initialized", () => {
+  listen();
+});
+await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
+frame.src = settings.document;

@@ -1,0 +1,354 @@
+//! MCP Apps in the gateway. Once the embedder turns them on (the extension does in a session
+//! with a UI; headless runs and `pi-mcp` never do), a call of a tool with an interface shows it:
+//! the result goes to the model as always, and the app opens in the browser (or, under `ui:
+//! "none"`, its address is given). The apps' requests come back through [`AppGate`]: the
+//! server's tools through the approval gate, its resources, the user's consent, the
+//! conversation (as events).
+
+use super::connect::Need;
+use super::{Adapter, CallOptions};
+use crate::approval::Answer;
+use crate::apps::{
+    policy::Csp, resource_uri, AppHost, AppRef, Apps, Ask, Document, Grant, OpenApp, Shown,
+    ToConversation,
+};
+use crate::catalog::ToolInfo;
+use crate::clean::{self, Link};
+use crate::config::UiMode;
+use crate::events::Event;
+use crate::pool::RequestOptions;
+use base64::Engine;
+use futures::future::{BoxFuture, FutureExt};
+use serde_json::{json, Map, Value};
+use std::sync::{Arc, Weak};
+
+/// The kinds of [`Event::App`].
+const OPENED: &str = "opened";
+const SHOWN: &str = "shown";
+const ENDED: &str = "ended";
+
+impl Adapter {
+    /// Turns MCP Apps on for this session: `script` is the host page's script
+    /// (`extension/pi-mcp-native/app-host.js`), `context` the host context's fixed part (theme,
+    /// locale, time zone, platform). Once; later calls change nothing.
+    pub fn enable_apps(self: &Arc<Self>, script: Vec<u8>, context: Value) {
+        let gate = Arc::new(AppGate(Arc::downgrade(self)));
+        let _ = self.apps.set(Apps::new(gate, script, context));
+    }
+
+    /// The open apps, oldest first.
+    pub fn open_apps(&self) -> Vec<OpenApp> {
+        self.apps.get().map(Apps::open_apps).unwrap_or_default()
+    }
+
+    /// The arguments to give `tool`'s app, when its call will show one.
+    pub(super) fn app_input(&self, tool: &ToolInfo, args: &Value) -> Option<Value> {
+        let shows = self.apps.get().is_some()
+            && tool.definition.as_deref().and_then(resource_uri).is_some()
+            && self
+                .server(&tool.server)
+                .is_some_and(|s| self.config.client_settings(s).ui() != UiMode::Off);
+        shows.then(|| args.clone())
+    }
+
+    /// Shows `tool`'s app with the call's `input` and `result`, in the background (the result
+    /// goes to the model meanwhile); what came of it is an [`Event::App`].
+    pub(super) fn show_app(self: &Arc<Self>, tool: &ToolInfo, input: Value, result: &Value) {
+        if result.get("isError").and_then(Value::as_bool) == Some(true) {
+            return;
+        }
+        let (this, tool, result) = (self.clone(), tool.clone(), result.clone());
+        self.tasks.spawn(async move {
+            let shown = this.shown(&tool, input, result).await;
+            let (kind, url, text) = match shown {
+                Ok((shown, _)) if shown.reused => (SHOWN, shown.url, String::new()),
+                Ok((shown, text)) => (OPENED, shown.url, text),
+                Err(why) => (
+                    ENDED,
+                    String::new(),
+                    format!("The app of {} could not be shown: {why}", tool.name),
+                ),
+            };
+            this.events.emit(Event::App {
+                kind: kind.into(),
+                server: tool.server.clone(),
+                tool: tool.original.clone(),
+                url,
+                text,
+            });
+        });
+    }
+
+    /// Reads the app's document, shows it, and opens a new tab (what to tell the user).
+    async fn shown(
+        self: &Arc<Self>,
+        tool: &ToolInfo,
+        input: Value,
+        result: Value,
+    ) -> Result<(Shown, String), String> {
+        let apps = self.apps.get().ok_or("apps are off")?;
+        let server = self.server(&tool.server).ok_or("no such server")?;
+        let mode = self.config.client_settings(server).ui();
+        let definition = tool.definition.clone().unwrap_or_default();
+        let uri = resource_uri(&definition).ok_or("no interface")?.to_string();
+        let document = self.app_document(&tool.server, &uri, &definition).await?;
+        let shown = apps
+            .show(&tool.server, &tool.original, document, input, result)
+            .await
+            .map_err(|e| format!("no loopback listener: {e}"))?;
+        let label = format!(
+            "The app of {} (MCP server \"{}\")",
+            clean::line(&tool.original),
+            tool.server
+        );
+        let text = match (shown.reused, mode) {
+            (true, _) => String::new(),
+            (false, UiMode::Browser) => match Link::parse(&shown.url)
+                .map_err(|e| e.to_string())
+                .and_then(|link| crate::browser::open(&link, &self.env))
+            {
+                Ok(_) => format!("{label} opened in your browser: {}", shown.url),
+                Err(why) => format!("{label} is at {} (no browser opened: {why})", shown.url),
+            },
+            (false, _) => format!("{label} is at {} (settings: ui \"none\")", shown.url),
+        };
+        Ok((shown, text))
+    }
+
+    /// The app's HTML and policy, read from its server.
+    async fn app_document(
+        self: &Arc<Self>,
+        server: &str,
+        uri: &str,
+        definition: &Value,
+    ) -> Result<Document, String> {
+        let conn = self
+            .ready(server, Need::Handshake)
+            .await
+            .map_err(|why| why.reason(server))?
+            .conn;
+        let read = conn
+            .request(
+                "resources/read",
+                json!({ "uri": uri }),
+                self.app_request(server),
+            )
+            .await
+            .map_err(|e| format!("reading {uri}: {e}"))?;
+        let content = read["contents"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["uri"] == uri).or(c.first()))
+            .ok_or_else(|| format!("{uri} has no contents"))?;
+        let html = match (content["text"].as_str(), content["blob"].as_str()) {
+            (Some(text), _) => text.to_string(),
+            (None, Some(blob)) => base64::engine::general_purpose::STANDARD
+                .decode(blob)
+                .ok()
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+                .ok_or_else(|| format!("{uri} is not UTF-8 text"))?,
+            (None, None) => return Err(format!("{uri} has neither text nor blob")),
+        };
+        // The content's `_meta.ui`, else the listing's entry's.
+        let listed = self.servers.meta(server).and_then(|meta| {
+            meta.resources
+                .iter()
+                .find(|r| r["uri"] == uri)
+                .and_then(|r| r["_meta"].get("ui").cloned())
+        });
+        let ui = content["_meta"].get("ui").cloned().or(listed);
+        Ok(Document {
+            html,
+            csp: Csp::of(ui.as_ref()),
+            tool: definition.clone(),
+        })
+    }
+
+    fn app_request(&self, server: &str) -> RequestOptions {
+        let timeout = self
+            .server(server)
+            .map_or(super::DEFAULT_REQUEST_TIMEOUT, |s| self.request_timeout(s));
+        RequestOptions {
+            timeout,
+            cancel: self.closing.child_token(),
+            on_progress: None,
+            caller: None,
+            total: Some(timeout),
+            tool: None,
+        }
+    }
+
+    /// The server's tool `name` for its app: listed for the model or for the app alone.
+    fn app_tool(&self, server: &str, name: &str) -> Option<ToolInfo> {
+        let view = self.servers.view();
+        let found = view
+            .tools()
+            .iter()
+            .chain(view.app_only())
+            .find(|t| t.server == server && t.original == name && t.resource_uri.is_none());
+        found.cloned()
+    }
+
+    /// A call the app makes: the approval gate as for the model's, then the server.
+    async fn call_for_app(
+        self: &Arc<Self>,
+        server: &str,
+        name: &str,
+        args: Map<String, Value>,
+    ) -> Result<Value, String> {
+        let tool = self
+            .app_tool(server, name)
+            .ok_or_else(|| format!("{name} is not a tool of {server}"))?;
+        let args = Value::Object(args);
+        self.approved("call", crate::approval::Subject::Tool(&tool), &args)
+            .await
+            .map_err(|refused| refused.joined_text())?;
+        let conn = self
+            .ready(server, Need::Handshake)
+            .await
+            .map_err(|why| why.reason(server))?
+            .conn;
+        self.servers.mark_used(server);
+        let cancel = self.closing.child_token();
+        self.send(&conn, &tool, args, &CallOptions::default(), cancel)
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The gateway as the apps see it; weak, so that an app left open never keeps it alive.
+struct AppGate(Weak<Adapter>);
+
+impl AppGate {
+    fn adapter(&self) -> Result<Arc<Adapter>, String> {
+        self.0
+            .upgrade()
+            .ok_or_else(|| "the session has ended".into())
+    }
+}
+
+impl AppHost for AppGate {
+    fn tool(&self, server: &str, name: &str) -> Option<Arc<Value>> {
+        self.0.upgrade()?.app_tool(server, name)?.definition
+    }
+
+    fn call_tool(
+        &self,
+        app: &AppRef,
+        name: &str,
+        args: Map<String, Value>,
+    ) -> BoxFuture<'static, Result<Value, String>> {
+        let (adapter, server, name) = (self.adapter(), app.server.clone(), name.to_string());
+        async move { adapter?.call_for_app(&server, &name, args).await }.boxed()
+    }
+
+    fn resources(
+        &self,
+        app: &AppRef,
+        method: &'static str,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, String>> {
+        let (adapter, server) = (self.adapter(), app.server.clone());
+        async move {
+            let adapter = adapter?;
+            let conn = adapter
+                .ready(&server, Need::Handshake)
+                .await
+                .map_err(|why| why.reason(&server))?
+                .conn;
+            let options = adapter.app_request(&server);
+            conn.request(method, params, options)
+                .await
+                .map_err(|e| e.to_string())
+        }
+        .boxed()
+    }
+
+    fn ask(&self, app: &AppRef, asks: Vec<Ask>) -> BoxFuture<'static, Grant> {
+        let Ok(adapter) = self.adapter() else {
+            return async { Grant::Deny }.boxed();
+        };
+        let wait = adapter.config.settings.approval_timeout;
+        let question = consent_question(app, &asks, wait);
+        let asked = adapter.host.approve(question, wait);
+        async move {
+            match asked.await {
+                Some(Answer::Picked(choice)) => match choice.as_str() {
+                    "once" => Grant::Once,
+                    "session" => Grant::Session,
+                    "always" => Grant::Always,
+                    _ => Grant::Deny,
+                },
+                _ => Grant::Deny,
+            }
+        }
+        .boxed()
+    }
+
+    fn granted_always(&self, _server: &str) -> bool {
+        false
+    }
+
+    fn to_conversation(&self, app: &AppRef, kind: ToConversation, text: String) {
+        let Ok(adapter) = self.adapter() else {
+            return;
+        };
+        let kind = match kind {
+            ToConversation::Message => "message",
+            ToConversation::Context => "context",
+        };
+        adapter.events.emit(Event::App {
+            kind: kind.into(),
+            server: app.server.clone(),
+            tool: app.tool.clone(),
+            url: String::new(),
+            text,
+        });
+    }
+
+    fn open_link(&self, url: &Link) -> Result<(), String> {
+        let adapter = self.adapter()?;
+        crate::browser::open(url, &adapter.env).map(|_| ())
+    }
+
+    fn ended(&self, app: &AppRef) {
+        if let Ok(adapter) = self.adapter() {
+            adapter.events.emit(Event::App {
+                kind: ENDED.into(),
+                server: app.server.clone(),
+                tool: app.tool.clone(),
+                url: String::new(),
+                text: String::new(),
+            });
+        }
+    }
+}
+
+/// One dialog for everything the app asks at once, in the approval dialog's shape.
+fn consent_question(
+    app: &AppRef,
+    asks: &[Ask],
+    wait: std::time::Duration,
+) -> impl FnOnce(u64) -> Value {
+    let mut lines = vec![format!(
+        "The app of {} (MCP server \"{}\") asks:",
+        clean::line(&app.tool),
+        clean::line(&app.server)
+    )];
+    let mut for_session = false;
+    for ask in asks {
+        lines.push(match ask {
+            Ask::Conversation => {
+                for_session = true;
+                "- to write to this conversation (its messages reach the model, marked as the app's)".into()
+            }
+            Ask::Link(url) => format!("- to open {url} in your browser"),
+        });
+    }
+    let mut options = vec![json!({ "label": "Allow once", "value": "once" })];
+    if for_session {
+        options.push(json!({ "label": "Allow for this app session", "value": "session" }));
+    }
+    options.push(json!({ "label": "Deny", "value": "deny" }));
+    let title = lines.join("\n");
+    move |id| json!({ "id": id, "title": title, "options": options, "timeoutMs": wait.as_millis() as u64 })
+}

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { createRequire } from "node:module";
 import { chromium } from "./helpers/chromium.mjs";
 import { recordingBrowser } from "./helpers/browser.mjs";
+import { assertRan, PI_16, piTest, runPi, runPiRpc } from "./helpers/pi.mjs";
 import { processesIn, root, testServer, text, waitFor, withAdapter } from "./helpers/servers.mjs";
 import { bundle, OUTPUT } from "../scripts/build-apps.mjs";
 
@@ -166,4 +167,53 @@ test("the official example app (server-basic-vanillajs) runs in the browser", { 
     writeFileSync(join(SHOTS, "basic-vanillajs.png"), await tab.screenshot());
     await tab.close();
   });
+});
+
+piTest("over RPC: the app opens in the browser, and its message reaches Pi marked as the app's once the user allows it", { timeout: 120_000 }, async (pi) => {
+  const steps = [{ tool_calls: [{ name: "mcp", arguments: { tool: "clock_clock", args: {} } }] }, { text: "The clock is open." }, { text: "Hello, clock." }];
+  let url;
+  const r = await runPiRpc({
+    pi,
+    extensionDir: root,
+    mcpConfig: { mcpServers: { clock: testServer(["apps"]) } },
+    env: { BROWSER: recorder.path },
+    script: { steps },
+    commands: [
+      "show me the clock",
+      async ({ notifications, events }) => {
+        const opened = await waitFor(() => notifications.find((n) => /opened in your browser/.test(n.message)), 20_000, "the notice");
+        url = opened.message.match(/http:\/\/127\.0\.0\.1:\d+\/app\/\S+/)[0];
+        const tab = await browser.open(url);
+        const appOrigin = await documentOrigin(tab);
+        await until(tab, appOrigin, `document.getElementById("state").textContent.startsWith("ready")`, "the app to initialize");
+        await tab.app(appOrigin, `document.getElementById("say").click()`);
+        await waitFor(() => events.filter((e) => e.type === "agent_end").length >= 2, 30_000, "the turn the app's message started");
+        writeFileSync(join(SHOTS, `clock-pi-${pi}.png`), await tab.screenshot());
+        await tab.close();
+      },
+    ],
+    answer: (request) => (request.method === "select" ? { value: "Allow for this app session" } : { cancelled: true }),
+  });
+  assertRan(r);
+  const consent = r.dialogs.filter((d) => d.method === "select");
+  assert.equal(consent.length, 1, JSON.stringify(consent));
+  assert.match(consent[0].title, /^The app of clock \(MCP server "clock"\) asks:\n- to write to this conversation/);
+  assert.deepEqual(consent[0].options, ["Allow once", "Allow for this app session", "Deny"]);
+  assert.equal(r.requests.length, 3, "the app's message started a turn");
+  const said = JSON.stringify(r.requests[2].body.messages.at(-1));
+  assert.match(said, /A message from the MCP app of clock \(server \\"clock\\"\), sent from its window in the browser; not written by the user/);
+  assert.match(said, /the clock says hi/);
+  assert.doesNotMatch(JSON.stringify(r.requests[2].body.messages.filter((m) => m.role === "user").map((m) => m.content)), /^the clock says hi$/);
+  assert.equal(recorder.opened().at(-1), url, "opened through the core's opener");
+  await assert.rejects(fetch(url), "nothing listens once Pi has exited");
+});
+
+piTest("in json mode (no UI) a tool with an app gives its result and opens nothing", { timeout: 120_000, pis: [PI_16] }, async (pi) => {
+  const before = recorder.opened().length;
+  const steps = [{ tool_calls: [{ name: "mcp", arguments: { tool: "clock_clock", args: {} } }] }, { text: "done" }];
+  const r = await runPi({ pi, extensionDir: root, mcpConfig: { mcpServers: { clock: testServer(["apps"]) } }, env: { BROWSER: recorder.path }, script: { steps } });
+  assertRan(r);
+  assert.equal(r.toolResults[0].text, "clock called; ticks 0");
+  assert.equal(recorder.opened().length, before, "no browser");
+  assert.doesNotMatch(r.stderr, /127\.0\.0\.1/);
 });

@@ -3,6 +3,7 @@
 // Texts the model or the user reads come from the core; the panel draws what the core reports.
 import { createRequire } from "node:module";
 import { frontEnd, piModel } from "./front-end.js";
+import { appsInPi } from "./apps.js";
 import { createMcpCommand } from "./mcp-command.js";
 import { addSubcommands } from "./mcp-subcommands.js";
 import { showPanel } from "./panel.js";
@@ -129,6 +130,7 @@ export default function piMcpNative(pi) {
       .finally(() => pastePrompts.get(event.server) === abort && pastePrompts.delete(event.server));
   };
   const announceUpdate = resourceUpdates(pi, sessionUi);
+  const apps = appsInPi(pi, { ui: sessionUi });
   /** @param {import("../index.js").LifecycleEvent} event */
   const onEvent = (event) => {
     // Only progress carries a call id: it goes to that call (if it still runs). Any other event
@@ -153,6 +155,10 @@ export default function piMcpNative(pi) {
     }
     if (event.type === "family-off") {
       warn(event.text);
+      return;
+    }
+    if (event.type === "app") {
+      apps.onEvent(event);
       return;
     }
     syncDirectTools();
@@ -262,6 +268,7 @@ export default function piMcpNative(pi) {
     reopen: (ctx) => reopen(ctx),
   });
   addSetup(mcp, { core: () => adapter, textOf, reopen: (ctx) => reopen(ctx) });
+  mcp.add("apps", apps.subcommand(() => adapter));
   mcp.add("prompts", {
     summary: "every server's (or one's) prompts, each as its command",
     usage: "[server]",
@@ -341,6 +348,7 @@ export default function piMcpNative(pi) {
   const attach = (core) => {
     core.restoreGrants(branchEntries(footerCtx));
     core.setInteractive(interactive);
+    apps.enable(core, footerCtx);
     core.onEvent(onEvent);
     core.onCredential(async (provider) => (await modelRegistry?.getApiKeyForProvider?.(provider)) ?? undefined);
   };

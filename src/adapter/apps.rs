@@ -16,7 +16,6 @@ use crate::catalog::ToolInfo;
 use crate::clean::{self, Link};
 use crate::config::UiMode;
 use crate::events::Event;
-use crate::pool::RequestOptions;
 use base64::Engine;
 use futures::future::{BoxFuture, FutureExt};
 use serde_json::{json, Map, Value};
@@ -131,7 +130,7 @@ impl Adapter {
             .request(
                 "resources/read",
                 json!({ "uri": uri }),
-                self.app_request(server),
+                self.plain_request(server),
             )
             .await
             .map_err(|e| format!("reading {uri}: {e}"))?;
@@ -161,20 +160,6 @@ impl Adapter {
             csp: Csp::of(ui.as_ref()),
             tool: definition.clone(),
         })
-    }
-
-    fn app_request(&self, server: &str) -> RequestOptions {
-        let timeout = self
-            .server(server)
-            .map_or(super::DEFAULT_REQUEST_TIMEOUT, |s| self.request_timeout(s));
-        RequestOptions {
-            timeout,
-            cancel: self.closing.child_token(),
-            on_progress: None,
-            caller: None,
-            total: Some(timeout),
-            tool: None,
-        }
     }
 
     /// The server's tool `name` for its app: listed for the model or for the app alone.
@@ -255,7 +240,7 @@ impl AppHost for AppGate {
                 .await
                 .map_err(|why| why.reason(&server))?
                 .conn;
-            let options = adapter.app_request(&server);
+            let options = adapter.plain_request(&server);
             conn.request(method, params, options)
                 .await
                 .map_err(|e| e.to_string())

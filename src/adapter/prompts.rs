@@ -135,7 +135,7 @@ impl Adapter {
         };
         let params = json!({ "name": name, "arguments": args });
         let outcome = match conn
-            .request("prompts/get", params, self.prompt_request(server))
+            .request("prompts/get", params, self.plain_request(server))
             .await
         {
             Ok(raw) => {
@@ -152,7 +152,9 @@ impl Adapter {
         outcome.with("server", server).with("prompt", name)
     }
 
-    fn prompt_request(&self, server: &str) -> RequestOptions {
+    /// A request that is not a tool call (a prompt, an app's document or resources): bounded
+    /// by the server's request timeout alone, cancelled when the session ends.
+    pub(super) fn plain_request(&self, server: &str) -> RequestOptions {
         let timeout = self
             .server(server)
             .map_or(super::DEFAULT_REQUEST_TIMEOUT, |s| self.request_timeout(s));
@@ -228,7 +230,7 @@ impl Adapter {
             argument,
             typed,
             given,
-            self.prompt_request(&found.server),
+            self.plain_request(&found.server),
         )
         .await
         .unwrap_or_default()

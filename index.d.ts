@@ -271,6 +271,16 @@ export declare class McpAdapter {
   enableApps(script: Buffer, context: Record<string, unknown>): void
   /** The apps open now, oldest first. */
   openApps(): Array<OpenApp>
+  /**
+   * The servers whose apps the user let write to the conversation always (kept in
+   * `<agentDir>/mcp-apps-grants.json`).
+   */
+  appGrants(): Array<string>
+  /**
+   * Takes back the "always" of `server`'s apps (every server's without one); how many were
+   * taken back. Throws when the file cannot be written.
+   */
+  revokeAppGrants(server?: string | undefined | null): number
   /** Receives lifecycle events; the callback never keeps Node alive. */
   onEvent(callback: (arg: LifecycleEvent) => void): void
   /** Cancels running calls and stops every server (bounded in time). */

@@ -172,6 +172,7 @@ test("the official example app (server-basic-vanillajs) runs in the browser", { 
 piTest("over RPC: the app opens in the browser, and its message reaches Pi marked as the app's once the user allows it", { timeout: 120_000 }, async (pi) => {
   const steps = [{ tool_calls: [{ name: "mcp", arguments: { tool: "clock_clock", args: {} } }] }, { text: "The clock is open." }, { text: "Hello, clock." }];
   let url;
+  let tab;
   const r = await runPiRpc({
     pi,
     extensionDir: root,
@@ -183,12 +184,15 @@ piTest("over RPC: the app opens in the browser, and its message reaches Pi marke
       async ({ notifications, events }) => {
         const opened = await waitFor(() => notifications.find((n) => /opened in your browser/.test(n.message)), 20_000, "the notice");
         url = opened.message.match(/http:\/\/127\.0\.0\.1:\d+\/app\/\S+/)[0];
-        const tab = await browser.open(url);
+        tab = await browser.open(url);
         const appOrigin = await documentOrigin(tab);
         await until(tab, appOrigin, `document.getElementById("state").textContent.startsWith("ready")`, "the app to initialize");
         await tab.app(appOrigin, `document.getElementById("say").click()`);
         await waitFor(() => events.filter((e) => e.type === "agent_end").length >= 2, 30_000, "the turn the app's message started");
         writeFileSync(join(SHOTS, `clock-pi-${pi}.png`), await tab.screenshot());
+      },
+      "/mcp apps",
+      async () => {
         await tab.close();
       },
     ],
@@ -198,7 +202,10 @@ piTest("over RPC: the app opens in the browser, and its message reaches Pi marke
   const consent = r.dialogs.filter((d) => d.method === "select");
   assert.equal(consent.length, 1, JSON.stringify(consent));
   assert.match(consent[0].title, /^The app of clock \(MCP server "clock"\) asks:\n- to write to this conversation/);
-  assert.deepEqual(consent[0].options, ["Allow once", "Allow for this app session", "Deny"]);
+  assert.deepEqual(consent[0].options, ["Allow once", "Allow for this app session", 'Always allow the apps of "clock" (until /mcp apps revoke)', "Deny"]);
+  const listed = r.perCommand.find((c) => c.command === "/mcp apps").notifications.map((n) => n.message).join("\n");
+  assert.ok(listed.startsWith("MCP apps open (1):\n  clock (server \"clock\"), since "), listed);
+  assert.ok(listed.includes(url), listed);
   assert.equal(r.requests.length, 3, "the app's message started a turn");
   const said = JSON.stringify(r.requests[2].body.messages.at(-1));
   assert.match(said, /A message from the MCP app of clock \(server \\"clock\\"\), sent from its window in the browser; not written by the user/);

@@ -839,6 +839,23 @@ impl McpAdapter {
             .collect()
     }
 
+    /// The servers whose apps the user let write to the conversation always (kept in
+    /// `<agentDir>/mcp-apps-grants.json`).
+    #[napi]
+    pub fn app_grants(&self) -> Vec<String> {
+        self.inner.app_grants()
+    }
+
+    /// Takes back the "always" of `server`'s apps (every server's without one); how many were
+    /// taken back. Throws when the file cannot be written.
+    #[napi]
+    pub fn revoke_app_grants(&self, server: Option<String>) -> Result<u32> {
+        self.inner
+            .revoke_app_grants(server.as_deref())
+            .map(|n| n as u32)
+            .map_err(napi::Error::from_reason)
+    }
+
     /// Receives lifecycle events; the callback never keeps Node alive.
     #[napi]
     pub fn on_event(&self, callback: Function<LifecycleEvent, ()>) -> Result<()> {

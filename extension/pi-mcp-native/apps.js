@@ -56,14 +56,30 @@ export function appsInPi(pi, { ui }) {
       }
     },
 
-    /** `/mcp apps`. */
+    /** `/mcp apps` (the open apps and the "always" given), `/mcp apps revoke [server]`. */
     subcommand: (core) => ({
-      summary: "the MCP apps open in your browser, with their addresses",
-      run: (_args, _ctx, out) => {
+      summary: "the MCP apps open in your browser, with their addresses; `revoke [server]` takes back an \"always\"",
+      usage: "[revoke [server]]",
+      complete: (prefix) => ["revoke"].filter((w) => w.startsWith(prefix)),
+      run: ([action, server], _ctx, out) => {
+        if (action === "revoke") {
+          let taken;
+          try {
+            taken = core().revokeAppGrants(server);
+          } catch (e) {
+            return out.error(`Nothing was taken back: ${e.message}`);
+          }
+          const whose = server ? `the apps of "${server}"` : "every server's apps";
+          return out.info(taken ? `Taken back: ${whose} will ask again before writing to the conversation.` : `No "always" was given to ${whose}.`);
+        }
+        if (action) return out.error(`Unknown: /mcp apps ${action}. Use /mcp apps, or /mcp apps revoke [server].`);
         const open = core().openApps();
-        if (!open.length) return out.info("No MCP app is open. A tool with an app opens it in your browser when it is called (settings: ui).");
-        const lines = open.map((a) => `${a.tool} (server "${a.server}"), since ${new Date(a.sinceMs).toLocaleTimeString()}: ${a.url}`);
-        out.info([`MCP apps open (${open.length}):`, ...lines].join("\n"));
+        const lines = open.length
+          ? [`MCP apps open (${open.length}):`, ...open.map((a) => `  ${a.tool} (server "${a.server}"), since ${new Date(a.sinceMs).toLocaleTimeString()}: ${a.url}`)]
+          : ["No MCP app is open. A tool with an app opens it in your browser when it is called (settings: ui)."];
+        const always = core().appGrants();
+        if (always.length) lines.push(`May always write to the conversation: the apps of ${always.map((s) => `"${s}"`).join(", ")} (/mcp apps revoke [server]).`);
+        out.info(lines.join("\n"));
       },
     }),
   };

@@ -8,6 +8,7 @@
 use super::connect::Need;
 use super::{Adapter, CallOptions};
 use crate::approval::Answer;
+use crate::apps::grants::{self, Always};
 use crate::apps::{
     policy::Csp, resource_uri, AppHost, AppRef, Apps, Ask, Document, Grant, OpenApp, Shown,
     ToConversation,
@@ -38,6 +39,28 @@ impl Adapter {
     /// The open apps, oldest first.
     pub fn open_apps(&self) -> Vec<OpenApp> {
         self.apps.get().map(Apps::open_apps).unwrap_or_default()
+    }
+
+    /// The servers whose apps may always write to the conversation (`/mcp apps`).
+    pub fn app_grants(&self) -> Vec<String> {
+        let kept = self.app_grants.list();
+        kept.into_iter().map(|g| g.server).collect()
+    }
+
+    /// Takes back the "always" of `server`'s apps (every server's: `None`); how many.
+    pub fn revoke_app_grants(&self, server: Option<&str>) -> Result<usize, String> {
+        self.app_grants
+            .revoke(server)
+            .map_err(|e| format!("{}: {e}", self.agent_dir.join(grants::FILE).display()))
+    }
+
+    /// What an "always" for `server`'s apps is kept as: its name and its launch's hash.
+    fn app_grant(&self, server: &str) -> Option<Always> {
+        let hash = crate::approval::Grant::server(self.server(server)?).hash;
+        Some(Always {
+            server: server.to_string(),
+            hash,
+        })
     }
 
     /// The arguments to give `tool`'s app, when its call will show one.
@@ -255,8 +278,9 @@ impl AppHost for AppGate {
         let wait = adapter.config.settings.approval_timeout;
         let question = consent_question(app, &asks, wait);
         let asked = adapter.host.approve(question, wait);
+        let server = app.server.clone();
         async move {
-            match asked.await {
+            let grant = match asked.await {
                 Some(Answer::Picked(choice)) => match choice.as_str() {
                     "once" => Grant::Once,
                     "session" => Grant::Session,
@@ -264,13 +288,25 @@ impl AppHost for AppGate {
                     _ => Grant::Deny,
                 },
                 _ => Grant::Deny,
+            };
+            if grant == Grant::Always {
+                // Not kept (a file that cannot be written): it still holds for this app session.
+                if let Some(always) = adapter.app_grant(&server) {
+                    let _ = adapter.app_grants.add(always);
+                }
             }
+            grant
         }
         .boxed()
     }
 
-    fn granted_always(&self, _server: &str) -> bool {
-        false
+    fn granted_always(&self, server: &str) -> bool {
+        let Ok(adapter) = self.adapter() else {
+            return false;
+        };
+        adapter
+            .app_grant(server)
+            .is_some_and(|grant| adapter.app_grants.covers(&grant))
     }
 
     fn to_conversation(&self, app: &AppRef, kind: ToConversation, text: String) {
@@ -332,6 +368,11 @@ fn consent_question(
     let mut options = vec![json!({ "label": "Allow once", "value": "once" })];
     if for_session {
         options.push(json!({ "label": "Allow for this app session", "value": "session" }));
+        let always = format!(
+            "Always allow the apps of \"{}\" (until /mcp apps revoke)",
+            clean::line(&app.server)
+        );
+        options.push(json!({ "label": always, "value": "always" }));
     }
     options.push(json!({ "label": "Deny", "value": "deny" }));
     let title = lines.join("\n");

@@ -177,6 +177,8 @@ pub struct Adapter {
     trial: parking_lot::Mutex<Option<Arc<Adapter>>>,
     /// MCP Apps, once the embedder turned them on ([`Adapter::enable_apps`]).
     apps: std::sync::OnceLock<crate::apps::Apps>,
+    /// The "always" the user gave servers' apps.
+    app_grants: crate::apps::grants::AlwaysGrants,
     /// Every task the adapter spawns; `shutdown` waits for them. Long-lived ones hold the
     /// adapter weakly, so dropping it stops them too.
     tasks: TaskTracker,
@@ -284,6 +286,7 @@ impl Adapter {
             tasks: TaskTracker::new(),
             trial: parking_lot::Mutex::new(None),
             apps: std::sync::OnceLock::new(),
+            app_grants: crate::apps::grants::AlwaysGrants::in_dir(&agent_dir),
         })
     }
 

@@ -7,6 +7,7 @@
 //! [`policy`]; what it needs of the gateway comes through [`AppHost`].
 
 pub mod bridge;
+pub mod grants;
 mod host;
 mod http;
 pub mod meta;

@@ -1,8 +1,11 @@
 //! MCP Apps: the `io.modelcontextprotocol/ui` extension declared from the config (never from
-//! the session's mode), and the tools only an app may call kept from the model.
+//! the session's mode), the tools only an app may call kept from the model, and the "always"
+//! a user gives a server's apps.
 
 use crate::support::*;
+use pi_mcp_native::events::Event;
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 /// What the server `name` was told we offer.
 async fn offered(session: &Session, name: &str) -> Value {
@@ -111,5 +114,132 @@ async fn tools_for_the_app_alone_are_kept_from_the_model() {
         .collect();
     assert!(direct.contains(&"s_clock".to_string()), "{direct:?}");
     assert!(!direct.contains(&"s_clock_tick".to_string()), "{direct:?}");
+    finish(session, &home).await;
+}
+
+/// A person who answers every consent with `choice`, keeping the questions.
+struct Consenting {
+    choice: &'static str,
+    asked: parking_lot::Mutex<Vec<Value>>,
+}
+
+impl pi_mcp_native::adapter::FrontEnd for Consenting {
+    fn elicit(&self, _: Value) -> futures::future::BoxFuture<'static, Value> {
+        Box::pin(async { Value::Null })
+    }
+
+    fn sample(&self, _: Value) -> futures::future::BoxFuture<'static, Value> {
+        Box::pin(async { Value::Null })
+    }
+
+    fn withdraw(&self, _: u64) {}
+
+    fn approve(&self, question: Value) -> futures::future::BoxFuture<'static, Value> {
+        self.asked.lock().push(question);
+        let choice = self.choice;
+        Box::pin(async move { json!({ "choice": choice }) })
+    }
+}
+
+/// Opens the clock's app in `session` (apps on, `person` answering) and sends `ui/message` as
+/// its page would; the bridge's answer.
+async fn message_from_the_clock(session: &Session, person: Arc<Consenting>) -> Value {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    session.adapter.attach_front_end(person);
+    session
+        .adapter
+        .enable_apps(b"/* host */".to_vec(), json!({}));
+    session.call("s_clock", json!({})).await;
+    let opened = session
+        .event(
+            "the app",
+            |e| matches!(e, Event::App { kind, .. } if kind == "opened"),
+        )
+        .await;
+    let Event::App { url, .. } = opened else {
+        unreachable!()
+    };
+    let url = url::Url::parse(&url).unwrap();
+    let token = url.query().unwrap().trim_start_matches("t=");
+    let port = url.port().unwrap();
+    let body = json!({ "method": "ui/message", "params": { "content": [{ "type": "text", "text": "hi" }] } }).to_string();
+    let request = format!(
+        "POST {}rpc HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Pi-Mcp-Token: {token}\r\nContent-Length: {}\r\n\r\n{body}",
+        url.path(),
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_is_kept_for_the_server_s_apps_until_revoked() {
+    let home = Home::new(json!({ "s": server(&["apps"]) }));
+    let always = Arc::new(Consenting {
+        choice: "always",
+        asked: Default::default(),
+    });
+    let session = home.open();
+    let answer = message_from_the_clock(&session, always.clone()).await;
+    assert_eq!(answer, json!({ "result": {} }));
+    let asked = always.asked.lock().clone();
+    let labels: Vec<&str> = asked[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "Allow once",
+            "Allow for this app session",
+            "Always allow the apps of \"s\" (until /mcp apps revoke)",
+            "Deny"
+        ]
+    );
+    assert_eq!(session.adapter.app_grants(), ["s"]);
+    let file = home.agent.join("mcp-apps-grants.json");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    assert!(
+        !std::fs::read_to_string(&file)
+            .unwrap()
+            .contains(TEST_SERVER),
+        "names and a hash only"
+    );
+    finish(session, &home).await;
+
+    // Another Pi session: not asked again, until revoked.
+    let denying = Arc::new(Consenting {
+        choice: "deny",
+        asked: Default::default(),
+    });
+    let session = home.open();
+    let answer = message_from_the_clock(&session, denying.clone()).await;
+    assert_eq!(answer, json!({ "result": {} }));
+    assert!(denying.asked.lock().is_empty());
+    assert_eq!(session.adapter.revoke_app_grants(Some("s")), Ok(1));
+    assert_eq!(session.adapter.revoke_app_grants(None), Ok(0));
+    finish(session, &home).await;
+    let session = home.open();
+    let answer = message_from_the_clock(&session, denying.clone()).await;
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did not let"),
+        "{answer}"
+    );
+    assert_eq!(denying.asked.lock().len(), 1);
     finish(session, &home).await;
 }

@@ -17,6 +17,18 @@ impl Adapter {
         subject: Subject<'_>,
         args: &Value,
     ) -> Result<(), Outcome> {
+        self.approved_for(mode, subject, args, None).await
+    }
+
+    /// [`Adapter::approved`] for a use that `asker` asks for, not the model (an MCP App); the
+    /// dialog says who.
+    pub(super) async fn approved_for(
+        self: &Arc<Self>,
+        mode: &str,
+        subject: Subject<'_>,
+        args: &Value,
+        asker: Option<&str>,
+    ) -> Result<(), Outcome> {
         let Some(server) = self.server(subject.server()) else {
             return Ok(());
         };
@@ -40,7 +52,7 @@ impl Adapter {
             };
         }
         let wait = self.config.settings.approval_timeout;
-        let question = |id| present::question(id, &subject, server, args, &home, wait);
+        let question = |id| present::question(id, &subject, server, args, &home, wait, asker);
         match self.host.approve(question, wait).await {
             None => refuse(Refusal::NobodyToAsk, ErrorCode::ApprovalRequired),
             Some(Answer::Picked(choice)) => match (choice.as_str(), subject) {

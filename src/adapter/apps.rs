@@ -199,15 +199,18 @@ impl Adapter {
     /// A call the app makes: the approval gate as for the model's, then the server.
     async fn call_for_app(
         self: &Arc<Self>,
-        server: &str,
+        app: &AppRef,
         name: &str,
         args: Map<String, Value>,
     ) -> Result<Value, String> {
+        let (server, app_tool) = (app.server.as_str(), &app.tool);
         let tool = self
             .app_tool(server, name)
             .ok_or_else(|| format!("{name} is not a tool of {server}"))?;
         let args = Value::Object(args);
-        self.approved("call", crate::approval::Subject::Tool(&tool), &args)
+        let asker = format!("its app ({} in your browser)", clean::line(app_tool));
+        let subject = crate::approval::Subject::Tool(&tool);
+        self.approved_for("call", subject, &args, Some(&asker))
             .await
             .map_err(|refused| refused.joined_text())?;
         let conn = self
@@ -245,8 +248,8 @@ impl AppHost for AppGate {
         name: &str,
         args: Map<String, Value>,
     ) -> BoxFuture<'static, Result<Value, String>> {
-        let (adapter, server, name) = (self.adapter(), app.server.clone(), name.to_string());
-        async move { adapter?.call_for_app(&server, &name, args).await }.boxed()
+        let (adapter, app, name) = (self.adapter(), app.clone(), name.to_string());
+        async move { adapter?.call_for_app(&app, &name, args).await }.boxed()
     }
 
     fn resources(

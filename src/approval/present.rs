@@ -51,6 +51,7 @@ pub fn question(
     args: &Value,
     home: &str,
     wait: Duration,
+    asker: Option<&str>,
 ) -> Value {
     let name = clean::line(&server.name).into_owned();
     let mut lines = vec![match subject {
@@ -66,6 +67,9 @@ pub fn question(
             clean::line(prompt)
         ),
     }];
+    if let Some(asker) = asker {
+        lines.push(format!("Asked by {asker}, not by the model."));
+    }
     lines.push(String::new());
     if let Subject::Tool(tool) = subject {
         let words = hints::words(tool);

@@ -196,6 +196,7 @@ fn the_dialog_names_server_tool_hints_and_arguments_without_secrets() {
         &args,
         &home,
         Duration::from_secs(120),
+        None,
     );
     let title = q["title"].as_str().unwrap();
     assert!(
@@ -233,7 +234,15 @@ fn the_dialog_names_server_tool_hints_and_arguments_without_secrets() {
         server: "gh",
         uri: "file:///x",
     };
-    let q = question(8, &read, gh, &Value::Null, &home, Duration::from_secs(1));
+    let q = question(
+        8,
+        &read,
+        gh,
+        &Value::Null,
+        &home,
+        Duration::from_secs(1),
+        None,
+    );
     assert_eq!(q["options"].as_array().unwrap().len(), 3);
     let many: serde_json::Map<String, Value> =
         (0..20).map(|i| (format!("k{i}"), json!(i))).collect();

@@ -119,7 +119,9 @@ async fn to_conversation(
 
 /// Whether the app may write to the conversation: "always" before, this app session's answer,
 /// else the user's answer now (asked once per app session; "once" asks again next time).
+/// Messages sent while the user is being asked wait for that answer: one dialog for all.
 async fn consented(session: &AppSession, host: &Arc<dyn AppHost>) -> bool {
+    let _turn = session.asking.lock().await;
     if host.granted_always(&session.app.server) {
         return true;
     }

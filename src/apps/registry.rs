@@ -38,6 +38,9 @@ pub struct AppSession {
     pub pace: Mutex<Pace>,
     /// The user's answer about the conversation, once asked.
     pub conversation: Mutex<Option<Grant>>,
+    /// Held while the user is asked something for this app: requests that arrive meanwhile
+    /// wait for that answer instead of opening dialogs of their own.
+    pub asking: tokio::sync::Mutex<()>,
     /// Pages listening for pushes now.
     watching: AtomicUsize,
     /// Whether a page ever listened.
@@ -128,6 +131,7 @@ impl Registry {
             pushed: Notify::new(),
             pace: Mutex::default(),
             conversation: Mutex::default(),
+            asking: tokio::sync::Mutex::new(()),
             watching: AtomicUsize::new(0),
             watched: AtomicUsize::new(0),
             ended: CancellationToken::new(),

@@ -16,6 +16,8 @@ struct Gateway {
     calls: Mutex<Vec<String>>,
     asked: Mutex<Vec<Vec<Ask>>>,
     answer: Mutex<Option<Grant>>,
+    /// How long the person takes to answer.
+    slow: Mutex<Duration>,
     said: Mutex<Vec<(ToConversation, String)>>,
     ended: Mutex<Vec<String>>,
 }
@@ -56,7 +58,12 @@ impl AppHost for Gateway {
     fn ask(&self, _: &AppRef, asks: Vec<Ask>) -> BoxFuture<'static, Grant> {
         self.asked.lock().push(asks);
         let answer = self.answer.lock().unwrap_or(Grant::Deny);
-        async move { answer }.boxed()
+        let slow = *self.slow.lock();
+        async move {
+            tokio::time::sleep(slow).await;
+            answer
+        }
+        .boxed()
     }
 
     fn granted_always(&self, _: &str) -> bool {
@@ -411,4 +418,24 @@ async fn read_until(stream: &mut TcpStream, seen: &mut String, wanted: &str) {
         assert!(n > 0, "the stream ended before {wanted}: {seen}");
         seen.push_str(&String::from_utf8_lossy(&buffer[..n]));
     }
+}
+
+#[tokio::test]
+async fn messages_sent_while_the_user_is_asked_wait_for_that_one_answer() {
+    let gateway = Arc::new(Gateway::default());
+    *gateway.answer.lock() = Some(Grant::Session);
+    *gateway.slow.lock() = Duration::from_millis(400);
+    let (apps, shown) = shown(&gateway).await;
+    let (host, _) = apps.ports().unwrap();
+    let (path, token) = parts(&shown.url);
+    let rpc = format!("{path}rpc");
+    let sends = (0..5).map(|n| {
+        let body = json!({ "method": "ui/message", "params": { "content": [{ "type": "text", "text": format!("n{n}") }] } });
+        send(host, post(host, &rpc, &token, &body.to_string()))
+    });
+    let answers = futures::future::join_all(sends).await;
+    assert!(answers.iter().all(|(code, _, _)| *code == 200));
+    assert_eq!(gateway.asked.lock().len(), 1, "one dialog for the five");
+    assert_eq!(gateway.said.lock().len(), 1, "then one message a second");
+    apps.close().await;
 }

@@ -141,10 +141,8 @@ impl pi_mcp_native::adapter::FrontEnd for Consenting {
     }
 }
 
-/// Opens the clock's app in `session` (apps on, `person` answering) and sends `ui/message` as
-/// its page would; the bridge's answer.
-async fn message_from_the_clock(session: &Session, person: Arc<Consenting>) -> Value {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+/// Opens the clock's app in `session` (apps on, `person` answering): where its page's bridge is.
+async fn open_clock(session: &Session, person: Arc<Consenting>) -> url::Url {
     session.adapter.attach_front_end(person);
     session
         .adapter
@@ -159,13 +157,18 @@ async fn message_from_the_clock(session: &Session, person: Arc<Consenting>) -> V
     let Event::App { url, .. } = opened else {
         unreachable!()
     };
-    let url = url::Url::parse(&url).unwrap();
-    let token = url.query().unwrap().trim_start_matches("t=");
-    let port = url.port().unwrap();
-    let body = json!({ "method": "ui/message", "params": { "content": [{ "type": "text", "text": "hi" }] } }).to_string();
+    url::Url::parse(&url).unwrap()
+}
+
+/// Sends `method` with `params` to the bridge at `page` as the page would; its answer.
+async fn ask_bridge(page: &url::Url, method: &str, params: Value) -> Value {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let token = page.query().unwrap().trim_start_matches("t=");
+    let port = page.port().unwrap();
+    let body = json!({ "method": method, "params": params }).to_string();
     let request = format!(
         "POST {}rpc HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Pi-Mcp-Token: {token}\r\nContent-Length: {}\r\n\r\n{body}",
-        url.path(),
+        page.path(),
         body.len()
     );
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
@@ -175,6 +178,35 @@ async fn message_from_the_clock(session: &Session, person: Arc<Consenting>) -> V
     let mut answer = String::new();
     stream.read_to_string(&mut answer).await.unwrap();
     serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap()
+}
+
+async fn message_from_the_clock(session: &Session, person: Arc<Consenting>) -> Value {
+    let page = open_clock(session, person).await;
+    let hi = json!({ "content": [{ "type": "text", "text": "hi" }] });
+    ask_bridge(&page, "ui/message", hi).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_s_calls_pass_the_approval_gate_saying_who_asks() {
+    let entry = json!({ "command": TEST_SERVER, "args": ["apps"], "approveTools": ["clock_tick"] });
+    let home = Home::new(json!({ "s": entry }));
+    let person = Arc::new(Consenting {
+        choice: "once",
+        asked: Default::default(),
+    });
+    let session = home.open();
+    let page = open_clock(&session, person.clone()).await;
+    let tick = json!({ "name": "clock_tick", "arguments": {} });
+    let answer = ask_bridge(&page, "tools/call", tick).await;
+    assert_eq!(answer["result"]["content"][0]["text"], "clock_tick called");
+    let asked = person.asked.lock().clone();
+    assert_eq!(asked.len(), 1);
+    let title = asked[0]["title"].as_str().unwrap();
+    assert!(
+        title.starts_with("MCP server \"s\" wants to run clock_tick\nAsked by its app (clock in your browser), not by the model.\n"),
+        "{title}"
+    );
+    finish(session, &home).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -53,6 +53,9 @@ bridge.onmessage = (params) => core("ui/message", params);
 bridge.onupdatemodelcontext = (params) => core("ui/update-model-context", params);
 bridge.onopenlink = (params) => core("ui/open-link", params);
 bridge.onrequestdisplaymode = async () => ({ mode: "inline" });
+bridge.addEventListener("loggingmessage", (params) => {
+  core("notifications/message", params).catch(() => {});
+});
 bridge.addEventListener("sizechange", ({ height }) => {
   if (typeof height === "number" && height > 0) frame.style.height = `${Math.min(height, 100000)}px`;
 });

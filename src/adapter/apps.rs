@@ -17,6 +17,7 @@ use crate::catalog::ToolInfo;
 use crate::clean::{self, Link};
 use crate::config::UiMode;
 use crate::events::Event;
+use crate::server_log::LogMessage;
 use base64::Engine;
 use futures::future::{BoxFuture, FutureExt};
 use serde_json::{json, Map, Value};
@@ -327,6 +328,25 @@ impl AppHost for AppGate {
             url: String::new(),
             text,
         });
+    }
+
+    fn log(&self, app: &AppRef, params: &Value) {
+        let Ok(adapter) = self.adapter() else {
+            return;
+        };
+        let Some(server) = adapter.server(&app.server) else {
+            return;
+        };
+        let mut message = LogMessage::from_params(params);
+        if message.level < adapter.config.client_settings(server).features().log_level {
+            return;
+        }
+        let from = format!("app of {}", app.tool);
+        message.logger = Some(match message.logger {
+            Some(logger) => format!("{from}: {logger}"),
+            None => from,
+        });
+        adapter.host.server_log().append(&app.server, &message);
     }
 
     fn open_link(&self, url: &Link) -> Result<(), String> {

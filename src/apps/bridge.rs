@@ -1,6 +1,7 @@
 //! The app's requests, as the host page forwards them, and what each may do: tools and
 //! resources of its own server only (tools the app may call), the conversation after the
-//! user's consent, at the pace and size the policy allows, links after the user says so.
+//! user's consent, at the pace and size the policy allows, links after the user says so, log
+//! messages to its server's log.
 //! Answers are JSON-RPC's `result` or `error`.
 
 use super::host::{AppHost, Ask, Grant, ToConversation};
@@ -52,6 +53,10 @@ pub async fn answer(session: &Arc<AppSession>, host: &Arc<dyn AppHost>, request:
             to_conversation(session, host, ToConversation::Context, &params).await
         }
         "ui/open-link" => open_link(session, host, &params).await,
+        "notifications/message" => {
+            host.log(&session.app, &params);
+            Ok(json!({}))
+        }
         "ping" => Ok(json!({})),
         _ => Err(match REFUSED.iter().find(|(m, _)| *m == method) {
             Some((_, why)) => error(METHOD_NOT_FOUND, format!("{method} is refused: {why}")),

@@ -74,6 +74,8 @@ pub trait AppHost: Send + Sync + 'static {
     fn granted_always(&self, server: &str) -> bool;
     /// The text reaches the conversation, labelled as coming from the app.
     fn to_conversation(&self, app: &AppRef, kind: ToConversation, text: String);
+    /// Writes the app's log message (`notifications/message`'s params) to its server's log.
+    fn log(&self, app: &AppRef, params: &Value);
     /// Opens a checked link in the user's browser; why not, if it could not.
     fn open_link(&self, url: &crate::clean::Link) -> Result<(), String>;
     /// The app session ended (its tab closed, it asked, or the session ended).

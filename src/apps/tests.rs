@@ -74,6 +74,8 @@ impl AppHost for Gateway {
         self.said.lock().push((kind, text));
     }
 
+    fn log(&self, _: &AppRef, _: &Value) {}
+
     fn open_link(&self, _: &Link) -> Result<(), String> {
         Ok(())
     }

@@ -187,7 +187,7 @@ async fn message_from_the_clock(session: &Session, person: Arc<Consenting>) -> V
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_app_s_calls_pass_the_approval_gate_saying_who_asks() {
+async fn the_app_s_calls_pass_the_approval_gate_saying_who_asks_and_its_logs_go_to_mcp_log() {
     let entry = json!({ "command": TEST_SERVER, "args": ["apps"], "approveTools": ["clock_tick"] });
     let home = Home::new(json!({ "s": entry }));
     let person = Arc::new(Consenting {
@@ -199,6 +199,11 @@ async fn the_app_s_calls_pass_the_approval_gate_saying_who_asks() {
     let tick = json!({ "name": "clock_tick", "arguments": {} });
     let answer = ask_bridge(&page, "tools/call", tick).await;
     assert_eq!(answer["result"]["content"][0]["text"], "clock_tick called");
+    let log = json!({ "level": "warning", "logger": "ui", "data": "the app logs\u{1b}[2J" });
+    assert_eq!(
+        ask_bridge(&page, "notifications/message", log).await,
+        json!({ "result": {} })
+    );
     let asked = person.asked.lock().clone();
     assert_eq!(asked.len(), 1);
     let title = asked[0]["title"].as_str().unwrap();
@@ -207,6 +212,11 @@ async fn the_app_s_calls_pass_the_approval_gate_saying_who_asks() {
         "{title}"
     );
     finish(session, &home).await;
+    let logged = std::fs::read_to_string(home.agent.join("mcp.log")).unwrap();
+    assert!(
+        logged.contains("[s] warning app of clock: ui: the app logs\n"),
+        "{logged}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -34,10 +34,10 @@ after(async () => {
   if (browser) assert.throws(() => process.kill(browser.pid, 0), "the browser is gone");
 });
 
-/** A front end that allows what it is asked for this app session, and keeps the questions. */
+/** A front end that allows what it is asked (for this app session where it may; else once), and keeps the questions. */
 function allowing(answer = "session") {
   const asked = [];
-  return { asked, frontEnd: { elicit: async () => null, sample: async () => null, withdraw() {}, approve: async (q) => (asked.push(q), { choice: answer }) } };
+  return { asked, frontEnd: { elicit: async () => null, sample: async () => null, withdraw() {}, approve: async (q) => (asked.push(q), { choice: (q.options.find((o) => o.value === answer) ?? q.options[0]).value }) } };
 }
 
 /** The status of a GET of `url` that names `host` in its Host header (DNS rebinding's request). */
@@ -130,6 +130,14 @@ test("an app opens in the browser, calls its own server, reaches the conversatio
       assert.match(asked[0].title, /The app of clock \(MCP server "clock"\) asks:\n- to write to this conversation/);
       writeFileSync(join(SHOTS, "clock-used.png"), await tab.screenshot());
 
+      // A link is opened once the user says so, through the same opener; a size change resizes the frame.
+      await tab.app(appOrigin, `document.getElementById("link").click()`);
+      await until(tab, appOrigin, `document.getElementById("linked").textContent`, "the link");
+      assert.equal(recorder.opened().at(-1), "https://clock.example/about?from=app");
+      assert.match(asked.at(-1).title, /- to open https:\/\/clock\.example\/about\?from=app in your browser/);
+      await tab.app(appOrigin, `document.getElementById("grow").click()`);
+      await waitFor(async () => (await tab.evaluate(`document.getElementById("app").style.height`)) === "777px", 10_000, "the frame to grow");
+
       // Without the token, or under another name: nothing.
       const bare = await fetch(`${url.origin}${url.pathname}`);
       assert.equal(bare.status, 404);
@@ -148,6 +156,24 @@ test("an app opens in the browser, calls its own server, reaches the conversatio
   } finally {
     elsewhere.close();
   }
+});
+
+test("when the session ends, the open tab tears its app down", { timeout: 60_000 }, async () => {
+  let tab;
+  let appOrigin;
+  await withAdapter({ clock: testServer(["apps"]) }, async ({ adapter, events }) => {
+    adapter.setFrontEnd(allowing().frontEnd);
+    adapter.enableApps(SCRIPT, CONTEXT);
+    await adapter.call("clock_clock", {});
+    const opened = await waitFor(() => events.find((e) => e.type === "app" && e.kind === "opened"), 10_000, "the app to open");
+    tab = await browser.open(opened.url);
+    appOrigin = await documentOrigin(tab);
+    await until(tab, appOrigin, `document.getElementById("state").textContent.startsWith("ready")`, "the app to initialize");
+  });
+  // withAdapter shut the session down: the page's stream ended, the bridge tore the app down.
+  await waitFor(async () => (await tab.evaluate(`document.getElementById("status")?.textContent ?? ""`)).includes("Pi ended it"), 10_000, "the page to say so");
+  assert.equal(await tab.evaluate(`document.getElementById("app")`), null, "the frame is gone");
+  await tab.close();
 });
 
 test("the official example app (server-basic-vanillajs) runs in the browser", { timeout: 90_000 }, async () => {

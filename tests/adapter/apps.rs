@@ -285,3 +285,39 @@ async fn always_is_kept_for_the_server_s_apps_until_revoked() {
     assert_eq!(denying.asked.lock().len(), 1);
     finish(session, &home).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ui_none_serves_the_app_and_opens_nothing_and_false_serves_nothing() {
+    let entry = |ui: Value| json!({ "command": TEST_SERVER, "args": ["apps"], "ui": ui });
+    let home = Home::new(json!({ "s": entry(json!("none")), "off": entry(json!(false)) }));
+    let session = home.open_in(
+        fast(),
+        Default::default(),
+        &[("BROWSER", "/nonexistent/browser")],
+    );
+    session
+        .adapter
+        .enable_apps(b"/* host */".to_vec(), json!({}));
+    session.call("s_clock", json!({})).await;
+    let opened = session
+        .event(
+            "the app",
+            |e| matches!(e, Event::App { kind, .. } if kind == "opened"),
+        )
+        .await;
+    let Event::App { url, text, .. } = opened else {
+        unreachable!()
+    };
+    assert!(
+        text.ends_with(&format!("is at {url} (settings: ui \"none\")")),
+        "{text}"
+    );
+    assert_eq!(session.adapter.open_apps().len(), 1);
+
+    let called = session.call("off_clock", json!({})).await;
+    assert_eq!(code(&called), "", "the model still gets the result");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let apps = session.count(|e| matches!(e, Event::App { .. }));
+    assert_eq!(apps, 1, "nothing for a server with ui: false");
+    finish(session, &home).await;
+}

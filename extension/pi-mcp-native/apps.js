@@ -9,6 +9,16 @@ import { readFileSync } from "node:fs";
 const SCRIPT = new URL("./app-host.js", import.meta.url);
 let script;
 
+/** The app's theme: Pi's (its terminal UI names one, "dark" by default), else light. */
+function themeOf(ctx) {
+  let name;
+  try {
+    name = ctx.ui?.theme?.name;
+  } catch {} // a UI without themes (RPC)
+  if (typeof name !== "string") return "light";
+  return /light/i.test(name) ? "light" : "dark";
+}
+
 /** What the app is, for a person and the model. */
 const appName = (event) => `the MCP app of ${event.tool} (server "${event.server}")`;
 
@@ -19,7 +29,7 @@ export function appsInPi(pi, { ui }) {
       if (!ctx?.hasUI) return;
       script ??= readFileSync(SCRIPT);
       const locale = Intl.DateTimeFormat().resolvedOptions();
-      core.enableApps(script, { theme: "light", locale: locale.locale, timeZone: locale.timeZone, platform: "desktop", userAgent: "pi-mcp-native" });
+      core.enableApps(script, { theme: themeOf(ctx), locale: locale.locale, timeZone: locale.timeZone, platform: "desktop", userAgent: "pi-mcp-native" });
     },
 
     /** An `app` event of the core. */

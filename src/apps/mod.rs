@@ -121,10 +121,7 @@ impl Apps {
     ) -> std::io::Result<Shown> {
         self.listen().await?;
         let (session, reused) = self.inner.registry.open(server, tool, document);
-        session.push(
-            json!({ "method": "ui/notifications/tool-input", "params": { "arguments": input } }),
-        );
-        session.push(json!({ "method": "ui/notifications/tool-result", "params": result }));
+        session.push_call(input, result);
         Ok(Shown {
             url: self.inner.url(&session),
             reused,

@@ -6,7 +6,7 @@ use super::host::{AppRef, Grant};
 use super::policy::{Csp, Pace};
 use crate::loopback::random_token;
 use parking_lot::Mutex;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -35,6 +35,8 @@ pub struct AppSession {
     document: Mutex<Arc<Document>>,
     pushes: Mutex<VecDeque<Value>>,
     pushed: Notify,
+    /// The last call's input and result, given again to a page that comes back (a reload).
+    latest: Mutex<Vec<Value>>,
     pub pace: Mutex<Pace>,
     /// The user's answer about the conversation, once asked.
     pub conversation: Mutex<Option<Grant>>,
@@ -53,8 +55,36 @@ impl AppSession {
         self.document.lock().clone()
     }
 
+    /// Queues a call's input and result for the page, and keeps them for a page that comes back.
+    pub fn push_call(&self, input: Value, result: Value) {
+        let pushes = [
+            json!({ "method": "ui/notifications/tool-input", "params": { "arguments": input } }),
+            json!({ "method": "ui/notifications/tool-result", "params": result }),
+        ];
+        *self.latest.lock() = pushes.to_vec();
+        for push in pushes {
+            self.push(push);
+        }
+    }
+
+    /// A page starts listening: the guard counts it until dropped. A page that comes back after
+    /// one went (a reload) gets the last call again first.
+    pub fn watch(self: &Arc<Self>) -> Watching {
+        let again = self.watched.fetch_add(1, Ordering::SeqCst) > 0;
+        self.watching.fetch_add(1, Ordering::SeqCst);
+        if again {
+            let mut pushes = self.pushes.lock();
+            for push in self.latest.lock().iter().rev() {
+                if !pushes.contains(push) {
+                    pushes.push_front(push.clone());
+                }
+            }
+        }
+        Watching(self.clone())
+    }
+
     /// Queues `message` for the page (the oldest goes past [`MAX_PUSHES`]).
-    pub fn push(&self, message: Value) {
+    fn push(&self, message: Value) {
         let mut pushes = self.pushes.lock();
         if pushes.len() == MAX_PUSHES {
             pushes.pop_front();
@@ -76,13 +106,6 @@ impl AppSession {
                 _ = self.ended.cancelled() => return None,
             }
         }
-    }
-
-    /// A page starts listening; the guard counts it until dropped.
-    pub fn watch(self: &Arc<Self>) -> Watching {
-        self.watching.fetch_add(1, Ordering::SeqCst);
-        self.watched.fetch_add(1, Ordering::SeqCst);
-        Watching(self.clone())
     }
 
     /// Whether a page listened once and none does now (its tab was closed).
@@ -129,6 +152,7 @@ impl Registry {
             document: Mutex::new(Arc::new(document)),
             pushes: Mutex::default(),
             pushed: Notify::new(),
+            latest: Mutex::default(),
             pace: Mutex::default(),
             conversation: Mutex::default(),
             asking: tokio::sync::Mutex::new(()),

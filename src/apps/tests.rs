@@ -402,6 +402,25 @@ async fn the_tab_gets_each_call_and_its_closing_ends_the_session() {
     read_until(&mut stream, &mut seen, r#""arguments":{"a":2}"#).await;
     assert_eq!(apps.open_apps().len(), 1);
 
+    // A reload: the page comes back within the grace and gets the last call again.
+    drop(stream);
+    let mut stream = TcpStream::connect(("127.0.0.1", host)).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut again = String::new();
+    read_until(
+        &mut stream,
+        &mut again,
+        r#""method":"ui/notifications/tool-result""#,
+    )
+    .await;
+    assert!(again.contains(r#""arguments":{"a":2}"#), "{again}");
+    assert!(!again.contains(r#""arguments":{"a":1}"#), "{again}");
+    tokio::time::sleep(http::RELOAD_GRACE + Duration::from_millis(500)).await;
+    assert!(
+        gateway.ended.lock().is_empty(),
+        "the reloaded tab keeps its session"
+    );
+
     drop(stream);
     tokio::time::sleep(http::RELOAD_GRACE + Duration::from_millis(500)).await;
     assert_eq!(*gateway.ended.lock(), ["clock"], "the tab closed");

@@ -12,6 +12,7 @@ export const CHROMIUM = ["/usr/lib/chromium/chromium", "/usr/bin/chromium"].find
 
 /** Starts the browser: `{ pid, send(method, params, sessionId), on(method, handler), open(url), close() }`. */
 export async function chromium({ limitMs = 90_000 } = {}) {
+  if (!CHROMIUM) throw new Error("Debian's chromium is needed for the MCP Apps tests: apt-get install --no-install-recommends chromium (.ci/run does it)");
   const profile = mkdtempSync(join(tmpdir(), "pi-mcp-native-chromium-"));
   const args = [
     "--headless",

@@ -272,10 +272,10 @@ export declare class McpAdapter {
   /** The apps open now, oldest first. */
   openApps(): Array<OpenApp>
   /**
-   * The servers whose apps the user let write to the conversation always (kept in
-   * `<agentDir>/mcp-apps-grants.json`).
+   * The "always" the user gave servers' apps (kept in `<agentDir>/mcp-apps-grants.json`):
+   * each server and what it covers (`conversation`, `tools`).
    */
-  appGrants(): Array<string>
+  appGrants(): Array<AppGrant>
   /**
    * Takes back the "always" of `server`'s apps (every server's without one); how many were
    * taken back. Throws when the file cannot be written.
@@ -285,6 +285,15 @@ export declare class McpAdapter {
   onEvent(callback: (arg: LifecycleEvent) => void): void
   /** Cancels running calls and stops every server (bounded in time). */
   shutdown(): Promise<void>
+}
+
+/**
+ * An "always" given to a server's apps: what it covers (`conversation`: write to the
+ * conversation; `tools`: call the server's tools).
+ */
+export interface AppGrant {
+  server: string
+  what: string
 }
 
 export interface CallOpts {

@@ -839,11 +839,14 @@ impl McpAdapter {
             .collect()
     }
 
-    /// The servers whose apps the user let write to the conversation always (kept in
-    /// `<agentDir>/mcp-apps-grants.json`).
+    /// The "always" the user gave servers' apps (kept in `<agentDir>/mcp-apps-grants.json`):
+    /// each server and what it covers (`conversation`, `tools`).
     #[napi]
-    pub fn app_grants(&self) -> Vec<String> {
-        self.inner.app_grants()
+    pub fn app_grants(&self) -> Vec<AppGrant> {
+        let grants = self.inner.app_grants().into_iter();
+        grants
+            .map(|(server, what)| AppGrant { server, what })
+            .collect()
     }
 
     /// Takes back the "always" of `server`'s apps (every server's without one); how many were
@@ -884,4 +887,12 @@ pub struct OpenApp {
     pub tool: String,
     pub url: String,
     pub since_ms: f64,
+}
+
+/// An "always" given to a server's apps: what it covers (`conversation`: write to the
+/// conversation; `tools`: call the server's tools).
+#[napi(object)]
+pub struct AppGrant {
+    pub server: String,
+    pub what: String,
 }

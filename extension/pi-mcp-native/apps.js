@@ -68,7 +68,7 @@ export function appsInPi(pi, { ui }) {
 
     /** `/mcp apps` (the open apps and the "always" given), `/mcp apps revoke [server]`. */
     subcommand: (core) => ({
-      summary: "the MCP apps open in your browser, with their addresses; `revoke [server]` takes back an \"always\"",
+      summary: "the MCP apps open in your browser, with their addresses, and the \"always\" given to them; `revoke [server]` takes it back",
       usage: "[revoke [server]]",
       complete: (prefix) => ["revoke"].filter((w) => w.startsWith(prefix)),
       run: ([action, server], _ctx, out) => {
@@ -80,7 +80,7 @@ export function appsInPi(pi, { ui }) {
             return out.error(`Nothing was taken back: ${e.message}`);
           }
           const whose = server ? `the apps of "${server}"` : "every server's apps";
-          return out.info(taken ? `Taken back: ${whose} will ask again before writing to the conversation.` : `No "always" was given to ${whose}.`);
+          return out.info(taken ? `Taken back: ${whose} will ask again before writing to the conversation or calling tools.` : `No "always" was given to ${whose}.`);
         }
         if (action) return out.error(`Unknown: /mcp apps ${action}. Use /mcp apps, or /mcp apps revoke [server].`);
         const open = core().openApps();
@@ -88,7 +88,10 @@ export function appsInPi(pi, { ui }) {
           ? [`MCP apps open (${open.length}):`, ...open.map((a) => `  ${a.tool} (server "${a.server}"), since ${new Date(a.sinceMs).toLocaleTimeString()}: ${a.url}`)]
           : ["No MCP app is open. A tool with an app opens it in your browser when it is called (settings: ui)."];
         const always = core().appGrants();
-        if (always.length) lines.push(`May always write to the conversation: the apps of ${always.map((s) => `"${s}"`).join(", ")} (/mcp apps revoke [server]).`);
+        const of = (what) => always.filter((g) => g.what === what).map((g) => `"${g.server}"`).join(", ");
+        if (of("conversation")) lines.push(`May always write to the conversation: the apps of ${of("conversation")}.`);
+        if (of("tools")) lines.push(`May always call their server's tools: the apps of ${of("tools")}.`);
+        if (always.length) lines.push("(/mcp apps revoke [server] takes that back.)");
         out.info(lines.join("\n"));
       },
     }),

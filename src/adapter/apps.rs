@@ -42,10 +42,11 @@ impl Adapter {
         self.apps.get().map(Apps::open_apps).unwrap_or_default()
     }
 
-    /// The servers whose apps may always write to the conversation (`/mcp apps`).
-    pub fn app_grants(&self) -> Vec<String> {
+    /// The "always" given to servers' apps (`/mcp apps`): each server and what it covers
+    /// (`conversation`, `tools`).
+    pub fn app_grants(&self) -> Vec<(String, String)> {
         let kept = self.app_grants.list();
-        kept.into_iter().map(|g| g.server).collect()
+        kept.into_iter().map(|g| (g.server, g.what)).collect()
     }
 
     /// Takes back the "always" of `server`'s apps (every server's: `None`); how many.
@@ -55,12 +56,14 @@ impl Adapter {
             .map_err(|e| format!("{}: {e}", self.agent_dir.join(grants::FILE).display()))
     }
 
-    /// What an "always" for `server`'s apps is kept as: its name and its launch's hash.
-    fn app_grant(&self, server: &str) -> Option<Always> {
+    /// What an "always" for `what` of `server`'s apps is kept as: its name, its launch's hash
+    /// and `what`.
+    fn app_grant(&self, server: &str, what: &str) -> Option<Always> {
         let hash = crate::approval::Grant::server(self.server(server)?).hash;
         Some(Always {
             server: server.to_string(),
             hash,
+            what: what.to_string(),
         })
     }
 
@@ -283,6 +286,7 @@ impl AppHost for AppGate {
         let question = consent_question(app, &asks, wait);
         let asked = adapter.host.approve(question, wait);
         let server = app.server.clone();
+        let what = asks.iter().find_map(Ask::grant_key);
         async move {
             let grant = match asked.await {
                 Some(Answer::Picked(choice)) => match choice.as_str() {
@@ -295,7 +299,8 @@ impl AppHost for AppGate {
             };
             if grant == Grant::Always {
                 // Not kept (a file that cannot be written): it still holds for this app session.
-                if let Some(always) = adapter.app_grant(&server) {
+                let always = what.and_then(|what| adapter.app_grant(&server, what));
+                if let Some(always) = always {
                     let _ = adapter.app_grants.add(always);
                 }
             }
@@ -304,13 +309,27 @@ impl AppHost for AppGate {
         .boxed()
     }
 
-    fn granted_always(&self, server: &str) -> bool {
-        let Ok(adapter) = self.adapter() else {
+    fn granted_always(&self, server: &str, ask: &Ask) -> bool {
+        let (Ok(adapter), Some(what)) = (self.adapter(), ask.grant_key()) else {
             return false;
         };
         adapter
-            .app_grant(server)
+            .app_grant(server, what)
             .is_some_and(|grant| adapter.app_grants.covers(&grant))
+    }
+
+    fn approval_asks(&self, app: &AppRef, name: &str) -> bool {
+        let Ok(adapter) = self.adapter() else {
+            return false;
+        };
+        let (Some(server), Some(tool)) = (
+            adapter.server(&app.server),
+            adapter.app_tool(&app.server, name),
+        ) else {
+            return false;
+        };
+        let subject = crate::approval::Subject::Tool(&tool);
+        subject.asks(server) && !adapter.grants.covers(server, &subject)
     }
 
     fn to_conversation(&self, app: &AppRef, kind: ToConversation, text: String) {
@@ -380,11 +399,13 @@ fn consent_question(
     )];
     let mut for_session = false;
     for ask in asks {
+        for_session |= ask.grant_key().is_some();
         lines.push(match ask {
-            Ask::Conversation => {
-                for_session = true;
-                "- to write to this conversation (its messages reach the model, marked as the app's)".into()
-            }
+            Ask::Conversation => "- to write to this conversation (its messages reach the model, marked as the app's)".into(),
+            Ask::Tools(name) => format!(
+                "- to call tools of its server (now {}; only those the server lets apps call)",
+                clean::line(name)
+            ),
             Ask::Link(url) => format!("- to open {url} in your browser"),
         });
     }

@@ -91,6 +91,12 @@ async fn call_tool(
         let message = format!("\"{name}\" is for the model alone (its `_meta.ui.visibility`)");
         return Err(error(REFUSED_CODE, message));
     }
+    // One dialog: the approval gate's when it asks (it names the app), else the app's own.
+    let tools = Ask::Tools(name.to_string());
+    if !host.approval_asks(app, name) && !consented(session, host, tools).await {
+        let message = "the user did not let this app call its server's tools";
+        return Err(error(REFUSED_CODE, message));
+    }
     let args = match &params["arguments"] {
         Value::Null => Default::default(),
         Value::Object(args) => args.clone(),
@@ -108,7 +114,7 @@ async fn to_conversation(
     params: &Value,
 ) -> Result<Value, Value> {
     let text = message_text(params).map_err(|why| error(INVALID_PARAMS, why))?;
-    if !consented(session, host).await {
+    if !consented(session, host, Ask::Conversation).await {
         return Err(error(
             REFUSED_CODE,
             "the user did not let this app write to the conversation",
@@ -122,21 +128,25 @@ async fn to_conversation(
     Ok(json!({}))
 }
 
-/// Whether the app may write to the conversation: "always" before, this app session's answer,
-/// else the user's answer now (asked once per app session; "once" asks again next time).
-/// Messages sent while the user is being asked wait for that answer: one dialog for all.
-async fn consented(session: &AppSession, host: &Arc<dyn AppHost>) -> bool {
+/// Whether the app may do what `ask` asks: "always" before, this app session's answer, else
+/// the user's answer now (asked once per app session; "once" asks again next time; a link is
+/// asked each time). Requests that arrive while the user is asked wait for that answer: one
+/// dialog for all.
+async fn consented(session: &AppSession, host: &Arc<dyn AppHost>, ask: Ask) -> bool {
     let _turn = session.asking.lock().await;
-    if host.granted_always(&session.app.server) {
+    let Some(key) = ask.grant_key() else {
+        return host.ask(&session.app, vec![ask]).await.allows();
+    };
+    if host.granted_always(&session.app.server, &ask) {
         return true;
     }
-    match *session.conversation.lock() {
+    match session.consents.lock().get(key) {
         Some(Grant::Session | Grant::Always) => return true,
         Some(Grant::Deny) => return false,
         Some(Grant::Once) | None => {}
     }
-    let grant = host.ask(&session.app, vec![Ask::Conversation]).await;
-    *session.conversation.lock() = Some(grant);
+    let grant = host.ask(&session.app, vec![ask]).await;
+    session.consents.lock().insert(key, grant);
     grant.allows()
 }
 
@@ -148,11 +158,7 @@ async fn open_link(
     let raw = params["url"].as_str().unwrap_or_default();
     let link =
         Link::parse(raw).map_err(|why| error(INVALID_PARAMS, format!("not opened: {why}")))?;
-    if !host
-        .ask(&session.app, vec![Ask::Link(link.shown())])
-        .await
-        .allows()
-    {
+    if !consented(session, host, Ask::Link(link.shown())).await {
         return Err(error(REFUSED_CODE, "the user did not open the link"));
     }
     host.open_link(&link)

@@ -1,4 +1,5 @@
-//! The "always" the user gave a server's apps (to write to the conversation), kept in
+//! The "always" the user gave a server's apps (to write to the conversation, to call the
+//! server's tools), kept in
 //! `<agentDir>/mcp-apps-grants.json` (0600): the server's name and the same hash of its launch
 //! as written that the approval's grants use, so that another server given the name later is not
 //! covered. `/mcp apps revoke` takes them back.
@@ -19,11 +20,13 @@ pub struct AlwaysGrants {
     writing: Mutex<()>,
 }
 
-/// One grant: the server and its launch's hash.
+/// One grant: the server, its launch's hash, and what it covers (`"conversation"`, `"tools"`:
+/// an [`super::Ask::grant_key`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Always {
     pub server: String,
     pub hash: String,
+    pub what: String,
 }
 
 impl AlwaysGrants {
@@ -48,6 +51,7 @@ impl AlwaysGrants {
                 Some(Always {
                     server: g["server"].as_str()?.to_string(),
                     hash: g["hash"].as_str()?.to_string(),
+                    what: g["what"].as_str()?.to_string(),
                 })
             })
             .collect()
@@ -60,7 +64,7 @@ impl AlwaysGrants {
     pub fn add(&self, grant: Always) -> std::io::Result<()> {
         let _writing = self.writing.lock();
         let mut all = self.list();
-        all.retain(|g| g.server != grant.server);
+        all.retain(|g| g.server != grant.server || g.what != grant.what);
         all.push(grant);
         self.write(&all)
     }
@@ -80,7 +84,7 @@ impl AlwaysGrants {
     fn write(&self, all: &[Always]) -> std::io::Result<()> {
         let always: Vec<Value> = all
             .iter()
-            .map(|g| json!({ "server": g.server, "hash": g.hash, "what": "conversation" }))
+            .map(|g| json!({ "server": g.server, "hash": g.hash, "what": g.what }))
             .collect();
         let text = serde_json::to_string_pretty(&json!({ "version": 1, "always": always }))?;
         atomic_file::write(&self.path, text.as_bytes())
@@ -99,6 +103,7 @@ mod tests {
         let clock = Always {
             server: "clock".into(),
             hash: "a".repeat(64),
+            what: "conversation".into(),
         };
         assert!(!grants.covers(&clock), "nothing yet");
         grants.add(clock.clone()).unwrap();
@@ -106,8 +111,22 @@ mod tests {
             .add(Always {
                 server: "map".into(),
                 hash: "b".repeat(64),
+                what: "tools".into(),
             })
             .unwrap();
+        let clock_tools = Always {
+            what: "tools".into(),
+            ..clock.clone()
+        };
+        assert!(
+            !grants.covers(&clock_tools),
+            "the conversation is not the tools"
+        );
+        grants.add(clock_tools.clone()).unwrap();
+        assert!(
+            grants.covers(&clock_tools) && grants.covers(&clock),
+            "both kept"
+        );
         assert!(grants.covers(&clock));
         let relaunched = Always {
             hash: "c".repeat(64),
@@ -123,7 +142,7 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
-        assert_eq!(grants.revoke(Some("clock")).unwrap(), 1);
+        assert_eq!(grants.revoke(Some("clock")).unwrap(), 2);
         assert!(!grants.covers(&clock));
         assert_eq!(grants.list().len(), 1);
         assert_eq!(grants.revoke(None).unwrap(), 1);

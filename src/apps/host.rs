@@ -28,8 +28,22 @@ pub enum ToConversation {
 pub enum Ask {
     /// Let the app send messages and context to the conversation.
     Conversation,
+    /// Let the app call tools of its server (the one it calls now named).
+    Tools(String),
     /// Open `url` (shown as it will be opened).
     Link(String),
+}
+
+impl Ask {
+    /// What a grant of this covers for an app session, or "always": `None` for what is asked
+    /// each time (a link).
+    pub fn grant_key(&self) -> Option<&'static str> {
+        match self {
+            Ask::Conversation => Some("conversation"),
+            Ask::Tools(_) => Some("tools"),
+            Ask::Link(_) => None,
+        }
+    }
 }
 
 /// The user's answer.
@@ -70,8 +84,12 @@ pub trait AppHost: Send + Sync + 'static {
     ) -> BoxFuture<'static, Result<Value, String>>;
     /// Asks the user everything in `asks` in one dialog; `Deny` when nobody can be asked.
     fn ask(&self, app: &AppRef, asks: Vec<Ask>) -> BoxFuture<'static, Grant>;
-    /// Whether the user said "always" for `what` of this server's app before.
-    fn granted_always(&self, server: &str) -> bool;
+    /// Whether the user said "always" to `ask` (its [`Ask::grant_key`]) for this server's
+    /// apps before.
+    fn granted_always(&self, server: &str, ask: &Ask) -> bool;
+    /// Whether the approval gate will ask the user before the app's call of `name` (then its
+    /// dialog, which names the app, is the one the user sees for the call).
+    fn approval_asks(&self, app: &AppRef, name: &str) -> bool;
     /// The text reaches the conversation, labelled as coming from the app.
     fn to_conversation(&self, app: &AppRef, kind: ToConversation, text: String);
     /// Writes the app's log message (`notifications/message`'s params) to its server's log.

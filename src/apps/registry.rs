@@ -38,8 +38,8 @@ pub struct AppSession {
     /// The last call's input and result, given again to a page that comes back (a reload).
     latest: Mutex<Vec<Value>>,
     pub pace: Mutex<Pace>,
-    /// The user's answer about the conversation, once asked.
-    pub conversation: Mutex<Option<Grant>>,
+    /// The user's answers for this app session, by what they cover ([`super::Ask::grant_key`]).
+    pub consents: Mutex<HashMap<&'static str, Grant>>,
     /// Held while the user is asked something for this app: requests that arrive meanwhile
     /// wait for that answer instead of opening dialogs of their own.
     pub asking: tokio::sync::Mutex<()>,
@@ -154,7 +154,7 @@ impl Registry {
             pushed: Notify::new(),
             latest: Mutex::default(),
             pace: Mutex::default(),
-            conversation: Mutex::default(),
+            consents: Mutex::default(),
             asking: tokio::sync::Mutex::new(()),
             watching: AtomicUsize::new(0),
             watched: AtomicUsize::new(0),

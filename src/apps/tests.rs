@@ -18,6 +18,8 @@ struct Gateway {
     answer: Mutex<Option<Grant>>,
     /// How long the person takes to answer.
     slow: Mutex<Duration>,
+    /// The approval gate asks before each call (its dialog stands for the app's).
+    approval: Mutex<bool>,
     said: Mutex<Vec<(ToConversation, String)>>,
     ended: Mutex<Vec<String>>,
 }
@@ -66,8 +68,12 @@ impl AppHost for Gateway {
         .boxed()
     }
 
-    fn granted_always(&self, _: &str) -> bool {
+    fn granted_always(&self, _: &str, _: &Ask) -> bool {
         false
+    }
+
+    fn approval_asks(&self, _: &AppRef, _: &str) -> bool {
+        *self.approval.lock()
     }
 
     fn to_conversation(&self, _: &AppRef, kind: ToConversation, text: String) {
@@ -251,8 +257,18 @@ async fn the_app_calls_its_own_server_s_tools_that_it_may() {
     };
     let answer = |body: String| serde_json::from_str::<Value>(&body).unwrap();
 
+    // The first call asks the user (once for the app session), unless the approval gate will.
+    *gateway.answer.lock() = Some(Grant::Session);
     let ticked = answer(send(host, call("clock_tick")).await.2);
     assert_eq!(ticked["result"]["content"][0]["text"], "clock_tick called");
+    assert_eq!(
+        answer(send(host, call("clock")).await.2)["result"]["content"][0]["text"],
+        "clock called"
+    );
+    assert_eq!(
+        *gateway.asked.lock(),
+        [vec![Ask::Tools("clock_tick".into())]]
+    );
     let reset = answer(send(host, call("clock_reset")).await.2);
     assert!(reset["error"]["message"]
         .as_str()
@@ -261,7 +277,42 @@ async fn the_app_calls_its_own_server_s_tools_that_it_may() {
     let other = answer(send(host, call("everything_echo")).await.2);
     let said = other["error"]["message"].as_str().unwrap();
     assert!(said.contains("its own server's tools only"), "{said}");
-    assert_eq!(*gateway.calls.lock(), ["clock/clock_tick"]);
+    assert_eq!(*gateway.calls.lock(), ["clock/clock_tick", "clock/clock"]);
+
+    // Another app session, whose calls the approval gate asks about: no second dialog.
+    *gateway.approval.lock() = true;
+    let other = apps
+        .show(
+            "clock",
+            "clock_reset",
+            document(json!({})),
+            json!({}),
+            json!({}),
+        )
+        .await
+        .unwrap();
+    let (other_path, other_token) = parts(&other.url);
+    let body =
+        json!({ "method": "tools/call", "params": { "name": "clock_tick", "arguments": {} } });
+    let said = answer(
+        send(
+            host,
+            post(
+                host,
+                &format!("{other_path}rpc"),
+                &other_token,
+                &body.to_string(),
+            ),
+        )
+        .await
+        .2,
+    );
+    assert_eq!(said["result"]["content"][0]["text"], "clock_tick called");
+    assert_eq!(
+        gateway.asked.lock().len(),
+        1,
+        "the approval's dialog is the one"
+    );
 
     let read = json!({ "method": "resources/read", "params": { "uri": "ui://clock/app.html" } });
     let read = answer(

@@ -245,7 +245,8 @@ async fn always_is_kept_for_the_server_s_apps_until_revoked() {
             "Deny"
         ]
     );
-    assert_eq!(session.adapter.app_grants(), ["s"]);
+    let kept = session.adapter.app_grants();
+    assert_eq!(kept, [("s".to_string(), "conversation".to_string())]);
     let file = home.agent.join("mcp-apps-grants.json");
     #[cfg(unix)]
     {

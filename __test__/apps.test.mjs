@@ -11,6 +11,7 @@ import { createRequire } from "node:module";
 import { chromium } from "./helpers/chromium.mjs";
 import { recordingBrowser } from "./helpers/browser.mjs";
 import { assertRan, PI_16, piTest, runPi, runPiRpc } from "./helpers/pi.mjs";
+import { TMUX_SKIP, withPiTui } from "./helpers/tui.mjs";
 import { processesIn, root, testServer, text, waitFor, withAdapter } from "./helpers/servers.mjs";
 import { bundle, OUTPUT } from "../scripts/build-apps.mjs";
 
@@ -251,4 +252,16 @@ piTest("in json mode (no UI) a tool with an app gives its result and opens nothi
   assert.equal(r.toolResults[0].text, "clock called; ticks 0");
   assert.equal(recorder.opened().length, before, "no browser");
   assert.doesNotMatch(r.stderr, /127\.0\.0\.1/);
+});
+
+piTest("in Pi's terminal the notice gives the app's address, and /mcp apps lists it", { timeout: 120_000, pis: [PI_16], skip: TMUX_SKIP }, async (pi) => {
+  const before = recorder.opened().length;
+  const steps = [{ tool_calls: [{ name: "mcp", arguments: { tool: "clock_clock", args: {} } }] }, { text: "The clock is open." }];
+  await withPiTui({ pi, extensionDir: root, mcpConfig: { mcpServers: { clock: testServer(["apps"]) } }, env: { BROWSER: recorder.path }, script: { steps }, cols: 200 }, async (tui) => {
+    await tui.started();
+    await tui.submit("show me the clock", /The app of clock \(MCP server "clock"\) opened in your browser: http:\/\/127\.0\.0\.1:\d+\/app\//, "the notice");
+    await tui.waitFor(/The clock is open\./, "the model's answer");
+    assert.equal(recorder.opened().length, before + 1);
+    await tui.submit("/mcp apps", /MCP apps open \(1\):\s+clock \(server "clock"\), since [^:]+:\d\d(:\d\d)?[^h]*http:\/\/127\.0\.0\.1:\d+\/app\//, "the list");
+  });
 });

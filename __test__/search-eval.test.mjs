@@ -11,7 +11,10 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { OUTPUT as WORDNET_TABLE, distill, wordnetDir } from "../scripts/distill-wordnet.mjs";
-import { KINDS, SETS, blindSplit, catalogAdapter, evaluate, loadCatalogs, loadEval, loadServerDescriptions, table } from "../bench/search-eval.mjs";
+import { KINDS, SETS, blindSplit, catalogAdapter, evaluate, evaluateTasks, loadCatalogs, loadEval, loadServerDescriptions, table } from "../bench/search-eval.mjs";
+import { bm25, tokens } from "../bench/lib/bm25.mjs";
+import { bootstrap, wilson } from "../bench/lib/stats.mjs";
+import { calibration, catalogScripts, coverage, scriptOf, taskSummary } from "../bench/lib/task-scores.mjs";
 
 const spec = loadEval();
 const catalogs = loadCatalogs();
@@ -179,5 +182,110 @@ describe("the first eval (13 catalogs, 75 requests) keeps its floor", () => {
       assert.ok(r.recallAt5 >= 0.9, `${set} recall@5 is ${r.recallAt5}`);
       assert.ok(r.avgTokens <= 1000, `${set} answers average ${r.avgTokens} tokens`);
     }
+  });
+});
+
+describe("the task eval's machinery (synthetic tasks)", () => {
+  test("the BM25 baseline's words: non-alphanumerics split, CJK text in character pairs", () => {
+    assert.deepEqual(tokens("read_file: Read a FILE's text"), ["read", "file", "read", "a", "file", "s", "text"]);
+    assert.deepEqual(tokens("将经纬度转换"), ["将经", "经纬", "纬度", "度转", "转换"]);
+    assert.deepEqual(tokens("GitHub上のissue、ファイル"), ["github", "上の", "issue", "ファ", "ァイ", "イル"]);
+    assert.deepEqual(tokens("查 the 地址"), ["查", "the", "地址"], "a character alone is a word");
+    const index = bm25([
+      { id: "a", text: "read a file from disk" },
+      { id: "b", text: "write a file to disk" },
+      { id: "c", text: "将经纬度转换为地址" },
+    ]);
+    assert.deepEqual(index.rank("read file", 5), ["a", "b"]);
+    assert.deepEqual(index.rank("经纬度", 5), ["c"]);
+  });
+
+  test("a catalog's script comes from its tools' descriptions", () => {
+    assert.equal(scriptOf("Read a file"), "Latin");
+    assert.equal(scriptOf("将一个高德经纬度坐标 (GPS) 转换"), "Han/kana");
+    assert.equal(scriptOf("チャットのメッセージを送信します"), "Han/kana");
+    assert.equal(scriptOf("123 — !"), null);
+    const { byServer, main, other } = catalogScripts(catalogs);
+    assert.equal(main, "Latin", "most catalogs are described in Latin script");
+    assert.deepEqual([...other].sort(), ["amap", "baidu-map", "chatwork", "cloudbase", "freee", "lark"]);
+    assert.equal(byServer.get("github"), "Latin");
+  });
+
+  test("recall@5 averages each task's covered needs; a line naming a tool on several servers covers each", () => {
+    const task = {
+      needs: [
+        { need: "read", tools: ["fs_read", "dc_read"] },
+        { need: "post", tools: ["slack_post"] },
+        { need: "chart", tools: ["chart_bar"] },
+        { need: "unlabelled", tools: [] },
+      ],
+    };
+    assert.deepEqual(coverage(task, [["x"], ["fs_read", "dc_read"], ["y"], ["z"], ["w"], ["slack_post"]]), { needs: 3, covered: 1 }, "the sixth line is not in the top 5");
+    assert.deepEqual(coverage(task, [["other_read", "dc_read"], ["chart_bar"]]), { needs: 3, covered: 2 });
+    const rows = [
+      { needs: 3, covered: 1, tokens: 100 },
+      { needs: 1, covered: 1, tokens: 300 },
+      { needs: 2, covered: 0, tokens: 200 },
+    ];
+    const s = taskSummary(rows);
+    assert.equal(s.tasks, 3);
+    assert.ok(Math.abs(s.recallAt5 - (1 / 3 + 1 + 0) / 3) < 1e-9);
+    assert.equal(s.recallNeeds, 2 / 6);
+    assert.equal(s.hitAt5, 2 / 3);
+    assert.equal(s.avgTokens, 200);
+    assert.ok(s.recallInterval[0] <= s.recallAt5 && s.recallAt5 <= s.recallInterval[1]);
+    const c = calibration([
+      { hit: false, weak: true },
+      { hit: false, weak: false },
+      { hit: true, weak: true },
+      { hit: true, weak: false },
+      { hit: false, weak: true },
+    ]);
+    assert.deepEqual(c, { missed: 3, flagged: 3, flaggedOfMissed: 2 / 3, missedOfFlagged: 2 / 3 });
+  });
+
+  test("intervals: Wilson's for a share, a seeded bootstrap for a mean and a difference", () => {
+    const [lo, hi] = wilson(5, 10);
+    assert.ok(Math.abs(lo - 0.2366) < 1e-3 && Math.abs(hi - 0.7634) < 1e-3, `${lo} ${hi}`);
+    const a = [1, 0, 1, 1, 0.5, 0, 1, 1];
+    const b = [0, 0, 0.5, 0, 1, 0, 0, 0];
+    assert.deepEqual(bootstrap(a, b), bootstrap(a, b), "reproducible");
+    const [dlo, dhi] = bootstrap(a, b);
+    assert.ok(dlo > 0 && dhi < 1 && dlo < dhi, `${dlo} ${dhi}`);
+  });
+
+  test("tasks run through our search and BM25 over the catalogs, grouped by set, language and script", async () => {
+    const catalogs = loadCatalogs(["amap", "filesystem", "github", "slack"]);
+    const spec = {
+      tasks: [
+        {
+          id: "t1",
+          set: "tuning",
+          lang: "en",
+          text: "Open an issue on GitHub about the broken build and tell the team in Slack.",
+          needs: [
+            { need: "open an issue", tools: ["github_create_issue"] },
+            { need: "tell the team", tools: ["slack_slack_post_message"] },
+          ],
+        },
+        { id: "t2", set: "heldout", lang: "zh", text: "把天安门的地址转换成经纬度坐标", needs: [{ need: "geocode", tools: ["amap_maps_geo"] }] },
+        { id: "t3", set: "heldout", lang: "en", text: "List the files in my home directory", needs: [{ need: "list", tools: ["filesystem_list_directory"] }, { need: "none", tools: [] }] },
+        { id: "t4", set: "heldout", lang: "en", text: "nothing at all is needed", needs: [{ need: "none", tools: [] }] },
+      ],
+    };
+    const report = await evaluateTasks(spec, catalogs);
+    assert.deepEqual(report.rows.map((r) => r.id), ["t1", "t2", "t3"], "a task without a labelled need does not count");
+    const row = Object.fromEntries(report.rows.map((r) => [r.id, r]));
+    assert.equal(row.t1.needs, 2);
+    assert.equal(row.t3.needs, 1);
+    assert.deepEqual([row.t1.otherScript, row.t2.otherScript, row.t3.otherScript], [false, true, false]);
+    assert.equal(row.t2.bm25.covered, 1, "BM25 finds the Chinese tool by its character pairs");
+    assert.ok(row.t3.covered === 1 && row.t3.hit, "ours finds list_directory");
+    for (const group of ["all", "tuning", "heldout", "tuning/en", "heldout/zh", "heldout/en", "heldout/other-script", "heldout/same-script"]) {
+      assert.ok(report.groups[group]?.tasks > 0, group);
+      assert.ok(Number.isFinite(report.groups[group].bm25.recallAt5), group);
+    }
+    assert.equal(report.differences.heldout.n, 1);
+    assert.ok(report.rows.every((r) => r.tokens > 0 && r.bm25.needs === r.needs));
   });
 });

@@ -37,3 +37,42 @@ export const medianIqr = (samples, digits = 1) => {
 };
 
 export { fmt };
+
+/** Wilson's 95 % interval of a share of `k` in `n`: [low, high]. */
+export function wilson(k, n, z = 1.96) {
+  if (!n) return [NaN, NaN];
+  const p = k / n;
+  const centre = (p + (z * z) / (2 * n)) / (1 + (z * z) / n);
+  const half = ((z / (1 + (z * z) / n)) * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n)));
+  return [Math.max(0, centre - half), Math.min(1, centre + half)];
+}
+
+/** A seeded pseudo-random source in [0, 1) (mulberry32), so that intervals are reproducible. */
+function random(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+export const mean = (values) => values.reduce((s, v) => s + v, 0) / values.length;
+
+/**
+ * The percentile bootstrap's 95 % interval of mean(a) − mean(b) (of mean(a) alone without `b`),
+ * each sample resampled on its own: [low, high].
+ */
+export function bootstrap(a, b = null, { rounds = 4000, seed = 30 } = {}) {
+  if (!a.length || (b && !b.length)) return [NaN, NaN];
+  const next = random(seed);
+  const resampled = (values) => {
+    let sum = 0;
+    for (let i = 0; i < values.length; i++) sum += values[Math.floor(next() * values.length)];
+    return sum / values.length;
+  };
+  const stats = [];
+  for (let i = 0; i < rounds; i++) stats.push(resampled(a) - (b ? resampled(b) : 0));
+  return [quantile(stats, 0.025), quantile(stats, 0.975)];
+}

@@ -228,7 +228,18 @@ impl Adapter {
         let matches: Vec<_> = page
             .hits
             .iter()
-            .map(|t| json!({ "server": t.server, "tool": t.name }))
+            .map(|hit| {
+                let mut found = json!({ "server": hit.tool.server, "tool": hit.tool.name });
+                if !hit.also.is_empty() {
+                    let also: Vec<_> = hit
+                        .also
+                        .iter()
+                        .map(|t| json!({ "server": t.server, "tool": t.name }))
+                        .collect();
+                    found["also"] = json!(also);
+                }
+                found
+            })
             .collect();
         let outcome = Outcome::text("search", text)
             .with("query", query)

@@ -31,7 +31,7 @@ pub use setup::{
 use crate::catalog::ToolInfo;
 use crate::clean;
 use crate::pool::Cut;
-use crate::search::Page;
+use crate::search::{Hit, Page};
 use serde_json::{json, Value};
 use std::borrow::Cow;
 
@@ -42,6 +42,9 @@ const LIST_DESCRIPTION: usize = 90;
 /// Instructions quoted in a list before pointing at `instructions`.
 const INSTRUCTIONS_PREVIEW: usize = 240;
 
+/// A search's answer quotes its request up to near this many characters: a request may carry
+/// anything (a whole encoded file), the answer stays small.
+const QUOTED_REQUEST: usize = 100;
 /// A fitting server's description after a weak search is cut near this many characters.
 const FITTING_SERVER_DESCRIPTION: usize = 80;
 /// A server's `description` in the `mcp` tool's description is cut near this many characters.
@@ -393,7 +396,7 @@ pub fn tools_overview(groups: &[(String, Vec<&ToolInfo>)]) -> String {
 }
 
 pub fn search(query: &str, server: Option<&str>, page: &Page, include_schemas: bool) -> String {
-    let query = clean::line(query);
+    let query = clip(&clean::line(query), QUOTED_REQUEST);
     let scope = server
         .map(|s| format!(" on server \"{s}\""))
         .unwrap_or_default();
@@ -423,8 +426,15 @@ pub fn search(query: &str, server: Option<&str>, page: &Page, include_schemas: b
             plural(page.total, "tool")
         )
     };
-    for (i, tool) in page.hits.iter().enumerate() {
+    for (i, Hit { tool, also }) in page.hits.iter().enumerate() {
         out.push_str(&format!("\n{}", tool.name));
+        if !also.is_empty() {
+            let twins: Vec<String> = also
+                .iter()
+                .map(|t| format!("on {}: {}", t.server, t.name))
+                .collect();
+            out.push_str(&format!(" (also {})", twins.join("; ")));
+        }
         let description = summary(tool);
         if !description.is_empty() {
             out.push_str(&format!(": {}", clip(&description, 160)));

@@ -214,6 +214,67 @@ fn search_text() {
 }
 
 #[test]
+fn a_search_quotes_its_request_briefly() {
+    let tools = tools();
+    let index = search::SearchIndex::build(&tools, &[]);
+    let base64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let blob: String = (0..1_000_000u32)
+        .map(|i| char::from(base64[(i.wrapping_mul(2_654_435_761) >> 26) as usize]))
+        .collect();
+    let lines: Vec<&str> = blob
+        .as_bytes()
+        .chunks(76)
+        .map(|line| std::str::from_utf8(line).unwrap())
+        .collect();
+    let opts = SearchOptions {
+        limit: 12,
+        ..Default::default()
+    };
+    for query in [
+        format!("echo this image back {blob} please"),
+        format!("echo {}", lines.join("\n")),
+    ] {
+        let page = search::search(&tools, &index, &query, &opts).unwrap();
+        let text = search(&query, None, &page, true);
+        assert!(text.len() < 1_000, "{} bytes: {text}", text.len());
+        let quoted = text.split('"').nth(1).unwrap();
+        assert!(
+            quoted.chars().count() <= 101 && quoted.ends_with('…'),
+            "{text}"
+        );
+        assert!(text.contains("everything_echo"), "{text}");
+    }
+}
+
+#[test]
+fn the_same_tool_on_two_servers_shares_a_line() {
+    let tools = tools();
+    let mut twins = tools.clone();
+    for tool in &mut twins {
+        tool.server = "everything2".into();
+        tool.name = tool.name.replacen("everything", "everything2", 1);
+    }
+    let mut both = tools.clone();
+    both.extend(twins);
+    let page = search::search(
+        &both,
+        &search::SearchIndex::build(&both, &[]),
+        "echo",
+        &SearchOptions {
+            limit: 12,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        search("echo", None, &page, true),
+        "1 tool match \"echo\", best first:\n\
+         everything_echo (also on everything2: everything2_echo): Echoes back the input.\n  \
+         { message: string }"
+    );
+}
+
+#[test]
 fn weak_search_text() {
     let tools = tools();
     let weather = (
@@ -221,7 +282,7 @@ fn weak_search_text() {
         "Forecasts, current conditions and alerts".to_string(),
     );
     let page = search::Page {
-        hits: vec![&tools[0]],
+        hits: vec![search::Hit::alone(&tools[0])],
         total: 1,
         offset: 0,
         weak: Some(vec![weather, ("time".to_string(), String::new())]),

@@ -4,10 +4,12 @@
 //! servers' own descriptions and instructions as a weak field.
 
 use super::related::{self, INTENT};
+use super::script::{self, Script};
+use super::twins::Twins;
 use super::words::{each_word, is_stopword, stem, without_contractions, words};
 use crate::catalog::ToolInfo;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Field weights: a word in a tool's name counts most.
 const NAME_WEIGHT: f64 = 3.0;
@@ -32,6 +34,9 @@ const PHRASE_WEIGHT: f64 = 1.0;
 const IMPLIED_WEIGHT: f64 = 1.0;
 /// Endings of web addresses, which look like a file's name but are not.
 const WEB_ENDINGS: &[&str] = &["com", "org", "net", "io", "dev", "app", "ai", "co", "html"];
+/// How much of a request is read: its first words, in tokens of at most this many characters.
+const MOST_WORDS: usize = 200;
+const LONGEST_TOKEN: usize = 80;
 /// BM25F parameters: saturation, and length normalization of descriptions and of names.
 const K1: f64 = 2.0;
 const B: f64 = 0.75;
@@ -58,12 +63,21 @@ impl ServerText<'_> {
     }
 }
 
-/// One field of a document: its text, how much a word in it counts, and how much its length
-/// normalizes (BM25's `b`).
+/// One field of a document: its text, how much a word in it counts, how much its length
+/// normalizes (BM25's `b`), and whether it is one of the tool's names.
 struct Field<'a> {
     text: &'a str,
     weight: f64,
     b: f64,
+    name: bool,
+}
+
+/// A word in a document: its normalized weighted frequency, and the part of it from the names.
+#[derive(Clone, Copy, Debug)]
+struct Posting {
+    doc: u32,
+    tf: f32,
+    in_name: f32,
 }
 
 /// BM25F postings over a set of documents made of the same fields: each word's frequency in a
@@ -71,8 +85,8 @@ struct Field<'a> {
 /// drown a word of the name.
 #[derive(Debug, Default)]
 struct Postings {
-    /// Stemmed word → (document, normalized weighted frequency).
-    lists: HashMap<String, Vec<(u32, f32)>>,
+    /// Stemmed word → the documents holding it.
+    lists: HashMap<String, Vec<Posting>>,
     documents: usize,
 }
 
@@ -100,24 +114,33 @@ impl Postings {
         }
         // Catalogs repeat their words: each is stemmed once.
         let mut stems: HashMap<String, String> = HashMap::new();
-        let mut lists: HashMap<String, Vec<(u32, f32)>> = HashMap::new();
+        let mut lists: HashMap<String, Vec<Posting>> = HashMap::new();
         for (doc, (fields, lengths)) in documents.iter().zip(&lengths).enumerate() {
             let doc = doc as u32;
             for ((field, length), average) in fields.iter().zip(lengths).zip(&average) {
                 let norm = 1.0 - field.b + field.b * *length as f64 / average;
                 let add = (field.weight / norm) as f32;
+                let in_name = if field.name { add } else { 0.0 };
                 each_word(field.text, |word| {
                     if !stems.contains_key(word) {
                         stems.insert(word.to_string(), stem(word));
                     }
                     let stemmed = &stems[word];
+                    let posting = Posting {
+                        doc,
+                        tf: add,
+                        in_name,
+                    };
                     match lists.get_mut(stemmed) {
                         Some(list) => match list.last_mut() {
-                            Some(last) if last.0 == doc => last.1 += add,
-                            _ => list.push((doc, add)),
+                            Some(last) if last.doc == doc => {
+                                last.tf += add;
+                                last.in_name += in_name;
+                            }
+                            _ => list.push(posting),
                         },
                         None => {
-                            lists.insert(stemmed.clone(), vec![(doc, add)]);
+                            lists.insert(stemmed.clone(), vec![posting]);
                         }
                     }
                 });
@@ -129,9 +152,10 @@ impl Postings {
         }
     }
 
-    /// For each (word, factor), `factor` × BM25 of the word in each document holding it; keeps
-    /// the best per document in `best` (noting first touches in `touched`) and which factor won.
-    fn best_of(&self, alternatives: &[(String, f64)], best: &mut Best) {
+    /// For each (word, factor), `factor` × BM25 of the word in each document holding it, its
+    /// names' part weighted by `names`; keeps the best per document in `best` (noting first
+    /// touches in `touched`) and which factor won.
+    fn best_of(&self, alternatives: &[(String, f64)], names: &NameWeight, best: &mut Best) {
         let n = self.documents as f64;
         for (word, factor) in alternatives {
             let Some(list) = self.lists.get(word) else {
@@ -139,14 +163,38 @@ impl Postings {
             };
             let df = list.len() as f64;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for &(doc, tf) in list {
-                let tf = f64::from(tf);
-                best.offer(
-                    doc as usize,
-                    factor * idf * tf * (K1 + 1.0) / (tf + K1),
-                    *factor,
-                );
+            for posting in list {
+                let doc = posting.doc as usize;
+                let tf = f64::from(posting.tf) + names.extra(doc) * f64::from(posting.in_name);
+                best.offer(doc, factor * idf * tf * (K1 + 1.0) / (tf + K1), *factor);
             }
+        }
+    }
+}
+
+/// How much more a tool's names count for a request written in another script than its
+/// description: there, the names are all the two share.
+const OTHER_SCRIPT_NAME: f64 = 2.0;
+
+/// For one request, how much more each document's names count.
+struct NameWeight<'a> {
+    /// Each document's script (its description's).
+    scripts: &'a [Option<Script>],
+    request: Option<Script>,
+}
+
+impl NameWeight<'_> {
+    const NONE: NameWeight<'static> = NameWeight {
+        scripts: &[],
+        request: None,
+    };
+
+    fn extra(&self, doc: usize) -> f64 {
+        match (self.request, self.scripts.get(doc)) {
+            (Some(request), Some(Some(described))) if request != *described => {
+                OTHER_SCRIPT_NAME - 1.0
+            }
+            _ => 0.0,
         }
     }
 }
@@ -196,6 +244,9 @@ struct Term {
 /// The tools a query ranks first, best first, and how well the best one matched.
 pub struct Ranked {
     pub hits: Vec<usize>,
+    /// A hit's twins (the same tool on other servers) that matched too, shown with it.
+    pub also: HashMap<usize, Vec<usize>>,
+    /// Matches, twins counted once.
     pub total: usize,
     /// Of the request's words (weighted), the share the best hit holds itself, each counted by
     /// how closely (1 for the word, less for a word it stands for); 1 when its name is the query.
@@ -212,6 +263,9 @@ pub struct SearchIndex {
     /// Per tool, the fields a regex searches, lowercase, one per line: display name, MCP name,
     /// description, parameter names.
     haystacks: Vec<String>,
+    /// Per tool, the script its description is in.
+    scripts: Vec<Option<Script>>,
+    twins: Twins,
     /// The servers' own texts, and each server's tools.
     servers: Postings,
     server_names: Vec<String>,
@@ -235,7 +289,16 @@ impl SearchIndex {
             .iter()
             .map(|tool| parameter_names(tool).collect::<Vec<_>>().join(" "))
             .collect();
-        let field = |text, weight, b| Field { text, weight, b };
+        let field = |text, weight, b| Field {
+            text,
+            weight,
+            b,
+            name: false,
+        };
+        let name = |text, weight| Field {
+            name: true,
+            ..field(text, weight, NAME_B)
+        };
         let documents: Vec<Vec<Field>> = tools
             .iter()
             .zip(&params)
@@ -243,8 +306,8 @@ impl SearchIndex {
             .map(|(i, (tool, params))| {
                 let keywords = keywords.get(i).map_or("", String::as_str);
                 vec![
-                    field(&tool.name, NAME_WEIGHT, NAME_B),
-                    field(&tool.original, ORIGINAL_WEIGHT, NAME_B),
+                    name(&tool.name, NAME_WEIGHT),
+                    name(&tool.original, ORIGINAL_WEIGHT),
                     field(&tool.server, SERVER_WEIGHT, NAME_B),
                     field(&tool.description, TEXT_WEIGHT, B),
                     field(params, PARAM_WEIGHT, B),
@@ -286,6 +349,11 @@ impl SearchIndex {
                 .map(|t| [loose(&t.name), loose(&t.original)])
                 .collect(),
             haystacks: tools.iter().map(haystack).collect(),
+            scripts: tools
+                .iter()
+                .map(|t| script::of_text(&t.description))
+                .collect(),
+            twins: Twins::find(tools),
             servers: Postings::build(&server_documents),
             server_summaries: servers.iter().map(ServerText::summary).collect(),
             server_names,
@@ -304,13 +372,18 @@ impl SearchIndex {
     pub fn rank(&self, query: &str, keep: impl Fn(usize) -> bool, want: usize) -> Ranked {
         let n = self.tools.documents;
         let terms = self.terms(query);
+        let names = NameWeight {
+            scripts: &self.scripts,
+            request: script::of_text(query),
+        };
         let mut scores = vec![0.0f64; n];
         let mut closeness = vec![0.0f64; n];
         let mut best = Best::new(n);
         let mut server_best = Best::new(self.server_names.len());
         for term in &terms {
-            self.tools.best_of(&term.alternatives, &mut best);
-            self.servers.best_of(&term.alternatives, &mut server_best);
+            self.tools.best_of(&term.alternatives, &names, &mut best);
+            self.servers
+                .best_of(&term.alternatives, &NameWeight::NONE, &mut server_best);
             for &server in &server_best.touched {
                 let weak = SERVER_TEXT_FACTOR * term.weight * server_best.score[server];
                 for &doc in &self.server_tools[server] {
@@ -343,6 +416,7 @@ impl SearchIndex {
             .enumerate()
             .filter(|(doc, s)| *s > 0.0 && keep(*doc))
             .collect();
+        let also = self.twins.collapse(&mut hits);
         let total = hits.len();
         let best_first =
             |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
@@ -357,6 +431,7 @@ impl SearchIndex {
         });
         Ranked {
             hits: hits.into_iter().map(|(doc, _)| doc).collect(),
+            also,
             total,
             strength,
         }
@@ -368,7 +443,8 @@ impl SearchIndex {
         let mut scores = vec![0.0f64; self.server_names.len()];
         let mut best = Best::new(self.server_names.len());
         for term in self.terms(query) {
-            self.servers.best_of(&term.alternatives, &mut best);
+            self.servers
+                .best_of(&term.alternatives, &NameWeight::NONE, &mut best);
             for &server in &best.touched {
                 scores[server] += term.weight * best.score[server];
             }
@@ -395,16 +471,15 @@ impl SearchIndex {
     /// The request's words as terms: stopwords dropped (unless nothing else is left), question
     /// words kept only for what they stand for, abbreviations joined by the words they mean.
     fn terms(&self, query: &str) -> Vec<Term> {
-        let raw: Vec<String> = words(&without_contractions(query));
+        let raw = request_words(query);
         let meaningful = raw.iter().any(|w| !is_stopword(w));
-        let mut seen: Vec<String> = Vec::new();
+        let mut seen: HashSet<String> = HashSet::new();
         let mut terms = Vec::new();
         for word in &raw {
             let stemmed = stem(word);
-            if seen.contains(&stemmed) {
+            if !seen.insert(stemmed.clone()) {
                 continue;
             }
-            seen.push(stemmed.clone());
             if meaningful && is_stopword(word) {
                 let alternatives = related::alternatives(word, &stemmed);
                 if !alternatives.is_empty() && related::means(&stemmed).is_empty() {
@@ -420,16 +495,14 @@ impl SearchIndex {
             }
             terms.push(self.term(word, &stemmed, 1.0));
             for meant in related::means(&stemmed) {
-                if !seen.contains(meant) {
-                    seen.push(meant.clone());
+                if seen.insert(meant.clone()) {
                     terms.push(self.term(meant, meant, MEANS_WEIGHT));
                 }
             }
         }
         for implied in implied_words(query) {
             let stemmed = stem(implied);
-            if !seen.contains(&stemmed) {
-                seen.push(stemmed.clone());
+            if seen.insert(stemmed.clone()) {
                 terms.push(Term {
                     weight: IMPLIED_WEIGHT,
                     alternatives: vec![(stemmed, INTENT)],
@@ -536,6 +609,24 @@ fn is_issue_key(token: &str, word: &str) -> bool {
     word.split_once('-').is_some_and(|(key, n)| {
         key.len() >= 2 && key.bytes().all(|b| b.is_ascii_uppercase()) && number(n)
     })
+}
+
+/// The words of a request that count: those of its first `MOST_WORDS` words that are not part
+/// of a token (a run between spaces) longer than `LONGEST_TOKEN` characters, which is data (an
+/// encoded blob, a key), not words. A request of any size costs at most that many words.
+fn request_words(query: &str) -> Vec<String> {
+    let tokens = query
+        .split_whitespace()
+        .filter(|token| token.chars().nth(LONGEST_TOKEN).is_none());
+    let mut raw = Vec::new();
+    for token in tokens {
+        raw.extend(words(&without_contractions(token)));
+        if raw.len() >= MOST_WORDS {
+            raw.truncate(MOST_WORDS);
+            break;
+        }
+    }
+    raw
 }
 
 /// Names of a tool's top-level parameters.

@@ -4,7 +4,11 @@
 //! exist.
 
 mod index;
+#[cfg(test)]
+mod real_catalogs;
 mod related;
+mod script;
+mod twins;
 mod words;
 
 pub use index::{SearchIndex, ServerText};
@@ -30,10 +34,26 @@ pub struct SearchOptions {
     pub offset: usize,
 }
 
+/// A tool found, and the same tool on other servers, found with it.
+#[derive(Debug)]
+pub struct Hit<'a> {
+    pub tool: &'a ToolInfo,
+    pub also: Vec<&'a ToolInfo>,
+}
+
+impl<'a> Hit<'a> {
+    pub fn alone(tool: &'a ToolInfo) -> Hit<'a> {
+        Hit {
+            tool,
+            also: Vec::new(),
+        }
+    }
+}
+
 /// One page of hits, best first.
 #[derive(Debug)]
 pub struct Page<'a> {
-    pub hits: Vec<&'a ToolInfo>,
+    pub hits: Vec<Hit<'a>>,
     /// Matches before paging.
     pub total: usize,
     pub offset: usize,
@@ -53,19 +73,19 @@ pub fn search<'a>(
     let query = query.trim();
     let want = opts.offset + opts.limit.max(1);
     let mut weak = None;
-    let (ranked, total): (Vec<&ToolInfo>, usize) = if query.is_empty() {
+    let (ranked, total): (Vec<Hit>, usize) = if query.is_empty() {
         if opts.server.is_none() {
             return Err("The search query is empty: give words to look for, e.g. mcp({ search: \"read file\" }), or a `server` to list its tools.".into());
         }
         let mut all: Vec<&ToolInfo> = tools.iter().filter(in_scope).collect();
         all.sort_by(|a, b| a.name.cmp(&b.name));
         let total = all.len();
-        (all, total)
+        (all.into_iter().map(Hit::alone).collect(), total)
     } else if opts.regex {
         let scoped = tools.iter().enumerate().filter(|(_, t)| in_scope(t));
         let all = regex_matches(scoped, index, query)?;
         let total = all.len();
-        (all, total)
+        (all.into_iter().map(Hit::alone).collect(), total)
     } else {
         let ranked = index.rank(query, |i| in_scope(&&tools[i]), want);
         if ranked.strength < WEAK_BELOW {
@@ -78,7 +98,20 @@ pub fn search<'a>(
                     .collect(),
             });
         }
-        let hits = ranked.hits.into_iter().map(|i| &tools[i]).collect();
+        let mut also = ranked.also;
+        let hits = ranked
+            .hits
+            .into_iter()
+            .map(|i| Hit {
+                tool: &tools[i],
+                also: also
+                    .remove(&i)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|j| &tools[j])
+                    .collect(),
+            })
+            .collect();
         (hits, ranked.total)
     };
     let hits = ranked
@@ -266,7 +299,7 @@ mod tests {
     }
 
     fn names(page: &Page) -> Vec<String> {
-        page.hits.iter().map(|t| t.name.clone()).collect()
+        page.hits.iter().map(|h| h.tool.name.clone()).collect()
     }
 
     fn opts() -> SearchOptions {
@@ -351,7 +384,7 @@ mod tests {
             let page = search(&tools, &index, query, &opts()).unwrap();
             page.hits
                 .first()
-                .map(|t| t.name.clone())
+                .map(|h| h.tool.name.clone())
                 .unwrap_or_default()
         };
         assert_eq!(
@@ -376,7 +409,7 @@ mod tests {
         );
         let page = search(&tools, &index, "the entities", &opts()).unwrap();
         assert!(
-            page.hits.iter().all(|t| t.server == "memory"),
+            page.hits.iter().all(|h| h.tool.server == "memory"),
             "`the` is left out"
         );
         let page = search(&tools, &index, "the", &opts()).unwrap();

@@ -1,44 +1,79 @@
 //! Words as search compares them: identifiers split at `_-./:` and camelCase humps, lowercased,
-//! reduced to a light stem; the words of a request that carry no meaning.
+//! reduced to a light stem; Chinese, Japanese and Korean text as overlapping pairs of characters;
+//! the words of a request that carry no meaning.
 
-/// Lowercase words: split at non-alphanumerics and at camelCase humps (`getHTTPStatus` → get, http, status).
+use super::script::is_paired;
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// Lowercase words: split at non-alphanumerics and at camelCase humps (`getHTTPStatus` → get,
+/// http, status); a run of CJK characters as its overlapping pairs (`经纬度` → 经纬, 纬度; one
+/// character alone is a word).
 pub fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     each_word(text, |word| out.push(word.to_string()));
     out
 }
 
-/// Calls `f` with each of `text`'s words as `words` gives them, without collecting them.
+/// Calls `f` with each of `text`'s words as `words` gives them, without collecting them. A
+/// combining mark or joiner continues the word it follows (the vowel signs and viramas of Indic
+/// scripts, Thai tone marks), so that words of scripts written with spaces break where Unicode's
+/// word boundaries (UAX #29) put them.
 pub fn each_word(text: &str, mut f: impl FnMut(&str)) {
     let mut current = String::new();
-    let mut emit = |current: &mut String| {
-        if !current.is_empty() {
+    let mut paired = false;
+    let mut emit = |current: &mut String, paired: bool| {
+        if paired && current.chars().nth(1).is_some() {
+            let bounds: Vec<usize> = current
+                .char_indices()
+                .map(|(i, _)| i)
+                .chain([current.len()])
+                .collect();
+            for pair in bounds.windows(3) {
+                f(&current[pair[0]..pair[2]]);
+            }
+        } else if !current.is_empty() {
             f(current);
-            current.clear();
         }
+        current.clear();
     };
     let mut chars = text.chars().peekable();
     let mut prev: Option<char> = None;
     while let Some(c) = chars.next() {
         if !c.is_alphanumeric() {
-            emit(&mut current);
+            if !current.is_empty() && !c.is_ascii() && is_mark(c) {
+                current.push(c);
+                continue;
+            }
+            emit(&mut current, paired);
             prev = Some(c);
             continue;
         }
         let next = chars.peek();
+        let cjk = is_paired(c);
         let hump = c.is_uppercase()
             && prev.is_some_and(|p| {
                 p.is_lowercase()
                     || p.is_ascii_digit()
                     || (p.is_uppercase() && next.is_some_and(|n| n.is_lowercase()))
             });
-        if hump {
-            emit(&mut current);
+        if hump || (cjk != paired && !current.is_empty()) {
+            emit(&mut current, paired);
         }
+        paired = cjk;
         current.extend(c.to_lowercase());
         prev = Some(c);
     }
-    emit(&mut current);
+    emit(&mut current, paired);
+}
+
+/// Whether `c` (not alphanumeric) continues a word: a combining mark, or a zero-width joiner or
+/// non-joiner. Unicode's tables come with the regex engine.
+fn is_mark(c: char) -> bool {
+    static MARK: OnceLock<Regex> = OnceLock::new();
+    let mark =
+        MARK.get_or_init(|| Regex::new(r"^[\p{M}\x{200C}\x{200D}]$").expect("a valid class"));
+    mark.is_match(c.encode_utf8(&mut [0; 4]))
 }
 
 /// A light English stem, the same for every form a tool description or a query uses:
@@ -271,6 +306,44 @@ mod tests {
             ["browser", "take", "screenshot"]
         );
         assert_eq!(words("  "), Vec::<String>::new());
+    }
+
+    #[test]
+    fn cjk_text_in_character_pairs() {
+        assert_eq!(
+            words("将经纬度坐标转换"),
+            ["将经", "经纬", "纬度", "度坐", "坐标", "标转", "转换"]
+        );
+        assert_eq!(
+            words("GitHub上のissueを閉じる"),
+            ["git", "hub", "上の", "issue", "を閉", "閉じ", "じる"]
+        );
+        assert_eq!(
+            words("查 the 地址。"),
+            ["查", "the", "地址"],
+            "one character alone is a word"
+        );
+        assert_eq!(words("API密钥2024年"), ["api", "密钥", "2024", "年"]);
+        assert_eq!(words("채널에 메시지"), ["채널", "널에", "메시", "시지"]);
+    }
+
+    #[test]
+    fn other_scripts_break_at_unicode_word_boundaries() {
+        use unicode_segmentation::UnicodeSegmentation;
+        for text in [
+            "नमस्ते दुनिया, फ़ाइल पढ़ें",
+            "Прочитать файл и отправить сообщение",
+            "قراءة الملفّ وإرسال رسالة",
+            "קרא את הקובץ",
+            "Διάβασε το αρχείο",
+            "ഫയൽ വായിക്കുക",
+        ] {
+            let unicode: Vec<String> = text.unicode_words().map(str::to_lowercase).collect();
+            assert_eq!(words(text), unicode, "{text}");
+        }
+        // Unicode's rules leave Thai to a dictionary (without one, every letter stands alone):
+        // a run between spaces is a word here, marks included.
+        assert_eq!(words("ส่งข้อความ ถึงทีม"), ["ส่งข้อความ", "ถึงทีม"]);
     }
 
     #[test]

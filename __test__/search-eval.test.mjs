@@ -11,7 +11,20 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { OUTPUT as WORDNET_TABLE, distill, wordnetDir } from "../scripts/distill-wordnet.mjs";
-import { KINDS, SETS, blindSplit, catalogAdapter, evaluate, evaluateTasks, loadCatalogs, loadEval, loadServerDescriptions, table } from "../bench/search-eval.mjs";
+import {
+  KINDS,
+  SETS,
+  blindSplit,
+  catalogAdapter,
+  evaluate,
+  evaluateTasks,
+  loadCatalogs,
+  loadEval,
+  loadServerDescriptions,
+  loadTasks,
+  table,
+  taskTable,
+} from "../bench/search-eval.mjs";
 import { bm25, tokens } from "../bench/lib/bm25.mjs";
 import { bootstrap, wilson } from "../bench/lib/stats.mjs";
 import { calibration, catalogScripts, coverage, scriptOf, taskSummary } from "../bench/lib/task-scores.mjs";
@@ -287,5 +300,37 @@ describe("the task eval's machinery (synthetic tasks)", () => {
     }
     assert.equal(report.differences.heldout.n, 1);
     assert.ok(report.rows.every((r) => r.tokens > 0 && r.bm25.needs === r.needs));
+  });
+});
+
+const tasks = loadTasks();
+
+describe("the task eval (tasks.json)", { skip: !tasks && "no tasks.json" }, () => {
+  let report;
+  before(async () => {
+    report = await evaluateTasks(tasks);
+    console.log(`task eval: ${report.rows.length} tasks over ${report.servers} catalogs\n${taskTable(report)}`);
+  });
+
+  test("every labelled tool exists, ids are unique, every task has a counted need", () => {
+    assert.deepEqual(report.unknown, [], "labels that name no tool");
+    assert.equal(new Set(tasks.tasks.map((t) => t.id)).size, tasks.tasks.length);
+    assert.equal(report.rows.length, tasks.tasks.length, "a task without a counted need");
+    assert.ok(tasks.tasks.every((t) => SETS.includes(t.set) && ["en", "zh", "ja"].includes(t.lang) && t.text.trim() === t.text));
+  });
+
+  test("the split and the held-out tasks are as frozen", () => {
+    const heldout = tasks.tasks.filter((t) => t.set === "heldout");
+    const digest = createHash("sha256").update(JSON.stringify(heldout)).digest("hex");
+    assert.equal(digest, tasks.heldoutSha256, "the held-out tasks changed: they are never edited once committed");
+    const strata = {};
+    for (const { set, lang, otherScript } of report.rows) {
+      const key = `${otherScript ? "other-script" : "latin"}/${lang}`;
+      strata[key] ??= { tuning: 0, heldout: 0 };
+      strata[key][set]++;
+    }
+    for (const [key, { tuning, heldout }] of Object.entries(strata)) assert.ok(Math.abs(tuning - heldout) <= 1, `${key}: ${tuning} tuning, ${heldout} held-out`);
+    assert.deepEqual([...report.scripts.other].sort(), ["amap", "baidu-map", "chatwork", "cloudbase", "freee", "lark"], "the servers described in another script, as the split names them");
+    assert.ok(report.differences.heldout.n >= 30, `${report.differences.heldout.n} held-out tasks need a tool described in another script`);
   });
 });

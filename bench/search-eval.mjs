@@ -201,13 +201,30 @@ export function loadTasks(file = TASKS) {
 }
 
 /**
+ * The tools of `catalogs` by every name a label may give them: the name the model sees, and the
+ * server's name joined to the tool's MCP name (`slack_slack_post_message` for the model's
+ * `slack_post_message`, whose MCP name already starts with the server's); each to
+ * `{ name, server }` with the name the model sees.
+ */
+function toolLabels(adapter, catalogs) {
+  const labels = new Map();
+  for (const { server } of catalogs) {
+    for (const { name, tool } of adapter.serverTools(server)) {
+      labels.set(`${server}_${tool}`, { name, server });
+      labels.set(name, { name, server });
+    }
+  }
+  return labels;
+}
+
+/**
  * Runs every task of `spec` (tasks.json's shape) through the native search and the BM25
  * baseline over `catalogs` (by default those `spec.servers` names, else all). Returns one row per
  * task (`needs`, `covered`, `hit`, `weak`, `otherScript`: it needs a tool described in another
  * script, `bm25`: the baseline's coverage), the summaries per group (`all`, each set, each set's
  * languages and its tasks with and without other-script needs), the difference of other-script
- * tasks' recall@5 from the others' per set, "No strong match"'s calibration per set, and the
- * catalogs' scripts.
+ * tasks' recall@5 from the others' per set, "No strong match"'s calibration per set, the
+ * catalogs' scripts, and the labels that name no tool (`unknown`).
  */
 export async function evaluateTasks(spec, catalogs = loadCatalogs(spec.servers)) {
   const scripts = catalogScripts(catalogs);
@@ -215,15 +232,17 @@ export async function evaluateTasks(spec, catalogs = loadCatalogs(spec.servers))
   const adapter = catalogAdapter(home, catalogs);
   try {
     const index = baseline(adapter, catalogs);
-    const serverOf = new Map();
-    for (const { server } of catalogs) for (const { name } of adapter.serverTools(server)) serverOf.set(name, server);
+    const labels = toolLabels(adapter, catalogs);
+    const unknown = new Set();
+    const named = (label) => labels.get(label)?.name ?? (unknown.add(label), label);
     const rows = [];
-    for (const task of spec.tasks) {
+    for (const labelled of spec.tasks) {
+      const task = { ...labelled, needs: labelled.needs.map((n) => ({ ...n, tools: n.tools.map(named) })) };
       if (!task.needs.some((n) => n.tools.length)) continue;
       const { lines, ...seen } = await answer(adapter, task.text);
       const ours = coverage(task, lines);
       const bm25 = coverage(task, index.rank(task.text, 5).map((n) => [n]));
-      const otherScript = needsOtherScript(task, scripts.other, (tool) => serverOf.get(tool));
+      const otherScript = needsOtherScript(task, scripts.other, (tool) => labels.get(tool)?.server);
       rows.push({ id: task.id, set: task.set, lang: task.lang, text: task.text, otherScript, ...seen, ...ours, hit: ours.covered > 0, bm25, top: lines.slice(0, 5) });
     }
     const groups = {};
@@ -245,7 +264,7 @@ export async function evaluateTasks(spec, catalogs = loadCatalogs(spec.servers))
       }
     }
     const calibrated = Object.fromEntries(SETS.map((set) => [set, calibration(rows.filter((r) => r.set === set))]));
-    return { servers: catalogs.length, scripts, rows, groups, differences, calibrated };
+    return { servers: catalogs.length, scripts, rows, groups, differences, calibrated, unknown: [...unknown] };
   } finally {
     await adapter.shutdown();
     rmSync(home, { recursive: true, force: true });
@@ -290,16 +309,22 @@ export function targets(tasks, short) {
   ].join("\n");
 }
 
+/** The entries of a report's object whose key passes `keep`. */
+const only = (object, keep) => Object.fromEntries(Object.entries(object).filter(([key]) => keep(key)));
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const verbose = process.argv.includes("--verbose");
+  // `--set tuning` prints the tuning set's figures alone: what tuning may look at.
+  const set = process.argv.includes("--set") ? process.argv[process.argv.indexOf("--set") + 1] : null;
+  const shown = (key) => !set || key === set || key.startsWith(`${set}/`);
   const report = await evaluate({ v1: process.argv.includes("--v1") });
   console.log(`short requests: ${report.toolCount} tools from ${report.servers} servers\n`);
-  console.log(table(report));
-  console.log(`\n"No strong match" on short requests:\n${calibrationTable(report.calibrated)}`);
+  console.log(table({ groups: only(report.groups, shown) }));
+  console.log(`\n"No strong match" on short requests:\n${calibrationTable(only(report.calibrated, shown))}`);
   if (verbose) {
     console.log("\nnot first:");
-    for (const r of report.rows.filter((r) => r.rank !== 1)) {
-      console.log(`rank ${r.rank || "-"}  [${r.set} ${r.kind}] ${r.query}  → ${r.top.join(", ")}`);
+    for (const r of report.rows.filter((r) => r.rank !== 1 && shown(r.set))) {
+      console.log(`rank ${r.rank || "-"}${r.weak ? " weak" : ""}  [${r.set} ${r.kind}] ${r.query}  → ${r.top.join(", ")}`);
     }
   }
   const spec = loadTasks();
@@ -309,13 +334,13 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     const tasks = await evaluateTasks(spec);
     const other = [...tasks.scripts.other].map((s) => `${s} (${tasks.scripts.byServer.get(s)})`).join(", ");
     console.log(`\ntasks: ${tasks.rows.length} over ${tasks.servers} catalogs; described in a script other than ${tasks.scripts.main}: ${other}\n`);
-    console.log(taskTable(tasks));
-    console.log(`\n"No strong match" on tasks:\n${calibrationTable(tasks.calibrated)}`);
-    console.log(`\ntargets (held-out):\n${targets(tasks, report)}`);
+    console.log(taskTable({ groups: only(tasks.groups, shown), differences: only(tasks.differences, shown) }));
+    console.log(`\n"No strong match" on tasks:\n${calibrationTable(only(tasks.calibrated, shown))}`);
+    if (!set || set === "heldout") console.log(`\ntargets (held-out):\n${targets(tasks, report)}`);
     if (verbose) {
-      console.log("\ntuning tasks not fully covered:");
-      for (const r of tasks.rows.filter((r) => r.set === "tuning" && r.covered < r.needs)) {
-        console.log(`${r.covered}/${r.needs}${r.weak ? " weak" : ""}  [${r.id} ${r.lang}] ${r.text}  → ${r.top.map((l) => l.join("+")).join(", ")}`);
+      console.log("\ntasks not fully covered:");
+      for (const r of tasks.rows.filter((r) => r.covered < r.needs && shown(r.set))) {
+        console.log(`${r.covered}/${r.needs}${r.weak ? " weak" : ""}  [${r.set} ${r.id} ${r.lang}] ${r.text}  → ${r.top.map((l) => l.join("+")).join(", ")}`);
       }
     }
   }

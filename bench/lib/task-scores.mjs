@@ -37,11 +37,11 @@ export function catalogScripts(catalogs) {
 export const countedNeeds = (task) => task.needs.filter((n) => n.tools.length);
 
 /**
- * Whether `task` needs a tool described in another script: one of its needs is met only by
- * tools of servers in `other` (`serverOf` gives a tool's server).
+ * Whether `task` needs a tool described in another script: one of its needs lists a tool of a
+ * server in `other` (`serverOf` gives a tool's server), as tasks.json's split counts them.
  */
 export function needsOtherScript(task, other, serverOf) {
-  return countedNeeds(task).some((n) => n.tools.every((t) => other.has(serverOf(t))));
+  return countedNeeds(task).some((n) => n.tools.some((t) => other.has(serverOf(t))));
 }
 
 /**

@@ -35,8 +35,10 @@ use crate::search::{Hit, Page};
 use serde_json::{json, Value};
 use std::borrow::Cow;
 
-/// Search hits that get their parameter shape.
+/// Search hits that get their parameter shape, and those that get their description (the
+/// rest are named: `describe` tells more).
 const SHAPED_HITS: usize = 3;
+const DESCRIBED_HITS: usize = 5;
 /// Descriptions in lists are cut near this many characters.
 const LIST_DESCRIPTION: usize = 90;
 /// Instructions quoted in a list before pointing at `instructions`.
@@ -436,7 +438,7 @@ pub fn search(query: &str, server: Option<&str>, page: &Page, include_schemas: b
             out.push_str(&format!(" (also {})", twins.join("; ")));
         }
         let description = summary(tool);
-        if !description.is_empty() {
+        if !description.is_empty() && i < DESCRIBED_HITS {
             out.push_str(&format!(": {}", clip(&description, 160)));
         }
         if include_schemas && i < SHAPED_HITS {

@@ -6,8 +6,9 @@
 use crate::clean;
 use serde_json::{Map, Value};
 
-/// Shapes longer than this collapse their nested objects to `{…}`.
-const SHAPE_BUDGET: usize = 320;
+/// Shapes longer than this collapse their nested objects to `{…}`; still longer, they give the
+/// required parameters and name the optional ones.
+const SHAPE_BUDGET: usize = 200;
 /// Nesting shown in parameter lists.
 const MAX_DEPTH: usize = 3;
 
@@ -15,11 +16,35 @@ const MAX_DEPTH: usize = 3;
 pub fn shape(schema: &Value) -> Option<String> {
     let props = properties(schema)?;
     let full = object_shape(schema, props, usize::MAX);
-    let shape = match full.len() <= SHAPE_BUDGET {
-        true => full,
-        false => object_shape(schema, props, 0),
+    let shape = if full.len() <= SHAPE_BUDGET {
+        full
+    } else {
+        let flat = object_shape(schema, props, 0);
+        match flat.len() <= SHAPE_BUDGET {
+            true => flat,
+            false => required_shape(schema, props),
+        }
     };
     Some(clean::line(&shape).into_owned())
+}
+
+/// The required parameters' shapes, and the optional ones by name.
+fn required_shape(schema: &Value, props: &Map<String, Value>) -> String {
+    let required = required(schema);
+    let mut fields: Vec<String> = props
+        .iter()
+        .filter(|(name, _)| required.contains(&name.as_str()))
+        .map(|(name, prop)| format!("{}: {}", key(name), type_shape(prop, 0)))
+        .collect();
+    let optional: Vec<String> = props
+        .keys()
+        .filter(|name| !required.contains(&name.as_str()))
+        .map(|name| key(name))
+        .collect();
+    if !optional.is_empty() {
+        fields.push(format!("optional {}", optional.join(", ")));
+    }
+    format!("{{ {} }}", fields.join("; "))
 }
 
 fn object_shape(schema: &Value, props: &Map<String, Value>, depth: usize) -> String {
@@ -267,16 +292,28 @@ mod tests {
     }
 
     #[test]
-    fn long_shapes_collapse_nested_objects() {
-        let mut props = Map::new();
-        for i in 0..12 {
-            props.insert(
-                format!("field_{i}"),
-                json!({"type": "object", "properties": {"inner": {"type": "string"}}}),
-            );
-        }
-        let shape = shape(&json!({"type": "object", "properties": props})).unwrap();
-        assert!(shape.contains("field_0?: {…}"), "{shape}");
+    fn long_shapes_collapse_nested_objects_then_name_the_optional_parameters() {
+        let nested = |n: usize, required: &[&str]| {
+            let props: Map<String, Value> = (0..n)
+                .map(|i| {
+                    let inner =
+                        json!({"type": "object", "properties": {"inner": {"type": "string"}}});
+                    (format!("field_{i}"), inner)
+                })
+                .collect();
+            shape(&json!({"type": "object", "properties": props, "required": required})).unwrap()
+        };
+        assert!(nested(2, &[]).contains("field_0?: { inner?: string }"));
+        let collapsed = nested(7, &["field_1"]);
+        assert!(
+            collapsed.starts_with("{ field_0?: {…}; field_1: {…}; field_2?: {…};"),
+            "{collapsed}"
+        );
+        let many = nested(12, &["field_1"]);
+        assert!(
+            many.starts_with("{ field_1: {…}; optional field_0, field_2, field_3,"),
+            "{many}"
+        );
     }
 
     #[test]

@@ -173,11 +173,11 @@ describe("the matcher on the eval", () => {
     assert.ok(rightFirst(strong) >= 0.75, `strong answers are right first ${rightFirst(strong).toFixed(2)}`);
     assert.ok(rightFirst(weak) <= 0.3, `weak answers are right first ${rightFirst(weak).toFixed(2)}`);
     for (const r of report.rows.filter((r) => r.weak)) {
-      assert.match(r.text, /^(No strong match for|No tools match) /, r.query);
+      assert.match(r.answer, /^(No strong match for|No tools match) /, r.query);
       assert.ok(r.servers.length <= 3, `${r.query}: ${r.servers}`);
-      for (const server of r.servers) assert.ok(r.text.includes(`${server} (`), `${r.query}: ${server} is named with its description`);
+      for (const server of r.servers) assert.ok(r.answer.includes(`${server} (`), `${r.query}: ${server} is named with its description`);
     }
-    assert.ok(report.rows.filter((r) => !r.weak).every((r) => !r.text.includes("No strong match")));
+    assert.ok(report.rows.filter((r) => !r.weak).every((r) => !r.answer.includes("No strong match")));
   });
 });
 

@@ -124,11 +124,11 @@ function baseline(adapter, catalogs) {
   return bm25(docs);
 }
 
-/** An answer as the eval keeps it: its lines, text, size and whether it said "No strong match". */
+/** An answer as the eval keeps it: its lines, text (`answer`), size and whether it said "No strong match". */
 async function answer(adapter, query) {
   const result = await adapter.search(query);
   const text = result.content.map((c) => c.text).join("\n");
-  return { lines: answerLines(result), text, tokens: encode(text).length, weak: Boolean(result.details.weak), servers: result.details.servers ?? [] };
+  return { lines: answerLines(result), answer: text, tokens: encode(text).length, weak: Boolean(result.details.weak), servers: result.details.servers ?? [] };
 }
 
 /**

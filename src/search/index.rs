@@ -3,13 +3,15 @@
 //! (name, MCP name, parameter names, server, description, the config's `searchKeywords`), and the
 //! servers' own descriptions and instructions as a weak field.
 
-use super::related::{self, INTENT};
+use super::cover::{cover, NeedScores};
+use super::related::INTENT;
+use super::request::{self, Request};
 use super::script::{self, Script};
 use super::twins::Twins;
-use super::words::{each_word, is_stopword, stem, without_contractions, words};
+use super::words::{each_word, stem};
 use crate::catalog::ToolInfo;
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// Field weights: a word in a tool's name counts most.
 const NAME_WEIGHT: f64 = 3.0;
@@ -17,30 +19,15 @@ const ORIGINAL_WEIGHT: f64 = 1.5;
 const PARAM_WEIGHT: f64 = 1.5;
 const SERVER_WEIGHT: f64 = 1.0;
 const TEXT_WEIGHT: f64 = 1.0;
-/// How much a word counts when it only starts a word of the tool.
-const PREFIX_FACTOR: f64 = 0.5;
 /// How much a request's word counts for every tool of a server whose description or
 /// instructions hold it.
 const SERVER_TEXT_FACTOR: f64 = 0.2;
-/// How much the words an abbreviation means count, and a question word (`who`, `where`) that
-/// only stands for others.
-const MEANS_WEIGHT: f64 = 0.9;
-const QUESTION_WEIGHT: f64 = 0.5;
-/// How much a phrase of the table (`let … know`) counts for what it stands for.
-const PHRASE_WEIGHT: f64 = 1.0;
-/// How much a word counts that a request implies by its form: a file's name (`notes.txt`) the
-/// word `file`, an issue's key (`PROJ-123`, `#42`) the word `issue`, `#general` a channel,
-/// `@alice` a user.
-const IMPLIED_WEIGHT: f64 = 1.0;
-/// Endings of web addresses, which look like a file's name but are not.
-const WEB_ENDINGS: &[&str] = &["com", "org", "net", "io", "dev", "app", "ai", "co", "html"];
-/// How much of a request is read: its first words, in tokens of at most this many characters.
-const MOST_WORDS: usize = 200;
-const LONGEST_TOKEN: usize = 80;
 /// BM25F parameters: saturation, and length normalization of descriptions and of names.
 const K1: f64 = 2.0;
 const B: f64 = 0.75;
 const NAME_B: f64 = 0.3;
+/// The first hits a request of several needs is judged on.
+const JUDGED: usize = 5;
 /// Bonuses that put exact and prefix name matches above any relevance score.
 const EXACT_NAME: f64 = 1000.0;
 const NAME_PREFIX: f64 = 500.0;
@@ -234,13 +221,6 @@ impl Best {
     }
 }
 
-/// One word of a request, with the words it may stand for and how much each counts.
-#[derive(Debug)]
-struct Term {
-    weight: f64,
-    alternatives: Vec<(String, f64)>,
-}
-
 /// The tools a query ranks first, best first, and how well the best one matched.
 pub struct Ranked {
     pub hits: Vec<usize>,
@@ -249,8 +229,12 @@ pub struct Ranked {
     /// Matches, twins counted once.
     pub total: usize,
     /// Of the request's words (weighted), the share the best hit holds itself, each counted by
-    /// how closely (1 for the word, less for a word it stands for); 1 when its name is the query.
+    /// how closely (1 for the word, less for a word it stands for); 1 when its name is the
+    /// query. For a request of several needs, that share for each need held by the best of the
+    /// first `JUDGED` hits, averaged over the needs.
     pub strength: f64,
+    /// The needs the request was split into.
+    pub needs: usize,
 }
 
 #[derive(Debug, Default)]
@@ -367,17 +351,20 @@ impl SearchIndex {
     }
 
     /// The `want` best tools (indexes, best first) among those that match `query` and pass
-    /// `keep`, and how many match in all. Only the best are sorted: a query over 10,000 tools
-    /// costs its postings, not a full sort.
+    /// `keep`, and how many match in all; for a request of several needs, the first cover as
+    /// many needs as they can (after exact and prefix name matches). Only the best are sorted:
+    /// a query over 10,000 tools costs its postings, not a full sort.
     pub fn rank(&self, query: &str, keep: impl Fn(usize) -> bool, want: usize) -> Ranked {
         let n = self.tools.documents;
-        let terms = self.terms(query);
+        let Request { terms, needs } = request::parse(query, &self.vocabulary);
         let names = NameWeight {
             scripts: &self.scripts,
             request: script::of_text(query),
         };
         let mut scores = vec![0.0f64; n];
         let mut closeness = vec![0.0f64; n];
+        let mut by_need = (needs > 1).then(|| NeedScores::new(needs, n));
+        let mut close_by_need = (needs > 1).then(|| NeedScores::new(needs, n));
         let mut best = Best::new(n);
         let mut server_best = Best::new(self.server_names.len());
         for term in &terms {
@@ -388,11 +375,22 @@ impl SearchIndex {
                 let weak = SERVER_TEXT_FACTOR * term.weight * server_best.score[server];
                 for &doc in &self.server_tools[server] {
                     scores[doc] += weak;
+                    if let Some(by_need) = &mut by_need {
+                        by_need.add(term.needs, doc, weak);
+                    }
                 }
             }
             for &doc in &best.touched {
-                scores[doc] += term.weight * best.score[doc];
-                closeness[doc] += term.weight * certainty(best.factor[doc]);
+                let score = term.weight * best.score[doc];
+                scores[doc] += score;
+                let close = term.weight * certainty(best.factor[doc]);
+                closeness[doc] += close;
+                if let Some(close_by_need) = &mut close_by_need {
+                    close_by_need.add(term.needs, doc, close);
+                }
+                if let Some(by_need) = &mut by_need {
+                    by_need.add(term.needs, doc, score);
+                }
             }
             best.clear();
             server_best.clear();
@@ -420,20 +418,42 @@ impl SearchIndex {
         let total = hits.len();
         let best_first =
             |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if want < hits.len() {
-            hits.select_nth_unstable_by(want, best_first);
-            hits.truncate(want);
+        if let Some(by_need) = &by_need {
+            let (mut named, rest): (Vec<_>, Vec<_>) =
+                hits.into_iter().partition(|h| closeness[h.0].is_infinite());
+            named.sort_by(best_first);
+            let covering = cover(&rest, by_need, want.saturating_sub(named.len()));
+            // Beyond the covering ones (a later page), the rest by relevance.
+            let mut others: Vec<(usize, f64)> = rest
+                .into_iter()
+                .filter(|h| !covering.iter().any(|c| c.0 == h.0))
+                .collect();
+            best_of(&mut others, want, best_first);
+            hits = named;
+            hits.extend(covering);
+            hits.extend(others);
+        } else {
+            best_of(&mut hits, want, best_first);
         }
-        hits.sort_by(best_first);
-        let weights: f64 = terms.iter().map(|t| t.weight).sum();
-        let strength = hits.first().map_or(0.0, |&(doc, _)| {
-            (closeness[doc] / weights.max(1e-9)).min(1.0)
-        });
+        hits.truncate(want);
+        let strength = match &close_by_need {
+            None => {
+                let weights: f64 = terms.iter().map(|t| t.weight).sum();
+                hits.first().map_or(0.0, |&(doc, _)| {
+                    (closeness[doc] / weights.max(1e-9)).min(1.0)
+                })
+            }
+            Some(close_by_need) => {
+                let shown: Vec<usize> = hits.iter().take(JUDGED).map(|h| h.0).collect();
+                close_by_need.mean_best(&terms, &shown)
+            }
+        };
         Ranked {
             hits: hits.into_iter().map(|(doc, _)| doc).collect(),
             also,
             total,
             strength,
+            needs,
         }
     }
 
@@ -442,7 +462,7 @@ impl SearchIndex {
     pub fn servers_for(&self, query: &str, n: usize) -> Vec<(&str, &str)> {
         let mut scores = vec![0.0f64; self.server_names.len()];
         let mut best = Best::new(self.server_names.len());
-        for term in self.terms(query) {
+        for term in request::parse(query, &self.vocabulary).terms {
             self.servers
                 .best_of(&term.alternatives, &NameWeight::NONE, &mut best);
             for &server in &best.touched {
@@ -467,82 +487,19 @@ impl SearchIndex {
             })
             .collect()
     }
+}
 
-    /// The request's words as terms: stopwords dropped (unless nothing else is left), question
-    /// words kept only for what they stand for, abbreviations joined by the words they mean.
-    fn terms(&self, query: &str) -> Vec<Term> {
-        let raw = request_words(query);
-        let meaningful = raw.iter().any(|w| !is_stopword(w));
-        let mut seen: HashSet<String> = HashSet::new();
-        let mut terms = Vec::new();
-        for word in &raw {
-            let stemmed = stem(word);
-            if !seen.insert(stemmed.clone()) {
-                continue;
-            }
-            if meaningful && is_stopword(word) {
-                let alternatives = related::alternatives(word, &stemmed);
-                if !alternatives.is_empty() && related::means(&stemmed).is_empty() {
-                    terms.push(Term {
-                        weight: QUESTION_WEIGHT,
-                        alternatives: alternatives
-                            .into_iter()
-                            .filter(|(_, f)| *f >= INTENT)
-                            .collect(),
-                    });
-                }
-                continue;
-            }
-            terms.push(self.term(word, &stemmed, 1.0));
-            for meant in related::means(&stemmed) {
-                if seen.insert(meant.clone()) {
-                    terms.push(self.term(meant, meant, MEANS_WEIGHT));
-                }
-            }
-        }
-        for implied in implied_words(query) {
-            let stemmed = stem(implied);
-            if seen.insert(stemmed.clone()) {
-                terms.push(Term {
-                    weight: IMPLIED_WEIGHT,
-                    alternatives: vec![(stemmed, INTENT)],
-                });
-            }
-        }
-        let stems: Vec<String> = raw.iter().map(|w| stem(w)).collect();
-        for meant in related::phrases(&stems) {
-            terms.push(Term {
-                weight: PHRASE_WEIGHT,
-                alternatives: meant.iter().map(|m| (m.clone(), INTENT)).collect(),
-            });
-        }
-        terms.retain(|t| !t.alternatives.is_empty());
-        terms
+/// Keeps the `n` first of `hits` under `order`, sorted: a selection, then a sort of those alone.
+fn best_of(
+    hits: &mut Vec<(usize, f64)>,
+    n: usize,
+    order: impl Fn(&(usize, f64), &(usize, f64)) -> std::cmp::Ordering,
+) {
+    if n < hits.len() {
+        hits.select_nth_unstable_by(n, &order);
+        hits.truncate(n);
     }
-
-    /// A word of the request: itself, the indexed words it starts (three letters or more) and
-    /// the words it may stand for.
-    fn term(&self, raw: &str, stemmed: &str, weight: f64) -> Term {
-        let mut alternatives = vec![(stemmed.to_string(), 1.0)];
-        if stemmed.len() >= 3 {
-            let start = self.vocabulary.partition_point(|w| w.as_str() < stemmed);
-            alternatives.extend(
-                self.vocabulary[start..]
-                    .iter()
-                    .take_while(|w| w.starts_with(stemmed))
-                    .filter(|w| w.as_str() != stemmed)
-                    .map(|w| (w.clone(), PREFIX_FACTOR)),
-            );
-        }
-        alternatives.extend(related::alternatives(raw, stemmed));
-        alternatives.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
-        alternatives.dedup_by(|a, b| a.0 == b.0);
-        alternatives.sort_by(|a, b| b.1.total_cmp(&a.1));
-        Term {
-            weight,
-            alternatives,
-        }
-    }
+    hits.sort_by(order);
 }
 
 /// How surely a word of a tool answers a word of the request, from how it was reached: the word
@@ -554,79 +511,6 @@ fn certainty(factor: f64) -> f64 {
     } else {
         factor
     }
-}
-
-/// Words `query` implies by the form of its tokens: `file` for a file's name or path
-/// (`report.md`, `src/main.rs`; not a number, not a web address), `issue` for an issue's key
-/// (`PROJ-123`, `#42`), `channel` for `#general`, `user` for `@alice`.
-fn implied_words(query: &str) -> Vec<&'static str> {
-    let mut implied = Vec::new();
-    for token in query.split_whitespace() {
-        let word = token.trim_matches(|c: char| !c.is_alphanumeric());
-        let word_implies = if names_a_file(token, word) {
-            "file"
-        } else if is_issue_key(token, word) {
-            "issue"
-        } else if names_a(token, '#') {
-            "channel"
-        } else if names_a(token, '@') {
-            "user"
-        } else {
-            continue;
-        };
-        if !implied.contains(&word_implies) {
-            implied.push(word_implies);
-        }
-    }
-    implied
-}
-
-fn names_a_file(token: &str, word: &str) -> bool {
-    let Some((name, ending)) = word.rsplit_once('.') else {
-        return false;
-    };
-    !token.contains("://")
-        && name.chars().any(char::is_alphanumeric)
-        && (1..=5).contains(&ending.len())
-        && ending.starts_with(|c: char| c.is_ascii_alphabetic())
-        && ending.chars().all(|c| c.is_ascii_alphanumeric())
-        && !WEB_ENDINGS.contains(&ending.to_ascii_lowercase().as_str())
-}
-
-/// `#general` (a channel), `@alice` (a user): the sign, then a name that starts with a letter.
-fn names_a(token: &str, sign: char) -> bool {
-    token
-        .strip_prefix(sign)
-        .is_some_and(|name| name.starts_with(|c: char| c.is_alphabetic()))
-}
-
-/// `PROJ-123` (a project's key in capitals, a number) or `#42`.
-fn is_issue_key(token: &str, word: &str) -> bool {
-    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if let Some(rest) = token.strip_prefix('#') {
-        return number(rest.trim_end_matches(|c: char| !c.is_alphanumeric()));
-    }
-    word.split_once('-').is_some_and(|(key, n)| {
-        key.len() >= 2 && key.bytes().all(|b| b.is_ascii_uppercase()) && number(n)
-    })
-}
-
-/// The words of a request that count: those of its first `MOST_WORDS` words that are not part
-/// of a token (a run between spaces) longer than `LONGEST_TOKEN` characters, which is data (an
-/// encoded blob, a key), not words. A request of any size costs at most that many words.
-fn request_words(query: &str) -> Vec<String> {
-    let tokens = query
-        .split_whitespace()
-        .filter(|token| token.chars().nth(LONGEST_TOKEN).is_none());
-    let mut raw = Vec::new();
-    for token in tokens {
-        raw.extend(words(&without_contractions(token)));
-        if raw.len() >= MOST_WORDS {
-            raw.truncate(MOST_WORDS);
-            break;
-        }
-    }
-    raw
 }
 
 /// Names of a tool's top-level parameters.
@@ -651,34 +535,4 @@ fn haystack(tool: &ToolInfo) -> String {
     ];
     lines.extend(parameter_names(tool).map(str::to_string));
     lines.join("\n").to_lowercase()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::implied_words;
-
-    #[test]
-    fn a_token_s_form_implies_a_word() {
-        assert_eq!(implied_words("show me what notes.txt says"), ["file"]);
-        assert_eq!(
-            implied_words("open src/main.rs, then PROJ-123"),
-            ["file", "issue"]
-        );
-        assert_eq!(implied_words("close #42 please"), ["issue"]);
-        assert_eq!(
-            implied_words("tell @alice in #general"),
-            ["user", "channel"]
-        );
-        for none in [
-            "bind to 0.0.0.0",
-            "fetch https://example.com",
-            "read example.com",
-            "version 1.2",
-            "a well-known x-ray",
-            "# 42",
-            "a@b",
-        ] {
-            assert!(implied_words(none).is_empty(), "{none}");
-        }
-    }
 }

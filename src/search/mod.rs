@@ -3,10 +3,12 @@
 //! stand for), linear-time regex search, and "did you mean" suggestions for a name that does not
 //! exist.
 
+mod cover;
 mod index;
 #[cfg(test)]
 mod real_catalogs;
 mod related;
+mod request;
 mod script;
 mod twins;
 mod words;
@@ -23,6 +25,10 @@ pub const MAX_REGEX_LEN: usize = 256;
 /// Below this strength (the share of the request the best hit holds itself) a word search's
 /// hits are a weak match: shown, but said to be weak, with the servers whose description fits.
 pub const WEAK_BELOW: f64 = 0.40;
+/// The same for a request of several needs (a task), on the strength of its first five hits for
+/// each need, averaged: a task's hits hold few of its words, and a rule made for a few words
+/// calls most tasks weak whatever their hits.
+pub const WEAK_TASK_BELOW: f64 = 0.50;
 /// Servers suggested with a weak match.
 const SUGGESTED_SERVERS: usize = 3;
 
@@ -88,7 +94,11 @@ pub fn search<'a>(
         (all.into_iter().map(Hit::alone).collect(), total)
     } else {
         let ranked = index.rank(query, |i| in_scope(&&tools[i]), want);
-        if ranked.strength < WEAK_BELOW {
+        let below = match ranked.needs {
+            0 | 1 => WEAK_BELOW,
+            _ => WEAK_TASK_BELOW,
+        };
+        if ranked.strength < below {
             weak = Some(match opts.server {
                 Some(_) => Vec::new(),
                 None => index

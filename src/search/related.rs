@@ -16,6 +16,7 @@ pub const WORDNET_BROAD: f64 = 0.25;
 pub const WORDNET_NARROW: f64 = 0.2;
 
 const TERMS: &str = include_str!("terms.txt");
+const CJK: &str = include_str!("cjk.txt");
 const WORDNET: &str = include_str!("wordnet.txt");
 
 /// The hand-made table, keyed by stem.
@@ -110,6 +111,40 @@ pub fn phrases(stems: &[String]) -> Vec<&'static [String]> {
             })
         })
         .map(|(_, meant)| meant.as_slice())
+        .collect()
+}
+
+/// Chinese and Japanese words (as written) and the stems of the English words they stand for.
+fn glossary() -> &'static [(String, Vec<String>)] {
+    static GLOSSARY: OnceLock<Vec<(String, Vec<String>)>> = OnceLock::new();
+    GLOSSARY.get_or_init(|| {
+        let mut entries = Vec::new();
+        for line in CJK.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let Some((words, english)) = line.split_once(':') else {
+                continue;
+            };
+            let english: Vec<String> = english.split_whitespace().map(stem).collect();
+            for word in words.split_whitespace() {
+                entries.push((word.to_string(), english.clone()));
+            }
+        }
+        entries
+    })
+}
+
+/// The Chinese and Japanese words of the glossary (cjk.txt) that `text` holds, each with the
+/// stems of the English words it stands for.
+pub fn glossed(text: &str) -> Vec<(&'static str, &'static [String])> {
+    if text.is_ascii() {
+        return Vec::new();
+    }
+    glossary()
+        .iter()
+        .filter(|(word, _)| text.contains(word.as_str()))
+        .map(|(word, english)| (word.as_str(), english.as_slice()))
         .collect()
 }
 

@@ -45,10 +45,28 @@ pub fn of_char(c: char) -> Option<Script> {
     })
 }
 
-/// Whether `c` belongs to text written without spaces between words (Chinese, Japanese,
-/// Korean), which search splits into overlapping pairs of characters.
-pub fn is_paired(c: char) -> bool {
-    matches!(of_char(c), Some(Script::HanKana | Script::Hangul))
+/// The kinds of characters of text written without spaces between words (Chinese, Japanese,
+/// Korean), which search splits into overlapping pairs of characters. Where Japanese changes
+/// from one kind to another a word mostly ends (`ユーザー情報を取得`: katakana, Han, a particle).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Paired {
+    Han,
+    Hiragana,
+    Katakana,
+    Hangul,
+}
+
+/// The kind of `c` when it is written without spaces between words.
+pub fn paired(c: char) -> Option<Paired> {
+    match of_char(c)? {
+        Script::Hangul => Some(Paired::Hangul),
+        Script::HanKana => Some(match u32::from(c) {
+            0x3040..=0x309F => Paired::Hiragana,
+            0x30A0..=0x30FF | 0x31F0..=0x31FF | 0xFF66..=0xFF9F => Paired::Katakana,
+            _ => Paired::Han,
+        }),
+        _ => None,
+    }
 }
 
 /// The script most of `text`'s words are in: each run of letters of one script is a word,
@@ -91,7 +109,11 @@ mod tests {
         );
         assert_eq!(of_char('한'), Some(Script::Hangul));
         assert_eq!(of_char('ж'), Some(Script::Cyrillic));
-        assert!(is_paired('の') && is_paired('한') && !is_paired('a') && !is_paired('。'));
+        assert_eq!(paired('の'), Some(Paired::Hiragana));
+        assert_eq!(paired('ー'), Some(Paired::Katakana));
+        assert_eq!(paired('取'), Some(Paired::Han));
+        assert_eq!(paired('한'), Some(Paired::Hangul));
+        assert_eq!((paired('a'), paired('。')), (None, None));
         assert_eq!(of_text("Read a file"), Some(Script::Latin));
         assert_eq!(
             of_text("将一个高德经纬度坐标 (GPS) 转换为 address"),

@@ -1,8 +1,9 @@
 //! Words as search compares them: identifiers split at `_-./:` and camelCase humps, lowercased,
-//! reduced to a light stem; Chinese, Japanese and Korean text as overlapping pairs of characters;
-//! the words of a request that carry no meaning.
+//! reduced to a light stem; Chinese, Japanese and Korean text as overlapping pairs of characters
+//! (a run of one kind: Han, hiragana, katakana, Hangul); the words of a request that carry no
+//! meaning.
 
-use super::script::is_paired;
+use super::script::{paired, Paired};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -21,9 +22,9 @@ pub fn words(text: &str) -> Vec<String> {
 /// word boundaries (UAX #29) put them.
 pub fn each_word(text: &str, mut f: impl FnMut(&str)) {
     let mut current = String::new();
-    let mut paired = false;
-    let mut emit = |current: &mut String, paired: bool| {
-        if paired && current.chars().nth(1).is_some() {
+    let mut kind: Option<Paired> = None;
+    let mut emit = |current: &mut String, kind: Option<Paired>| {
+        if kind.is_some() && current.chars().nth(1).is_some() {
             let bounds: Vec<usize> = current
                 .char_indices()
                 .map(|(i, _)| i)
@@ -45,26 +46,26 @@ pub fn each_word(text: &str, mut f: impl FnMut(&str)) {
                 current.push(c);
                 continue;
             }
-            emit(&mut current, paired);
+            emit(&mut current, kind);
             prev = Some(c);
             continue;
         }
         let next = chars.peek();
-        let cjk = is_paired(c);
+        let this = paired(c);
         let hump = c.is_uppercase()
             && prev.is_some_and(|p| {
                 p.is_lowercase()
                     || p.is_ascii_digit()
                     || (p.is_uppercase() && next.is_some_and(|n| n.is_lowercase()))
             });
-        if hump || (cjk != paired && !current.is_empty()) {
-            emit(&mut current, paired);
+        if hump || (this != kind && !current.is_empty()) {
+            emit(&mut current, kind);
         }
-        paired = cjk;
+        kind = this;
         current.extend(c.to_lowercase());
         prev = Some(c);
     }
-    emit(&mut current, paired);
+    emit(&mut current, kind);
 }
 
 /// Whether `c` (not alphanumeric) continues a word: a combining mark, or a zero-width joiner or
@@ -285,9 +286,18 @@ pub fn without_contractions(text: &str) -> String {
     out
 }
 
-/// Whether `word` (lowercase, as written) carries no meaning for a search.
+/// Han characters that mostly make the grammar of a Chinese sentence (particles, pronouns,
+/// measure words, the commonest verbs of asking): a pair of two of them (`一下`, `帮我`) carries
+/// no meaning for a search.
+const GRAMMAR_HAN: &str = "的了是在把和与及或我你他她它们这那个一下上中里吗呢吧啊就都也还要会能给让被从到对为其之而并等帮请看些么什怎哪有没不很最得着过来去做想该可以所如果已将每各此再";
+
+/// Whether `word` (lowercase, as written) carries no meaning for a search: an English stopword,
+/// Japanese kana of grammar (a word all in hiragana: particles, endings), or a pair of Chinese
+/// grammar characters.
 pub fn is_stopword(word: &str) -> bool {
     STOPWORDS.contains(&word)
+        || (!word.is_ascii() && word.chars().all(|c| paired(c) == Some(Paired::Hiragana)))
+        || (!word.is_ascii() && word.chars().all(|c| GRAMMAR_HAN.contains(c)))
 }
 
 #[cfg(test)]
@@ -316,7 +326,12 @@ mod tests {
         );
         assert_eq!(
             words("GitHub上のissueを閉じる"),
-            ["git", "hub", "上の", "issue", "を閉", "閉じ", "じる"]
+            ["git", "hub", "上", "の", "issue", "を", "閉", "じる"],
+            "a word ends where Han, kana and Latin letters meet"
+        );
+        assert_eq!(
+            words("ユーザー情報を取得します"),
+            ["ユー", "ーザ", "ザー", "情報", "を", "取得", "しま", "ます"]
         );
         assert_eq!(
             words("查 the 地址。"),
@@ -387,5 +402,7 @@ mod tests {
     fn stopwords() {
         assert!(is_stopword("the") && is_stopword("whats") && !is_stopword("s"));
         assert!(!is_stopword("file") && !is_stopword("show"));
+        assert!(is_stopword("ます") && is_stopword("を") && !is_stopword("取得"));
+        assert!(is_stopword("一下") && is_stopword("帮我") && !is_stopword("地图"));
     }
 }

@@ -108,6 +108,9 @@ export function summary(rows) {
 /** The lines of a search answer, each the names of the tools it stands for (the same tool on several servers is one line). */
 const answerLines = (result) => result.details.matches.map((m) => [m.tool, ...(m.also ?? []).map((a) => a.tool)]);
 
+/** The tools `adapter` offers of `server`, as its exposure panel lists them: `{ name, tool, description }`. */
+const offered = (adapter, server) => adapter.exposure().servers.find((s) => s.server === server)?.tools ?? [];
+
 /**
  * The BM25 baseline over the tools `adapter` offers from `catalogs`, each a flat document of the
  * catalog's definition (a resource's: the first line the adapter gives).
@@ -116,7 +119,7 @@ function baseline(adapter, catalogs) {
   const docs = [];
   for (const { server, tools } of catalogs) {
     const definitions = new Map(tools.map((t) => [t.name, t]));
-    for (const { name, tool, description } of adapter.serverTools(server)) {
+    for (const { name, tool, description } of offered(adapter, server)) {
       const definition = definitions.get(tool) ?? { description };
       docs.push({ id: name, text: toolText({ server, name: tool, description: definition.description, inputSchema: definition.inputSchema }) });
     }
@@ -209,7 +212,7 @@ export function loadTasks(file = TASKS) {
 function toolLabels(adapter, catalogs) {
   const labels = new Map();
   for (const { server } of catalogs) {
-    for (const { name, tool } of adapter.serverTools(server)) {
+    for (const { name, tool } of offered(adapter, server)) {
       labels.set(`${server}_${tool}`, { name, server });
       labels.set(name, { name, server });
     }

@@ -27,11 +27,15 @@ impl NeedScores {
 
     /// Adds `score` to `tool` for each need whose bit `needs` has.
     pub fn add(&mut self, needs: u32, tool: usize, score: f64) {
-        let mut bits = needs;
-        while bits != 0 {
-            let need = bits.trailing_zeros() as usize;
+        for need in each_need(needs) {
             self.scores[need * self.tools + tool] += score as f32;
-            bits &= bits - 1;
+        }
+    }
+
+    /// Multiplies `tool`'s score for each need whose bit `needs` has by `factor`.
+    pub fn scale(&mut self, needs: u32, tool: usize, factor: f64) {
+        for need in each_need(needs) {
+            self.scores[need * self.tools + tool] *= factor as f32;
         }
     }
 
@@ -63,6 +67,11 @@ impl NeedScores {
             .collect();
         shares.iter().sum::<f64>() / shares.len().max(1) as f64
     }
+}
+
+/// The needs whose bit `needs` has.
+fn each_need(needs: u32) -> impl Iterator<Item = usize> {
+    (0..u32::BITS as usize).filter(move |need| needs & (1 << need) != 0)
 }
 
 /// The first `want` of `hits` (tool, relevance; any order), chosen and ordered to cover the

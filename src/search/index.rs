@@ -5,7 +5,7 @@
 
 use super::cover::{cover, NeedScores};
 use super::related::INTENT;
-use super::request::{self, Request};
+use super::request::{self, Request, TRANSLATED};
 use super::script::{self, Script};
 use super::twins::Twins;
 use super::words::{each_word, stem};
@@ -28,6 +28,9 @@ const B: f64 = 0.75;
 const NAME_B: f64 = 0.3;
 /// The first hits a request of several needs is judged on.
 const JUDGED: usize = 5;
+/// How much more a tool counts for a request of several needs (and for each need) that names
+/// its server: "post it to Slack" says which of the servers that post is meant.
+const NAMED_SERVER: f64 = 1.25;
 /// Bonuses that put exact and prefix name matches above any relevance score.
 const EXACT_NAME: f64 = 1000.0;
 const NAME_PREFIX: f64 = 500.0;
@@ -250,6 +253,9 @@ pub struct SearchIndex {
     /// Per tool, the script its description is in.
     scripts: Vec<Option<Script>>,
     twins: Twins,
+    /// A server's name, or its name's first word (`google` of `google-calendar`), stemmed → the
+    /// tools of the servers so named.
+    named: HashMap<String, Vec<usize>>,
     /// The servers' own texts, and each server's tools.
     servers: Postings,
     server_names: Vec<String>,
@@ -338,6 +344,7 @@ impl SearchIndex {
                 .map(|t| script::of_text(&t.description))
                 .collect(),
             twins: Twins::find(tools),
+            named: named_servers(tools),
             servers: Postings::build(&server_documents),
             server_summaries: servers.iter().map(ServerText::summary).collect(),
             server_names,
@@ -367,7 +374,14 @@ impl SearchIndex {
         let mut close_by_need = (needs > 1).then(|| NeedScores::new(needs, n));
         let mut best = Best::new(n);
         let mut server_best = Best::new(self.server_names.len());
+        let mut naming: Vec<(&[usize], u32)> = Vec::new();
         for term in &terms {
+            // A server is named by the request's own word or what the glossary gives for it.
+            for (word, _) in term.alternatives.iter().filter(|a| a.1 >= TRANSLATED) {
+                if let Some(tools) = self.named.get(word) {
+                    naming.push((tools, term.needs));
+                }
+            }
             self.tools.best_of(&term.alternatives, &names, &mut best);
             self.servers
                 .best_of(&term.alternatives, &NameWeight::NONE, &mut server_best);
@@ -394,6 +408,14 @@ impl SearchIndex {
             }
             best.clear();
             server_best.clear();
+        }
+        if let Some(by_need) = &mut by_need {
+            for &(tools, needs) in &naming {
+                for &doc in tools {
+                    scores[doc] *= NAMED_SERVER;
+                    by_need.scale(needs, doc, NAMED_SERVER);
+                }
+            }
         }
         let whole = loose(query);
         for (doc, names) in self.names.iter().enumerate() {
@@ -487,6 +509,27 @@ impl SearchIndex {
             })
             .collect()
     }
+}
+
+/// Each server's name, stemmed, and its name's first word where it has several (`google` of
+/// `google-calendar`), to the tools of the servers so named.
+fn named_servers(tools: &[ToolInfo]) -> HashMap<String, Vec<usize>> {
+    let mut named: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut stems: HashMap<&str, [String; 2]> = HashMap::new();
+    for (i, tool) in tools.iter().enumerate() {
+        let words = stems.entry(tool.server.as_str()).or_insert_with(|| {
+            let name = tool.server.to_lowercase();
+            let first = name.split(['-', '_', '.', ' ']).next().unwrap_or_default();
+            [stem(&name), stem(first)]
+        });
+        for word in words.iter() {
+            let tools = named.entry(word.clone()).or_default();
+            if tools.last() != Some(&i) {
+                tools.push(i);
+            }
+        }
+    }
+    named
 }
 
 /// Keeps the `n` first of `hits` under `order`, sorted: a selection, then a sort of those alone.

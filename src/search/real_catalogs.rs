@@ -212,3 +212,17 @@ fn a_task_is_weak_when_its_hits_hold_little_of_its_needs() {
                 my mother's birthday and renew my passport.";
     assert!(search(&tools, &index, weak, &opts).unwrap().weak.is_some());
 }
+
+#[test]
+fn a_task_that_names_a_server_gets_that_servers_tools() {
+    // Grafana queries Prometheus too; the request says which server it means.
+    let (tools, index) = catalogs(&["prometheus", "grafana", "kubernetes"]);
+    let first = top(
+        &tools,
+        &index,
+        "Query Prometheus for the checkout error rate over the last hour, then restart the \
+         checkout pods in the cluster.",
+        5,
+    );
+    assert!(first[0].starts_with("prometheus_"), "{first:?}");
+}

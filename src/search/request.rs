@@ -19,7 +19,7 @@ const PHRASE_WEIGHT: f64 = 1.0;
 /// `@alice` a user.
 const IMPLIED_WEIGHT: f64 = 1.0;
 /// How much the English words a Chinese or Japanese word of the glossary stands for count.
-const TRANSLATED: f64 = 0.9;
+pub const TRANSLATED: f64 = 0.9;
 /// Endings of web addresses, which look like a file's name but are not.
 const WEB_ENDINGS: &[&str] = &["com", "org", "net", "io", "dev", "app", "ai", "co", "html"];
 /// How much of a request is read: its first words, in tokens of at most this many characters

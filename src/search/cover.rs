@@ -71,7 +71,12 @@ impl NeedScores {
 
 /// The needs whose bit `needs` has.
 fn each_need(needs: u32) -> impl Iterator<Item = usize> {
-    (0..u32::BITS as usize).filter(move |need| needs & (1 << need) != 0)
+    let mut bits = needs;
+    std::iter::from_fn(move || {
+        let need = (bits != 0).then(|| bits.trailing_zeros() as usize)?;
+        bits &= bits - 1;
+        Some(need)
+    })
 }
 
 /// The first `want` of `hits` (tool, relevance; any order), chosen and ordered to cover the

@@ -431,12 +431,11 @@ impl SearchIndex {
                 closeness[doc] = f64::INFINITY;
             }
         }
-        let mut hits: Vec<(usize, f64)> = scores
-            .into_iter()
-            .enumerate()
-            .filter(|(doc, s)| *s > 0.0 && keep(*doc))
+        let matched = |doc: usize| (scores[doc] > 0.0 && keep(doc)).then_some(scores[doc]);
+        let mut hits: Vec<(usize, f64)> = (0..n)
+            .filter_map(|doc| matched(doc).map(|score| (doc, score)))
             .collect();
-        let also = self.twins.collapse(&mut hits);
+        self.twins.collapse(&mut hits);
         let total = hits.len();
         let best_first =
             |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
@@ -471,8 +470,12 @@ impl SearchIndex {
             }
         };
         Ranked {
+            also: hits
+                .iter()
+                .map(|&(doc, _)| (doc, self.twins.of(doc, matched)))
+                .filter(|(_, twins)| !twins.is_empty())
+                .collect(),
             hits: hits.into_iter().map(|(doc, _)| doc).collect(),
-            also,
             total,
             strength,
             needs,

@@ -11,9 +11,12 @@ use std::collections::{HashMap, HashSet};
 const CLOSE_DESCRIPTIONS: f64 = 0.6;
 
 /// For each tool, the first tool of its group of twins (itself if it is the first); `None` for
-/// a tool without twins.
+/// a tool without twins. And each group's members, by its first tool.
 #[derive(Debug, Default)]
-pub struct Twins(Vec<Option<u32>>);
+pub struct Twins {
+    first: Vec<Option<u32>>,
+    members: HashMap<u32, Vec<usize>>,
+}
 
 impl Twins {
     pub fn find(tools: &[ToolInfo]) -> Twins {
@@ -23,20 +26,30 @@ impl Twins {
             alike.entry(key).or_default().push(i);
         }
         let mut first = vec![None; tools.len()];
+        // Catalogs repeat their words: each is stemmed once.
+        let mut stems: HashMap<String, String> = HashMap::new();
         for members in alike.values().filter(|m| m.len() > 1) {
-            let described: Vec<HashSet<String>> = members
-                .iter()
-                .map(|&i| {
-                    words(&tools[i].description)
-                        .iter()
-                        .map(|w| stem(w))
-                        .collect()
-                })
-                .collect();
+            // A description's words, made when one differs from another's text.
+            let mut described: Vec<Option<HashSet<String>>> = vec![None; members.len()];
             for (k, &i) in members.iter().enumerate() {
                 let twin = (0..k).find(|&j| {
-                    tools[members[j]].server != tools[i].server
-                        && close(&described[j], &described[k])
+                    let other = &tools[members[j]];
+                    if other.server == tools[i].server {
+                        return false;
+                    }
+                    if other.description == tools[i].description {
+                        return true;
+                    }
+                    for m in [j, k] {
+                        if described[m].is_none() {
+                            let text = &tools[members[m]].description;
+                            described[m] = Some(stemmed_words(text, &mut stems));
+                        }
+                    }
+                    match (&described[j], &described[k]) {
+                        (Some(a), Some(b)) => close(a, b),
+                        _ => false,
+                    }
                 });
                 if let Some(j) = twin {
                     let group = *first[members[j]].get_or_insert(members[j] as u32);
@@ -44,30 +57,54 @@ impl Twins {
                 }
             }
         }
-        Twins(first)
+        let mut members: HashMap<u32, Vec<usize>> = HashMap::new();
+        for (i, group) in first.iter().enumerate() {
+            if let Some(group) = group {
+                members.entry(*group).or_default().push(i);
+            }
+        }
+        Twins { first, members }
     }
 
     /// Keeps the best-scoring member of each group of twins among `hits` (tool, score; any
-    /// order); returns, for each member kept, its twins among them, best first.
-    pub fn collapse(&self, hits: &mut Vec<(usize, f64)>) -> HashMap<usize, Vec<usize>> {
-        let mut groups: HashMap<u32, Vec<(usize, f64)>> = HashMap::new();
-        hits.retain(|&hit| match self.0[hit.0] {
-            Some(group) => {
-                groups.entry(group).or_default().push(hit);
-                false
-            }
-            None => true,
-        });
-        let mut also = HashMap::new();
-        for mut group in groups.into_values() {
-            group.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-            hits.push(group[0]);
-            if group.len() > 1 {
-                also.insert(group[0].0, group[1..].iter().map(|(doc, _)| *doc).collect());
+    /// order). Costs two passes over the hits, however many are twins.
+    pub fn collapse(&self, hits: &mut Vec<(usize, f64)>) {
+        if self.members.is_empty() {
+            return;
+        }
+        let mut best = vec![(f64::NEG_INFINITY, usize::MAX); self.first.len()];
+        for &(doc, score) in hits.iter() {
+            if let Some(group) = self.first[doc] {
+                let best = &mut best[group as usize];
+                if score > best.0 || (score == best.0 && doc < best.1) {
+                    *best = (score, doc);
+                }
             }
         }
-        also
+        hits.retain(|&(doc, _)| self.first[doc].is_none_or(|group| best[group as usize].1 == doc));
     }
+
+    /// The twins of `hit` that `score` gives a score (those that matched), best first.
+    pub fn of(&self, hit: usize, score: impl Fn(usize) -> Option<f64>) -> Vec<usize> {
+        let Some(group) = self.first[hit] else {
+            return Vec::new();
+        };
+        let mut twins: Vec<(usize, f64)> = self.members[&group]
+            .iter()
+            .filter(|&&doc| doc != hit)
+            .filter_map(|&doc| score(doc).map(|s| (doc, s)))
+            .collect();
+        twins.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        twins.into_iter().map(|(doc, _)| doc).collect()
+    }
+}
+
+/// The stems of `text`'s words, each stemmed once across calls through `stems`.
+fn stemmed_words(text: &str, stems: &mut HashMap<String, String>) -> HashSet<String> {
+    words(text)
+        .into_iter()
+        .map(|w| stems.entry(w).or_insert_with_key(|w| stem(w)).clone())
+        .collect()
 }
 
 /// A tool's arguments as a comparable text: each parameter's name and type, sorted, and the

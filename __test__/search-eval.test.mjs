@@ -304,6 +304,8 @@ describe("the task eval's machinery (synthetic tasks)", () => {
 });
 
 const tasks = loadTasks();
+// The held-out figures of the ranking for tasks (recall@5 0.45, hit@5 0.71), less 0.02.
+const TASK_FLOORS = { recallAt5: 0.43, hitAt5: 0.69 };
 
 describe("the task eval (tasks.json)", { skip: !tasks && "no tasks.json" }, () => {
   let report;
@@ -332,5 +334,18 @@ describe("the task eval (tasks.json)", { skip: !tasks && "no tasks.json" }, () =
     for (const [key, { tuning, heldout }] of Object.entries(strata)) assert.ok(Math.abs(tuning - heldout) <= 1, `${key}: ${tuning} tuning, ${heldout} held-out`);
     assert.deepEqual([...report.scripts.other].sort(), ["amap", "baidu-map", "chatwork", "cloudbase", "freee", "lark"], "the servers described in another script, as the split names them");
     assert.ok(report.differences.heldout.n >= 30, `${report.differences.heldout.n} held-out tasks need a tool described in another script`);
+  });
+
+  test("held-out tasks keep what the ranking reached (issue 30), ahead of BM25", () => {
+    const h = report.groups.heldout;
+    assert.ok(h.recallAt5 >= 1.2 * h.bm25.recallAt5, `recall@5 ${h.recallAt5.toFixed(3)} < 1.2 × BM25's ${h.bm25.recallAt5.toFixed(3)}`);
+    for (const [measure, floor] of Object.entries(TASK_FLOORS)) {
+      assert.ok(h[measure] >= floor, `held-out task ${measure} fell to ${h[measure].toFixed(3)} (floor ${floor})`);
+    }
+    const gap = report.differences.heldout.ours.difference;
+    assert.ok(gap >= -0.1, `tasks needing a tool described in another script: recall@5 ${gap.toFixed(3)} below the others'`);
+    const weak = report.calibrated.heldout;
+    assert.ok(weak.flaggedOfMissed >= 0.45 && weak.missedOfFlagged >= 0.28, `"No strong match" on tasks: ${JSON.stringify(weak)}`);
+    assert.ok(h.avgTokens <= 400, `answers average ${h.avgTokens.toFixed(0)} tokens`);
   });
 });

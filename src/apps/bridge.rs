@@ -27,6 +27,8 @@ const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
 /// Refused by the host's policy or the user.
 const REFUSED_CODE: i64 = -32000;
+/// The key of the user's "no" to an app's links in its session's consents.
+const LINKS: &str = "links";
 
 fn error(code: i64, message: impl Into<String>) -> Value {
     json!({ "error": { "code": code, "message": message.into() } })
@@ -130,12 +132,20 @@ async fn to_conversation(
 
 /// Whether the app may do what `ask` asks: "always" before, this app session's answer, else
 /// the user's answer now (asked once per app session; "once" asks again next time; a link is
-/// asked each time). Requests that arrive while the user is asked wait for that answer: one
+/// asked each time until the user denies one). Requests that arrive while the user is asked wait for that answer: one
 /// dialog for all.
 async fn consented(session: &AppSession, host: &Arc<dyn AppHost>, ask: Ask) -> bool {
     let _turn = session.asking.lock().await;
     let Some(key) = ask.grant_key() else {
-        return host.ask(&session.app, vec![ask]).await.allows();
+        // Asked each time, until the user says no once: then the app asks no more.
+        if session.consents.lock().get(LINKS) == Some(&Grant::Deny) {
+            return false;
+        }
+        let grant = host.ask(&session.app, vec![ask]).await;
+        if grant == Grant::Deny {
+            session.consents.lock().insert(LINKS, Grant::Deny);
+        }
+        return grant.allows();
     };
     if host.granted_always(&session.app.server, &ask) {
         return true;

@@ -511,3 +511,35 @@ async fn messages_sent_while_the_user_is_asked_wait_for_that_one_answer() {
     assert_eq!(gateway.said.lock().len(), 1, "then one message a second");
     apps.close().await;
 }
+
+#[tokio::test]
+async fn a_link_is_asked_each_time_until_the_user_says_no() {
+    let gateway = Arc::new(Gateway::default());
+    let (apps, shown) = shown(&gateway).await;
+    let (host, _) = apps.ports().unwrap();
+    let (path, token) = parts(&shown.url);
+    let rpc = format!("{path}rpc");
+    let link = |answer: Grant| {
+        *gateway.answer.lock() = Some(answer);
+        let body =
+            json!({ "method": "ui/open-link", "params": { "url": "https://example.com/a" } });
+        send(host, post(host, &rpc, &token, &body.to_string()))
+    };
+    let said = |(_, _, body): (u16, String, String)| serde_json::from_str::<Value>(&body).unwrap();
+    assert_eq!(said(link(Grant::Once).await), json!({ "result": {} }));
+    assert_eq!(said(link(Grant::Once).await), json!({ "result": {} }));
+    assert!(said(link(Grant::Deny).await)["error"].is_object());
+    assert!(
+        said(link(Grant::Once).await)["error"].is_object(),
+        "no more asking"
+    );
+    assert_eq!(gateway.asked.lock().len(), 3);
+    let bad = json!({ "method": "ui/open-link", "params": { "url": "javascript:alert(1)" } });
+    let refused = said(send(host, post(host, &rpc, &token, &bad.to_string())).await);
+    assert_eq!(
+        refused["error"]["code"], -32602,
+        "not a link to open: never asked"
+    );
+    assert_eq!(gateway.asked.lock().len(), 3);
+    apps.close().await;
+}

@@ -23,6 +23,7 @@ impl Adapter {
     ) -> (TransportSpec, Option<Keeping>) {
         let roots = client.roots.then(|| self.cwd.clone());
         let identity = identity::family(
+            &server.name,
             &stdio,
             server.protocol,
             client,

@@ -24,7 +24,17 @@ fn in_family(
         unreachable!()
     };
     shared.identity = identity.map_or_else(
-        || identity::family(&shared.stdio, spec.protocol, &spec.client, &dir.agent, None),
+        || {
+            let launch = &shared.stdio;
+            identity::family(
+                &spec.server,
+                launch,
+                spec.protocol,
+                &spec.client,
+                &dir.agent,
+                None,
+            )
+        },
         str::to_string,
     );
     shared.family = Some(FamilyReach {

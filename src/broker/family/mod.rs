@@ -300,6 +300,7 @@ impl FamilyMode {
             return Err("the family's token does not match".into());
         }
         let launch = identity::family(
+            &attach.name,
             &attach.launch,
             attach.protocol,
             &attach.client,

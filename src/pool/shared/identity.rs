@@ -82,12 +82,14 @@ pub const TERMINAL: &[&str] = &[
     FAMILY_VAR,
 ];
 
-/// The identity of a stdio server inside a family: 32 hex digits of SHA-256 over the whole
-/// launch (command, args, cwd, and every variable the server gets but those of [`TERMINAL`],
-/// with `PATH` counted without `<agentDir>/bin`, which Pi's `bash` tool puts first), the protocol,
-/// the client features, the agent dir and, when roots are offered (`roots`), the session's
-/// directory they name. Another token, profile, directory or secret: another server.
+/// The identity of a stdio server inside a family: 32 hex digits of SHA-256 over its name in the
+/// config (two entries of one config stay two processes, as two browsers do), the whole launch
+/// (command, args, cwd, and every variable the server gets but those of [`TERMINAL`], with `PATH`
+/// counted without `<agentDir>/bin`, which Pi's `bash` tool puts first), the protocol, the client
+/// features, the agent dir and, when roots are offered (`roots`), the session's directory they
+/// name. Another token, profile, directory or secret: another server.
 pub fn family(
+    name: &str,
     stdio: &StdioSpec,
     protocol: Protocol,
     client: &ClientFeatures,
@@ -105,6 +107,7 @@ pub fn family(
         })
         .collect();
     let canonical = json!({
+        "name": name,
         "command": stdio.command,
         "args": stdio.args,
         "cwd": stdio.cwd,
@@ -264,6 +267,7 @@ mod tests {
     fn family_of(stdio: &StdioSpec) -> String {
         let agent = Path::new("/home/u/.pi/agent");
         family(
+            "s",
             stdio,
             Protocol::Initialize,
             &ClientFeatures::none(),
@@ -318,6 +322,7 @@ mod tests {
                 ..ClientFeatures::none()
             };
             family(
+                "s",
                 &base,
                 Protocol::Initialize,
                 &client,
@@ -330,8 +335,17 @@ mod tests {
             roots("/b"),
             "roots name the session's directory"
         );
-        let other_agent = family(&base, Protocol::Initialize, &none, Path::new("/p2"), None);
+        let other_agent = family(
+            "s",
+            &base,
+            Protocol::Initialize,
+            &none,
+            Path::new("/p2"),
+            None,
+        );
         assert_ne!(other_agent, id, "another agent dir");
+        let other_name = family("t", &base, Protocol::Initialize, &none, agent, None);
+        assert_ne!(other_name, id, "another entry of the config");
     }
 
     #[test]

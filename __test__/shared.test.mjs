@@ -82,8 +82,8 @@ async function withAgent(config, run) {
 }
 
 describe("shared servers", () => {
-  test("sessions in different terminals share one process; unshared they run one each", async () => {
-    const config = ({ cwd }) => ({ mcpServers: { ev: everything({ cwd, shared: true }), solo: everything({ cwd: join(cwd, "..") }) } });
+  test("sessions in different terminals share one process; with shared: false they run one each", async () => {
+    const config = ({ cwd }) => ({ mcpServers: { ev: everything({ cwd, shared: true }), solo: everything({ cwd: join(cwd, ".."), shared: false }) } });
     await withAgent(config, async (agent) => {
       const [a, b] = [session(agent, 1), session(agent, 2)];
       assert.equal(text(await a.call("ev_echo", { message: "from a" })), "Echo: from a");

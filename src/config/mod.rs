@@ -196,7 +196,7 @@ impl Default for TraceSettings {
 
 /// Whether a stdio server without `shared` is shared with the session's family when
 /// `settings.shareWithSubagents` is unset.
-pub const FAMILY_BY_DEFAULT: bool = false;
+pub const FAMILY_BY_DEFAULT: bool = true;
 
 /// How long an approval dialog waits for an answer, unless `approvalTimeoutMs` says otherwise.
 pub const APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);

@@ -153,11 +153,7 @@ fn shared_has_three_states_and_the_settings_choose_the_unset_one() {
         sharing_of(json!({"shareWithSubagents": false})),
         Sharing::Own
     );
-    let default = match FAMILY_BY_DEFAULT {
-        true => Sharing::Family,
-        false => Sharing::Own,
-    };
-    assert_eq!(sharing_of(json!({})), default);
+    assert_eq!(sharing_of(json!({})), Sharing::Family, "the default");
     assert_eq!(
         sharing_of(json!({"sharedServers": true, "shareWithSubagents": true})),
         Sharing::User { env: vec![] },

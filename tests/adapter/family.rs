@@ -1,7 +1,7 @@
-//! A session's family inside one process (`shareWithSubagents: true` until it is the default):
-//! its sessions share one process per server, the first to start it owning it; many starting at
-//! once start one; a session that ends while another uses its server hands it over to the hub,
-//! mid-call; a question during another session's call goes to the family's UI, saying for whom.
+//! A session's family inside one process: its sessions share one process per server, the first to
+//! start it owning it; many starting at once start one; a session that ends while another uses its
+//! server hands it over to the hub, mid-call; a question during another session's call goes to the
+//! family's UI, saying for whom.
 
 use crate::support::*;
 use futures::future::BoxFuture;
@@ -11,6 +11,17 @@ use pi_mcp_native::events::Event;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// A process has one family, whose hub runs on the runtime of the session that made it, as on the
+/// addon's one runtime: the cases run in order on one runtime, not as tests of their own (the
+/// other tests of this binary keep out of the family, see `Home::with`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_family_in_one_process() {
+    sessions_of_one_process_share_a_server_the_first_one_runs().await;
+    many_sessions_starting_at_once_start_one_process().await;
+    a_session_that_ends_mid_call_of_another_hands_its_server_over().await;
+    a_question_during_a_headless_sessions_call_goes_to_the_familys_ui().await;
+}
 
 fn family_home(servers: Value) -> Home {
     Home::with(servers, json!({ "shareWithSubagents": true }))
@@ -27,7 +38,6 @@ async fn sharing(session: &Session, server: &str) -> Value {
     found.map_or(Value::Null, |s| s["shared"].clone())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_of_one_process_share_a_server_the_first_one_runs() {
     let home = family_home(json!({ "s": counted(&[]) }));
     let (owner, guest) = (home.open(), home.open());
@@ -69,7 +79,6 @@ async fn sessions_of_one_process_share_a_server_the_first_one_runs() {
     finish(owner, &home).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_sessions_starting_at_once_start_one_process() {
     let home = family_home(json!({ "s": counted(&[]) }));
     let sessions: Vec<Session> = (0..8).map(|_| home.open()).collect();
@@ -90,7 +99,6 @@ async fn many_sessions_starting_at_once_start_one_process() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_that_ends_mid_call_of_another_hands_its_server_over() {
     let home = family_home(json!({ "s": counted(&[]) }));
     let (owner, guest) = (home.open(), home.open());
@@ -143,7 +151,6 @@ impl FrontEnd for Person {
     fn withdraw(&self, _: u64) {}
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_during_a_headless_sessions_call_goes_to_the_familys_ui() {
     let home = family_home(
         json!({ "s": { "command": TEST_SERVER, "args": ["asks"], "elicitation": "ask" } }),

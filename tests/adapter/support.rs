@@ -31,8 +31,13 @@ pub struct Home {
 }
 
 impl Home {
-    /// A home whose mcp.json has `servers` (`{ name: entry }`) and `settings`.
-    pub fn with(servers: Value, settings: Value) -> Home {
+    /// A home whose mcp.json has `servers` (`{ name: entry }`) and `settings`; out of the
+    /// process's family unless `settings` say (`shareWithSubagents`): the tests of this binary
+    /// run on runtimes of their own, and a family's hub lives on the runtime that made it.
+    pub fn with(servers: Value, mut settings: Value) -> Home {
+        if settings.get("shareWithSubagents").is_none() {
+            settings["shareWithSubagents"] = json!(false);
+        }
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let root = std::env::temp_dir().join(format!(
             "pi-mcp-adapter-test-{}-{}",

@@ -136,7 +136,7 @@ async function familyRun(pi, settings) {
 }
 
 /** A member's first call (ms, inside the process) with a dead family's token, and without one. */
-async function staleToken(runs) {
+export async function staleToken(runs) {
   const agent = tempAgent(({ cwd }) => ({ mcpServers: { everything: everything({ cwd }) }, settings: { shareWithSubagents: true } }));
   const script = join(ROOT, "__test__", "fixtures", "family-session.mjs");
   const spec = JSON.stringify({ cwd: agent.cwd, agentDir: agent.agentDir, calls: [{ tool: "everything_echo", args: { message: "x" } }] });

@@ -144,6 +144,12 @@ impl pi_mcp_native::adapter::FrontEnd for Consenting {
 /// Opens the clock's app in `session` (apps on, `person` answering): where its page's bridge is.
 async fn open_clock(session: &Session, person: Arc<Consenting>) -> url::Url {
     session.adapter.attach_front_end(person);
+    let (url, _) = clock_opened(session).await;
+    url::Url::parse(&url).unwrap()
+}
+
+/// Turns apps on in `session` and calls the clock: the opened event's URL and text.
+async fn clock_opened(session: &Session) -> (String, String) {
     session
         .adapter
         .enable_apps(b"/* host */".to_vec(), json!({}));
@@ -154,10 +160,10 @@ async fn open_clock(session: &Session, person: Arc<Consenting>) -> url::Url {
             |e| matches!(e, Event::App { kind, .. } if kind == "opened"),
         )
         .await;
-    let Event::App { url, .. } = opened else {
+    let Event::App { url, text, .. } = opened else {
         unreachable!()
     };
-    url::Url::parse(&url).unwrap()
+    (url, text)
 }
 
 /// Sends `method` with `params` to the bridge at `page` as the page would; its answer.
@@ -296,19 +302,7 @@ async fn ui_none_serves_the_app_and_opens_nothing_and_false_serves_nothing() {
         Default::default(),
         &[("BROWSER", "/nonexistent/browser")],
     );
-    session
-        .adapter
-        .enable_apps(b"/* host */".to_vec(), json!({}));
-    session.call("s_clock", json!({})).await;
-    let opened = session
-        .event(
-            "the app",
-            |e| matches!(e, Event::App { kind, .. } if kind == "opened"),
-        )
-        .await;
-    let Event::App { url, text, .. } = opened else {
-        unreachable!()
-    };
+    let (url, text) = clock_opened(&session).await;
     assert!(
         text.ends_with(&format!("is at {url} (settings: ui \"none\")")),
         "{text}"

@@ -5,7 +5,8 @@
 // over 10,000 tools. Installs what it
 // needs into bench/.cache, builds the release addon, then writes bench/RESULTS.md.
 // Not a test and not part of CI. Usage: npm run bench [-- --reps 30 --no-build --out FILE]
-// (--report-only: rewrite the report from the samples of the last run).
+// (--report-only: rewrite the report from the samples of the last run; --only memory: only Pi's
+// peak RSS against the adapter, see bench/memory.mjs for its flags).
 import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -30,6 +31,11 @@ function step(title, command, args) {
   if (r.status !== 0) throw new Error(`${title} failed (exit ${r.status ?? r.signal})`);
 }
 
+if (arg("only") === "memory") {
+  const { runMemoryBench } = await import("./memory.mjs");
+  console.log((await runMemoryBench(argv)).table);
+  process.exit(0);
+}
 const paths = ensureInstalled({ log });
 if (argv.includes("--report-only")) {
   // Re-renders the report from the samples of the last run.

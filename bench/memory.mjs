@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+// Pi's peak RSS (VmHWM of the `pi` process) with pi-mcp-native against pi-mcp-adapter 2.36.0 with
+// only its `mcp` tool, server-everything over stdio, a warm metadata cache, and the turns status →
+// search → cold call → warm call, on each Pi of --pis; the variants alternate in every repetition.
+// `--native DIR` measures pi-mcp-native as built in DIR (a checkout with its release addon) instead
+// of this one, which is then not built; `--baseline DIR` adds another such build (e.g. the commit
+// before a change), measured in the same repetitions. Not a test.
+// Usage: node bench/memory.mjs [--reps 9] [--pis 0.87.1,1.6.0] [--native DIR] [--baseline DIR]
+// [--no-build] [--json] (or `npm run bench -- --only memory …`).
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { PiSuite, SEARCH_SESSION } from "./lib/pi-suite.mjs";
+import { machine } from "./lib/report.mjs";
+import { CACHE, ROOT, ensureInstalled, ensurePi } from "./lib/setup.mjs";
+import { fmt, medianIqr, summary } from "./lib/stats.mjs";
+
+const log = (text) => console.error(`bench memory: ${text}`);
+
+/** The figures as a markdown table, one row per Pi. */
+export function memoryRows({ pis, runs, baseline }) {
+  const med = (pi, key) => summary(runs.map((r) => r[pi][key])).median;
+  const ratio = (pi, key) => {
+    const perRep = summary(runs.map((r) => r[pi][key] / r[pi].adapter));
+    return `${fmt(med(pi, key) / med(pi, "adapter"), 3)} (${fmt(perRep.p25, 3)}–${fmt(perRep.p75, 3)})`;
+  };
+  const head = ["Pi", "pi-mcp-native, MB", "pi-mcp-adapter (1 tool), MB", "native ÷ adapter"];
+  if (baseline) head.push(`baseline ${baseline}, MB`, "baseline ÷ adapter");
+  const lines = [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`];
+  for (const pi of pis) {
+    const cells = [pi, medianIqr(runs.map((r) => r[pi].native)), medianIqr(runs.map((r) => r[pi].adapter)), ratio(pi, "native")];
+    if (baseline) cells.push(medianIqr(runs.map((r) => r[pi].baseline)), ratio(pi, "baseline"));
+    lines.push(`| ${cells.join(" | ")} |`);
+  }
+  return lines.join("\n");
+}
+
+export async function runMemoryBench(argv) {
+  const arg = (name, fallback) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : fallback;
+  };
+  const reps = Number(arg("reps", 9));
+  const pis = arg("pis", "0.87.1,1.6.0").split(",");
+  const baselineDir = arg("baseline") && resolve(arg("baseline"));
+  const nativeDir = resolve(arg("native", ROOT));
+  const paths = ensureInstalled({ log });
+  if (nativeDir === ROOT && !argv.includes("--no-build")) {
+    log("release build of the addon: npm run build");
+    const r = spawnSync("npm", ["run", "build"], { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"] });
+    if (r.status !== 0) throw new Error(`the release build failed (exit ${r.status ?? r.signal})`);
+  }
+  const build = (label, extensionDir) => ({ label, extensionDir, settings: { scriptMode: false, namespaceProxyTools: false }, mcp: true });
+  const extra = { native: build("pi-mcp-native", nativeDir), ...(baselineDir && { baseline: build("pi-mcp-native (baseline)", baselineDir) }) };
+  const names = ["native", "adapter", ...(baselineDir ? ["baseline"] : [])];
+  const suites = Object.fromEntries(pis.map((pi) => [pi, new PiSuite({ ...paths, piCli: ensurePi(pi, { log }) }, extra)]));
+  const before = machine();
+  const runs = [];
+  try {
+    for (const pi of pis) {
+      log(`warm-up on Pi ${pi}`);
+      await suites[pi].warmUp(names);
+    }
+    for (let i = 0; i < reps; i++) {
+      const rep = {};
+      for (const pi of pis) {
+        rep[pi] = {};
+        for (let k = 0; k < names.length; k++) {
+          const name = names[(k + i) % names.length];
+          const r = await suites[pi].run(name, { session: true, cached: true, script: SEARCH_SESSION });
+          rep[pi][name] = r.piRssMb;
+        }
+      }
+      runs.push(rep);
+      log(`repetition ${i + 1}/${reps}: ${pis.map((pi) => `${pi} ${names.map((n) => `${n} ${rep[pi][n].toFixed(1)}`).join(", ")}`).join("; ")} (load ${machine().load})`);
+    }
+  } finally {
+    Object.values(suites).forEach((s) => s.close());
+  }
+  const after = machine();
+  const result = { before, after, pis, reps, native: nativeDir, baseline: baselineDir, runs };
+  writeFileSync(join(CACHE, "memory-run.json"), JSON.stringify(result, null, 1));
+  const table = memoryRows({ pis, runs, baseline: baselineDir });
+  return { result, table };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const argv = process.argv.slice(2);
+  const { result, table } = await runMemoryBench(argv);
+  if (argv.includes("--json")) console.log(JSON.stringify(result));
+  else {
+    console.log(`Pi peak RSS (VmHWM), medians (p25–p75) of ${result.reps} alternating repetitions; pi-mcp-native from ${result.native}; load ${result.before.load} → ${result.after.load}.\n`);
+    console.log(table);
+  }
+}

@@ -179,6 +179,43 @@ piTest("direct tools are registered from the cache and called like any Pi tool",
   await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
 });
 
+/** The text of the system messages of a request the fake LLM got. */
+const systemText = (request) =>
+  request.body.messages
+    .filter((m) => m.role === "system" || m.role === "developer")
+    .map((m) => (typeof m.content === "string" ? m.content : m.content.map((c) => c.text ?? "").join("")))
+    .join("\n");
+
+// On Pi 0.73 (no prompt sections) the section is appended to the prompt.
+piTest("the system prompt names the servers reached through mcp, a summary each: 30, then +N more, the same bytes in every request and run", { ...OPTS, pis: [...PI_VERSIONS, PI_073] }, async (pi) => {
+  // server-everything (its summary from the instructions in the cache) and 31 servers that never
+  // start (their descriptions); a one-shot run that calls a tool, then a second run.
+  const servers = { everything: everything({ cwd: serverCwd }) };
+  for (let i = 1; i <= 31; i++) servers[`idle-${String(i).padStart(2, "0")}`] = { command: "/nonexistent/idle", description: `Idle server ${i}\nnot this line` };
+  const cacheJson = await filledCache({ mcpServers: { everything: servers.everything } });
+  const steps = [mcp({ tool: "everything_echo", args: { message: "hi" } }), { text: "done" }];
+  const first = await runPi({ pi, extensionDir: root, mcpConfig: { mcpServers: servers }, cacheJson, script: { steps } });
+  assertRan(first);
+  const sectionOf = (prompt) => /<mcp_servers>\n([\s\S]*?)\n<\/mcp_servers>/.exec(prompt)?.[1];
+  const prompt = systemText(first.requests[0]);
+  const section = sectionOf(prompt);
+  assert.ok(section, prompt);
+  const lines = section.split("\n");
+  assert.equal(lines.length, 1 + 30 + 1, section);
+  assert.match(lines[1], /^- everything: \S.*$/);
+  assert.equal(lines[2], "- idle-01: Idle server 1");
+  assert.equal(lines[30], "- idle-29: Idle server 29");
+  assert.equal(lines[31], "+2 more: `mcp` without arguments lists them all.");
+  assert.ok(encode(section).length <= 30 * 20 + 60, `${encode(section).length} tokens`);
+  // The call connected everything: the section did not change (no patch, same prompt).
+  assert.equal(first.toolResults[0].text, "Echo: hi");
+  assert.equal(systemText(first.requests[1]), prompt);
+  const second = await runPi({ pi, extensionDir: root, mcpConfig: { mcpServers: servers }, cacheJson, script: { steps: [{ text: "done" }] } });
+  assertRan(second);
+  assert.equal(sectionOf(systemText(second.requests[0])), section);
+  await waitFor(() => processesIn(serverCwd).length === 0, 5000, "servers to be gone after Pi exits");
+});
+
 /** Aborts a hanging call from Pi `pi` over RPC → ms from the abort to the tool's end. */
 async function abortHangingCall(pi) {
   const log = join(serverCwd, `fault-${pi}.log`);

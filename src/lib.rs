@@ -6,7 +6,7 @@
 //!
 //! `binding` → `adapter` → {`apps`, `oauth`, `pool`, `config`, `render`, `search`, `cache`,
 //! `validate`} →
-//! {`catalog`, `secret`, `atomic_file`, `value_kind`, `token_estimate`, `clean`}.
+//! {`catalog`, `secret`, `atomic_file`, `sorted_lines`, `value_kind`, `token_estimate`, `clean`}.
 //!
 //! - [`binding`]: the napi surface. Converts between JS and the core's types, nothing else.
 //! - [`adapter`]: the gateway's centre. The server registry (one record per configured server; the
@@ -33,9 +33,10 @@
 //! - [`catalog`] (tool names and lookup), [`secret`] (secrets kept out of every text),
 //!   [`loopback`] (what a listener on 127.0.0.1 needs: tokens, requests read with bounds),
 //!   `atomic_file` (private files written whole), `log_file` (log files rotated by size),
-//!   `value_kind` (what a JSON value is, for messages that must not show it), `token_estimate`
-//!   (what a text costs a model, without a tokenizer) and [`clean`] (the one rule for text a
-//!   server supplies, before a person sees it; URLs fit to open): leaves.
+//!   `sorted_lines` (tables compiled in, searched in place), `value_kind` (what a JSON value is,
+//!   for messages that must not show it), `token_estimate` (what a text costs a model, without a
+//!   tokenizer) and [`clean`] (the one rule for text a server supplies, before a person sees it;
+//!   URLs fit to open): leaves.
 //! - [`events`]: what happened to servers, for whoever embeds the core.
 
 pub mod adapter;
@@ -65,6 +66,7 @@ pub mod sampling;
 pub mod search;
 pub mod secret;
 pub mod server_log;
+mod sorted_lines;
 #[cfg(test)]
 mod test_report;
 mod token_estimate;

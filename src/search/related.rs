@@ -4,6 +4,7 @@
 //! compiled into the addon; the table is parsed at the first search, WordNet is read in place.
 
 use super::words::stem;
+use crate::sorted_lines;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -201,33 +202,10 @@ fn wordnet(raw: &str) -> Option<&'static str> {
         .find_map(|base| lookup(WORDNET, &base))
 }
 
-/// The rest of the line of a sorted `word|…` table that starts with `key|`, by binary search
-/// over the text itself (no index is built).
+/// The rest of the line of a sorted `word|…` table that starts with `key|`.
 fn lookup<'a>(text: &'a str, key: &str) -> Option<&'a str> {
-    let bytes = text.as_bytes();
-    let line_at = |pos: usize| -> (usize, &'a str) {
-        let start = bytes[..pos]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
-        let end = bytes[start..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(bytes.len(), |i| start + i);
-        (start, &text[start..end])
-    };
-    let (mut low, mut high) = (0, bytes.len());
-    while low < high {
-        let mid = low + (high - low) / 2;
-        let (start, line) = line_at(mid);
-        let word = line.split('|').next().unwrap_or_default();
-        match word.cmp(key) {
-            std::cmp::Ordering::Equal => return line.split_once('|').map(|(_, rest)| rest),
-            std::cmp::Ordering::Less => low = start + line.len() + 1,
-            std::cmp::Ordering::Greater => high = start,
-        }
-    }
-    None
+    let line = sorted_lines::find(text, key, |line| line.split('|').next().unwrap_or_default())?;
+    line.split_once('|').map(|(_, rest)| rest)
 }
 
 #[cfg(test)]

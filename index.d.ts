@@ -99,6 +99,12 @@ export declare class McpAdapter {
   /** The `mcp` tool as Pi registers it. */
   toolDefinition(): ToolDefinition
   /**
+   * The system prompt's `mcp_servers` section: the servers the model reaches through the
+   * `mcp` tool, each with a one-line summary (null when there are none). The same
+   * config and metadata cache give the same text.
+   */
+  serversSection(): string | null
+  /**
    * Tools to register as Pi tools of their own (`directTools`, `MCP_DIRECT_TOOLS`), from the
    * catalog known now; `warnings` say why selected tools were left out.
    */

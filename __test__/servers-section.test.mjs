@@ -1,12 +1,14 @@
 // The system prompt's `mcp_servers` section through the native API (`serversSection()`): which
-// servers it names, their summaries measured with the real o200k tokenizer on hostile text, the
-// 30-server bound, and the same bytes for the same config and cache (two opens, a reconnect).
+// servers it names, their summaries (cleaned by the one rule) measured with the real o200k
+// tokenizer on hostile text, the 30-server bound, and the same bytes for the same config and
+// cache (two opens, a reconnect).
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
+import { tables } from "../scripts/o200k-tables.mjs";
 import { row } from "./helpers/matrix.mjs";
 import { everything, faulty, processesIn, tempAgent, waitFor } from "./helpers/servers.mjs";
 
@@ -62,8 +64,9 @@ row("F4", "hostile descriptions and instructions: each server's line is cleaned 
     for (const [name, count] of Object.entries(tokens)) assert.ok(count <= 20, `${name}: ${count} tokens in ${JSON.stringify(byName[name])}`);
     // Cut, but not to nothing: the bound is conservative, not degenerate.
     assert.match(byName.english, /^Filesystem operations: read, write, move and search \w[\w ]*…$/);
-    assert.match(byName.escapes, /^Red alert: exe\.txt and/);
-    assert.match(byName.instructed, /^Bold instructions of a server( w+)?…$/);
+    // Escape sequences removed, other controls and bidi controls shown as text (the one rule).
+    assert.match(byName.escapes, /^Red alert: \\u\{202e\}exe\.txt\\u\{202c\} and/);
+    assert.match(byName.instructed, /^Bold instructions \\u\{202e\}of a server\\u\{202c\}( w+)?…$/);
     assert.match(byName.cjk, /^这是一个用…$/);
     for (const name of ["long-word", "base64", "emoji", "megabyte", "long-entries"]) assert.ok(byName[name].length >= 4, `${name}: ${byName[name]}`);
     note(`o200k tokens per summary: ${Object.entries(tokens).map(([n, t]) => `${n} ${t}`).join(", ")}; section ${Buffer.byteLength(section)} B`);
@@ -168,4 +171,8 @@ test("the same config and cache give the same bytes: two opens, a connection, a 
   } finally {
     agent.cleanup();
   }
+});
+
+test("the o200k tables the bound is made from are o200k's, as scripts/o200k-tables.mjs writes them", () => {
+  for (const [file, content] of Object.entries(tables())) assert.ok(readFileSync(file).equals(content), `${file} is stale: run node scripts/o200k-tables.mjs`);
 });

@@ -385,6 +385,14 @@ impl McpAdapter {
         self.inner.tool_definition()
     }
 
+    /// The system prompt's `mcp_servers` section: the servers the model reaches through the
+    /// `mcp` tool, each with a one-line summary (null when there are none). The same
+    /// config and metadata cache give the same text.
+    #[napi]
+    pub fn servers_section(&self) -> Option<String> {
+        self.inner.servers_section()
+    }
+
     /// Tools to register as Pi tools of their own (`directTools`, `MCP_DIRECT_TOOLS`), from the
     /// catalog known now; `warnings` say why selected tools were left out.
     #[napi]

@@ -431,6 +431,17 @@ export default function piMcpNative(pi) {
   // Another branch of the session: the grants are that branch's.
   pi.on("session_tree", (_event, ctx) => adapter.restoreGrants(branchEntries(ctx)));
 
+  // The servers the model reaches through `mcp`, a line each, in the system prompt's
+  // `mcp_servers` section (Pi ≥ 0.87 diffs sections, so an unchanged one keeps the prompt
+  // cache); older Pis get it appended to the prompt.
+  pi.on("before_agent_start", (event) => {
+    const section = adapter.serversSection();
+    const sections = event.systemPromptOptions?.sections;
+    if (!sections) return section ? { systemPrompt: `${event.systemPrompt}\n\n<mcp_servers>\n${section}\n</mcp_servers>` } : undefined;
+    if (section) sections.mcp_servers = section;
+    else delete sections.mcp_servers;
+  });
+
   // Registrations after the session started: the core is opened again with them (Pi then also
   // knows that an extension connects registered servers).
   pi.on("mcp_servers_change", (_event, ctx) => {

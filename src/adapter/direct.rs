@@ -191,7 +191,7 @@ impl Adapter {
     }
 
     /// Per enabled server, which tools go direct: `MCP_DIRECT_TOOLS` when set, else the config.
-    fn direct_selection(&self) -> Vec<(String, Selection)> {
+    pub(super) fn direct_selection(&self) -> Vec<(String, Selection)> {
         let enabled = self.servers.configs().filter(|s| !s.disabled);
         match self.env.get("MCP_DIRECT_TOOLS") {
             Some(spec) => {

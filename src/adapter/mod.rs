@@ -35,6 +35,7 @@ mod prompts;
 mod read;
 mod request;
 mod servers;
+mod servers_section;
 mod setup;
 mod shared;
 mod sign_in;

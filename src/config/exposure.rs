@@ -88,6 +88,14 @@ impl ToolExposure {
             .or(self.server)
     }
 
+    /// Whether every tool of the server has one of `exposures`, whatever tools it lists (a tool
+    /// no entry matches takes `exposure`, or stays behind the `mcp` tool without one).
+    pub fn always_among(&self, exposures: &[Exposure]) -> bool {
+        let every_tool_matched =
+            self.server.is_some() || self.patterns.iter().any(|(p, _)| p == "*");
+        every_tool_matched && self.possible().iter().all(|e| exposures.contains(e))
+    }
+
     /// Every exposure some tool of the server may have, known before it is listed.
     pub fn possible(&self) -> Vec<Exposure> {
         let mut all: Vec<Exposure> = self.server.into_iter().collect();

@@ -8,7 +8,9 @@ pub(crate) mod content;
 mod doctor;
 pub mod hints;
 mod listing;
+mod o200k;
 mod schema;
+mod servers_section;
 mod setup;
 
 pub use auth::{
@@ -23,6 +25,7 @@ pub use listing::{
     still_listing, NAMES_SHOWN,
 };
 pub use schema::{parameters, shape};
+pub use servers_section::{servers_section, SectionServer, SECTION_SERVERS, SUMMARY_TOKENS};
 pub use setup::{
     add_failed, add_usage, added, name_taken, nothing_to_copy, project_untrusted, setup_done,
     setup_plan, unknown_tool, unknown_well_known,

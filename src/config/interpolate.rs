@@ -5,24 +5,105 @@
 //! also resolves the forms other tools write in the files we import, `${VAR:-default}` (Claude
 //! Code) and `${env:VAR}` (VS Code, Cursor, Windsurf).
 
-use regex::Regex;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::LazyLock;
 
 /// The environment servers inherit and `${VAR}` reads.
 pub type Env = HashMap<String, String>;
 
-static REFERENCE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$env:([A-Za-z_][A-Za-z0-9_]*)|\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
-        .expect("valid pattern")
-});
+// The forms are scanned for by hand: every config value goes through them when a config opens,
+// and a regular expression would compile and run the `regex` engine there (its code and tables
+// in the session's memory) for four fixed shapes.
 
-/// `${VAR:-default}`, `${VAR-default}` and `${env:VAR}`.
-static EXTENDED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\$\{(?:([A-Za-z_][A-Za-z0-9_]*)(:?-)([^}]*)|env:([A-Za-z_][A-Za-z0-9_]*))\}")
-        .expect("valid pattern")
-});
+/// A reference at the start of a text: the bytes it takes and what it says.
+type Found<'a> = Option<(usize, Reference<'a>)>;
+
+enum Reference<'a> {
+    /// `${VAR}`, `$env:VAR`, `{env:VAR}`, `${env:VAR}`.
+    Plain(&'a str),
+    /// `${VAR:-default}` (`colon`: also for an empty value) and `${VAR-default}`.
+    Default {
+        name: &'a str,
+        colon: bool,
+        default: &'a str,
+    },
+}
+
+/// The length of the variable name `text` starts with: `[A-Za-z_][A-Za-z0-9_]*`.
+fn name_len(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    match bytes.first() {
+        Some(b) if b.is_ascii_alphabetic() || *b == b'_' => bytes
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+            .count(),
+        _ => 0,
+    }
+}
+
+/// `text` starting with `open`, a name, then `close` (may be empty): the bytes and the name.
+fn enclosed<'a>(text: &'a str, open: &str, close: &str) -> Option<(usize, &'a str)> {
+    let rest = text.strip_prefix(open)?;
+    let n = name_len(rest);
+    (n > 0 && rest[n..].starts_with(close)).then(|| (open.len() + n + close.len(), &rest[..n]))
+}
+
+/// pi-mcp-adapter's forms: `${VAR}`, `$env:VAR`, `{env:VAR}`.
+fn adapter_form(text: &str) -> Found<'_> {
+    enclosed(text, "${", "}")
+        .or_else(|| enclosed(text, "$env:", ""))
+        .or_else(|| enclosed(text, "{env:", "}"))
+        .map(|(len, name)| (len, Reference::Plain(name)))
+}
+
+/// The other tools' forms: `${VAR:-default}`, `${VAR-default}` and `${env:VAR}`.
+fn extended_form(text: &str) -> Found<'_> {
+    let rest = text.strip_prefix("${")?;
+    let n = name_len(rest);
+    let after = &rest[n..];
+    let dash = if after.starts_with(":-") {
+        2
+    } else {
+        usize::from(after.starts_with('-'))
+    };
+    if n > 0 && dash > 0 {
+        if let Some(end) = after[dash..].find('}') {
+            let default = &after[dash..dash + end];
+            let name = &rest[..n];
+            return Some((
+                2 + n + dash + end + 1,
+                Reference::Default {
+                    name,
+                    colon: dash == 2,
+                    default,
+                },
+            ));
+        }
+    }
+    enclosed(text, "${env:", "}").map(|(len, name)| (len, Reference::Plain(name)))
+}
+
+/// `text` with each reference `find` finds (leftmost first, not overlapping) replaced by `with`.
+fn replace_all<'a>(
+    text: &'a str,
+    find: fn(&'a str) -> Found<'a>,
+    mut with: impl FnMut(Reference<'a>) -> String,
+) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut at, mut copied) = (0, 0);
+    while at < text.len() {
+        if let Some((len, found)) = find(&text[at..]) {
+            out.push_str(&text[copied..at]);
+            out.push_str(&with(found));
+            at += len;
+            copied = at;
+        } else {
+            at += text[at..].chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
+}
 
 /// Replaces every pi-mcp-adapter reference with the variable's value; unset variables become empty.
 pub fn interpolate(text: &str, env: &Env) -> String {
@@ -32,11 +113,10 @@ pub fn interpolate(text: &str, env: &Env) -> String {
 /// Like [`interpolate`], and also returns the names of the unset variables it met.
 fn interpolate_reporting(text: &str, env: &Env) -> (String, Vec<String>) {
     let mut missing = Vec::new();
-    let out = REFERENCE.replace_all(text, |caps: &regex::Captures| {
-        let name = (1..=3).find_map(|i| caps.get(i)).map_or("", |m| m.as_str());
-        lookup(name, env, &mut missing)
+    let out = replace_all(text, adapter_form, |found| match found {
+        Reference::Plain(name) | Reference::Default { name, .. } => lookup(name, env, &mut missing),
     });
-    (out.into_owned(), missing)
+    (out, missing)
 }
 
 /// Every reference form resolved; unset variables without a default become empty.
@@ -47,16 +127,17 @@ pub fn expand(text: &str, env: &Env) -> String {
 /// Like [`expand`], and also returns the names of the unset variables that had no default.
 pub fn expand_reporting(text: &str, env: &Env) -> (String, Vec<String>) {
     let mut missing = Vec::new();
-    let first = EXTENDED.replace_all(text, |caps: &regex::Captures| {
-        if let Some(name) = caps.get(4) {
-            return lookup(name.as_str(), env, &mut missing);
-        }
-        let name = &caps[1];
+    let first = replace_all(text, extended_form, |found| match found {
+        Reference::Plain(name) => lookup(name, env, &mut missing),
         // `:-` also replaces an empty value, `-` only an unset one (as in a POSIX shell).
-        match env.get(name) {
-            Some(value) if !(value.is_empty() && &caps[2] == ":-") => value.clone(),
-            _ => caps[3].to_string(),
-        }
+        Reference::Default {
+            name,
+            colon,
+            default,
+        } => match env.get(name) {
+            Some(value) if !(value.is_empty() && colon) => value.clone(),
+            _ => default.to_string(),
+        },
     });
     let (out, more) = interpolate_reporting(&first, env);
     missing.extend(more);
@@ -75,16 +156,14 @@ fn lookup(name: &str, env: &Env, missing: &mut Vec<String>) -> String {
 
 /// The names of the variables `text` refers to, in any form [`expand`] resolves.
 pub fn references(text: &str) -> Vec<String> {
-    let extended = EXTENDED
-        .captures_iter(text)
-        .filter_map(|caps| caps.get(1).or(caps.get(4)));
-    let plain = REFERENCE
-        .captures_iter(text)
-        .filter_map(|caps| (1..=3).find_map(|i| caps.get(i)));
-    let mut names: Vec<String> = extended
-        .chain(plain)
-        .map(|m| m.as_str().to_string())
-        .collect();
+    let mut names = Vec::new();
+    for find in [extended_form, adapter_form] {
+        replace_all(text, find, |found| {
+            let (Reference::Plain(name) | Reference::Default { name, .. }) = found;
+            names.push(name.to_string());
+            String::new()
+        });
+    }
     names.sort();
     names.dedup();
     names
@@ -145,6 +224,23 @@ mod tests {
         let (out, missing) = expand_reporting("${env:NOPE}${NOPE:-fine}${GONE}", &env);
         assert_eq!(out, "fine");
         assert_eq!(missing, ["NOPE", "GONE"]);
+    }
+
+    #[test]
+    fn edges_of_the_forms() {
+        let env = env();
+        assert_eq!(
+            expand("é${TOKEN}ü{env:TOKEN}$env:TOKEN.x", &env),
+            "és3üs3s3.x"
+        );
+        assert_eq!(expand("${A:-x ${NOPE-y", &env), "${A:-x ${NOPE-y");
+        assert_eq!(expand("${NOPE:-a}}", &env), "a}");
+        assert_eq!(
+            expand("${TOKEN-}${NOPE-}|${:-x}|${1A}|$env:|{env:}|${env:}", &env),
+            "s3|${:-x}|${1A}|$env:|{env:}|${env:}"
+        );
+        assert_eq!(expand("${env:-x}${env:TOKEN}", &env), "xs3");
+        assert_eq!(interpolate("$$env:TOKEN{{env:TOKEN}}", &env), "$s3{s3}");
     }
 
     #[test]

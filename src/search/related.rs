@@ -19,6 +19,10 @@ pub const WORDNET_NARROW: f64 = 0.2;
 const TERMS: &str = include_str!("terms.txt");
 const CJK: &str = include_str!("cjk.txt");
 const WORDNET: &str = include_str!("wordnet.txt");
+/// Where each two-byte key prefix's lines start in `WORDNET` (written by build.rs), so that a
+/// lookup reads a few pages of it rather than probing all of it.
+static WORDNET_PREFIXES: &[([u8; 2], usize)] =
+    include!(concat!(env!("OUT_DIR"), "/wordnet_prefixes.rs"));
 
 /// The hand-made table, keyed by stem.
 #[derive(Default)]
@@ -199,7 +203,23 @@ fn wordnet(raw: &str) -> Option<&'static str> {
         .into_iter()
         .flatten()
         .filter(|b| b.len() > 1)
-        .find_map(|base| lookup(WORDNET, &base))
+        .find_map(|base| lookup(prefix_lines(&base), &base))
+}
+
+/// The lines of `WORDNET` whose keys start as `key` does (its first two bytes).
+fn prefix_lines(key: &str) -> &'static str {
+    let bytes = key.as_bytes();
+    let prefix = [
+        bytes.first().copied().unwrap_or(0),
+        bytes.get(1).copied().unwrap_or(0),
+    ];
+    let Ok(i) = WORDNET_PREFIXES.binary_search_by(|(p, _)| p.cmp(&prefix)) else {
+        return "";
+    };
+    let end = WORDNET_PREFIXES
+        .get(i + 1)
+        .map_or(WORDNET.len(), |(_, at)| *at);
+    &WORDNET[WORDNET_PREFIXES[i].1..end]
 }
 
 /// The rest of the line of a sorted `word|…` table that starts with `key|`.
@@ -279,5 +299,15 @@ mod tests {
         for missing in ["", "alp", "alphab", "delta", "aaa"] {
             assert_eq!(lookup(text, missing), None, "{missing}");
         }
+    }
+
+    #[test]
+    fn every_wordnet_line_is_found_within_its_prefix() {
+        for line in WORDNET.lines().filter(|l| !l.starts_with('#')) {
+            let (key, rest) = line.split_once('|').unwrap();
+            assert_eq!(lookup(prefix_lines(key), key), Some(rest), "{key}");
+        }
+        assert_eq!(prefix_lines("zzzzzz"), "");
+        assert!(prefix_lines("a").len() < WORDNET.len() / 100);
     }
 }

@@ -2,8 +2,8 @@
 // `ui()` (Pi's `ctx.ui`, a terminal; undefined where nobody can answer) and a model from
 // `runModel` (Pi's; absent in the command line). A question the server withdraws, or whose call
 // ended, closes its dialog. An approval granted for the session is kept by `remember` (Pi's
-// session entries; absent in the command line).
-import { ask, askApproval } from "./questions.js";
+// session entries; absent in the command line). The dialogs' code loads with the first question:
+// most sessions get none, and Pi holds every module it loads for the whole session.
 
 export function frontEnd(adapter, { ui, runModel, remember }) {
   const open = new Map(); // question or request id -> AbortController
@@ -20,12 +20,14 @@ export function frontEnd(adapter, { ui, runModel, remember }) {
     elicit: async (question) => {
       const dialogs = ui();
       if (!dialogs) return null;
+      const { ask } = await import("./questions.js");
       return track(question.id, (signal) => ask(dialogs, adapter, question, signal));
     },
     sample: async (request) => (runModel ? track(request.id, (signal) => runModel(request, signal)) : null),
     approve: async (question) => {
       const dialogs = ui();
       if (!dialogs) return null;
+      const { askApproval } = await import("./questions.js");
       return track(question.id, (signal) => askApproval(dialogs, question, signal, remember));
     },
     withdraw: (id) => open.get(id)?.abort(),

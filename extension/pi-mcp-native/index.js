@@ -6,7 +6,6 @@ import { frontEnd, piModel } from "./front-end.js";
 import { appsInPi } from "./apps.js";
 import { createMcpCommand } from "./mcp-command.js";
 import { addSubcommands } from "./mcp-subcommands.js";
-import { showPanel } from "./panel.js";
 import { addSetup } from "./setup.js";
 import { createFamily, familyLabel } from "./family.js";
 import { createPiTools } from "./pi-tools.js";
@@ -254,6 +253,8 @@ export default function piMcpNative(pi) {
       if (ctx.mode === "tui" && ctx.ui?.custom) {
         const model = panelModel(ctx);
         await model.refresh();
+        // The panel's code loads when it first opens (a terminal session's /mcp).
+        const { showPanel } = await import("./panel.js");
         await showPanel(ctx, model);
       }
       else out.info(textOf(await adapter.status()));

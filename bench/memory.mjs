@@ -5,15 +5,17 @@
 // `--native DIR` measures pi-mcp-native as built in DIR (a checkout with its release addon) instead
 // of this one, which is then not built; `--baseline DIR` adds another such build (e.g. the commit
 // before a change), measured in the same repetitions. Not a test.
-// Usage: node bench/memory.mjs [--reps 9] [--pis 0.87.1,1.6.0] [--native DIR] [--baseline DIR]
-// [--no-build] [--json] (or `npm run bench -- --only memory …`).
+// Writes bench/MEMORY.md (raw samples in bench/.cache/memory-run.json; --report-only rewrites the
+// report from them). Usage: node bench/memory.mjs [--reps 9] [--pis 0.87.1,1.6.0] [--native DIR]
+// [--baseline DIR] [--baseline-label TEXT] [--no-build] [--json] [--out FILE]
+// (or `npm run bench -- --only memory …`).
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PiSuite, SEARCH_SESSION } from "./lib/pi-suite.mjs";
 import { machine } from "./lib/report.mjs";
-import { CACHE, ROOT, ensureInstalled, ensurePi } from "./lib/setup.mjs";
+import { CACHE, ROOT, VERSIONS, ensureInstalled, ensurePi } from "./lib/setup.mjs";
 import { fmt, medianIqr, summary } from "./lib/stats.mjs";
 
 const log = (text) => console.error(`bench memory: ${text}`);
@@ -36,11 +38,35 @@ export function memoryRows({ pis, runs, baseline }) {
   return lines.join("\n");
 }
 
+/** bench/MEMORY.md from one run's result. */
+function report(result, baselineLabel) {
+  const { before, after, pis, reps, runs } = result;
+  const baseline = result.baseline && (baselineLabel ?? result.baseline);
+  return [
+    "# Pi's memory with pi-mcp-native and with pi-mcp-adapter",
+    "",
+    `Written by \`node bench/memory.mjs\` on ${after.date.slice(0, 10)}; raw samples in \`bench/.cache/memory-run.json\`. Pi's peak RSS (VmHWM of the \`pi\` process), medians with the interquartile range in brackets, of ${reps} repetitions; each repetition runs every variant on every Pi, in a rotated order. The ratio is of the medians (in brackets, the interquartile range of the per-repetition ratios).`,
+    "",
+    `- Machine: ${before.cpu}, ${before.memGb} GB, Linux ${before.kernel}; load average ${before.load} at the start, ${after.load} at the end.`,
+    `- pi-mcp-native from ${result.native} (release build)${baseline ? `; baseline: ${baseline}` : ""}.`,
+    `- ${VERSIONS.adapter.join("@")} with \`settings.scriptMode: false\` and \`settings.namespaceProxyTools: false\` (only its \`mcp\` tool); ${VERSIONS.everything.join("@")} over stdio; a metadata cache on disk; Pi runs headless (\`--mode json\`) against a scripted fake LLM: \`mcp({})\`, \`mcp({ search: "echo" })\`, a cold call, a warm call, a final answer.`,
+    "",
+    memoryRows({ pis, runs, baseline }),
+    "",
+  ].join("\n");
+}
+
 export async function runMemoryBench(argv) {
   const arg = (name, fallback) => {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 ? argv[i + 1] : fallback;
   };
+  const out = arg("out", join(ROOT, "bench", "MEMORY.md"));
+  if (argv.includes("--report-only")) {
+    const result = JSON.parse(readFileSync(join(CACHE, "memory-run.json"), "utf8"));
+    writeFileSync(out, report(result, arg("baseline-label")));
+    return { result, table: memoryRows({ ...result, baseline: result.baseline && (arg("baseline-label") ?? result.baseline) }) };
+  }
   const reps = Number(arg("reps", 9));
   const pis = arg("pis", "0.87.1,1.6.0").split(",");
   const baselineDir = arg("baseline") && resolve(arg("baseline"));
@@ -81,7 +107,8 @@ export async function runMemoryBench(argv) {
   const after = machine();
   const result = { before, after, pis, reps, native: nativeDir, baseline: baselineDir, runs };
   writeFileSync(join(CACHE, "memory-run.json"), JSON.stringify(result, null, 1));
-  const table = memoryRows({ pis, runs, baseline: baselineDir });
+  writeFileSync(out, report(result, arg("baseline-label")));
+  const table = memoryRows({ pis, runs, baseline: baselineDir && (arg("baseline-label") ?? baselineDir) });
   return { result, table };
 }
 

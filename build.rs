@@ -1,8 +1,9 @@
-//! napi's build step and the index of the WordNet table.
+//! napi's build step, the index of the WordNet table, and the order of the addon's code.
 
 fn main() {
     napi_build::setup();
     wordnet_prefixes();
+    link_order();
 }
 
 /// Where the lines of each two-byte key prefix start in src/search/wordnet.txt (a key of one
@@ -28,4 +29,50 @@ fn wordnet_prefixes() {
     let out = std::path::Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"))
         .join("wordnet_prefixes.rs");
     std::fs::write(out, format!("&[{entries}]")).expect("OUT_DIR is writable");
+}
+
+/// The functions a session runs placed together at the start of the addon's code (see
+/// scripts/link-order.mjs, which writes link-order.txt): Linux maps a library's code 64 KiB or
+/// more around each page first touched, so scattered code keeps most of the library in Pi's
+/// memory. Only with Rust's own lld, the linker here that takes the list: a release build for
+/// x86_64 Linux (GNU) with Rust ≥ 1.90 and no other linker configured.
+fn link_order() {
+    const LINKER: &str = "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER";
+    println!("cargo:rerun-if-changed=link-order.txt");
+    println!("cargo:rerun-if-env-changed=PI_MCP_NATIVE_LINK_MAP");
+    println!("cargo:rerun-if-env-changed={LINKER}");
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    let own_lld = var("TARGET") == "x86_64-unknown-linux-gnu"
+        && std::env::var_os(LINKER).is_none()
+        && !var("CARGO_ENCODED_RUSTFLAGS").contains("linker")
+        && rustc_minor() >= 90;
+    if !own_lld || var("PROFILE") != "release" {
+        return;
+    }
+    let file = std::path::Path::new(&var("CARGO_MANIFEST_DIR")).join("link-order.txt");
+    if file.is_file() {
+        println!(
+            "cargo:rustc-cdylib-link-arg=-Wl,--symbol-ordering-file={}",
+            file.display()
+        );
+        println!("cargo:rustc-cdylib-link-arg=-Wl,--no-warn-symbol-ordering");
+    }
+    // scripts/link-order.mjs reads where each function landed from the linker's map (with the
+    // symbols' names as the list gives them).
+    if let Ok(map) = std::env::var("PI_MCP_NATIVE_LINK_MAP") {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-Map={map}");
+        println!("cargo:rustc-cdylib-link-arg=-Wl,--no-demangle");
+    }
+}
+
+/// The minor version of the compiler building this crate (0 when it cannot be told).
+fn rustc_minor() -> u32 {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    std::process::Command::new(rustc)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|out| String::from_utf8(out.stdout).ok())
+        .and_then(|v| v.split(['.', ' ']).nth(2).and_then(|m| m.parse().ok()))
+        .unwrap_or(0)
 }

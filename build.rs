@@ -1,9 +1,13 @@
-//! napi's build step, the index of the WordNet table, and the order of the addon's code.
+//! napi's build step, the index of the WordNet table, the order of the addon's code and its
+//! packed relocations.
 
 fn main() {
     napi_build::setup();
     wordnet_prefixes();
-    link_order();
+    if own_lld_release() {
+        link_order();
+        packed_relocations();
+    }
 }
 
 /// Where the lines of each two-byte key prefix start in src/search/wordnet.txt (a key of one
@@ -31,24 +35,27 @@ fn wordnet_prefixes() {
     std::fs::write(out, format!("&[{entries}]")).expect("OUT_DIR is writable");
 }
 
+/// A release build for x86_64 Linux (GNU) linked by Rust's own lld (Rust ≥ 1.90, no other
+/// linker configured): the linker here that takes the options below.
+fn own_lld_release() -> bool {
+    const LINKER: &str = "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER";
+    println!("cargo:rerun-if-env-changed={LINKER}");
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    var("TARGET") == "x86_64-unknown-linux-gnu"
+        && var("PROFILE") == "release"
+        && std::env::var_os(LINKER).is_none()
+        && !var("CARGO_ENCODED_RUSTFLAGS").contains("linker")
+        && rustc_minor() >= 90
+}
+
 /// The functions a session runs placed together at the start of the addon's code (see
 /// scripts/link-order.mjs, which writes link-order.txt): Linux maps a library's code 64 KiB or
 /// more around each page first touched, so scattered code keeps most of the library in Pi's
-/// memory. Only with Rust's own lld, the linker here that takes the list: a release build for
-/// x86_64 Linux (GNU) with Rust ≥ 1.90 and no other linker configured.
+/// memory.
 fn link_order() {
-    const LINKER: &str = "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER";
     println!("cargo:rerun-if-changed=link-order.txt");
     println!("cargo:rerun-if-env-changed=PI_MCP_NATIVE_LINK_MAP");
-    println!("cargo:rerun-if-env-changed={LINKER}");
     let var = |name: &str| std::env::var(name).unwrap_or_default();
-    let own_lld = var("TARGET") == "x86_64-unknown-linux-gnu"
-        && std::env::var_os(LINKER).is_none()
-        && !var("CARGO_ENCODED_RUSTFLAGS").contains("linker")
-        && rustc_minor() >= 90;
-    if !own_lld || var("PROFILE") != "release" {
-        return;
-    }
     let file = std::path::Path::new(&var("CARGO_MANIFEST_DIR")).join("link-order.txt");
     if file.is_file() {
         println!(
@@ -62,6 +69,25 @@ fn link_order() {
     if let Ok(map) = std::env::var("PI_MCP_NATIVE_LINK_MAP") {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-Map={map}");
         println!("cargo:rustc-cdylib-link-arg=-Wl,--no-demangle");
+    }
+}
+
+/// The addon's ~22,000 relative relocations (pointers in vtables and static tables) packed as
+/// DT_RELR bitmaps, a few KB, instead of 530 KB of RELA entries that the loader reads whole,
+/// in Pi's memory for as long as it runs. glibc loads such a library from 2.36 on; a build from
+/// source runs where it was built, so the build's own glibc decides.
+fn packed_relocations() {
+    let glibc = std::process::Command::new("getconf")
+        .arg("GNU_LIBC_VERSION")
+        .output()
+        .ok()
+        .and_then(|out| String::from_utf8(out.stdout).ok())
+        .and_then(|v| {
+            let (major, minor) = v.trim().strip_prefix("glibc ")?.split_once('.')?;
+            Some((major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?))
+        });
+    if glibc.is_some_and(|version| version >= (2, 36)) {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-z,pack-relative-relocs");
     }
 }
 

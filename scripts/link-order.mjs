@@ -4,59 +4,27 @@
 // Linux maps a shared library's code 64 KiB or more at a time around each page a process first
 // touches, so code spread over the whole library makes Pi hold most of it in memory; placed
 // together, a session maps little more than the code it runs.
-// The session, in Node under valgrind's callgrind (which counts every instruction run): the
-// extension against a stub of Pi's API, a metadata cache on disk, server-everything over stdio,
-// Pi's events of a one-shot run, the `mcp` tool's status, search, a cold and a warm call (the
-// bench's session), then shutdown.
+// The session is the memory bench's (bench/memory.mjs), in the real Pi before and after 0.99 (its
+// own MCP API), each under valgrind's callgrind (which counts every instruction run): the
+// extension, a metadata cache on disk as pi-mcp-adapter leaves it, server-everything over stdio,
+// the `mcp` tool's status, search, a cold and a warm call.
 // It builds the release addon (as `npm run build` does, with the linker's map of where each function
-// went), runs the session, and writes the functions run. Usage: node scripts/link-order.mjs, then
+// went), runs the sessions, and writes the functions run. Usage: node scripts/link-order.mjs, then
 // `npm run build`. Regenerate it after a Rust toolchain or dependency update (their functions'
 // names change, and functions the file does not name are placed after the others).
 import { execFileSync } from "node:child_process";
-import { createRequire } from "node:module";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
+import { PiSuite, SEARCH_SESSION } from "../bench/lib/pi-suite.mjs";
+import { ensureInstalled, ensurePi } from "../bench/lib/setup.mjs";
+import { runPi } from "../__test__/helpers/pi.mjs";
 
 const root = join(fileURLToPath(import.meta.url), "..", "..");
 export const ORDER_FILE = join(root, "link-order.txt");
-const everything = join(root, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
-
-/**
- * Child mode: the session, through the extension, with the addon PI_MCP_NATIVE_BINARY names; as
- * Pi before 0.99 runs it and as Pi ≥ 0.99 does (its own MCP API present).
- */
-async function session() {
-  const extension = join(root, JSON.parse(readFileSync(join(root, "package.json"), "utf8")).pi.extensions[0]);
-  const { default: factory } = await import(pathToFileURL(extension).href);
-  for (const newer of [false, true]) {
-    const handlers = new Map();
-    const tools = new Map();
-    const pi = {
-      on: (event, handler) => handlers.set(event, handler),
-      registerTool: (tool) => tools.set(tool.name, tool),
-      registerCommand() {},
-      registerFlag() {},
-      getAllTools: () => [...tools.values()],
-      getActiveTools: () => [...tools.keys()],
-      setActiveTools() {},
-      ...(newer && { registerMcpServer() {}, unregisterMcpServer() {}, getMcpServers: () => [] }),
-    };
-    await factory(pi);
-    const ctx = { cwd: process.cwd(), hasUI: false, mode: "json", isProjectTrusted: () => true };
-    await handlers.get("session_start")({ type: "session_start", reason: "startup" }, ctx);
-    await handlers.get("before_agent_start")({ systemPrompt: "", systemPromptOptions: { sections: {} } }, ctx);
-    await handlers.get("before_provider_request")({}, ctx);
-    const mcp = tools.get("mcp");
-    for (const params of [{}, { search: "echo" }, { tool: "everything_echo", args: { message: "cold" } }, { tool: "everything_echo", args: { message: "warm" } }]) {
-      const result = await mcp.execute(`call-${Math.random()}`, params, undefined, undefined, ctx);
-      if (result.details?.error) throw new Error(`${JSON.stringify(params)}: ${result.content.map((c) => c.text).join("\n")}`);
-      await handlers.get("tool_result")?.({ toolName: "mcp", details: result.details }, ctx);
-    }
-    await handlers.get("session_shutdown")({ type: "session_shutdown" }, ctx);
-  }
-}
+/** Pi before 0.99 and after (its own MCP API, which the extension then uses). */
+const PIS = ["0.87.1", "1.6.0"];
 
 /**
  * The code of the linker's map, by input section: [{ start, end, name }], `name` the section's
@@ -107,28 +75,37 @@ function functionsRun(callgrindOut, library, sections) {
   return names;
 }
 
-if (process.argv.includes("--session")) {
-  await session();
-} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
+/** The bench's session in Pi `version` under callgrind, writing `out`. */
+async function recordSession(version, paths, home, out) {
+  const suite = new PiSuite({ ...paths, piCli: ensurePi(version) }, { native: { label: "pi-mcp-native", extensionDir: root, settings: { scriptMode: false, namespaceProxyTools: false }, mcp: true } });
+  try {
+    await suite.warmUp([]);
+    const node = join(home, `callgrind-node-${version}`);
+    const callgrind = ["--tool=callgrind", "--dump-instr=yes", "--compress-strings=no", "--compress-pos=no", `--callgrind-out-file=${out}`];
+    writeFileSync(node, `#!/bin/sh\nexec valgrind ${callgrind.join(" ")} ${paths.node} "$@"\n`);
+    chmodSync(node, 0o755);
+    const r = await runPi({ node, cli: suite.paths.piCli, extensionDir: root, mcpConfig: suite.mcpConfig(suite.variants.native), cacheJson: suite.cacheJson, script: SEARCH_SESSION, env: { PI_MCP_CONFIG_MODE: "exclusive" }, tmpDir: suite.tmpDir, timeoutMs: 900_000 });
+    if (r.code !== 0 || r.requests.length !== SEARCH_SESSION.steps.length) throw new Error(`Pi ${version} under callgrind exited ${r.code} after ${r.requests.length} requests\n${r.stderr.slice(-2000)}`);
+  } finally {
+    suite.close();
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const home = mkdtempSync(join(tmpdir(), "pi-mcp-link-order-"));
   try {
     // The release build as `npm run build` makes it, with the linker's map beside it.
     const map = join(home, "link.map");
     execFileSync(process.execPath, [join(root, "scripts", "build-native.mjs")], { cwd: root, env: { ...process.env, PI_MCP_NATIVE_LINK_MAP: map }, stdio: "inherit" });
     const addon = join(root, readdirSync(root).find((f) => /^pi-mcp-native\..*\.node$/.test(f)));
-    const agentDir = join(home, ".pi", "agent");
-    mkdirSync(agentDir, { recursive: true });
-    writeFileSync(join(agentDir, "mcp.json"), JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [everything, "stdio"] } } }));
-    const env = { PATH: process.env.PATH, HOME: home, PI_CODING_AGENT_DIR: agentDir, PI_MCP_NATIVE_BINARY: addon };
-    // The cache a first session leaves behind, written outside valgrind.
-    const { McpAdapter } = createRequire(import.meta.url)(join(root, "index.js"));
-    const filler = McpAdapter.open({ cwd: home, agentDir, env });
-    await filler.connect("everything");
-    await filler.shutdown();
-    const out = join(home, "callgrind.out");
-    const callgrind = ["--tool=callgrind", "--dump-instr=yes", "--compress-strings=no", "--compress-pos=no", `--callgrind-out-file=${out}`];
-    execFileSync("valgrind", [...callgrind, process.execPath, fileURLToPath(import.meta.url), "--session"], { cwd: home, env, stdio: ["ignore", "ignore", "inherit"], timeout: 600_000 });
-    const names = functionsRun(out, addon, codeSections(map));
+    const paths = ensureInstalled();
+    const sections = codeSections(map);
+    const names = [];
+    for (const version of PIS) {
+      const out = join(home, `callgrind-${version}.out`);
+      await recordSession(version, paths, home, out);
+      names.push(...functionsRun(out, addon, sections).filter((name) => !names.includes(name)));
+    }
     writeFileSync(ORDER_FILE, `${names.join("\n")}\n`);
     console.log(`Wrote ${ORDER_FILE}: ${names.length} functions; \`npm run build\` places them first.`);
   } finally {

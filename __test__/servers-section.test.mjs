@@ -65,7 +65,7 @@ row("F4", "hostile descriptions and instructions: each server's line is cleaned 
     // Cut, but not to nothing: the bound is conservative, not degenerate.
     assert.match(byName.english, /^Filesystem operations: read, write, move and search \w[\w ]*…$/);
     // Escape sequences removed, other controls and bidi controls shown as text (the one rule).
-    assert.match(byName.escapes, /^Red alert: \\u\{202e\}exe\.txt\\u\{202c\} and/);
+    assert.match(byName.escapes, /^Red alert: \\u\{202e\}exe\.txt\\u\{202c\}/);
     assert.match(byName.instructed, /^Bold instructions \\u\{202e\}of a server\\u\{202c\}( w+)?…$/);
     assert.match(byName.cjk, /^这是一个用…$/);
     for (const name of ["long-word", "base64", "emoji", "megabyte", "long-entries"]) assert.ok(byName[name].length >= 4, `${name}: ${byName[name]}`);

@@ -334,6 +334,30 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_keeps_characters_shown_as_escapes_whole() {
+        let line = "Red alert: \\u{202e}exe.txt\\u{202c} and \\u{9b}31mC1\\u{7} bells\\u{8}\\u{0}";
+        let cut = clip(line, 20);
+        assert!(bound(&cut) <= 20, "{cut}");
+        let kept = cut.strip_suffix(ELLIPSIS).expect("cut");
+        assert!(line.starts_with(kept), "{cut}");
+        assert_eq!(
+            kept.matches("\\u{").count(),
+            kept.matches('}').count(),
+            "{cut}"
+        );
+        assert!(kept.starts_with("Red alert: \\u{202e}exe.txt"), "{cut}");
+        for budget in 4..30 {
+            let cut = clip(line, budget);
+            let kept = cut.strip_suffix(ELLIPSIS).unwrap_or(&cut);
+            assert_eq!(
+                kept.matches("\\u{").count(),
+                kept.matches('}').count(),
+                "{budget}: {cut}"
+            );
+        }
+    }
+
+    #[test]
     fn clip_keeps_within_the_budget_and_cuts_at_words() {
         let short = "Knowledge graph memory";
         assert_eq!(clip(short, 20), short);

@@ -67,15 +67,22 @@ pub fn bound(line: &str) -> usize {
 
 /// `line` (as `crate::clean::one_line` leaves it) within `budget` tokens by `bound`: whole, or cut and
 /// ended with `…`, at a word boundary where that keeps at least half of what a cut anywhere keeps.
+/// A cut never splits a character shown as `\u{…}` (the one rule's visible form), nor drops the
+/// closing bracket or quote of what it keeps.
 pub fn clip(line: &str, budget: usize) -> Cow<'_, str> {
     let longest = MOST_BYTES_PER_TOKEN * budget;
     if line.len() <= longest && bound(line) <= budget {
         return Cow::Borrowed(line);
     }
     let fits = |end: usize| {
-        let kept =
-            line[..end].trim_end_matches(|c: char| c.is_ascii() && !c.is_ascii_alphanumeric());
-        (!kept.is_empty() && bound(kept) + ELLIPSIS.len() <= budget).then_some(kept)
+        let kept = line[..end].trim_end_matches(|c: char| {
+            c.is_ascii() && !c.is_ascii_alphanumeric() && !matches!(c, ')' | ']' | '}' | '"' | '\'')
+        });
+        let split_escape = kept
+            .rfind("\\u{")
+            .is_some_and(|at| !kept[at..].contains('}'));
+        (!kept.is_empty() && !split_escape && bound(kept) + ELLIPSIS.len() <= budget)
+            .then_some(kept)
     };
     let ends = (1..=line.len().min(longest))
         .rev()

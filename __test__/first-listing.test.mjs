@@ -80,6 +80,53 @@ describe("reliability matrix: the first listing of uncached servers", () => {
   }
 });
 
+describe("reliability matrix: the other paths that start uncached servers", () => {
+  // Doctor reconnects every server for its timings: at most min(4, cores) at once, and a lazy
+  // server it started is stopped once checked, unless the model called it.
+  for (const size of [8, 60]) {
+    row(`F2-doctor-${size}`, `doctor's connection check over ${size} uncached servers`, here, async ({ note }) => {
+      await withAdapter(uncached(size), async ({ adapter, agent }) => {
+        const called = await adapter.execute({ tool: "s0_echo", args: { text: "wanted" } });
+        assert.equal(text(called), "echo: wanted");
+        const most = sampleProcesses(agent.cwd);
+        const [report, reportMs] = await timed(() => adapter.doctor(true));
+        const peak = await most();
+        assert.equal(report.details.servers.filter((s) => s.connect?.ok).length, size, text(report));
+        // s0, which the model called, keeps running beside the ones being checked.
+        assert.ok(peak <= bound + 1, `${peak} servers alive at once (bound ${bound}, +1 the model called)`);
+        await waitFor(() => processesIn(agent.cwd).length === 1, 5000, "only the server the model called to stay");
+        const kept = await adapter.execute({ tool: "s0_echo", args: { text: "still" } });
+        assert.equal(text(kept), "echo: still");
+        note(`doctor checked ${size} servers in ${reportMs} ms, at most ${peak} alive at once (bound ${bound} + the called one); then only the called server alive`);
+      }, { timing: { ...FAST, healthIntervalMs: 60_000 } });
+    });
+  }
+
+  // With toolPrefix "none" a tool's name does not say its server: the call lists the unknown
+  // servers through the queue, and the server it finds there must not be stopped and started again.
+  row("F2-unprefixed-call", "a call by an unprefixed tool name (toolPrefix none) over uncached servers", here, async ({ note }) => {
+    const dir = mkdtempSync(join(tmpdir(), "pi-mcp-native-unprefixed-"));
+    const starts = () => readFileSync(join(dir, "starts"), "utf8").split("\n").filter(Boolean).length;
+    try {
+      const servers = ({ cwd }) => ({
+        ...Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`o${i}`, faulty(["many-tools=2"], { cwd })])),
+        target: faulty([], { cwd, env: { FAULT_STARTS: join(dir, "starts") } }),
+      });
+      await withAdapter(servers, async ({ adapter, agent }) => {
+        const called = await adapter.execute({ tool: "echo", args: { text: "once" } });
+        assert.equal(text(called), "echo: once", text(called));
+        const again = await adapter.execute({ tool: "echo", args: { text: "twice" } });
+        assert.equal(text(again), "echo: twice");
+        assert.equal(starts(), 1, "the server the call found was started again");
+        await waitFor(() => processesIn(agent.cwd).length === 1, 5000, "only the called server to stay");
+        note("echo found on 1 of 7 uncached servers through the queue: called on the process its listing started (1 start), the others stopped");
+      }, { settings: { toolPrefix: "none" }, timing: { ...FAST, healthIntervalMs: 60_000 } });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 /** A private HOME for Pi runs that share an agent dir (its metadata cache); removed by `done()`. */
 function piHome() {
   const home = mkdtempSync(join(tmpdir(), "pi-mcp-native-declare-"));

@@ -93,11 +93,17 @@ impl Adapter {
     /// Connects `name` afresh, now, ignoring the backoff: the live connection is replaced (and
     /// stopped), and reconnects of one server that overlap share one new connection.
     pub(super) async fn reconnect(self: &Arc<Self>, name: &str) -> Result<Ready, Unavailable> {
+        self.servers.mark_wanted(name);
+        self.renew(name).await
+    }
+
+    /// [`Adapter::reconnect`] for a check (doctor's): it does not count as the model wanting
+    /// the server.
+    pub(super) async fn renew(self: &Arc<Self>, name: &str) -> Result<Ready, Unavailable> {
         let server = self.servers.enabled(name)?;
         if self.closing.is_cancelled() {
             return Err(Unavailable::ShutDown);
         }
-        self.servers.mark_wanted(name);
         self.servers.clear_failure(name);
         let conn = self.connect_to(server, Opening::Replace).await?;
         Box::pin(self.listed(conn)).await

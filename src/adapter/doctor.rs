@@ -1,7 +1,7 @@
 //! `pi-mcp doctor`: every config source and what came of it, the merged servers with where each
 //! came from, every problem (notes included), and a fresh, timed connection to each server.
 
-use super::{lifecycle::PARALLEL_CONNECTS, Adapter, ErrorCode, Outcome};
+use super::{Adapter, ErrorCode, Outcome};
 use crate::config::{Diagnostic, Level, Role, ServerConfig, Source, SourceState, Transport, Trust};
 use crate::render::{self, ConnectCheck};
 use futures::StreamExt;
@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 impl Adapter {
-    /// With `connect`, (re)connects every enabled server at once (bounded) and times each.
+    /// With `connect`, (re)connects every enabled server under the listing queue's bound and
+    /// times each; a lazy server it started is stopped once checked, unless the model wants it.
     pub async fn doctor(self: &Arc<Self>, connect: bool) -> Outcome {
         let checks: Vec<ConnectCheck> = if connect {
             let names: Vec<String> = self
@@ -20,7 +21,7 @@ impl Adapter {
                 .collect();
             futures::stream::iter(names)
                 .map(|name| self.timed_connect(name))
-                .buffered(PARALLEL_CONNECTS)
+                .buffered(self.bounds.fill_concurrency)
                 .collect()
                 .await
         } else {
@@ -86,8 +87,9 @@ impl Adapter {
     }
 
     async fn timed_connect(self: &Arc<Self>, name: String) -> ConnectCheck {
+        let _turn = self.listings.turn().await;
         let started = Instant::now();
-        let result = self.reconnect(&name).await;
+        let result = self.renew(&name).await;
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         let result = result
             .map(|_| self.servers.view().server_tools(&name).len())
@@ -97,9 +99,11 @@ impl Adapter {
             .as_ref()
             .ok()
             .and_then(|_| render::hints::summary(&self.servers.view().server_tools(&name)));
+        let log = self.pool.recent_log(&name);
+        self.stop_if_unwanted(&name).await;
         ConnectCheck {
             hints,
-            log: self.pool.recent_log(&name),
+            log,
             server: name,
             ms,
             result,

@@ -15,7 +15,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 /// Idle minutes of a lazy server when neither the server nor the settings say.
 const DEFAULT_IDLE_MINUTES: f64 = 10.0;
-/// Eager and keep-alive servers connected at once by start-up, health work and `doctor`.
+/// Eager and keep-alive servers connected at once by start-up and health work.
 pub const PARALLEL_CONNECTS: usize = 10;
 /// How long `shutdown` waits for everything else (servers to stop, cache writes).
 const SHUTDOWN_LIMIT: Duration = Duration::from_secs(8);

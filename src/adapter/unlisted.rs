@@ -14,6 +14,7 @@
 
 use super::connect::Need;
 use super::{Adapter, Unavailable};
+use crate::catalog::{lookup, Lookup};
 use futures::future::{BoxFuture, FutureExt, Shared};
 use futures::stream::{FuturesUnordered, StreamExt};
 use parking_lot::Mutex;
@@ -21,7 +22,7 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::task::TaskTracker;
 
 /// A queued listing, shared by everyone waiting for it: how it ended (`None`: listed).
@@ -33,6 +34,9 @@ pub(super) struct ListQueue {
     permits: Arc<Semaphore>,
     /// Servers queued or being listed, with their listing.
     queued: Mutex<HashMap<String, Queued>>,
+    /// Tool names that calls wait to find through the queue (one entry per call): the server
+    /// found to have one is not stopped once listed, since the call is about to use it.
+    sought: Arc<Mutex<Vec<String>>>,
     /// The queue's tasks: `shutdown` gives the listings under way
     /// [`Timing::fill_grace`](super::Timing) to finish (and be written).
     pub tasks: TaskTracker,
@@ -43,7 +47,38 @@ impl ListQueue {
         ListQueue {
             permits: Arc::new(Semaphore::new(at_once)),
             queued: Mutex::new(HashMap::new()),
+            sought: Arc::default(),
             tasks: TaskTracker::new(),
+        }
+    }
+
+    /// Waits for a listing's turn under the queue's bound (for listings outside the queue,
+    /// such as doctor's connection check); `None` once the semaphore is closed.
+    pub async fn turn(&self) -> Option<OwnedSemaphorePermit> {
+        self.permits.clone().acquire_owned().await.ok()
+    }
+
+    /// Marks `tool` as sought by a call until the returned guard drops.
+    pub fn seek(&self, tool: &str) -> Seeking {
+        self.sought.lock().push(tool.to_string());
+        Seeking {
+            sought: self.sought.clone(),
+            tool: tool.to_string(),
+        }
+    }
+}
+
+/// A call's search for a tool through the queue, ended when dropped.
+pub(super) struct Seeking {
+    sought: Arc<Mutex<Vec<String>>>,
+    tool: String,
+}
+
+impl Drop for Seeking {
+    fn drop(&mut self) {
+        let mut sought = self.sought.lock();
+        if let Some(at) = sought.iter().position(|t| *t == self.tool) {
+            sought.swap_remove(at);
         }
     }
 }
@@ -301,13 +336,14 @@ impl Adapter {
             .collect()
     }
 
-    /// Stops a lazy server a listing started once it is listed, unless the model wants it.
-    async fn stop_if_unwanted(&self, name: &str) {
+    /// Stops a lazy server a listing started once it is listed, unless the model wants it or
+    /// a call waits to use one of its tools.
+    pub(super) async fn stop_if_unwanted(&self, name: &str) {
         let lazy = self
             .servers
             .config(name)
             .is_some_and(|s| !s.lifecycle.connects_at_start());
-        if !lazy || self.servers.is_wanted(name) {
+        if !lazy || self.servers.is_wanted(name) || self.sought_on(name) {
             return;
         }
         if self.pool.close_if_idle(name, Duration::ZERO).await {
@@ -316,5 +352,21 @@ impl Adapter {
                 idle_minutes: 0.0,
             });
         }
+    }
+
+    /// Whether a tool a call is looking for is one of `server`'s.
+    fn sought_on(&self, server: &str) -> bool {
+        let sought = self.listings.sought.lock();
+        if sought.is_empty() {
+            return false;
+        }
+        let catalog = self.servers.view();
+        sought
+            .iter()
+            .any(|tool| match lookup(catalog.tools(), tool, None) {
+                Lookup::Found(found) => found.server == server,
+                Lookup::Ambiguous(found) => found.iter().any(|t| t.server == server),
+                Lookup::NotFound => false,
+            })
     }
 }

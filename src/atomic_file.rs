@@ -55,18 +55,24 @@ pub fn open_append_private(path: &Path) -> io::Result<fs::File> {
     regular(path, opened)
 }
 
-/// Options for a file only we write: the last component is not followed when it is a link, and
-/// a FIFO without a reader does not make `open` wait.
+/// Options for a file only we write: the last component is not followed when it is a link (on
+/// Windows the link itself is opened, which [`regular`] then refuses), and a FIFO without a
+/// reader does not make `open` wait.
 fn own_options() -> fs::OpenOptions {
-    #[allow(unused_mut, reason = "only Unix has the flags")]
     let mut options = private_options();
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::custom_flags(
         &mut options,
         libc::O_NOFOLLOW | libc::O_NONBLOCK,
     );
+    #[cfg(windows)]
+    std::os::windows::fs::OpenOptionsExt::custom_flags(&mut options, FILE_FLAG_OPEN_REPARSE_POINT);
     options
 }
+
+/// CreateFileW's flag that opens a symbolic link or junction itself instead of its target.
+#[cfg(windows)]
+const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
 
 /// The file `opened` at `path` if it is a regular one; else an error naming it and saying what
 /// it is (a link refused by `O_NOFOLLOW`, a FIFO without a reader, a directory).
@@ -139,6 +145,7 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
 }
 
 fn private_options() -> fs::OpenOptions {
+    #[cfg_attr(not(unix), allow(unused_mut, reason = "only Unix sets a mode"))]
     let mut options = fs::OpenOptions::new();
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);

@@ -122,6 +122,7 @@ fn private_dir(parent: &Path) -> io::Result<PathBuf> {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or_default();
+    #[cfg_attr(not(unix), allow(unused_mut, reason = "only Unix sets a mode"))]
     let mut builder = DirBuilder::new();
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);

@@ -12,16 +12,20 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+#[cfg(unix)]
 use std::time::{Duration, Instant};
 
 const USAGE: &str =
     "usage: pi-mcp-native-helper broker --dir <dir> --stem <stem> --agent-dir <dir> [--foreground]";
 /// How long a broker waits for the place's lock (one that is exiting releases it soon).
+#[cfg(unix)]
 const LOCK_WAIT: Duration = Duration::from_secs(3);
 
 struct Args {
     place: Place,
     agent_dir: PathBuf,
+    /// Unix only: a Windows broker is started detached by the session that needs it.
+    #[cfg_attr(not(unix), allow(dead_code, reason = "read on Unix only"))]
     foreground: bool,
 }
 

@@ -116,11 +116,7 @@ pub(crate) async fn accept(broker: &Arc<Broker>, listener: Listener) {
         let accepted_uid = broker.accept_uid();
         match stream.peer_cred() {
             Ok(_) if broker.full() => {
-                let why = format!(
-                    "refused: the family's hub has {} connections already",
-                    hop::MAX_HOPS
-                );
-                tokio::spawn(hop::refuse(stream, why));
+                tokio::spawn(hop::refuse(stream, full_hub()));
             }
             Ok(cred) if cred.uid() == accepted_uid => {
                 let peer = cred.pid().map(|pid| pid as u32);
@@ -172,8 +168,17 @@ pub(crate) async fn accept(broker: &Arc<Broker>, listener: Listener) {
             continue;
         }
         if broker.full() {
+            tokio::spawn(hop::refuse(stream, full_hub()));
             continue;
         }
         tokio::spawn(hop::serve(broker.clone(), stream, hop::Peer::Process(None)));
     }
+}
+
+/// Why a connection past the hub's limit is refused.
+fn full_hub() -> String {
+    format!(
+        "refused: the family's hub has {} connections already",
+        hop::MAX_HOPS
+    )
 }

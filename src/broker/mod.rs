@@ -290,6 +290,7 @@ impl Broker {
     }
 
     /// The user whose sessions are served.
+    #[cfg(unix)]
     fn accept_uid(&self) -> u32 {
         match &self.mode {
             Mode::User { options, .. } => options.accept_uid,
@@ -297,6 +298,7 @@ impl Broker {
         }
     }
 
+    #[cfg(unix)]
     fn place(&self) -> Option<&Place> {
         match &self.mode {
             Mode::User { place, .. } => Some(place),

@@ -113,6 +113,7 @@ fn attempt(dir: &Path, stale: Duration) -> Result<Attempt, LockError> {
 }
 
 fn make_dir(dir: &Path) -> io::Result<()> {
+    #[cfg_attr(not(unix), allow(unused_mut, reason = "only Unix sets a mode"))]
     let mut builder = std::fs::DirBuilder::new();
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);

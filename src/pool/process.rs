@@ -276,6 +276,7 @@ mod tests {
         panic!("grandchild {grandchild} survived");
     }
 
+    #[cfg(unix)]
     async fn first_line(spec: &StdioSpec) -> String {
         let spawned = spawn(spec).unwrap();
         let mut out = tokio::io::BufReader::new(spawned.stdout);

@@ -4,7 +4,6 @@
 //! to fork + exec instead, and fork copies the page tables of Pi's whole process (a large V8 heap)
 //! on the cold call's path. A program given as a path needs no search.
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 /// Where execvp would find `command` with the environment `env` and working directory `cwd`, as
@@ -17,7 +16,7 @@ pub fn resolve(command: &str, env: &[(String, String)], cwd: &Path) -> Option<Pa
         return None;
     }
     let path = env.iter().rev().find(|(k, _)| k == "PATH")?;
-    std::env::split_paths(OsStr::new(&path.1))
+    std::env::split_paths(std::ffi::OsStr::new(&path.1))
         .map(|dir| cwd.join(dir).join(command)) // an empty entry is the working directory
         .find(|candidate| {
             std::fs::metadata(candidate)

@@ -8,7 +8,7 @@
 
 use parking_lot::Mutex;
 use std::io::{self, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::LazyLock;
 
 static SHARED: LazyLock<Option<Watchdog>> = LazyLock::new(|| match Watchdog::start() {
@@ -78,6 +78,7 @@ impl Watchdog {
         // A process group of its own keeps signals to Pi's group (Ctrl-C, a kill of the whole
         // group) away from the watchdog. Unlike a `pre_exec` hook (e.g. for setsid), it lets
         // `Command` use posix_spawn instead of forking Pi's large process.
+        use std::process::{Command, Stdio};
         let mut child = Command::new("/bin/sh")
             .args(["-c", SCRIPT])
             .stdin(Stdio::piped())
@@ -169,7 +170,7 @@ mod tests {
 
     fn spawn_group() -> std::process::Child {
         use std::os::unix::process::CommandExt;
-        Command::new("sh")
+        std::process::Command::new("sh")
             .args(["-c", "sleep 300 & sleep 300"])
             .process_group(0)
             .spawn()

@@ -233,6 +233,7 @@ pub fn current_uid() -> u32 {
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         pairs
             .iter()

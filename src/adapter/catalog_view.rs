@@ -124,7 +124,7 @@ pub(super) fn for_model(tool: &ToolInfo) -> bool {
 }
 
 /// The words `searchKeywords` gives `tool`: those of every entry whose key is its name (MCP or
-/// as the model calls it) or a `*` pattern fitting one.
+/// as the model calls it) or a pattern fitting one.
 fn keywords_of(tool: &ToolInfo, keywords: &SearchKeywords) -> String {
     keywords
         .iter()

@@ -3,7 +3,7 @@
 //! through `imports` and servers other extensions register may only add to it, never take it
 //! away: a repository must not turn off the question its own tools would be asked.
 
-use super::exposure::matches;
+use super::glob::matches;
 use super::server::describe;
 use super::{Diagnostic, Level};
 use serde_json::{Map, Value};
@@ -17,7 +17,7 @@ pub struct Approval {
     pub all: bool,
     /// Every tool whose hints do not say it is safe (`"destructive"`).
     pub destructive: bool,
-    /// Tools whose name fits one of these (`*` matches any characters).
+    /// Tools whose name fits one of these (globs: `*` any characters, `?` one).
     pub patterns: Vec<String>,
     /// The files (and keys) that asked for it, for messages.
     pub set_by: Vec<SetBy>,
@@ -240,7 +240,7 @@ fn vote(
             report(
                 Level::Error,
                 format!(
-                    "must be true, false, \"destructive\" or a list of tool names (`*` matches any characters), got {}; {whose} until it is fixed",
+                    "must be true, false, \"destructive\" or a list of tool names (`*` matches any characters, `?` one), got {}; {whose} until it is fixed",
                     describe(other)
                 ),
             );

@@ -355,7 +355,7 @@ impl Writer<'_> {
         // As the config reads them: a pattern with a bad value is ignored.
         let patterns: Vec<(&String, Exposure)> = current
             .iter()
-            .filter(|(k, _)| k.contains('*'))
+            .filter(|(k, _)| super::glob::is_pattern(k))
             .filter_map(|(k, v)| Some((k, Exposure::parse(v).ok()?)))
             .collect();
         // From `directTools` (no exposure keys yet), every tool's state is written out.
@@ -369,7 +369,7 @@ impl Writer<'_> {
             }
             let base = patterns
                 .iter()
-                .find(|(p, _)| exposure::matches(p, tool.original))
+                .find(|(p, _)| super::glob::matches(p, tool.original))
                 .map_or(level, |(_, e)| Some(*e));
             let write = match (*want, base) {
                 (w, b) if w == b => None,

@@ -1,9 +1,10 @@
 //! Pi 1.5's `exposure` and `toolExposure`: how the model reaches each tool of a server.
-//! `toolExposure` keys are exact tool names or patterns where `*` matches any characters; an
+//! `toolExposure` keys are exact tool names or patterns (`*` any characters, `?` one); an
 //! exact name wins over patterns, and among patterns the first in the file wins. Without either
 //! key a server keeps pi-mcp-native's own behaviour (its tools behind the `mcp` tool, plus any
 //! `directTools`), unless `settings.exposure` gives a default.
 
+use super::glob::{is_pattern, matches};
 use super::server::describe;
 use serde_json::Value;
 
@@ -108,26 +109,6 @@ impl ToolExposure {
     }
 }
 
-/// Whether `name` matches `pattern`, where `*` matches any characters (also none).
-pub fn matches(pattern: &str, name: &str) -> bool {
-    let mut parts = pattern.split('*');
-    let first = parts.next().unwrap_or_default();
-    let Some(mut rest) = name.strip_prefix(first) else {
-        return false;
-    };
-    let parts: Vec<&str> = parts.collect();
-    let Some((last, middle)) = parts.split_last() else {
-        return rest.is_empty(); // no `*`
-    };
-    for part in middle {
-        match rest.find(part) {
-            Some(at) => rest = &rest[at + part.len()..],
-            None => return false,
-        }
-    }
-    rest.len() >= last.len() && rest.ends_with(last)
-}
-
 /// Reads `exposure` and `toolExposure` from a server entry; each problem is `(field, message)`.
 pub fn parse(
     exposure: Option<&Value>,
@@ -150,7 +131,7 @@ pub fn parse(
         Some(Value::Object(entries)) => {
             for (tool, value) in entries {
                 match Exposure::parse(value) {
-                    Ok(e) if tool.contains('*') => out.patterns.push((tool.clone(), e)),
+                    Ok(e) if is_pattern(tool) => out.patterns.push((tool.clone(), e)),
                     Ok(e) => out.exact.push((tool.clone(), e)),
                     Err(why) => {
                         problems.push((format!("toolExposure.{tool}"), format!("{why}; ignored")))
@@ -176,20 +157,6 @@ pub fn parse(
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn patterns() {
-        assert!(matches("get_*", "get_issue"));
-        assert!(matches("*", "anything"));
-        assert!(matches("a*b*c", "a-x-b-y-c"));
-        assert!(matches("*_file", "read_file"));
-        assert!(!matches("get_*", "list_get_x"));
-        assert!(!matches("a*b", "ab-"));
-        assert!(matches("a*b", "ab"));
-        assert!(!matches("exact", "exactly"));
-        assert!(matches("x.y*", "x.y.z"), "no regex meaning");
-        assert!(!matches("x.y*", "xzy"));
-    }
 
     #[test]
     fn exact_names_before_patterns_first_pattern_wins() {

@@ -14,6 +14,7 @@ pub mod expose;
 mod exposure;
 mod fields;
 mod files;
+mod glob;
 mod headers_command;
 mod imports;
 mod interpolate;
@@ -42,7 +43,8 @@ pub use diagnostic::{Diagnostic, Level};
 pub use edit::{
     add_server, defines, edit_server, read as read_text, write as write_text, Change, EditError,
 };
-pub use exposure::{matches as tool_pattern_matches, Exposure, ToolExposure};
+pub use exposure::{Exposure, ToolExposure};
+pub use glob::matches as tool_pattern_matches;
 pub use headers_command::HeadersCommand;
 pub use imports::ImportKind;
 pub use interpolate::{expand, interpolate, Env};

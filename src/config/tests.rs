@@ -416,7 +416,7 @@ fn server_error_messages() {
         (json!({"command": "x", "includeTools": "get_*"}), "server \"s\", field `includeTools`: must be an array of strings, got a string"),
         (json!({"command": "x", "comand": "y"}), "server \"s\", field `comand`: unknown key; did you mean `command`? It is ignored as written"),
         (json!({"command": "x", "x-note": "mine"}), "server \"s\", field `x-note`: unknown key; ignored"),
-        (json!({"command": "x", "approveTools": 3}), "server \"s\", field `approveTools`: must be true, false, \"destructive\" or a list of tool names (`*` matches any characters), got 3; every tool of the server asks until it is fixed"),
+        (json!({"command": "x", "approveTools": 3}), "server \"s\", field `approveTools`: must be true, false, \"destructive\" or a list of tool names (`*` matches any characters, `?` one), got 3; every tool of the server asks until it is fixed"),
         (json!({"command": "x", "type": "websocket"}), "server \"s\", field `type`: unknown transport \"websocket\" (expected \"stdio\", \"http\" or \"sse\"); the server's `command` or `url` decides"),
         (json!({"command": "x", "type": "http"}), "server \"s\", field `type`: says the server is remote but it has a `command` and no `url`; it is started as a local program"),
         (json!({"url": "https://x", "type": "stdio"}), "server \"s\", field `type`: says \"stdio\" but the server has a `url` and no `command`; it is used as a remote server"),

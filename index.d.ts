@@ -275,6 +275,11 @@ export declare class McpAdapter {
    * part (`theme`, `locale`, `timeZone`, `platform`).
    */
   enableApps(script: Buffer, context: Record<string, unknown>): void
+  /**
+   * Pi's side of the apps' host context changed (`{ theme }`, say): what differs is sent to
+   * the open apps (`ui/notifications/host-context-changed`) and given to those opened later.
+   */
+  setAppsContext(update: Record<string, unknown>): void
   /** The apps open now, oldest first. */
   openApps(): Array<OpenApp>
   /**

@@ -105,12 +105,31 @@ test("an app opens in the browser, calls its own server, reaches the conversatio
       await until(tab, appOrigin, `document.getElementById("result").textContent.includes("ticks 0")`, "the tool result in the app");
       writeFileSync(join(SHOTS, "clock-opened.png"), await tab.screenshot());
 
+      // The frame as the resource's _meta.ui asks: the clipboard it asked for (no camera, …), a border.
+      assert.deepEqual(await tab.evaluate(`[document.getElementById("app").getAttribute("allow"), document.getElementById("app").className]`), ["clipboard-write", "border"]);
+      assert.equal(await tab.app(appOrigin, `document.getElementById("features").textContent`), "clipboard-write");
+
+      // Pi's theme changes: the open app is told.
+      adapter.setAppsContext({ theme: "dark" });
+      assert.equal(await until(tab, appOrigin, `document.getElementById("theme").textContent`, "the context change"), "theme now dark");
+
       // A click calls its own server's tool: the server counts it.
       await tab.app(appOrigin, `document.getElementById("tick").click()`);
       assert.match(await until(tab, appOrigin, `document.getElementById("ticked").textContent`, "the tick"), /clock_tick called/);
       assert.equal(text(await adapter.call("clock_clock", { text: elsewhereUrl })), "clock called; ticks 1", "seen on the server");
       await waitFor(() => events.some((e) => e.type === "app" && e.kind === "shown"), 10_000, "the second call to reuse the tab");
       assert.equal(recorder.opened().length, 1, "one tab per app session");
+
+      // A call stopped by the user (Pi's Esc) or timed out: the open app gets its input at the start, then why no result came.
+      const stopped = adapter.call("clock_clock", { text: "stopped", delayMs: 20_000 }, { callId: "stop-me" });
+      await until(tab, appOrigin, `document.getElementById("input").textContent.includes("stopped")`, "the input at the call's start");
+      adapter.cancel("stop-me");
+      assert.equal((await stopped).isError, true);
+      assert.equal(await until(tab, appOrigin, `document.getElementById("cancelled").textContent`, "the cancelling"), "cancelled the user stopped the call");
+      const late = await adapter.call("clock_clock", { text: "late", delayMs: 20_000 }, { timeoutMs: 300 });
+      assert.equal(late.isError, true);
+      assert.match(await until(tab, appOrigin, `(t => t.includes("failed") && t)(document.getElementById("cancelled").textContent)`, "the time-out"), /^cancelled the call failed: no answer within 0\.3 s/);
+      assert.equal(recorder.opened().length, 1, "still the one tab");
 
       // Another server's tool, and one for the model alone: refused.
       await tab.app(appOrigin, `document.getElementById("other").click(); document.getElementById("reset").click()`);

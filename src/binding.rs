@@ -833,6 +833,16 @@ impl McpAdapter {
         self.inner.enable_apps(script.to_vec(), context);
     }
 
+    /// Pi's side of the apps' host context changed (`{ theme }`, say): what differs is sent to
+    /// the open apps (`ui/notifications/host-context-changed`) and given to those opened later.
+    #[napi]
+    pub fn set_apps_context(
+        &self,
+        #[napi(ts_arg_type = "Record<string, unknown>")] update: Map<String, Value>,
+    ) {
+        self.inner.set_apps_context(update);
+    }
+
     /// The apps open now, oldest first.
     #[napi]
     pub fn open_apps(&self) -> Vec<OpenApp> {

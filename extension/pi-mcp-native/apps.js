@@ -7,35 +7,60 @@
 import { readFileSync } from "node:fs";
 
 const SCRIPT = new URL("./app-host.js", import.meta.url);
+/** How often Pi's theme is looked at while an app is open (Pi tells extensions of no change). */
+const THEME_POLL_MS = 1000;
 let script;
 
-/** The app's theme: Pi's (its terminal UI names one, "dark" by default), else light. */
-function themeOf(ctx) {
-  let name;
+/** The app's theme: Pi's (its appearance, else its name: "dark" by default), else light. */
+function themeOf(ui) {
+  let theme;
   try {
-    name = ctx.ui?.theme?.name;
+    theme = ui?.theme;
+    if (theme?.appearance === "light" || theme?.appearance === "dark") return theme.appearance;
+    if (typeof theme?.name === "string") return /light/i.test(theme.name) ? "light" : "dark";
   } catch {} // a UI without themes (RPC)
-  if (typeof name !== "string") return "light";
-  return /light/i.test(name) ? "light" : "dark";
+  return "light";
 }
 
 /** What the app is, for a person and the model. */
 const appName = (event) => `the MCP app of ${event.tool} (server "${event.server}")`;
 
 export function appsInPi(pi, { ui }) {
+  // The core apps are on for, the theme it was last given, and the look at Pi's theme while an app is open.
+  let current;
+  let theme;
+  let watching;
+  const unwatch = () => {
+    clearInterval(watching);
+    watching = undefined;
+  };
+  const watchTheme = () => {
+    if (watching) return;
+    watching = setInterval(() => {
+      const now = themeOf(ui());
+      if (now === theme) return;
+      theme = now;
+      current?.setAppsContext({ theme });
+    }, THEME_POLL_MS);
+    watching.unref?.();
+  };
   return {
     /** Turns apps on for `core` when the session has a UI. */
     enable(core, ctx) {
+      unwatch();
       if (!ctx?.hasUI) return;
       script ??= readFileSync(SCRIPT);
       const locale = Intl.DateTimeFormat().resolvedOptions();
-      core.enableApps(script, { theme: themeOf(ctx), locale: locale.locale, timeZone: locale.timeZone, platform: "desktop", userAgent: "pi-mcp-native" });
+      current = core;
+      theme = themeOf(ctx.ui);
+      core.enableApps(script, { theme, locale: locale.locale, timeZone: locale.timeZone, platform: "desktop", userAgent: "pi-mcp-native" });
     },
 
     /** An `app` event of the core. */
     onEvent(event) {
       switch (event.kind) {
         case "opened":
+          watchTheme();
           ui()?.notify(event.text, "info");
           break;
         case "message":
@@ -61,6 +86,7 @@ export function appsInPi(pi, { ui }) {
           );
           break;
         case "ended":
+          if (!current?.openApps().length) unwatch();
           if (event.text) ui()?.notify(event.text, "warning");
           break;
       }

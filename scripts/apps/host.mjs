@@ -31,6 +31,9 @@ frame.id = "app";
 frame.title = `${settings.tool} (MCP server ${settings.server})`;
 frame.setAttribute("sandbox", settings.sandbox);
 frame.setAttribute("referrerpolicy", "no-referrer");
+// The features the app's resource asked for (its _meta.ui.permissions), checked by the core.
+if (settings.allow) frame.setAttribute("allow", settings.allow);
+if (settings.border === true) frame.className = "border";
 document.body.append(frame);
 
 const bridge = new AppBridge(
@@ -42,9 +45,11 @@ const bridge = new AppBridge(
     serverResources: {},
     message: { text: {} },
     updateModelContext: { text: {}, structuredContent: {} },
+    sandbox: { permissions: settings.permissions },
   },
   { hostContext: settings.hostContext },
 );
+let hostContext = settings.hostContext;
 bridge.oncalltool = (params) => core("tools/call", params);
 bridge.onreadresource = (params) => core("resources/read", params);
 bridge.onlistresources = (params) => core("resources/list", params);
@@ -75,7 +80,23 @@ bridge.addEventListener("requestteardown", async () => {
   end("The app closed itself.");
 });
 
-/** The core's pushes (the calls' input and result) until the app session ends. */
+/** One push of the core to the app. */
+async function deliver({ method, params }) {
+  switch (method) {
+    case "ui/notifications/tool-input":
+      return bridge.sendToolInput(params);
+    case "ui/notifications/tool-result":
+      return bridge.sendToolResult(params);
+    case "ui/notifications/tool-cancelled":
+      return bridge.sendToolCancelled(params);
+    case "ui/notifications/host-context-changed":
+      // The bridge sends the app what differs from the context it had.
+      hostContext = { ...hostContext, ...params };
+      return bridge.setHostContext(hostContext);
+  }
+}
+
+/** The core's pushes (the calls' input and end, context changes) until the app session ends. */
 async function listen() {
   const response = await fetch(settings.events, { headers: { "X-Pi-Mcp-Token": settings.token } });
   if (!response.ok || !response.body) return end("This app's session is over.");
@@ -89,8 +110,7 @@ async function listen() {
     while ((newline = buffered.indexOf("\n")) >= 0) {
       const push = JSON.parse(buffered.slice(0, newline));
       buffered = buffered.slice(newline + 1);
-      if (push.method === "ui/notifications/tool-input") await bridge.sendToolInput(push.params);
-      else if (push.method === "ui/notifications/tool-result") await bridge.sendToolResult(push.params);
+      await deliver(push);
     }
   }
   end("This app's session is over (Pi ended it).");

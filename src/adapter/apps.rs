@@ -10,14 +10,16 @@ use super::{Adapter, CallOptions};
 use crate::approval::Answer;
 use crate::apps::grants::{self, Always};
 use crate::apps::{
-    policy::Csp, resource_uri, AppHost, AppRef, Apps, Ask, Document, Grant, OpenApp, Shown,
+    policy::{Csp, Frame},
+    resource_uri, AppHost, AppRef, Apps, Ask, CallEnd, Document, Grant, OpenApp, Shown,
     ToConversation,
 };
 use crate::catalog::ToolInfo;
 use crate::clean::{self, Link};
 use crate::config::UiMode;
 use crate::events::Event;
-use crate::server_log::LogMessage;
+use crate::pool::RequestError;
+use crate::server_log::{LogLevel, LogMessage};
 use base64::Engine;
 use futures::future::{BoxFuture, FutureExt};
 use serde_json::{json, Map, Value};
@@ -77,12 +79,48 @@ impl Adapter {
         shows.then(|| args.clone())
     }
 
+    /// Pi's side of the apps' host context changed (its theme): the open apps are told.
+    pub fn set_apps_context(&self, update: Map<String, Value>) {
+        if let Some(apps) = self.apps.get() {
+            apps.set_context(update);
+        }
+    }
+
+    /// A call of `tool`, whose app is given `input`, is sent: an open app gets the input now.
+    pub(super) fn app_call_began(&self, tool: &ToolInfo, input: &Value) {
+        if let Some(apps) = self.apps.get() {
+            apps.call_began(&tool.server, &tool.original, input.clone());
+        }
+    }
+
+    /// The call of `tool` that its app was given `input` of ended: a result shows the app
+    /// (opening it unless open); an error result, or none, goes to an open app only (as
+    /// `tool-result`, or `tool-cancelled` with why).
+    pub(super) fn app_call_ended(
+        self: &Arc<Self>,
+        tool: &ToolInfo,
+        input: Value,
+        result: &Result<Value, RequestError>,
+    ) {
+        let Some(apps) = self.apps.get() else {
+            return;
+        };
+        let end = match result {
+            Ok(raw) if raw.get("isError").and_then(Value::as_bool) != Some(true) => {
+                return self.show_app(tool, input, raw);
+            }
+            Ok(raw) => CallEnd::Result(raw.clone()),
+            Err(RequestError::Aborted) => CallEnd::Cancelled("the user stopped the call".into()),
+            Err(e) => {
+                CallEnd::Cancelled(clean::line(&format!("the call failed: {e}")).into_owned())
+            }
+        };
+        apps.call_ended(&tool.server, &tool.original, input, end);
+    }
+
     /// Shows `tool`'s app with the call's `input` and `result`, in the background (the result
     /// goes to the model meanwhile); what came of it is an [`Event::App`].
-    pub(super) fn show_app(self: &Arc<Self>, tool: &ToolInfo, input: Value, result: &Value) {
-        if result.get("isError").and_then(Value::as_bool) == Some(true) {
-            return;
-        }
+    fn show_app(self: &Arc<Self>, tool: &ToolInfo, input: Value, result: &Value) {
         let (this, tool, result) = (self.clone(), tool.clone(), result.clone());
         self.tasks.spawn(async move {
             let shown = this.shown(&tool, input, result).await;
@@ -182,11 +220,42 @@ impl Adapter {
                 .and_then(|r| r["_meta"].get("ui").cloned())
         });
         let ui = content["_meta"].get("ui").cloned().or(listed);
+        let (csp, frame) = (Csp::of(ui.as_ref()), Frame::of(ui.as_ref()));
+        let left_out: Vec<String> = csp
+            .dropped
+            .iter()
+            .map(|source| format!("csp source {source}: not an http(s) or ws(s) origin"))
+            .chain(frame.ignored.iter().cloned())
+            .collect();
+        if !left_out.is_empty() {
+            self.app_log(
+                server,
+                LogMessage {
+                    level: LogLevel::Warning,
+                    logger: Some(format!("app {uri}")),
+                    data: json!(format!(
+                        "declared but not honoured: {}",
+                        left_out.join("; ")
+                    )),
+                },
+            );
+        }
         Ok(Document {
             html,
-            csp: Csp::of(ui.as_ref()),
+            csp,
+            frame,
             tool: definition.clone(),
         })
+    }
+
+    /// Writes `message` about `server`'s app to its log, at the server's log level.
+    fn app_log(&self, server: &str, message: LogMessage) {
+        let Some(config) = self.server(server) else {
+            return;
+        };
+        if message.level >= self.config.client_settings(config).features().log_level {
+            self.host.server_log().append(server, &message);
+        }
     }
 
     /// The server's tool `name` for its app: listed for the model or for the app alone.
@@ -353,19 +422,13 @@ impl AppHost for AppGate {
         let Ok(adapter) = self.adapter() else {
             return;
         };
-        let Some(server) = adapter.server(&app.server) else {
-            return;
-        };
         let mut message = LogMessage::from_params(params);
-        if message.level < adapter.config.client_settings(server).features().log_level {
-            return;
-        }
         let from = format!("app of {}", app.tool);
         message.logger = Some(match message.logger {
             Some(logger) => format!("{from}: {logger}"),
             None => from,
         });
-        adapter.host.server_log().append(&app.server, &message);
+        adapter.app_log(&app.server, message);
     }
 
     fn open_link(&self, url: &Link) -> Result<(), String> {

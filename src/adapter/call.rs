@@ -109,9 +109,12 @@ impl Adapter {
         // A call before the server's listing may be sent again once it is listed.
         let again = (!conn.is_listed()).then(|| args.as_object().cloned().unwrap_or_default());
         let app_input = self.app_input(&tool, &args);
+        if let Some(input) = &app_input {
+            self.app_call_began(&tool, input);
+        }
         let result = self.send(&conn, &tool, args, opts, cancel.clone()).await;
-        if let (Some(input), Ok(raw)) = (app_input, &result) {
-            self.show_app(&tool, input, raw);
+        if let Some(input) = app_input {
+            self.app_call_ended(&tool, input, &result);
         }
         if let (Err(RequestError::NeedsAuth(need)), Some(server)) =
             (&result, self.server(&tool.server))

@@ -128,12 +128,16 @@ async fn not_found(stream: &mut TcpStream) -> std::io::Result<()> {
 
 async fn document(stream: &mut TcpStream, session: &AppSession) -> std::io::Result<()> {
     let document = session.document();
-    let headers = [
+    let permissions = document.frame.policy();
+    let mut headers = vec![
         ("Content-Security-Policy", document.csp.header.as_str()),
         ("X-Content-Type-Options", "nosniff"),
         ("Referrer-Policy", "no-referrer"),
         ("Cross-Origin-Resource-Policy", "same-origin"),
     ];
+    if !permissions.is_empty() {
+        headers.push(("Permissions-Policy", permissions.as_str()));
+    }
     let html = "text/html; charset=utf-8";
     respond(stream, 200, html, &headers, document.html.as_bytes()).await
 }

@@ -17,10 +17,11 @@ mod registry;
 
 pub use host::{AppHost, AppRef, Ask, Grant, ToConversation};
 pub use meta::{resource_uri, Visibility};
-pub use registry::Document;
+pub use registry::{CallEnd, Document};
 
+use parking_lot::Mutex;
 use registry::{AppSession, Registry};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 use tokio::net::TcpListener;
@@ -55,8 +56,9 @@ struct Inner {
     host: Arc<dyn AppHost>,
     /// The host page's script (the bundled `AppBridge` and its glue).
     script: Arc<[u8]>,
-    /// The host context's fixed part (theme, locale, time zone, platform).
-    context: Value,
+    /// The host context but for the app's own part (theme, locale, time zone, platform);
+    /// Pi's theme may change.
+    context: Mutex<Value>,
     /// The host origin's port, then the app origin's.
     ports: OnceLock<(u16, u16)>,
     closing: CancellationToken,
@@ -70,7 +72,7 @@ impl Inner {
 
     /// What `ui/initialize` answers with: the fixed part, the tool, the one display mode.
     fn context(&self, session: &AppSession) -> Value {
-        let mut context = self.context.clone();
+        let mut context = self.context.lock().clone();
         context["toolInfo"] = json!({ "tool": session.document().tool });
         context["displayMode"] = json!("inline");
         context["availableDisplayModes"] = json!(["inline"]);
@@ -100,7 +102,10 @@ impl Apps {
                 registry: Registry::default(),
                 host,
                 script: script.into(),
-                context,
+                context: Mutex::new(match context {
+                    Value::Object(_) => context,
+                    _ => json!({}),
+                }),
                 ports: OnceLock::new(),
                 closing: CancellationToken::new(),
                 tasks: TaskTracker::new(),
@@ -121,11 +126,49 @@ impl Apps {
     ) -> std::io::Result<Shown> {
         self.listen().await?;
         let (session, reused) = self.inner.registry.open(server, tool, document);
-        session.push_call(input, result);
+        session.push_call(input, CallEnd::Result(result));
         Ok(Shown {
             url: self.inner.url(&session),
             reused,
         })
+    }
+
+    /// A call of `server`'s `tool` began: when its app is open, the input goes to it now.
+    pub fn call_began(&self, server: &str, tool: &str, input: Value) {
+        if let Some(session) = self.inner.registry.find(server, tool) {
+            session.push_input(input);
+        }
+    }
+
+    /// A call of `server`'s `tool` ended without a result to show (an error result, or none):
+    /// when its app is open, it is told. Nothing opens for it.
+    pub fn call_ended(&self, server: &str, tool: &str, input: Value, end: CallEnd) {
+        if let Some(session) = self.inner.registry.find(server, tool) {
+            session.push_call(input, end);
+        }
+    }
+
+    /// Pi's side of the host context changed (its theme): what differs is kept for pages to
+    /// come and sent to the open apps (`ui/notifications/host-context-changed`).
+    pub fn set_context(&self, update: Map<String, Value>) {
+        let changed: Map<String, Value> = {
+            let mut context = self.inner.context.lock();
+            let changed: Map<String, Value> = update
+                .into_iter()
+                .filter(|(key, value)| context.get(key) != Some(value))
+                .collect();
+            for (key, value) in &changed {
+                context[key] = value.clone();
+            }
+            changed
+        };
+        if changed.is_empty() {
+            return;
+        }
+        let changed = Value::Object(changed);
+        for session in self.inner.registry.open_sessions() {
+            session.push_context(changed.clone());
+        }
     }
 
     /// The open apps, oldest first.

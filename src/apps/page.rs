@@ -22,12 +22,16 @@ pub fn policy(app_port: u16) -> String {
 /// context `ui/initialize` answers with.
 pub fn settings(session: &AppSession, app_port: u16, context: &Value) -> Value {
     let id = &session.app.id;
+    let frame = &session.document().frame;
     json!({
         "token": session.token,
         "rpc": format!("/app/{id}/rpc"),
         "events": format!("/app/{id}/events"),
         "document": format!("http://127.0.0.1:{app_port}/doc/{id}?t={}", session.doc_token),
         "sandbox": SANDBOX,
+        "allow": frame.allow.join("; "),
+        "permissions": frame.granted(),
+        "border": frame.border,
         "server": session.app.server,
         "tool": session.app.tool,
         "hostContext": context,
@@ -46,7 +50,7 @@ pub fn html(session: &AppSession, settings: &Value) -> String {
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"referrer\" content=\"no-referrer\"><title>{title}</title>\
          <style>html,body{{margin:0;height:100%;background:Canvas;color:CanvasText;font-family:system-ui,sans-serif}}\
-         #app{{display:block;border:0;width:100%;height:100%}}#status{{position:fixed;bottom:0;right:0;padding:.2em .6em;font-size:12px;opacity:.7}}</style>\
+         #app{{display:block;border:0;width:100%;height:100%;box-sizing:border-box}}#app.border{{border:1px solid GrayText;border-radius:8px;background:Canvas}}#status{{position:fixed;bottom:0;right:0;padding:.2em .6em;font-size:12px;opacity:.7}}</style>\
          </head><body><script id=\"pi-mcp-app\" type=\"application/json\">{settings}</script>\
          <script type=\"module\" src=\"{script}\"></script></body></html>"
     )

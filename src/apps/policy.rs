@@ -108,6 +108,99 @@ impl Csp {
     }
 }
 
+/// The features of ext-apps' `_meta.ui.permissions`, as the Permissions Policy names them.
+const PERMISSIONS: &[(&str, &str)] = &[
+    ("camera", "camera"),
+    ("microphone", "microphone"),
+    ("geolocation", "geolocation"),
+    ("clipboardWrite", "clipboard-write"),
+];
+
+/// The app's frame as its resource's `_meta.ui` asks for it: the features it may use (the
+/// frame's `allow`; the browser still asks the user for camera, microphone and location), its
+/// border, and what was declared that this host does not honour (said in the server's log).
+#[derive(Debug, Default, PartialEq)]
+pub struct Frame {
+    /// Permissions Policy features, in ext-apps' order.
+    pub allow: Vec<&'static str>,
+    /// `prefersBorder`: a visible border and background (`true`), none (`false`), or ours.
+    pub border: Option<bool>,
+    pub ignored: Vec<String>,
+}
+
+impl Frame {
+    pub fn of(ui: Option<&Value>) -> Frame {
+        let mut frame = Frame::default();
+        let Some(ui) = ui else {
+            return frame;
+        };
+        match ui.get("permissions") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(asked)) => {
+                for (key, value) in asked {
+                    if !PERMISSIONS.iter().any(|(name, _)| name == key) {
+                        frame.ignored.push(format!(
+                            "permissions.{}: not a permission an app may ask for (camera, microphone, geolocation, clipboardWrite)",
+                            clean::line(key)
+                        ));
+                    } else if !matches!(value, Value::Object(_) | Value::Bool(_) | Value::Null) {
+                        frame.ignored.push(format!(
+                            "permissions.{key}: not an object ({})",
+                            clean::line(&value.to_string())
+                        ));
+                    }
+                }
+                frame.allow = PERMISSIONS
+                    .iter()
+                    .filter(|(key, _)| {
+                        matches!(asked.get(*key), Some(Value::Object(_) | Value::Bool(true)))
+                    })
+                    .map(|(_, feature)| *feature)
+                    .collect();
+            }
+            Some(other) => frame.ignored.push(format!(
+                "permissions: not an object ({})",
+                clean::line(&other.to_string())
+            )),
+        }
+        match ui.get("prefersBorder") {
+            None | Some(Value::Null) => {}
+            Some(Value::Bool(border)) => frame.border = Some(*border),
+            Some(other) => frame.ignored.push(format!(
+                "prefersBorder: not true or false ({})",
+                clean::line(&other.to_string())
+            )),
+        }
+        if let Some(domain) = ui.get("domain").filter(|d| !d.is_null()) {
+            frame.ignored.push(format!(
+                "domain {}: a host on 127.0.0.1 has no dedicated origins to give; the app runs in an opaque origin of its own (its requests say Origin: null)",
+                clean::line(&domain.to_string())
+            ));
+        }
+        frame
+    }
+
+    /// The `Permissions-Policy` of the app's document: every feature an app may ask for that
+    /// it did not is off, even should the frame be given more.
+    pub fn policy(&self) -> String {
+        PERMISSIONS
+            .iter()
+            .filter(|(_, feature)| !self.allow.contains(feature))
+            .map(|(_, feature)| format!("{feature}=()"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// ext-apps' `permissions` of what the frame was given, for `hostCapabilities.sandbox`.
+    pub fn granted(&self) -> Value {
+        let granted = PERMISSIONS
+            .iter()
+            .filter(|(_, feature)| self.allow.contains(feature))
+            .map(|(key, _)| (key.to_string(), Value::Object(Default::default())));
+        Value::Object(granted.collect())
+    }
+}
+
 /// At most one message per [`MESSAGE_INTERVAL`] from an app session.
 #[derive(Default)]
 pub struct Pace {

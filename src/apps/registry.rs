@@ -3,7 +3,7 @@
 //! and the user's consent.
 
 use super::host::{AppRef, Grant};
-use super::policy::{Csp, Pace};
+use super::policy::{Csp, Frame, Pace};
 use crate::loopback::random_token;
 use parking_lot::Mutex;
 use serde_json::{json, Value};
@@ -17,12 +17,35 @@ use tokio_util::sync::CancellationToken;
 /// The most pushes waiting for a page (tool input and results); past it the oldest go.
 pub const MAX_PUSHES: usize = 64;
 
-/// The app's HTML as its server gave it, the policy it is served with, and the tool's
-/// definition (for the app's host context).
+/// The app's HTML as its server gave it, the policy it is served with, its frame, and the
+/// tool's definition (for the app's host context).
 pub struct Document {
     pub html: String,
     pub csp: Csp,
+    pub frame: Frame,
     pub tool: Value,
+}
+
+/// How a call of the tool ended, for its app.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CallEnd {
+    /// The MCP result (an error result too): `ui/notifications/tool-result`.
+    Result(Value),
+    /// No result (aborted, timed out, failed): `ui/notifications/tool-cancelled` with why.
+    Cancelled(String),
+}
+
+impl CallEnd {
+    fn push(self) -> Value {
+        match self {
+            CallEnd::Result(result) => {
+                json!({ "method": "ui/notifications/tool-result", "params": result })
+            }
+            CallEnd::Cancelled(reason) => {
+                json!({ "method": "ui/notifications/tool-cancelled", "params": { "reason": reason } })
+            }
+        }
+    }
 }
 
 pub struct AppSession {
@@ -55,16 +78,29 @@ impl AppSession {
         self.document.lock().clone()
     }
 
-    /// Queues a call's input and result for the page, and keeps them for a page that comes back.
-    pub fn push_call(&self, input: Value, result: Value) {
-        let pushes = [
-            json!({ "method": "ui/notifications/tool-input", "params": { "arguments": input } }),
-            json!({ "method": "ui/notifications/tool-result", "params": result }),
-        ];
-        *self.latest.lock() = pushes.to_vec();
-        for push in pushes {
-            self.push(push);
+    /// A call of the tool began: its input goes to the page now, and is kept for a page that
+    /// comes back.
+    pub fn push_input(&self, input: Value) {
+        let push = input_push(input);
+        *self.latest.lock() = vec![push.clone()];
+        self.push(push);
+    }
+
+    /// A call of the tool ended: its input, unless it went when the call began, then its end.
+    pub fn push_call(&self, input: Value, end: CallEnd) {
+        let input = input_push(input);
+        if *self.latest.lock() != [input.clone()] {
+            *self.latest.lock() = vec![input.clone()];
+            self.push(input);
         }
+        let end = end.push();
+        self.latest.lock().push(end.clone());
+        self.push(end);
+    }
+
+    /// The host context changed (only what changed): `ui/notifications/host-context-changed`.
+    pub fn push_context(&self, changed: Value) {
+        self.push(json!({ "method": "ui/notifications/host-context-changed", "params": changed }));
     }
 
     /// A page starts listening: the guard counts it until dropped. A page that comes back after
@@ -114,12 +150,26 @@ impl AppSession {
     }
 }
 
+fn input_push(input: Value) -> Value {
+    json!({ "method": "ui/notifications/tool-input", "params": { "arguments": input } })
+}
+
 pub struct Watching(Arc<AppSession>);
 
 impl Drop for Watching {
     fn drop(&mut self) {
         self.0.watching.fetch_sub(1, Ordering::SeqCst);
     }
+}
+
+fn open_of<'s>(
+    sessions: &'s HashMap<String, Arc<AppSession>>,
+    server: &str,
+    tool: &str,
+) -> Option<&'s Arc<AppSession>> {
+    sessions
+        .values()
+        .find(|s| s.app.server == server && s.app.tool == tool && !s.ended.is_cancelled())
 }
 
 #[derive(Default)]
@@ -132,12 +182,9 @@ impl Registry {
     /// replaced), or a new one. `true` when it was open.
     pub fn open(&self, server: &str, tool: &str, document: Document) -> (Arc<AppSession>, bool) {
         let mut sessions = self.sessions.lock();
-        let open = sessions
-            .values()
-            .find(|s| s.app.server == server && s.app.tool == tool && !s.ended.is_cancelled());
-        if let Some(session) = open {
+        if let Some(session) = open_of(&sessions, server, tool).cloned() {
             *session.document.lock() = Arc::new(document);
-            return (session.clone(), true);
+            return (session, true);
         }
         let id = random_token();
         let session = Arc::new(AppSession {
@@ -162,6 +209,11 @@ impl Registry {
         });
         sessions.insert(id, session.clone());
         (session, false)
+    }
+
+    /// The open app session of `server`'s `tool`.
+    pub fn find(&self, server: &str, tool: &str) -> Option<Arc<AppSession>> {
+        open_of(&self.sessions.lock(), server, tool).cloned()
     }
 
     pub fn get(&self, id: &str) -> Option<Arc<AppSession>> {

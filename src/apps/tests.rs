@@ -4,7 +4,7 @@ use super::*;
 use crate::clean::Link;
 use futures::future::{BoxFuture, FutureExt};
 use parking_lot::Mutex;
-use policy::{Csp, MAX_BODY, MAX_MESSAGE};
+use policy::{Csp, Frame, MAX_BODY, MAX_MESSAGE};
 use serde_json::Map;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -95,6 +95,9 @@ fn document(csp: Value) -> Document {
     Document {
         html: "<!doctype html><p>the clock</p>".into(),
         csp: Csp::of(Some(&json!({ "csp": csp }))),
+        frame: Frame::of(Some(
+            &json!({ "permissions": { "camera": {} }, "prefersBorder": true }),
+        )),
         tool: json!({ "name": "clock" }),
     }
 }
@@ -222,6 +225,11 @@ async fn every_request_needs_the_host_s_name_and_the_session_s_token() {
         "{head}"
     );
     assert!(head.contains("connect-src 'none'"), "{head}");
+    assert!(
+        head.contains("Permissions-Policy: microphone=(), geolocation=(), clipboard-write=()")
+            && !head.contains("camera="),
+        "only the camera it asked for: {head}"
+    );
     let with_page_token = format!("{}?t={token}", doc.path());
     assert_eq!(
         send(app, get(app, &with_page_token, "127.0.0.1")).await.0,
@@ -478,6 +486,54 @@ async fn the_tab_gets_each_call_and_its_closing_ends_the_session() {
     assert!(apps.open_apps().is_empty());
     let (code, _, _) = send(host, get(host, &format!("{path}?t={token}"), "127.0.0.1")).await;
     assert_eq!(code, 404, "an ended session is gone");
+    apps.close().await;
+}
+
+#[tokio::test]
+async fn an_open_app_gets_a_call_s_input_at_its_start_its_cancelling_and_pi_s_theme() {
+    let gateway = Arc::new(Gateway::default());
+    let (apps, shown) = shown(&gateway).await;
+    let (host, _) = apps.ports().unwrap();
+    let (path, token) = parts(&shown.url);
+    let mut stream = TcpStream::connect(("127.0.0.1", host)).await.unwrap();
+    let request = format!(
+        "GET {path}events HTTP/1.1\r\nHost: 127.0.0.1:{host}\r\nX-Pi-Mcp-Token: {token}\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = String::new();
+    read_until(&mut stream, &mut seen, "tool-result").await;
+
+    // The next call: its input at once, then why it has no result; the input once.
+    apps.call_began("clock", "clock", json!({ "a": 3 }));
+    read_until(&mut stream, &mut seen, r#""arguments":{"a":3}"#).await;
+    apps.call_began("clock", "another", json!({ "a": 4 }));
+    let stopped = CallEnd::Cancelled("the user stopped the call".into());
+    apps.call_ended("clock", "clock", json!({ "a": 3 }), stopped);
+    let cancelled = r#"{"method":"ui/notifications/tool-cancelled","params":{"reason":"the user stopped the call"}}"#;
+    read_until(&mut stream, &mut seen, cancelled).await;
+    assert_eq!(seen.matches(r#""arguments":{"a":3}"#).count(), 1, "{seen}");
+    assert!(!seen.contains(r#""a":4"#), "another tool's call: {seen}");
+    // An error result of a call whose input went before: the result alone.
+    let failed = json!({ "content": [], "isError": true });
+    apps.call_began("clock", "clock", json!({ "a": 5 }));
+    apps.call_ended("clock", "clock", json!({ "a": 5 }), CallEnd::Result(failed));
+    read_until(&mut stream, &mut seen, r#""isError":true"#).await;
+    assert_eq!(seen.matches(r#""arguments":{"a":5}"#).count(), 1, "{seen}");
+
+    // Pi's theme: the same changes nothing; another goes to the tab, and to pages to come.
+    apps.set_context(Map::from_iter([("theme".into(), json!("dark"))]));
+    apps.set_context(Map::from_iter([("theme".into(), json!("light"))]));
+    let changed =
+        r#"{"method":"ui/notifications/host-context-changed","params":{"theme":"light"}}"#;
+    read_until(&mut stream, &mut seen, changed).await;
+    assert_eq!(seen.matches("host-context-changed").count(), 1, "{seen}");
+    let (code, _, page) = send(host, get(host, &format!("{path}?t={token}"), "127.0.0.1")).await;
+    assert_eq!(code, 200);
+    assert!(page.contains(r#""theme":"light""#), "{page}");
+    // The frame as the resource asked: camera allowed, a border.
+    assert!(page.contains(r#""allow":"camera""#), "{page}");
+    assert!(page.contains(r#""border":true"#), "{page}");
+    assert!(page.contains(r#""permissions":{"camera":{}}"#), "{page}");
     apps.close().await;
 }
 

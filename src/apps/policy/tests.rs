@@ -131,3 +131,52 @@ fn messages_are_cleaned_bounded_and_never_empty() {
     assert!(message_text(&json!({ "content": [] })).is_err());
     assert!(message_text(&json!({ "content": [{ "type": "text", "text": "  " }] })).is_err());
 }
+
+#[test]
+fn the_frame_gets_the_permissions_an_app_may_ask_for_and_nothing_else() {
+    let frame = Frame::of(Some(&json!({
+        "permissions": { "clipboardWrite": {}, "camera": {}, "microphone": false, "usb": {}, "geolocation": "yes" },
+        "prefersBorder": false,
+        "domain": "a904794854a047f6.claudemcpcontent.com",
+    })));
+    assert_eq!(
+        frame.allow,
+        ["camera", "clipboard-write"],
+        "in ext-apps' order"
+    );
+    assert_eq!(frame.border, Some(false));
+    assert_eq!(frame.policy(), "microphone=(), geolocation=()");
+    assert_eq!(
+        frame.granted(),
+        json!({ "camera": {}, "clipboardWrite": {} })
+    );
+    let ignored = frame.ignored.join("\n");
+    assert!(
+        ignored.contains("permissions.usb: not a permission an app may ask for"),
+        "{ignored}"
+    );
+    assert!(
+        ignored.contains("permissions.geolocation: not an object"),
+        "{ignored}"
+    );
+    assert!(
+        ignored.contains("domain \"a904794854a047f6.claudemcpcontent.com\": a host on 127.0.0.1 has no dedicated origins"),
+        "{ignored}"
+    );
+    assert_eq!(frame.ignored.len(), 3, "{ignored}");
+
+    let none = Frame::of(None);
+    assert!(none.allow.is_empty() && none.border.is_none() && none.ignored.is_empty());
+    assert_eq!(
+        none.policy(),
+        "camera=(), microphone=(), geolocation=(), clipboard-write=()"
+    );
+    for bad in [
+        json!({ "permissions": ["camera"] }),
+        json!({ "prefersBorder": "yes" }),
+    ] {
+        let frame = Frame::of(Some(&bad));
+        assert!(frame.allow.is_empty() && frame.border.is_none(), "{bad}");
+        assert_eq!(frame.ignored.len(), 1, "{bad}");
+    }
+}

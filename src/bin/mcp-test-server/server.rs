@@ -258,7 +258,8 @@ impl Server {
     fn read_resource(&self, uri: &str) -> Value {
         if uri == APP_URI && self.scenarios.has("apps") {
             let html = include_str!("clock.html");
-            return json!({ "contents": [{ "uri": uri, "mimeType": "text/html;profile=mcp-app", "text": html }] });
+            let ui = json!({ "permissions": { "clipboardWrite": {} }, "prefersBorder": true });
+            return json!({ "contents": [{ "uri": uri, "mimeType": "text/html;profile=mcp-app", "text": html, "_meta": { "ui": ui } }] });
         }
         json!({ "contents": [{ "uri": uri, "text": format!("the contents of {uri}") }] })
     }
@@ -292,7 +293,11 @@ impl Server {
                 text("y".repeat((megabytes * 1024.0 * 1024.0) as usize))
             }
             "seen" => text(format!("methods: {}", self.state().seen.join(", "))),
-            "clock" => text(format!("clock called; ticks {}", self.state().ticks)),
+            "clock" => {
+                let delay = args["delayMs"].as_u64().unwrap_or(0);
+                tokio::time::sleep(Duration::from_millis(delay)).await;
+                text(format!("clock called; ticks {}", self.state().ticks))
+            }
             "clock_tick" => {
                 self.state().ticks += 1;
                 text("clock_tick called".into())

@@ -12,7 +12,7 @@ import { chromium } from "./helpers/chromium.mjs";
 import { recordingBrowser } from "./helpers/browser.mjs";
 import { assertRan, PI_16, piTest, runPi, runPiRpc } from "./helpers/pi.mjs";
 import { TMUX_SKIP, withPiTui } from "./helpers/tui.mjs";
-import { processesIn, root, testServer, text, waitFor, withAdapter } from "./helpers/servers.mjs";
+import { FAST, processesIn, root, tempAgent, testServer, text, waitFor, withAdapter } from "./helpers/servers.mjs";
 import { bundle, OUTPUT } from "../scripts/build-apps.mjs";
 
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
@@ -196,6 +196,42 @@ test("when the session ends, the open tab tears its app down", { timeout: 60_000
   await waitFor(async () => (await tab.evaluate(`document.getElementById("status")?.textContent ?? ""`)).includes("Pi ended it"), 10_000, "the page to say so");
   assert.equal(await tab.evaluate(`document.getElementById("app")`), null, "the frame is gone");
   await tab.close();
+});
+
+test("a second session opens the app from a warm cache: the tool's _meta.ui from the cache, its ui:// resource read when called", { timeout: 60_000 }, async () => {
+  const agent = tempAgent({ mcpServers: { clock: testServer(["apps"]) } });
+  const open = () => McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env, ...FAST });
+  try {
+    const first = open();
+    assert.equal((await first.connect("clock")).isError, false);
+    await first.shutdown();
+    const cached = JSON.parse(readFileSync(agent.cachePath, "utf8")).servers.clock.tools.find((t) => t.name === "clock");
+    assert.equal(cached._meta.ui.resourceUri, "ui://clock/app.html", "the cache keeps the tool's _meta.ui");
+
+    const second = open();
+    const events = [];
+    second.onEvent((e) => events.push(e));
+    second.setFrontEnd(allowing().frontEnd);
+    second.enableApps(SCRIPT, CONTEXT);
+    try {
+      assert.equal(text(await second.call("clock_clock", {})), "clock called; ticks 0");
+      const opened = await waitFor(() => events.find((e) => e.type === "app" && e.kind === "opened"), 10_000, "the app to open");
+      const tab = await browser.open(opened.url);
+      const appOrigin = await documentOrigin(tab);
+      await until(tab, appOrigin, `document.getElementById("result").textContent.includes("ticks 0")`, "the app with its result");
+      await tab.close();
+      const methods = text(await second.call("clock_seen", {})).replace("methods: ", "").split(", ");
+      const [call, read] = [methods.indexOf("tools/call"), methods.indexOf("resources/read")];
+      assert.ok(call >= 0 && read > call, `the call from the cache, then the resource: ${methods}`);
+      const listed = methods.indexOf("tools/list");
+      assert.ok(listed === -1 || listed > call, `no listing before the call: ${methods}`);
+    } finally {
+      await second.shutdown();
+    }
+    await waitFor(() => processesIn(agent.cwd).length === 0, 5000, "servers to stop");
+  } finally {
+    agent.cleanup();
+  }
 });
 
 test("the official example app (server-basic-vanillajs) runs in the browser", { timeout: 90_000 }, async () => {

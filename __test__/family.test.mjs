@@ -87,6 +87,21 @@ test("a host and its members share one process per server, nothing is left after
   await noneLeft(agent);
 });
 
+test("a parent with apps on and its headless member declare the same UI capability: one process, not two", { timeout: 60_000 }, async () => {
+  const capabilities = { tool: "v_capabilities" };
+  for (const [settings, declared] of [[{ shareWithSubagents: true }, true], [{ shareWithSubagents: true, ui: false }, false]]) {
+    const agent = familyAgent({ v: ["asks"] }, settings);
+    const most = sampleProcesses(agent.cwd);
+    const host = await session(agent, { host: true, apps: true, calls: [capabilities], children: [member('subagent "headless"', [capabilities])] }).done;
+    assert.equal(await most(), 1, `ui ${settings.ui ?? "default"}: the member uses the parent's process`);
+    const [parent, child] = [host.results[0], host.children[0].results[0]].map((r) => JSON.parse(r.text));
+    assert.deepEqual(child, parent, "the same capabilities from both");
+    assert.equal(Boolean(parent.extensions?.["io.modelcontextprotocol/ui"]), declared, JSON.stringify(parent));
+    assert.equal(host.children[0].shared.v?.scope, "family", "the member used the family's server");
+    await noneLeft(agent);
+  }
+});
+
 test("eight members asking for three servers at once start three processes", { timeout: 60_000 }, async () => {
   const agent = familyAgent();
   const most = sampleProcesses(agent.cwd);

@@ -280,6 +280,12 @@ export declare class McpAdapter {
    * the open apps (`ui/notifications/host-context-changed`) and given to those opened later.
    */
   setAppsContext(update: Record<string, unknown>): void
+  /**
+   * The model is still writing a call of `tool` (as `call` names it; `server`'s, if given):
+   * when the tool's app is open, it gets the arguments so far
+   * (`ui/notifications/tool-input-partial`). Nothing starts, nothing opens.
+   */
+  appInputPartial(tool: string, args: Record<string, unknown>, server?: string | undefined | null): void
   /** The apps open now, oldest first. */
   openApps(): Array<OpenApp>
   /**

@@ -254,9 +254,12 @@ test("the official example app (server-basic-vanillajs) runs in the browser", { 
 });
 
 piTest("over RPC: the app opens in the browser, and its message reaches Pi marked as the app's once the user allows it", { timeout: 120_000 }, async (pi) => {
-  const steps = [{ tool_calls: [{ name: "mcp", arguments: { tool: "clock_clock", args: {} } }] }, { text: "The clock is open." }, { text: "Hello, clock." }];
+  // The app's message starts a turn whose answer calls the clock again: the open app sees the call's arguments as the model writes them.
+  const again = { tool_calls: [{ name: "mcp", arguments: { tool: "clock_clock", args: { text: "written by the model" } } }] };
+  const steps = [{ tool_calls: [{ name: "mcp", arguments: { tool: "clock_clock", args: {} } }] }, { text: "The clock is open." }, again, { text: "Hello, clock." }];
   let url;
   let tab;
+  let partial;
   const r = await runPiRpc({
     pi,
     extensionDir: root,
@@ -273,6 +276,8 @@ piTest("over RPC: the app opens in the browser, and its message reaches Pi marke
         await until(tab, appOrigin, `document.getElementById("state").textContent.startsWith("ready")`, "the app to initialize");
         await tab.app(appOrigin, `document.getElementById("say").click()`);
         await waitFor(() => events.filter((e) => e.type === "agent_end").length >= 2, 30_000, "the turn the app's message started");
+        partial = await until(tab, appOrigin, `document.getElementById("partial").textContent`, "the arguments as the model wrote them");
+        await until(tab, appOrigin, `document.getElementById("input").textContent.includes("written by the model")`, "the call's input");
         writeFileSync(join(SHOTS, `clock-pi-${pi}.png`), await tab.screenshot());
       },
       "/mcp apps",
@@ -290,7 +295,8 @@ piTest("over RPC: the app opens in the browser, and its message reaches Pi marke
   const listed = r.perCommand.find((c) => c.command === "/mcp apps").notifications.map((n) => n.message).join("\n");
   assert.ok(listed.startsWith("MCP apps open (1):\n  clock (server \"clock\"), since "), listed);
   assert.ok(listed.includes(url), listed);
-  assert.equal(r.requests.length, 3, "the app's message started a turn");
+  assert.equal(r.requests.length, 4, "the app's message started a turn");
+  assert.match(partial, /partial \{"text":"written by the model"\}; $/, "the last arguments streamed before the call");
   const said = JSON.stringify(r.requests[2].body.messages.at(-1));
   assert.match(said, /A message from the MCP app of clock \(server \\"clock\\"\), sent from its window in the browser; not written by the user/);
   assert.match(said, /the clock says hi/);

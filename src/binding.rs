@@ -843,6 +843,19 @@ impl McpAdapter {
         self.inner.set_apps_context(update);
     }
 
+    /// The model is still writing a call of `tool` (as `call` names it; `server`'s, if given):
+    /// when the tool's app is open, it gets the arguments so far
+    /// (`ui/notifications/tool-input-partial`). Nothing starts, nothing opens.
+    #[napi]
+    pub fn app_input_partial(
+        &self,
+        tool: String,
+        #[napi(ts_arg_type = "Record<string, unknown>")] args: Value,
+        server: Option<String>,
+    ) {
+        self.inner.app_input_partial(&tool, server.as_deref(), args);
+    }
+
     /// The apps open now, oldest first.
     #[napi]
     pub fn open_apps(&self) -> Vec<OpenApp> {

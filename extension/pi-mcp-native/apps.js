@@ -25,7 +25,15 @@ function themeOf(ui) {
 /** What the app is, for a person and the model. */
 const appName = (event) => `the MCP app of ${event.tool} (server "${event.server}")`;
 
-export function appsInPi(pi, { ui }) {
+/** The MCP tool a call of Pi's tool `call` is of, with its arguments so far: `mcp`'s `tool`, or a tool of ours (`target`). */
+function mcpCallOf(call, target) {
+  const args = call.arguments ?? {};
+  if (call.name === "mcp") return typeof args.tool === "string" && args.args && typeof args.args === "object" ? { tool: args.tool, server: args.server, args: args.args } : undefined;
+  const direct = target(call.name);
+  return direct?.tool ? { ...direct, args } : undefined;
+}
+
+export function appsInPi(pi, { ui, target }) {
   // The core apps are on for, the theme it was last given, and the look at Pi's theme while an app is open.
   let current;
   let theme;
@@ -44,6 +52,15 @@ export function appsInPi(pi, { ui }) {
     }, THEME_POLL_MS);
     watching.unref?.();
   };
+  // While an app is open, a call the model is still writing gives it the arguments so far (the
+  // core sends them only to the called tool's open app).
+  pi.on("message_update", (event) => {
+    const streamed = event?.assistantMessageEvent;
+    if (!watching || streamed?.type !== "toolcall_delta") return;
+    const call = event.message?.content?.[streamed.contentIndex];
+    const partial = call?.type === "toolCall" ? mcpCallOf(call, target) : undefined;
+    if (partial) current?.appInputPartial(partial.tool, partial.args, typeof partial.server === "string" ? partial.server : undefined);
+  });
   return {
     /** Turns apps on for `core` when the session has a UI. */
     enable(core, ctx) {

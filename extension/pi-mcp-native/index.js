@@ -129,7 +129,7 @@ export default function piMcpNative(pi) {
       .finally(() => pastePrompts.get(event.server) === abort && pastePrompts.delete(event.server));
   };
   const announceUpdate = resourceUpdates(pi, sessionUi);
-  const apps = appsInPi(pi, { ui: sessionUi });
+  const apps = appsInPi(pi, { ui: sessionUi, target: (name) => piTools.target(name) });
   /** @param {import("../index.js").LifecycleEvent} event */
   const onEvent = (event) => {
     // Only progress carries a call id: it goes to that call (if it still runs). Any other event

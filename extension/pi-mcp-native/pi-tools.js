@@ -20,6 +20,7 @@ export function createPiTools({ pi, adapter, run, warn }) {
   const exposures = typeof pi.registerMcpServer === "function";
   const registered = new Map(); // name → the definition registered, as JSON
   const withdrawn = new Map(); // name → the definition, for re-registering it hidden
+  const targets = new Map(); // name → the MCP tool it calls: { tool, server }
   let needs = { reach: { codemode: false, toolSearch: false }, autoEnableCodemode: true, unlisted: [] };
   let warnedUnreachable = false;
 
@@ -45,6 +46,7 @@ export function createPiTools({ pi, adapter, run, warn }) {
         continue;
       }
       const { server, tool, exposure, namespace, annotations, outputSchema, ...definition } = def;
+      targets.set(def.name, { tool, server });
       const piFields = exposures
         ? defined({ exposure: exposure && (exposure === "direct" ? "direct" : "deferred"), namespace: namespace && defined(namespace) })
         : {};
@@ -114,5 +116,5 @@ export function createPiTools({ pi, adapter, run, warn }) {
     sync();
   }
 
-  return { sync, activate, beforeReaching, owns: (name) => registered.has(name) };
+  return { sync, activate, beforeReaching, owns: (name) => registered.has(name), target: (name) => (registered.has(name) ? targets.get(name) : undefined) };
 }

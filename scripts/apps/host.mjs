@@ -83,6 +83,8 @@ bridge.addEventListener("requestteardown", async () => {
 /** One push of the core to the app. */
 async function deliver({ method, params }) {
   switch (method) {
+    case "ui/notifications/tool-input-partial":
+      return bridge.sendToolInputPartial(params);
     case "ui/notifications/tool-input":
       return bridge.sendToolInput(params);
     case "ui/notifications/tool-result":

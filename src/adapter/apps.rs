@@ -86,6 +86,18 @@ impl Adapter {
         }
     }
 
+    /// The model is still writing a call of `name` (`server`'s, when it says): an open app of
+    /// the tool gets the arguments so far. Nothing starts, nothing opens.
+    pub fn app_input_partial(&self, name: &str, server: Option<&str>, args: Value) {
+        let (Some(apps), Ok(Some(tool))) = (self.apps.get(), self.lookup("call", name, server))
+        else {
+            return;
+        };
+        if let Some(input) = self.app_input(&tool, &args) {
+            apps.call_partial(&tool.server, &tool.original, input);
+        }
+    }
+
     /// A call of `tool`, whose app is given `input`, is sent: an open app gets the input now.
     pub(super) fn app_call_began(&self, tool: &ToolInfo, input: &Value) {
         if let Some(apps) = self.apps.get() {

@@ -402,7 +402,7 @@ impl Adapter {
         })
     }
 
-    fn lookup(
+    pub(super) fn lookup(
         &self,
         mode: &str,
         name: &str,

@@ -140,6 +140,14 @@ impl Apps {
         }
     }
 
+    /// The model is still writing a call of `server`'s `tool`: when its app is open, it gets
+    /// the arguments so far (`ui/notifications/tool-input-partial`).
+    pub fn call_partial(&self, server: &str, tool: &str, input: Value) {
+        if let Some(session) = self.inner.registry.find(server, tool) {
+            session.push_partial(input);
+        }
+    }
+
     /// A call of `server`'s `tool` ended without a result to show (an error result, or none):
     /// when its app is open, it is told. Nothing opens for it.
     pub fn call_ended(&self, server: &str, tool: &str, input: Value, end: CallEnd) {

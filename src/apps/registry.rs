@@ -98,6 +98,18 @@ impl AppSession {
         self.push(end);
     }
 
+    /// The model is still writing a call of the tool: its arguments so far. Only the newest
+    /// waits for the page: one not yet sent gives way to the next.
+    pub fn push_partial(&self, input: Value) {
+        let method = "ui/notifications/tool-input-partial";
+        let mut pushes = self.pushes.lock();
+        if pushes.back().is_some_and(|last| last["method"] == method) {
+            pushes.pop_back();
+        }
+        drop(pushes);
+        self.push(json!({ "method": method, "params": { "arguments": input } }));
+    }
+
     /// The host context changed (only what changed): `ui/notifications/host-context-changed`.
     pub fn push_context(&self, changed: Value) {
         self.push(json!({ "method": "ui/notifications/host-context-changed", "params": changed }));

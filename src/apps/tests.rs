@@ -537,6 +537,28 @@ async fn an_open_app_gets_a_call_s_input_at_its_start_its_cancelling_and_pi_s_th
     apps.close().await;
 }
 
+#[tokio::test]
+async fn only_the_newest_arguments_the_model_is_writing_wait_for_the_page() {
+    let registry = registry::Registry::default();
+    let (session, _) = registry.open("clock", "clock", document(json!({})));
+    session.push_partial(json!({ "t": "wr" }));
+    session.push_partial(json!({ "t": "writ" }));
+    session.push_input(json!({ "t": "written" }));
+    session.push_partial(json!({ "t": "n" }));
+    let mut waiting = vec![];
+    while let Ok(Some(push)) =
+        tokio::time::timeout(Duration::from_millis(50), session.next_push()).await
+    {
+        waiting.push(
+            push["params"]["arguments"]["t"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    assert_eq!(waiting, ["writ", "written", "n"]);
+}
+
 /// Reads the stream into `seen` until it holds `wanted` (5 s at most a read).
 async fn read_until(stream: &mut TcpStream, seen: &mut String, wanted: &str) {
     let mut buffer = [0u8; 4096];

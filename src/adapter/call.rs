@@ -113,7 +113,7 @@ impl Adapter {
             self.app_call_began(&tool, input);
         }
         let result = self.send(&conn, &tool, args, opts, cancel.clone()).await;
-        if let Some(input) = app_input {
+        if let Some(input) = app_input.clone() {
             self.app_call_ended(&tool, input, &result);
         }
         if let (Err(RequestError::NeedsAuth(need)), Some(server)) =
@@ -138,6 +138,10 @@ impl Adapter {
                     Err(outcome) => return outcome,
                 };
                 let result = self.send(&conn, &fresh, args, opts, cancel).await;
+                // The app saw the first answer: it gets this one too.
+                if let Some(input) = app_input {
+                    self.app_call_ended(&fresh, input, &result);
+                }
                 self.call_outcome(&fresh, result)
             }
         }

@@ -55,6 +55,7 @@ const MATRIX = [
   ["F12", "shared servers with `debug: true` writing 6 MB and 60 MB to stderr: the broker's log rotated while it runs, each part ≤ 5 MB, the newest lines kept"],
   ["F13", "`mcp.log` under load: eight threads of one process, two processes through three rotations, three servers sending 3,000 log messages each at once: each server's lines in the order sent, times never going back, a rotation keeping the newest"],
   ["F14", "`mcp.log`, its lock and the broker's log planted as links to files outside, as a FIFO and a directory: nothing written or created through them, no wait, the refusal naming the file; a broker whose log is a link does not start and the session says why"],
+  ["A1", "an MCP App's `_meta.ui.csp` naming the user's machine or network (`http://127.0.0.1:*`, `localhost`, private and link-local addresses, `http://2130706433`): left out of the document's header and said in the server's log"],
 ];
 /** What building the matrix found, and what was done about it (kept with the generator, not the run). */
 const FINDINGS = [

@@ -180,3 +180,66 @@ fn the_frame_gets_the_permissions_an_app_may_ask_for_and_nothing_else() {
         assert_eq!(frame.ignored.len(), 1, "{bad}");
     }
 }
+
+#[test]
+fn an_app_cannot_declare_its_way_to_the_user_s_own_machine() {
+    let started = Instant::now();
+    // A remote server's app would otherwise reach, from the user's browser, services that listen
+    // on the user's machine or network (ours among them).
+    let local = [
+        "http://127.0.0.1:*",
+        "http://127.0.0.1:8080",
+        "https://127.8.9.10",
+        "http://localhost:3000",
+        "ws://localhost",
+        "http://LOCALHOST",
+        "http://dev.localhost",
+        "http://*.localhost",
+        "http://0.0.0.0:8000",
+        "http://10.1.2.3",
+        "http://192.168.1.1",
+        "http://172.16.0.1",
+        "http://169.254.169.254",
+        "http://2130706433",
+        "http://127.1",
+        "http://0x7f.0.0.1",
+    ];
+    let mut sources: Vec<&str> = local.to_vec();
+    sources.extend([
+        "https://api.example.com",
+        "https://172.32.0.1",
+        "https://1password.com",
+    ]);
+    for key in [
+        "connectDomains",
+        "resourceDomains",
+        "frameDomains",
+        "baseUriDomains",
+    ] {
+        let csp = Csp::of(Some(&json!({ "csp": { key: sources } })));
+        assert_eq!(csp.dropped.len(), local.len(), "{key}: {:?}", csp.dropped);
+        for source in local {
+            assert!(
+                !csp.header.contains(source),
+                "{key}: {source} in {}",
+                csp.header
+            );
+        }
+        for kept in [
+            "https://api.example.com",
+            "https://172.32.0.1",
+            "https://1password.com",
+        ] {
+            assert!(csp.header.contains(kept), "{key}: {kept} in {}", csp.header);
+        }
+    }
+    crate::test_report::record(
+        "A1",
+        "an app's CSP naming the user's machine or network",
+        started,
+        &format!(
+            "{} loopback, private, link-local and numeric sources left out of each of the 4 lists; 3 public kept",
+            local.len()
+        ),
+    );
+}

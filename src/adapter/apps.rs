@@ -236,7 +236,9 @@ impl Adapter {
         let left_out: Vec<String> = csp
             .dropped
             .iter()
-            .map(|source| format!("csp source {source}: not an http(s) or ws(s) origin"))
+            .map(|source| {
+                format!("csp source {source}: only http(s) and ws(s) origins off this machine and its network")
+            })
             .chain(frame.ignored.iter().cloned())
             .collect();
         if !left_out.is_empty() {

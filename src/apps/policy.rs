@@ -7,6 +7,7 @@ use crate::loopback::{header, same_secret};
 use serde_json::Value;
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
+use url::{Host, Url};
 
 /// The most one `ui/message` or `ui/update-model-context` may carry to the conversation.
 pub const MAX_MESSAGE: usize = 64 * 1024;
@@ -42,7 +43,8 @@ pub fn token_of<'h>(head: &'h str, query: Option<&'h str>) -> Option<&'h str> {
 }
 
 /// The `Content-Security-Policy` of an app's document, from its resource's `_meta.ui.csp`, and
-/// the sources it declared that were left out (not an origin we can write into the header).
+/// the sources it declared that were left out (not an origin we can write into the header, or
+/// one on the user's machine or network).
 #[derive(Debug, PartialEq)]
 pub struct Csp {
     pub header: String,
@@ -55,6 +57,28 @@ static SOURCE: LazyLock<regex::Regex> = LazyLock::new(|| {
         .expect("a valid pattern")
 });
 
+/// Whether a source names the user's own machine or network (loopback, `localhost`, private,
+/// link-local or unspecified addresses, in any of the forms a browser reads: `127.1`,
+/// `2130706433`, `0x7f.0.0.1`). An app of a remote server must not reach, from the user's
+/// browser, what listens there (ours among it); one such service is its own server's to reach.
+fn names_the_user_s_machine_or_network(source: &str) -> bool {
+    // As the browser reads the host: a `*.` wildcard and a `:*` port do not change it.
+    let readable = source
+        .replacen("://*.", "://wildcard.", 1)
+        .replacen(":*", "", 1);
+    match Url::parse(&readable)
+        .ok()
+        .and_then(|url| url.host().map(|h| h.to_owned()))
+    {
+        Some(Host::Ipv4(ip)) => {
+            ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified()
+        }
+        Some(Host::Ipv6(ip)) => ip.is_loopback() || ip.is_unspecified(),
+        Some(Host::Domain(name)) => name == "localhost" || name.ends_with(".localhost"),
+        None => true,
+    }
+}
+
 impl Csp {
     /// Nothing reaches the network unless the resource declared it: no fetch, no frame, no
     /// form, no plugin; inline script and style (an app is one document) and `data:`/`blob:`
@@ -66,7 +90,8 @@ impl Csp {
             let declared = csp.and_then(|c| c.get(key)).and_then(Value::as_array);
             let mut kept = Vec::new();
             for value in declared.into_iter().flatten() {
-                match value.as_str().filter(|s| SOURCE.is_match(s)) {
+                let source = value.as_str().filter(|s| SOURCE.is_match(s));
+                match source.filter(|s| !names_the_user_s_machine_or_network(s)) {
                     Some(source) => kept.push(source.to_string()),
                     None => dropped.push(clean::line(&value.to_string()).into_owned()),
                 }

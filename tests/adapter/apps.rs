@@ -193,7 +193,8 @@ async fn message_from_the_clock(session: &Session, person: Arc<Consenting>) -> V
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_app_s_calls_pass_the_approval_gate_saying_who_asks_and_its_logs_go_to_mcp_log() {
+async fn the_app_s_calls_pass_the_approval_gate_saying_who_asks_and_its_logs_and_what_is_not_honoured_go_to_mcp_log(
+) {
     let entry = json!({ "command": TEST_SERVER, "args": ["apps"], "approveTools": ["clock_tick"] });
     let home = Home::new(json!({ "s": entry }));
     let person = Arc::new(Consenting {
@@ -221,6 +222,11 @@ async fn the_app_s_calls_pass_the_approval_gate_saying_who_asks_and_its_logs_go_
     let logged = std::fs::read_to_string(home.agent.join("mcp.log")).unwrap();
     assert!(
         logged.contains("[s] warning app of clock: ui: the app logs\n"),
+        "{logged}"
+    );
+    // What the resource declared and this host does not honour is said once the app is read.
+    assert!(
+        logged.contains("[s] warning app ui://clock/app.html: declared but not honoured: domain \"clock.example\": a host on 127.0.0.1 has no dedicated origins to give"),
         "{logged}"
     );
 }

@@ -13,8 +13,8 @@
 //!   (sends `notifications/message` with `params`; `count` times, `data` numbered) and
 //!   `capabilities` (the client's capabilities from `initialize`).
 //! - `apps` adds MCP Apps' tools: `clock` (its interface is the resource `ui://clock/app.html`,
-//!   `clock.html`, a test app without a CSP of its own that asks for `clipboardWrite` and a
-//!   border; says how often `clock_tick` was called, after `delayMs`),
+//!   `clock.html`, a test app without a CSP of its own that asks for `clipboardWrite`, a border
+//!   and a `domain`; says how often `clock_tick` was called, after `delayMs`),
 //!   `clock_tick` (for the app alone) and `clock_reset` (for the model alone).
 //! - `subscribe` offers resource subscriptions (`resources/subscribe` and `unsubscribe` answered,
 //!   seen by `seen`) and adds the tool `touch` (sends `notifications/resources/updated` for

@@ -258,7 +258,7 @@ impl Server {
     fn read_resource(&self, uri: &str) -> Value {
         if uri == APP_URI && self.scenarios.has("apps") {
             let html = include_str!("clock.html");
-            let ui = json!({ "permissions": { "clipboardWrite": {} }, "prefersBorder": true });
+            let ui = json!({ "permissions": { "clipboardWrite": {} }, "prefersBorder": true, "domain": "clock.example" });
             return json!({ "contents": [{ "uri": uri, "mimeType": "text/html;profile=mcp-app", "text": html, "_meta": { "ui": ui } }] });
         }
         json!({ "contents": [{ "uri": uri, "text": format!("the contents of {uri}") }] })

@@ -315,14 +315,27 @@ piTest("in json mode (no UI) a tool with an app gives its result and opens nothi
   assert.doesNotMatch(r.stderr, /127\.0\.0\.1/);
 });
 
-piTest("in Pi's terminal the notice gives the app's address, and /mcp apps lists it", { timeout: 120_000, pis: [PI_16], skip: TMUX_SKIP }, async (pi) => {
+piTest("in Pi's terminal the notice gives the app's address, /mcp apps lists it, and the app follows Pi's theme", { timeout: 120_000, pis: [PI_16], skip: TMUX_SKIP }, async (pi) => {
   const before = recorder.opened().length;
   const steps = [{ tool_calls: [{ name: "mcp", arguments: { tool: "clock_clock", args: {} } }] }, { text: "The clock is open." }];
-  await withPiTui({ pi, extensionDir: root, mcpConfig: { mcpServers: { clock: testServer(["apps"]) } }, env: { BROWSER: recorder.path }, script: { steps }, cols: 200 }, async (tui) => {
+  const extensionDir = [root, join(root, "__test__", "fixtures", "theme-extension")];
+  await withPiTui({ pi, extensionDir, mcpConfig: { mcpServers: { clock: testServer(["apps"]) } }, env: { BROWSER: recorder.path }, script: { steps }, cols: 200 }, async (tui) => {
     await tui.started();
     await tui.submit("show me the clock", /The app of clock \(MCP server "clock"\) opened in your browser: http:\/\/127\.0\.0\.1:\d+\/app\//, "the notice");
     await tui.waitFor(/The clock is open\./, "the model's answer");
     assert.equal(recorder.opened().length, before + 1);
     await tui.submit("/mcp apps", /MCP apps open \(1\):\s+clock \(server "clock"\), since [^:]+:\d\d(:\d\d)?[^h]*http:\/\/127\.0\.0\.1:\d+\/app\//, "the list");
+
+    // Pi's theme changes (as /settings would change it): the open app is told.
+    const tab = await browser.open(recorder.opened().at(-1));
+    try {
+      const appOrigin = await documentOrigin(tab);
+      const first = (await until(tab, appOrigin, `(t => t.startsWith("ready") && t)(document.getElementById("state").textContent)`, "the app to initialize")).replace("ready theme ", "");
+      const other = first === "dark" ? "light" : "dark";
+      await tui.submit(`/theme ${other}`, new RegExp(`theme set: ${other}`), "the theme");
+      assert.equal(await until(tab, appOrigin, `document.getElementById("theme").textContent`, "the change to reach the app"), `theme now ${other}`);
+    } finally {
+      await tab.close();
+    }
   });
 });

@@ -426,18 +426,7 @@ async fn the_tab_gets_each_call_and_its_closing_ends_the_session() {
     let (apps, shown) = shown(&gateway).await;
     let (host, _) = apps.ports().unwrap();
     let (path, token) = parts(&shown.url);
-    let mut stream = TcpStream::connect(("127.0.0.1", host)).await.unwrap();
-    let request = format!(
-        "GET {path}events HTTP/1.1\r\nHost: 127.0.0.1:{host}\r\nX-Pi-Mcp-Token: {token}\r\n\r\n"
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut seen = String::new();
-    read_until(
-        &mut stream,
-        &mut seen,
-        r#""method":"ui/notifications/tool-result""#,
-    )
-    .await;
+    let (mut stream, mut seen) = events_of(&apps, &shown).await;
     assert!(seen.contains(r#""arguments":{"a":1}"#), "{seen}");
 
     // The same tool again: the same tab, the new call pushed to it.
@@ -463,15 +452,7 @@ async fn the_tab_gets_each_call_and_its_closing_ends_the_session() {
 
     // A reload: the page comes back within the grace and gets the last call again.
     drop(stream);
-    let mut stream = TcpStream::connect(("127.0.0.1", host)).await.unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut again = String::new();
-    read_until(
-        &mut stream,
-        &mut again,
-        r#""method":"ui/notifications/tool-result""#,
-    )
-    .await;
+    let (stream, again) = events_of(&apps, &shown).await;
     assert!(again.contains(r#""arguments":{"a":2}"#), "{again}");
     assert!(!again.contains(r#""arguments":{"a":1}"#), "{again}");
     tokio::time::sleep(http::RELOAD_GRACE + Duration::from_millis(500)).await;
@@ -495,13 +476,7 @@ async fn an_open_app_gets_a_call_s_input_at_its_start_its_cancelling_and_pi_s_th
     let (apps, shown) = shown(&gateway).await;
     let (host, _) = apps.ports().unwrap();
     let (path, token) = parts(&shown.url);
-    let mut stream = TcpStream::connect(("127.0.0.1", host)).await.unwrap();
-    let request = format!(
-        "GET {path}events HTTP/1.1\r\nHost: 127.0.0.1:{host}\r\nX-Pi-Mcp-Token: {token}\r\n\r\n"
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut seen = String::new();
-    read_until(&mut stream, &mut seen, "tool-result").await;
+    let (mut stream, mut seen) = events_of(&apps, &shown).await;
 
     // The next call: its input at once, then why it has no result; the input once.
     apps.call_began("clock", "clock", json!({ "a": 3 }));
@@ -557,6 +532,26 @@ async fn only_the_newest_arguments_the_model_is_writing_wait_for_the_page() {
         );
     }
     assert_eq!(waiting, ["writ", "written", "n"]);
+}
+
+/// A tab's event stream of `shown`'s app session, read up to the first call's result: the
+/// stream and what it said.
+async fn events_of(apps: &Apps, shown: &Shown) -> (TcpStream, String) {
+    let (host, _) = apps.ports().unwrap();
+    let (path, token) = parts(&shown.url);
+    let request = format!(
+        "GET {path}events HTTP/1.1\r\nHost: 127.0.0.1:{host}\r\nX-Pi-Mcp-Token: {token}\r\n\r\n"
+    );
+    let mut stream = TcpStream::connect(("127.0.0.1", host)).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = String::new();
+    read_until(
+        &mut stream,
+        &mut seen,
+        r#""method":"ui/notifications/tool-result""#,
+    )
+    .await;
+    (stream, seen)
 }
 
 /// Reads the stream into `seen` until it holds `wanted` (5 s at most a read).

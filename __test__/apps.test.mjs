@@ -190,7 +190,8 @@ test("when the session ends, the open tab tears its app down", { timeout: 60_000
     const opened = await waitFor(() => events.find((e) => e.type === "app" && e.kind === "opened"), 10_000, "the app to open");
     tab = await browser.open(opened.url);
     appOrigin = await documentOrigin(tab);
-    await until(tab, appOrigin, `document.getElementById("state").textContent.startsWith("ready")`, "the app to initialize");
+    // The result came through the page's stream: it listens.
+    await until(tab, appOrigin, `document.getElementById("result").textContent.includes("ticks 0")`, "the app to get its result");
   });
   // withAdapter shut the session down: the page's stream ended, the bridge tore the app down.
   await waitFor(async () => (await tab.evaluate(`document.getElementById("status")?.textContent ?? ""`)).includes("Pi ended it"), 10_000, "the page to say so");

@@ -100,7 +100,9 @@ async function deliver({ method, params }) {
 
 /** The core's pushes (the calls' input and end, context changes) until the app session ends. */
 async function listen() {
-  const response = await fetch(settings.events, { headers: { "X-Pi-Mcp-Token": settings.token } });
+  // Nothing listening any more (Pi ended the session as the app started): the same end.
+  const response = await fetch(settings.events, { headers: { "X-Pi-Mcp-Token": settings.token } }).catch(() => null);
+  if (!response) return end("This app's session is over (Pi ended it).");
   if (!response.ok || !response.body) return end("This app's session is over.");
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffered = "";

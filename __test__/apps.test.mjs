@@ -100,7 +100,10 @@ test("an app opens in the browser, calls its own server, reaches the conversatio
       const url = new URL(opened.url);
       assert.equal(url.hostname, "127.0.0.1");
 
-      const tab = await browser.open(opened.url);
+      // The browser opens what the opener was given: once; the tab then shows the address a reload uses.
+      const tab = await browser.open(launched[0]);
+      await waitFor(async () => (await tab.evaluate("location.href")) === opened.url, 10_000, "the tab's address");
+      assert.equal((await fetch(launched[0])).status, 404, "the opener's address is used up");
       const appOrigin = await documentOrigin(tab);
       assert.notEqual(appOrigin, url.origin, "the document has an origin of its own");
       assert.equal(await until(tab, appOrigin, `document.getElementById("state").textContent.startsWith("ready") && document.getElementById("state").textContent`, "the app to initialize"), "ready theme light");
@@ -305,7 +308,9 @@ piTest("over RPC: the app opens in the browser, and its message reaches Pi marke
   assert.match(said, /A message from the MCP app of clock \(server \\"clock\\"\), sent from its window in the browser; not written by the user/);
   assert.match(said, /the clock says hi/);
   assert.doesNotMatch(JSON.stringify(r.requests[2].body.messages.filter((m) => m.role === "user").map((m) => m.content)), /^the clock says hi$/);
-  assert.equal(recorder.opened().at(-1), url, "opened through the core's opener");
+  const launched = new URL(recorder.opened().at(-1));
+  assert.equal(launched.origin + launched.pathname, url.split("?")[0], "opened through the core's opener");
+  assert.ok(launched.searchParams.get("o") && !launched.searchParams.has("t"), "with a one-time code, not the token");
   await assert.rejects(fetch(url), "nothing listens once Pi has exited");
 });
 

@@ -56,6 +56,7 @@ const MATRIX = [
   ["F13", "`mcp.log` under load: eight threads of one process, two processes through three rotations, three servers sending 3,000 log messages each at once: each server's lines in the order sent, times never going back, a rotation keeping the newest"],
   ["F14", "`mcp.log`, its lock and the broker's log planted as links to files outside, as a FIFO and a directory: nothing written or created through them, no wait, the refusal naming the file; a broker whose log is a link does not start and the session says why"],
   ["A1", "an MCP App's `_meta.ui.csp` naming the user's machine or network (`http://127.0.0.1:*`, `localhost`, private and link-local addresses, `http://2130706433`): left out of the document's header and said in the server's log"],
+  ["A2", "requests to an MCP App's two loopback listeners without the app session's token, with a wrong or cut one, on the other origin, with another `Host` (DNS rebinding), with a used-up launch code: nothing of the session; the address the opener (`$BROWSER`) is given holds no token"],
 ];
 /** What building the matrix found, and what was done about it (kept with the generator, not the run). */
 const FINDINGS = [
@@ -88,6 +89,7 @@ const FINDINGS = [
   "F13: rmcp handed each log notification to a task of its own, so a burst of 3,000 from one server had 649 lines written before an earlier one, and each line was stamped before waiting for the lock, so times went back and a rotation could drop newer lines than it kept. Log messages are now taken off the transport in the order they come, queued (5 MB at most, the excess counted in a note) and written by one thread at a time under the lock every process takes, stamped as written.",
   "F14: `mcp.log` and the broker's log followed a planted link and appended to its target, and a lock linked to a missing file created it. Lock and log files are now opened with `O_NOFOLLOW` and `O_NONBLOCK` and must be regular files; the refusal names the file and says to remove it (`pi-mcp doctor` shows it for `mcp.log`), and a broker that cannot keep its log does not start.",
   "A1: an MCP App's declared CSP went into its document's header as declared, so a remote server's app could name `http://127.0.0.1:*` or a private address and reach, from the user's browser, the services of the user's machine and network that its server could not. Such sources (in any form a browser reads, `http://2130706433` too) are now left out and said in the server's log; a DNS name that resolves to such an address is not caught by the header (README: MCP Apps, security).",
+  "A2: the address given to the opener held the app session's token, so it sat on `$BROWSER`'s command line, and on a browser's it started for as long as that browser ran, where the machine's other users can read it (`/proc/<pid>/cmdline`). The opener now gets a one-time code that opens the page once (a GET) and is then used up; the tab then shows the address with the token, which a reload uses.",
 ];
 const records = existsSync(resultsDir)
   ? readdirSync(resultsDir)

@@ -5,6 +5,8 @@
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
 
 const settings = JSON.parse(document.getElementById("pi-mcp-app").textContent);
+// Opened with the opener's one-time code: the tab's address becomes the one a reload can use.
+history.replaceState(null, "", settings.address);
 const headers = { "Content-Type": "application/json", "X-Pi-Mcp-Token": settings.token };
 
 function say(text) {

@@ -179,13 +179,15 @@ impl Adapter {
         );
         let text = match (shown.reused, mode) {
             (true, _) => String::new(),
-            (false, UiMode::Browser) => match Link::parse(&shown.url)
-                .map_err(|e| e.to_string())
-                .and_then(|link| crate::browser::open(&link, &self.env))
-            {
-                Ok(_) => format!("{label} opened in your browser: {}", shown.url),
-                Err(why) => format!("{label} is at {} (no browser opened: {why})", shown.url),
-            },
+            (false, UiMode::Browser) => {
+                match Link::parse(shown.launch.as_ref().unwrap_or(&shown.url))
+                    .map_err(|e| e.to_string())
+                    .and_then(|link| crate::browser::open(&link, &self.env))
+                {
+                    Ok(_) => format!("{label} opened in your browser: {}", shown.url),
+                    Err(why) => format!("{label} is at {} (no browser opened: {why})", shown.url),
+                }
+            }
             (false, _) => format!("{label} is at {} (settings: ui \"none\")", shown.url),
         };
         Ok((shown, text))

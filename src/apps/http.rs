@@ -94,7 +94,13 @@ async fn connection(
         Route::Page | Route::Script => (&session.token, url.query()),
         Route::Rpc | Route::Events => (&session.token, None),
     };
-    if !token_is(token_of(&head, query), expected) {
+    // The page also opens once with the opener's code, which it then gives up.
+    let launched = || {
+        let code = url.query_pairs().find(|(key, _)| key == "o");
+        let page = method == "GET" && matches!(what, Route::Page);
+        page && code.is_some_and(|(_, code)| session.launch_with(&code))
+    };
+    if !token_is(token_of(&head, query), expected) && !launched() {
         return not_found(&mut stream).await;
     }
     match (what, method) {

@@ -28,11 +28,13 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-/// An app shown: its tab's address, and whether its app session was open already (the tab
-/// is there; the new input and result went to it).
+/// An app shown: its tab's address, the address that opens it once (for the opener: no token
+/// in it), and whether its app session was open already (the tab is there; the new input and
+/// result went to it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Shown {
     pub url: String,
+    pub launch: Option<String>,
     pub reused: bool,
 }
 
@@ -127,8 +129,13 @@ impl Apps {
         self.listen().await?;
         let (session, reused) = self.inner.registry.open(server, tool, document);
         session.push_call(input, CallEnd::Result(result));
+        let launch = session.launch_code().filter(|_| !reused).map(|code| {
+            let (port, id) = (self.inner.ports().0, &session.app.id);
+            format!("http://127.0.0.1:{port}/app/{id}/?o={code}")
+        });
         Ok(Shown {
             url: self.inner.url(&session),
+            launch,
             reused,
         })
     }

@@ -25,6 +25,8 @@ pub fn settings(session: &AppSession, app_port: u16, context: &Value) -> Value {
     let frame = &session.document().frame;
     json!({
         "token": session.token,
+        // Where the tab stays (a reload comes back with the token, not the used-up code).
+        "address": format!("/app/{id}/?t={}", session.token),
         "rpc": format!("/app/{id}/rpc"),
         "events": format!("/app/{id}/events"),
         "document": format!("http://127.0.0.1:{app_port}/doc/{id}?t={}", session.doc_token),

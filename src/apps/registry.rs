@@ -4,7 +4,7 @@
 
 use super::host::{AppRef, Grant};
 use super::policy::{Csp, Frame, Pace};
-use crate::loopback::random_token;
+use crate::loopback::{random_token, same_secret};
 use parking_lot::Mutex;
 use serde_json::{json, Value};
 use std::collections::{HashMap, VecDeque};
@@ -54,6 +54,9 @@ pub struct AppSession {
     pub token: String,
     /// Opens the app's document on its own origin, and nothing else.
     pub doc_token: String,
+    /// Opens the host page once: what the opener is given, so that the token is never on a
+    /// command line (the machine's other users can read those).
+    launch: Mutex<Option<String>>,
     pub opened: SystemTime,
     document: Mutex<Arc<Document>>,
     pushes: Mutex<VecDeque<Value>>,
@@ -76,6 +79,23 @@ pub struct AppSession {
 impl AppSession {
     pub fn document(&self) -> Arc<Document> {
         self.document.lock().clone()
+    }
+
+    /// The one-time code that opens the page, until it is used.
+    pub fn launch_code(&self) -> Option<String> {
+        self.launch.lock().clone()
+    }
+
+    /// Whether `given` is the one-time code; it is then used up.
+    pub fn launch_with(&self, given: &str) -> bool {
+        let mut launch = self.launch.lock();
+        let matches = launch
+            .as_deref()
+            .is_some_and(|code| same_secret(given, code));
+        if matches {
+            *launch = None;
+        }
+        matches
     }
 
     /// A call of the tool began: its input goes to the page now, and is kept for a page that
@@ -207,6 +227,7 @@ impl Registry {
             },
             token: random_token(),
             doc_token: random_token(),
+            launch: Mutex::new(Some(random_token())),
             opened: SystemTime::now(),
             document: Mutex::new(Arc::new(document)),
             pushes: Mutex::default(),

@@ -157,11 +157,36 @@ fn parts(url: &str) -> (String, String) {
 
 #[tokio::test]
 async fn every_request_needs_the_host_s_name_and_the_session_s_token() {
+    let started = std::time::Instant::now();
     let gateway = Arc::new(Gateway::default());
     let (apps, shown) = shown(&gateway).await;
     let (host, app) = apps.ports().unwrap();
     assert_ne!(host, app, "two origins");
     let (path, token) = parts(&shown.url);
+
+    // The opener's address: no token in it, good for one load (a GET) of the page alone.
+    let launch = url::Url::parse(shown.launch.as_deref().unwrap()).unwrap();
+    assert!(!launch.as_str().contains(&token), "{launch}");
+    let once = format!("{}?{}", launch.path(), launch.query().unwrap());
+    let code_only = once.replace(&path, &format!("{path}host.js"));
+    assert_eq!(send(host, get(host, &code_only, "127.0.0.1")).await.0, 404);
+    let head_request = get(host, &once, "127.0.0.1").replacen("GET", "HEAD", 1);
+    assert_eq!(
+        send(host, head_request).await.0,
+        404,
+        "a HEAD uses nothing up"
+    );
+    let (code, _, page) = send(host, get(host, &once, "127.0.0.1")).await;
+    assert_eq!(code, 200);
+    assert!(
+        page.contains(&format!(r#""address":"{path}?t={token}""#)),
+        "{page}"
+    );
+    assert_eq!(
+        send(host, get(host, &once, "127.0.0.1")).await.0,
+        404,
+        "used up"
+    );
 
     let (code, head, page) = send(host, get(host, &format!("{path}?t={token}"), "127.0.0.1")).await;
     assert_eq!(code, 200, "{head}");
@@ -250,6 +275,12 @@ async fn every_request_needs_the_host_s_name_and_the_session_s_token() {
         "closed"
     );
     assert_eq!(*gateway.ended.lock(), ["clock"]);
+    crate::test_report::record(
+        "A2",
+        "requests to an app's listeners without its token or under another name",
+        started,
+        "404 without the token, with a wrong or cut one, on the other origin, in the bridge's query, with a used-up launch code; 421 for 3 other Host names; the opener's address holds no token",
+    );
 }
 
 #[tokio::test]
@@ -444,6 +475,7 @@ async fn the_tab_gets_each_call_and_its_closing_ends_the_session() {
         again,
         Shown {
             url: shown.url.clone(),
+            launch: None,
             reused: true
         }
     );

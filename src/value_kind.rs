@@ -1,7 +1,8 @@
 //! What a JSON value is, without its content: for messages about values that may hold secrets
 //! (`env`, `headers`, `args`, a whole server entry, a token file) or that a server sent. A leaf:
 //! `config`, `elicitation`, `oauth` and `adapter` all name kinds this way. Also a scalar's text,
-//! where a string is wanted of one (a config value, an HTTP header).
+//! where a string is wanted of one (a config value, an HTTP header), and a value with what it
+//! holds, for the messages about values that hold no secret.
 
 use serde_json::Value;
 
@@ -13,6 +14,24 @@ pub fn value_kind(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+/// A value as a message shows it: its kind and a scalar's value, a string cut to 40 characters
+/// (`string "abc"`, `number 5`, `boolean true`, `null`, `an array`, `an object`). Never for a
+/// value that may hold a secret: [`value_kind`] is for those.
+pub fn describe(value: &Value) -> String {
+    match value {
+        Value::Bool(b) => format!("boolean {b}"),
+        Value::Number(n) => format!("number {n}"),
+        Value::String(s) => {
+            let mut shown: String = s.chars().take(40).collect();
+            if shown.len() < s.len() {
+                shown.push('…');
+            }
+            format!("string {shown:?}")
+        }
+        other => value_kind(other).to_string(),
     }
 }
 

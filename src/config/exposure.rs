@@ -209,7 +209,7 @@ mod tests {
         );
         assert_eq!(bad, ToolExposure::default());
         assert_eq!(problems[0].0, "exposure");
-        assert!(problems[0].1.starts_with("must be one of \"codemode\", \"deferred\", \"direct\", \"hidden\", got the string \"visible\""));
+        assert!(problems[0].1.starts_with("must be one of \"codemode\", \"deferred\", \"direct\", \"hidden\", got string \"visible\""));
         assert_eq!(problems[1].0, "toolExposure.a");
         parse(None, Some(&json!(["a"])), None, &mut problems);
         assert!(problems[2].1.contains("must map tool names"));

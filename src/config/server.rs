@@ -14,6 +14,7 @@ use crate::bounded_read::{self, FileLimits};
 use crate::catalog::ToolPrefix;
 use crate::pool::Protocol;
 use crate::secret::Secret;
+pub use crate::value_kind::describe;
 use crate::value_kind::{scalar_text, value_kind};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -826,17 +827,6 @@ pub fn tool_prefix(value: &str, warn: &mut dyn FnMut(String)) -> Option<ToolPref
     }
 }
 
-pub fn describe(value: &Value) -> String {
-    match value {
-        Value::Null => "null".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_string(),
-        Value::String(s) => format!("the string {s:?}"),
-        Value::Array(_) => "an array".into(),
-        Value::Object(_) => "an object".into(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1037,7 +1027,7 @@ mod tests {
         let (server, diags) = parse_one(json!({"command": 5}));
         assert!(server.is_none());
         assert!(
-            diags[0].contains("field `command`: must be a string, got 5"),
+            diags[0].contains("field `command`: must be a string, got number 5"),
             "{diags:?}"
         );
         let (_, diags) = parse_one(json!(["npx"]));

@@ -212,8 +212,8 @@ fn client_settings_are_global_with_per_server_overrides() {
     assert_eq!(
         messages,
         [
-            r#"elicitation: must be "ask", "defaults", "decline", true or false, got the string "maybe"; using "ask""#,
-            r#"logLevel: must be one of debug, info, notice, warning, error, critical, alert, emergency, got the string "loud"; using "info""#,
+            r#"elicitation: must be "ask", "defaults", "decline", true or false, got string "maybe"; using "ask""#,
+            r#"logLevel: must be one of debug, info, notice, warning, error, critical, alert, emergency, got string "loud"; using "info""#,
         ]
     );
     // The defaults, where nothing is set.
@@ -381,12 +381,12 @@ fn root_keys_and_settings_are_checked() {
         [
             "warning: ~/.pi/agent/mcp.json:3: `mcpServer`: unknown key; did you mean `mcpServers`? It is ignored as written",
             "note: ~/.pi/agent/mcp.json:4: `claudePlugins`: a pi-mcp-adapter option that pi-mcp-native does not use: Claude plugin bundles are not loaded here; copy the servers of the plugin's `.mcp.json` into `mcpServers` (its skills are not loaded)",
-            "error: ~/project/.mcp.json:1: `settings`: must be an object, got the string \"none\"; its settings are not used",
+            "error: ~/project/.mcp.json:1: `settings`: must be an object, got string \"none\"; its settings are not used",
             "note: ~/.pi/agent/mcp.json:8: `settings.jev`: a pi-mcp-adapter option that pi-mcp-native does not use: semantic search (Jev) is not offered; the search finds related words offline",
             "warning: ~/.pi/agent/mcp.json:9: `settings.toolPrefx`: unknown key; did you mean `toolPrefix`? It is ignored as written",
             "note: ~/.pi/agent/mcp.json:10: `settings.colour`: unknown key; ignored",
-            "warning: ~/.pi/agent/mcp.json:6: `settings.toolPrefix`: must be a string, got 3; using \"server\"",
-            "warning: ~/.pi/agent/mcp.json:7: `settings.requestTimeoutMs`: must be a number of milliseconds, got the string \"long\"; using 60000",
+            "warning: ~/.pi/agent/mcp.json:6: `settings.toolPrefix`: must be a string, got number 3; using \"server\"",
+            "warning: ~/.pi/agent/mcp.json:7: `settings.requestTimeoutMs`: must be a number of milliseconds, got string \"long\"; using 60000",
         ]
     );
     assert!(config.servers.is_empty());
@@ -399,7 +399,7 @@ fn server_error_messages() {
     let env_file = tree.write(".pi/agent/vars.env", "GOOD=1\nnot a line\n");
     let cases = [
         (json!(["npx"]), "server \"s\": must be an object like {\"command\": \"npx\", \"args\": [...]}, got an array"),
-        (json!({"command": 5}), "server \"s\", field `command`: must be a string, got 5"),
+        (json!({"command": 5}), "server \"s\", field `command`: must be a string, got number 5"),
         (json!({"command": "  "}), "server \"s\", field `command`: is empty; set the program to run, e.g. \"npx\""),
         (json!({"args": ["x"]}), "server \"s\", field `command`: is missing: set `command` (and `args`) for a local server, or `url` for a remote one"),
         (json!({"command": "x", "url": "https://x"}), "server \"s\", field `command`: has both `command` and `url`; keep `command` for a local (stdio) server or `url` for a remote one"),
@@ -411,12 +411,12 @@ fn server_error_messages() {
         (json!({"url": "https://x", "headers": {"H": null}}), "server \"s\", field `headers.H`: must be a string, got null; the variable is not set"),
         (json!({"command": "x", "lifecycle": "sometimes"}), "server \"s\", field `lifecycle`: unknown value \"sometimes\" (expected \"lazy\", \"eager\", \"keep-alive\" or \"lazy-keep-alive\"); using \"lazy\""),
         (json!({"command": "x", "toolPrefix": "tool"}), "server \"s\", field `toolPrefix`: unknown value \"tool\" (expected \"server\", \"short\", \"none\", \"mcp\" or \"pi\"); using the default"),
-        (json!({"command": "x", "requestTimeoutMs": "60s"}), "server \"s\", field `requestTimeoutMs`: must be a number of milliseconds, got the string \"60s\"; using the default"),
-        (json!({"command": "x", "debug": "yes"}), "server \"s\", field `debug`: must be true or false, got the string \"yes\"; using false"),
+        (json!({"command": "x", "requestTimeoutMs": "60s"}), "server \"s\", field `requestTimeoutMs`: must be a number of milliseconds, got string \"60s\"; using the default"),
+        (json!({"command": "x", "debug": "yes"}), "server \"s\", field `debug`: must be true or false, got string \"yes\"; using false"),
         (json!({"command": "x", "includeTools": "get_*"}), "server \"s\", field `includeTools`: must be an array of strings, got a string"),
         (json!({"command": "x", "comand": "y"}), "server \"s\", field `comand`: unknown key; did you mean `command`? It is ignored as written"),
         (json!({"command": "x", "x-note": "mine"}), "server \"s\", field `x-note`: unknown key; ignored"),
-        (json!({"command": "x", "approveTools": 3}), "server \"s\", field `approveTools`: must be true, false, \"destructive\" or a list of tool names (`*` matches any characters, `?` one), got 3; every tool of the server asks until it is fixed"),
+        (json!({"command": "x", "approveTools": 3}), "server \"s\", field `approveTools`: must be true, false, \"destructive\" or a list of tool names (`*` matches any characters, `?` one), got number 3; every tool of the server asks until it is fixed"),
         (json!({"command": "x", "type": "websocket"}), "server \"s\", field `type`: unknown transport \"websocket\" (expected \"stdio\", \"http\" or \"sse\"); the server's `command` or `url` decides"),
         (json!({"command": "x", "type": "http"}), "server \"s\", field `type`: says the server is remote but it has a `command` and no `url`; it is started as a local program"),
         (json!({"url": "https://x", "type": "stdio"}), "server \"s\", field `type`: says \"stdio\" but the server has a `url` and no `command`; it is used as a remote server"),
@@ -650,7 +650,7 @@ fn output_guard_and_direct_tools_settings() {
     );
     assert!(
         lines[1].contains(
-            "`settings.outputGuard.maxBytes`: must be a positive whole number, got -1; using 51200"
+            "`settings.outputGuard.maxBytes`: must be a positive whole number, got number -1; using 51200"
         ),
         "{lines:?}"
     );
@@ -678,8 +678,7 @@ fn the_startup_wait_is_at_most_pis_ten_seconds() {
     let (ms, lines) = wait(r#""10s""#);
     assert_eq!(ms, 10_000);
     assert!(
-        lines[0]
-            .contains("must be a number of milliseconds from 0 to 10000, got the string \"10s\""),
+        lines[0].contains("must be a number of milliseconds from 0 to 10000, got string \"10s\""),
         "{lines:?}"
     );
 }
@@ -856,7 +855,7 @@ fn auto_enable_codemode_a_later_file_wins() {
     let config = tree.load();
     assert_eq!(config.auto_enable_codemode, Some(false));
     assert!(messages(&config, &tree)[0]
-        .contains("`autoEnableCodemode`: must be true or false, got the string \"no\"; ignored"));
+        .contains("`autoEnableCodemode`: must be true or false, got string \"no\"; ignored"));
 }
 
 #[test]

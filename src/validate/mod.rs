@@ -4,6 +4,7 @@
 //! allOf, local `$ref`); unknown keywords are ignored, so an unusual schema never rejects a call.
 
 use crate::search::similarity;
+use crate::value_kind::describe;
 use regex::Regex;
 use serde_json::{Map, Value};
 
@@ -394,24 +395,6 @@ fn form_name(schema: &Value) -> String {
     match type_name(schema) {
         t if t.is_empty() => "…".into(),
         t => t,
-    }
-}
-
-/// `string "abc"`, `number 5`, `array of 3`… for error messages.
-fn describe(value: &Value) -> String {
-    match value {
-        Value::Null => "null".into(),
-        Value::Bool(b) => format!("boolean {b}"),
-        Value::Number(n) => format!("number {n}"),
-        Value::String(s) => {
-            let mut shown: String = s.chars().take(40).collect();
-            if shown.len() < s.len() {
-                shown.push('…');
-            }
-            format!("string {shown:?}")
-        }
-        Value::Array(items) => format!("an array of {}", items.len()),
-        Value::Object(_) => "an object".into(),
     }
 }
 

@@ -52,7 +52,7 @@ async fn the_ui_extension_is_declared_from_the_config() {
     let session = home.open();
     let said = session.adapter.diagnostics().join("\n");
     assert!(
-        said.contains("settings.ui") && said.contains("got 3"),
+        said.contains("settings.ui") && said.contains("got number 3"),
         "{said}"
     );
     assert!(

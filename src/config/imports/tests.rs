@@ -376,7 +376,7 @@ fn codex_home_and_toml_errors() {
     assert_eq!(
         messages,
         [
-            format!("warning: {root}/codex-home/config.toml:3: server \"a\", field `tool_timeout_sec`: must be a number of seconds, got the string \"soon\"; using the default"),
+            format!("warning: {root}/codex-home/config.toml:3: server \"a\", field `tool_timeout_sec`: must be a number of seconds, got string \"soon\"; using the default"),
             format!("error: {root}/codex-home/config.toml:4: server \"a\", field `enabled_tools`: must be an array of strings, got a string"),
         ]
     );
@@ -506,14 +506,14 @@ fn unknown_and_misspelt_imports() {
         [
             format!("warning: {pi}:1: `imports`: unknown tool \"cursr\"; did you mean \"cursor\"? expected one of \"cursor\", \"claude-code\", \"claude-desktop\", \"vscode\", \"windsurf\", \"codex\", \"opencode\"; it is skipped"),
             format!("warning: {pi}:1: `imports`: unknown tool \"zed\"; expected one of \"cursor\", \"claude-code\", \"claude-desktop\", \"vscode\", \"windsurf\", \"codex\", \"opencode\"; it is skipped"),
-            format!("warning: {pi}:1: `imports`: unknown tool 3; expected one of \"cursor\", \"claude-code\", \"claude-desktop\", \"vscode\", \"windsurf\", \"codex\", \"opencode\"; it is skipped"),
+            format!("warning: {pi}:1: `imports`: unknown tool number 3; expected one of \"cursor\", \"claude-code\", \"claude-desktop\", \"vscode\", \"windsurf\", \"codex\", \"opencode\"; it is skipped"),
         ]
     );
     let tree = Tree::new();
     tree.pi_config(json!({ "imports": "cursor" }));
     assert!(tree.load().diagnostics[0]
         .to_string()
-        .contains("`imports`: must be an array of tool names like [\"cursor\", \"claude-code\"], got the string \"cursor\"; nothing is imported from this file"));
+        .contains("`imports`: must be an array of tool names like [\"cursor\", \"claude-code\"], got string \"cursor\"; nothing is imported from this file"));
 }
 
 #[test]
@@ -544,7 +544,7 @@ fn an_imported_file_of_the_wrong_shape_is_reported_and_the_rest_load() {
         [
             "error: ~/.cursor/mcp.json:1: `mcpServers`: must be an object of servers by name, got an array",
             "error: ~/.codeium/windsurf/mcp_config.json:1: server \"s\": must be an object, got a string",
-            "warning: ~/.pi/agent/mcp.json:1: `settings.idleTimeout`: must be a number of minutes (0 = never), got the string \"soon\"; using the default",
+            "warning: ~/.pi/agent/mcp.json:1: `settings.idleTimeout`: must be a number of minutes (0 = never), got string \"soon\"; using the default",
         ]
     );
 }

@@ -863,10 +863,7 @@ impl McpAdapter {
             .open_apps()
             .into_iter()
             .map(|app| OpenApp {
-                since_ms: app
-                    .since
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0.0, |d| d.as_millis() as f64),
+                since_ms: crate::unix_time::epoch_ms(app.since),
                 server: app.server,
                 tool: app.tool,
                 url: app.url,

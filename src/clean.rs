@@ -37,14 +37,29 @@ pub fn one_line(text: &str) -> String {
     }
 }
 
-/// The start of `text` (an HTTP body, say) on one line, as [`one_line`], cut after `max`
-/// characters with `…`.
+/// The start of `text` (an HTTP body, say) on one line, as [`one_line`], cut as [`clip`].
 pub fn excerpt(text: &str, max: usize) -> String {
-    let line = one_line(text);
-    match line.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None => line,
+    clip(&one_line(text), max)
+}
+
+/// `text` whole when it has at most `max` characters, else cut to at most `max` and marked with
+/// `…`: at the last space when that keeps more than half, never inside a character shown as
+/// `\u{…}` (the rule's visible form), without the commas, colons or full stops before the cut.
+pub fn clip(text: &str, max: usize) -> String {
+    let Some((end, _)) = text.char_indices().nth(max) else {
+        return text.to_string();
+    };
+    let mut cut = &text[..end];
+    if let Some(space) = cut
+        .rfind(' ')
+        .filter(|&at| cut[..at].chars().count() > max / 2)
+    {
+        cut = &cut[..space];
     }
+    if let Some(escape) = cut.rfind("\\u{").filter(|&at| !cut[at..].contains('}')) {
+        cut = &cut[..escape];
+    }
+    format!("{}…", cut.trim_end_matches([',', ';', ':', '.', ' ']))
 }
 
 /// `text` for a field that may hold several lines: descriptions, instructions, messages, a

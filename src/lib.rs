@@ -71,6 +71,7 @@ mod sorted_lines;
 mod test_report;
 mod token_estimate;
 pub mod trace;
+mod unix_time;
 pub mod validate;
 mod value_kind;
 

@@ -6,7 +6,7 @@
 //! [`MAX_DESCRIPTION_CHARS`] characters and an error [`MAX_ERROR_CHARS`].
 
 use crate::clean;
-use crate::render::clip;
+use crate::clean::clip;
 use crate::render::content::{block, text_block};
 use serde_json::{json, Map, Value};
 

@@ -240,7 +240,7 @@ pub(super) fn definition(tool: &ToolInfo) -> DirectToolDefinition {
     };
     let snippet = match tool.description.split_whitespace().collect::<Vec<_>>() {
         words if words.is_empty() => format!("MCP tool from {}", tool.server),
-        words => clip_words(&words, 100),
+        words => crate::clean::clip(&words.join(" "), 100),
     };
     DirectToolDefinition {
         name: tool.name.clone(),
@@ -282,20 +282,4 @@ fn parameters(tool: &ToolInfo) -> Value {
     schema.insert("type".into(), json!("object"));
     schema.entry("properties").or_insert_with(|| json!({}));
     Value::Object(schema)
-}
-
-/// `words` joined, cut at a word boundary to at most `max` characters (with `…` when cut).
-fn clip_words(words: &[&str], max: usize) -> String {
-    let mut out = String::new();
-    for word in words {
-        if out.chars().count() + word.chars().count() + 1 > max {
-            out.push('…');
-            break;
-        }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-    }
-    out
 }

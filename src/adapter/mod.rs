@@ -65,12 +65,13 @@ use crate::cache::{self, Loaded};
 use crate::config::{self, Config, Env, LoadOptions, ServerConfig};
 use crate::events::{EventSink, Events};
 use crate::pool::{Broker, Pool, RemoteKind};
+use crate::unix_time::now_ms;
 use lifecycle::Startup;
 use servers::{Cached, Servers};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -412,10 +413,4 @@ impl Drop for Adapter {
         self.closing.cancel();
         self.pool.abort_all();
     }
-}
-
-fn now_ms() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_millis() as f64)
 }

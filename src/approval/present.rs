@@ -122,7 +122,7 @@ pub fn arguments(args: &Value, schema: Option<&Value>) -> String {
         let secret = is_secret(key, properties.and_then(|p| p.get(key)));
         let shown = match secret {
             true => "(hidden)".to_string(),
-            false => crate::render::clip(&clean::json(&hidden(value)), ARGUMENT_CHARS),
+            false => clean::clip(&clean::json(&hidden(value)), ARGUMENT_CHARS),
         };
         lines.push(format!("  {}: {shown}", clean::line(key)));
     }

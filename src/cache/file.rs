@@ -7,7 +7,6 @@ use crate::bounded_read::{self, FileLimits};
 use serde_json::{json, Map, Value};
 use std::io;
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Stores `entries` (by server name) in the cache file, keeping every other server and every
 /// field this version does not know.
@@ -48,9 +47,7 @@ fn current_root(path: &Path) -> Map<String, Value> {
             root
         }
         Ok(Value::Object(root)) if root.contains_key("version") => {
-            let millis = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis());
+            let millis = crate::unix_time::now_ms();
             let _ = atomic_file::write(&sibling(path, &format!(".bak-{millis}")), &bytes);
             Map::new()
         }

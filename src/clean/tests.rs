@@ -186,3 +186,16 @@ fn excerpts_are_one_cleaned_line_cut_with_an_ellipsis() {
     assert_eq!(excerpt("abcdef", 3), "abc…");
     assert_eq!(one_line("a\u{200b}b\n\tc"), "a\\u{200b}b c");
 }
+
+#[test]
+fn clips_at_a_word_never_inside_a_shown_character() {
+    assert_eq!(clip("short", 10), "short");
+    assert_eq!(clip("one two three four five", 12), "one two…");
+    assert_eq!(clip("abcdefghijklmnop", 5), "abcde…");
+    assert_eq!(clip("a list, then more", 8), "a list…");
+    let shown = one_line("drop\u{202e}tables");
+    assert_eq!(shown, "drop\\u{202e}tables");
+    assert_eq!(clip(&shown, 8), "drop…", "a cut inside an escape keeps none of it");
+    assert_eq!(clip(&shown, 12), "drop\\u{202e}…");
+    assert_eq!(excerpt("日本語のテキスト", 3), "日本語…");
+}

@@ -27,6 +27,7 @@ mod token;
 #[cfg(test)]
 mod tests;
 
+use crate::unix_time::now_ms;
 pub use callback::Response as AuthorizationResponse;
 pub use flow::{sign_in, sign_out, BrowserStep, SignIn, SignOut, SignedIn};
 pub use metadata::Challenge;
@@ -61,10 +62,4 @@ impl std::fmt::Display for OAuthError {
             OAuthError::Cancelled => f.write_str("the sign-in was cancelled"),
         }
     }
-}
-
-fn now_ms() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_millis() as f64)
 }

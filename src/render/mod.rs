@@ -32,7 +32,7 @@ pub use setup::{
 };
 
 use crate::catalog::ToolInfo;
-use crate::clean;
+use crate::clean::{self, clip};
 use crate::pool::Cut;
 use crate::search::{Hit, Page};
 use serde_json::{json, Value};
@@ -618,19 +618,6 @@ pub fn progress(tool: &str, progress: f64, total: Option<f64>, message: Option<&
 /// The first sentence or line of a tool's description.
 fn summary(tool: &ToolInfo) -> String {
     clean::one_line(tool.description.trim().lines().next().unwrap_or_default())
-}
-
-/// Cuts `text` at a word boundary near `max` characters, marking the cut with `…`.
-pub(crate) fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let cut: String = text.chars().take(max).collect();
-    let at_word = match cut.rfind(' ') {
-        Some(i) if i > max / 2 => &cut[..i],
-        _ => cut.as_str(),
-    };
-    format!("{}…", at_word.trim_end_matches([',', ';', ':', '.', ' ']))
 }
 
 /// A rough duration: seconds, minutes or hours.

@@ -403,13 +403,6 @@ fn tool_definition_is_small_and_stable() {
 }
 
 #[test]
-fn clipping() {
-    assert_eq!(clip("short", 10), "short");
-    assert_eq!(clip("one two three four five", 12), "one two…");
-    assert_eq!(clip("abcdefghijklmnop", 5), "abcde…");
-}
-
-#[test]
 fn progress_lines() {
     assert_eq!(
         progress("s_t", 2.0, Some(5.0), Some(" copying ")),

@@ -5,7 +5,7 @@
 //! listing that changes between pages loses or repeats entries of that server only.
 
 use super::listed;
-use crate::render::clip;
+use crate::clean::clip;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use serde::{Deserialize, Serialize};

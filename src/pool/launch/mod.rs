@@ -11,7 +11,7 @@ mod uvx;
 use crate::bounded_read::{self, FileLimits};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// How long a remembered resolution is trusted.
 const MEMO_TTL: Duration = Duration::from_secs(24 * 3600);
@@ -140,9 +140,7 @@ fn memo_key(runner: &str, spec: &str, cwd: &Path) -> String {
 }
 
 fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+    crate::unix_time::now_ms() as u64
 }
 
 fn read_memo(memo: &Path) -> Map<String, Value> {

@@ -69,8 +69,12 @@ fn headers(output: &[u8]) -> Result<HashMap<HeaderName, HeaderValue>, String> {
     };
     let mut headers = HashMap::with_capacity(map.len());
     for (name, value) in map {
-        let header = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("printed an invalid header name {:?}", clip(&name)))?;
+        let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            format!(
+                "printed an invalid header name {:?}",
+                crate::clean::excerpt(&name, 40)
+            )
+        })?;
         let mut value = value
             .as_str()
             .and_then(|v| HeaderValue::from_str(v).ok())
@@ -81,10 +85,6 @@ fn headers(output: &[u8]) -> Result<HashMap<HeaderName, HeaderValue>, String> {
         headers.insert(header, value);
     }
     Ok(headers)
-}
-
-fn clip(name: &str) -> String {
-    crate::clean::excerpt(name, 40)
 }
 
 #[cfg(test)]

@@ -195,7 +195,11 @@ fn clips_at_a_word_never_inside_a_shown_character() {
     assert_eq!(clip("a list, then more", 8), "a list…");
     let shown = one_line("drop\u{202e}tables");
     assert_eq!(shown, "drop\\u{202e}tables");
-    assert_eq!(clip(&shown, 8), "drop…", "a cut inside an escape keeps none of it");
+    assert_eq!(
+        clip(&shown, 8),
+        "drop…",
+        "a cut inside an escape keeps none of it"
+    );
     assert_eq!(clip(&shown, 12), "drop\\u{202e}…");
     assert_eq!(excerpt("日本語のテキスト", 3), "日本語…");
 }

@@ -377,7 +377,7 @@ async fn dial(place: &Place) -> Result<Stream, Dial> {
     Err(Dial::Refused(format!("{} stayed busy", place.pipe())))
 }
 
-/// Held while this session starts the broker (`flock` on the place's `.start` file).
+/// Held while this session starts the broker (a lock on the place's `.start` file).
 struct StartLock {
     _held: std::fs::File,
 }
@@ -385,19 +385,11 @@ struct StartLock {
 impl StartLock {
     #[cfg(unix)]
     async fn take(place: &Place) -> Result<StartLock, String> {
-        use std::os::fd::AsRawFd;
         let path = place.start_lock();
         let file = place::lock_file(&path)?;
-        tokio::task::spawn_blocking(move || {
-            // SAFETY: flock(2) on a descriptor this closure owns.
-            match unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } {
-                0 => Ok(StartLock { _held: file }),
-                _ => Err(format!(
-                    "cannot lock {}: {}",
-                    path.display(),
-                    std::io::Error::last_os_error()
-                )),
-            }
+        tokio::task::spawn_blocking(move || match file.lock() {
+            Ok(()) => Ok(StartLock { _held: file }),
+            Err(e) => Err(format!("cannot lock {}: {e}", path.display())),
         })
         .await
         .map_err(|e| e.to_string())?

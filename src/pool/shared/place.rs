@@ -117,11 +117,15 @@ impl Place {
     /// released when the file is dropped, or the process ends (even by SIGKILL).
     #[cfg(unix)]
     pub fn try_lock(&self) -> Result<Option<std::fs::File>, String> {
-        use std::os::fd::AsRawFd;
-        let file = lock_file(&self.lock())?;
-        // SAFETY: flock(2) on a descriptor we own.
-        let taken = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-        Ok(taken.then_some(file))
+        let path = self.lock();
+        let file = lock_file(&path)?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(file)),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(format!("cannot lock {}: {e}", path.display()))
+            }
+        }
     }
 
     /// Whether a broker runs here (holds the lock).

@@ -1,13 +1,22 @@
 //! The approval gate: every tool call, resource read and prompt passes it before its server is
 //! started or reached, whoever asks (the `mcp` tool, Pi's tools of ours, `pi-mcp`, the native
 //! API). `approveTools` says which uses ask; a session grant or `pi-mcp call --yes` lets one
-//! through, else the person answers the front end's dialog. Nobody to ask is a refusal.
+//! through, else the person answers the front end's dialog, or, in a session without one, the
+//! family's UI (`approval::family`). Nobody to ask is a refusal.
 
+use super::host::SessionHost;
 use super::{Adapter, ErrorCode, Outcome};
-use crate::approval::present::{self, Refusal};
-use crate::approval::{Answer, Grant, Subject};
+use crate::approval::family::{Answerer, Ask, Verdict};
+use crate::approval::present::{self, By, Refusal};
+use crate::approval::{Answer, Grants, Request, Subject};
+use crate::broker::family::family;
+use crate::clean;
+use crate::render::tilde;
+use futures::future::BoxFuture;
 use serde_json::Value;
+use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 impl Adapter {
     /// Whether `subject` (with `args`) may go ahead; the refusal is the answer of `mode`.
@@ -52,25 +61,33 @@ impl Adapter {
             };
         }
         let wait = self.config.settings.approval_timeout;
-        let question = |id| present::question(id, &subject, server, args, &home, wait, asker);
-        match self.host.approve(question, wait).await {
-            None => refuse(Refusal::NobodyToAsk, ErrorCode::ApprovalRequired),
-            Some(Answer::Picked(choice)) => match (choice.as_str(), subject) {
-                ("once", _) => Ok(()),
-                ("tool", Subject::Tool(tool)) => {
-                    self.grants.add(Grant::tool(server, tool));
-                    Ok(())
+        let request = Request::new(&subject, server, args, &home);
+        let by = asker.map_or(By::Model, By::App);
+        let question = |id| present::question(id, &request, wait, by);
+        let verdict = match self.host.approve(question, wait).await {
+            Some(answer) => kept(&self.grants, &request, answer, wait),
+            None => {
+                let ask = Ask {
+                    request: request.clone(),
+                    label: self.broker.session().label,
+                    cwd: Some(self.cwd.display().to_string()),
+                };
+                match family().approve(&self.in_family, ask).await {
+                    Some(verdict) => verdict,
+                    None => return refuse(Refusal::NobodyToAsk(None), ErrorCode::ApprovalRequired),
                 }
-                ("server", _) => {
-                    self.grants.add(Grant::server(server));
-                    Ok(())
-                }
-                _ => refuse(Refusal::Denied, ErrorCode::ApprovalDenied),
-            },
-            Some(Answer::Closed) => refuse(Refusal::Denied, ErrorCode::ApprovalDenied),
-            Some(Answer::Unanswered) => {
-                refuse(Refusal::Unanswered(wait), ErrorCode::ApprovalDenied)
             }
+        };
+        match verdict {
+            verdict if verdict.allows() => Ok(()),
+            Verdict::Nobody { why } => {
+                refuse(Refusal::NobodyToAsk(Some(why)), ErrorCode::ApprovalRequired)
+            }
+            Verdict::Unanswered { wait_ms } => refuse(
+                Refusal::Unanswered(Duration::from_millis(wait_ms)),
+                ErrorCode::ApprovalDenied,
+            ),
+            _ => refuse(Refusal::Denied, ErrorCode::ApprovalDenied),
         }
     }
 
@@ -90,4 +107,70 @@ impl Adapter {
             .is_some_and(|v| !v.is_empty());
         !inside_pi || self.config.settings.yes_inside_pi
     }
+}
+
+/// The verdict of `answer` to the dialog about `request`; a session grant picked is kept in
+/// `grants`.
+fn kept(grants: &Grants, request: &Request, answer: Answer, wait: Duration) -> Verdict {
+    match answer {
+        Answer::Picked(choice) => {
+            let (whole, tool) = request.grants();
+            match (choice.as_str(), tool) {
+                ("tool", Some(tool)) => grants.add(tool),
+                ("server", _) => grants.add(whole),
+                _ => {}
+            }
+            Verdict::Picked { choice }
+        }
+        Answer::Closed => Verdict::Closed,
+        Answer::Unanswered => Verdict::Unanswered {
+            wait_ms: wait.as_millis() as u64,
+        },
+    }
+}
+
+/// A session's answers for the members of its family: from its grants, else in its dialog. The
+/// grants its person gives there are its own (its session entries keep them, as they keep the
+/// ones given for its own calls), so they cover its members' later uses and its own.
+pub(super) struct FamilyAnswers {
+    pub grants: Arc<Grants>,
+    pub host: Arc<SessionHost>,
+    pub wait: Duration,
+    pub home: String,
+}
+
+impl Answerer for FamilyAnswers {
+    fn answer(&self, ask: Ask, pid: Option<u32>) -> BoxFuture<'static, Verdict> {
+        let request = ask.request.cleaned();
+        if self.grants.cover(&request) {
+            return Box::pin(async { Verdict::Granted });
+        }
+        let who = member(ask.label.as_deref(), pid, ask.cwd.as_deref(), &self.home);
+        let wait = self.wait;
+        let question = |id| present::question(id, &request, wait, By::Member(&who));
+        let asked = self.host.approve(question, wait);
+        let grants = self.grants.clone();
+        Box::pin(async move {
+            match asked.await {
+                Some(answer) => kept(&grants, &request, answer, wait),
+                None => Verdict::Nobody {
+                    why: "and its family's session could not show the question".into(),
+                },
+            }
+        })
+    }
+}
+
+/// Who a member is in the dialog: `subagent "worker" (pid 4242) in ~/proj`.
+fn member(label: Option<&str>, pid: Option<u32>, cwd: Option<&str>, home: &str) -> String {
+    let label: String = clean::line(label.unwrap_or("a process"))
+        .chars()
+        .take(80)
+        .collect();
+    let pid = pid.map_or_else(|| "pid unknown".into(), |pid| format!("pid {pid}"));
+    let cwd = cwd.map_or_else(String::new, |cwd| {
+        let shown = tilde(Path::new(cwd), home);
+        format!(" in {}", crate::render::clip(&clean::line(&shown), 120))
+    });
+    format!("{label} ({pid}){cwd}")
 }

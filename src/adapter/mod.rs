@@ -153,8 +153,8 @@ pub struct Adapter {
     sign_ins: sign_in::SignIns,
     /// Opened by `pi-mcp` (see [`OpenOptions::cli`]).
     cli: bool,
-    /// Uses the person allowed for the rest of the session.
-    grants: crate::approval::Grants,
+    /// Uses the person allowed for the rest of the session (its family's members' too).
+    grants: Arc<crate::approval::Grants>,
     /// `pi-mcp call --yes` (see [`OpenOptions::assume_yes`]).
     assume_yes: bool,
     pool: Arc<Pool>,
@@ -254,9 +254,17 @@ impl Adapter {
         let broker = Arc::new(Broker::new(&agent_dir, &env, crate::helper::path(), label));
         family().inherit(&env);
         broker.set_ui(opts.cli);
+        let grants = Arc::new(crate::approval::Grants::default());
+        let answerer = Arc::new(approval::FamilyAnswers {
+            grants: grants.clone(),
+            host: host.clone(),
+            wait: config.settings.approval_timeout,
+            home: env.get("HOME").cloned().unwrap_or_default(),
+        });
         let in_family = family().enter(LocalSession {
             info: broker.clone(),
             host: asked,
+            answerer,
         });
         let auto_auth = opts.auto_auth.unwrap_or(config.settings.auto_auth);
         let bounds = opts.bounds.lowered_from_default();
@@ -273,7 +281,7 @@ impl Adapter {
             servers,
             sign_ins: sign_in::SignIns::new(auto_auth, opts.cli),
             cli: opts.cli,
-            grants: crate::approval::Grants::default(),
+            grants,
             assume_yes: opts.assume_yes,
             pool,
             broker,

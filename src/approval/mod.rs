@@ -2,9 +2,15 @@
 //! person gave for the rest of a session, and (in `present`) the dialog and the answers the model
 //! gets. A grant holds names and a hash, never arguments or results: the hash is of the server's
 //! launch as written in its config (command, args, cwd, or URL) and, for a tool, of its name,
-//! input schema and annotations, so a changed tool or config drops it.
+//! input schema and annotations, so a changed tool or config drops it. A use is asked about as a
+//! [`Request`] (`request`): what its dialog shows and its grants hash, which a member of a
+//! session's family sends to the session that asks for it (`family`).
 
+pub mod family;
 pub mod present;
+mod request;
+
+pub use request::{Request, Used};
 
 use crate::cache::stable_hash;
 use crate::catalog::{pi_tool_name, ToolInfo};
@@ -82,27 +88,50 @@ pub struct Grant {
 impl Grant {
     /// The grant of every use of `server`.
     pub fn server(server: &ServerConfig) -> Grant {
-        Grant {
-            server: server.name.clone(),
-            tool: None,
-            hash: stable_hash(&json!({ "server": server.name, "launch": launch(server) })),
-        }
+        Grant::whole(&server.name, &launch(server))
     }
 
     /// The grant of `tool` of `server`.
     pub fn tool(server: &ServerConfig, tool: &ToolInfo) -> Grant {
         let definition = tool.definition.as_deref();
-        let field = |key: &str| definition.and_then(|d| d.get(key)).cloned();
+        let field = |key: &str| definition.and_then(|d| d.get(key));
+        Grant::one_tool(
+            &server.name,
+            &launch(server),
+            &tool.original,
+            field("inputSchema"),
+            field("annotations"),
+        )
+    }
+
+    /// The grant of every use of the server `name` launched as `launch` (as written).
+    fn whole(name: &str, launch: &Value) -> Grant {
+        Grant {
+            server: name.to_string(),
+            tool: None,
+            hash: stable_hash(&json!({ "server": name, "launch": launch })),
+        }
+    }
+
+    /// The grant of the tool `tool` (its MCP name, input schema and annotations) of the server
+    /// `name` launched as `launch`.
+    fn one_tool(
+        name: &str,
+        launch: &Value,
+        tool: &str,
+        input_schema: Option<&Value>,
+        annotations: Option<&Value>,
+    ) -> Grant {
         let hashed = json!({
-            "server": server.name,
-            "launch": launch(server),
-            "tool": tool.original,
-            "inputSchema": field("inputSchema"),
-            "annotations": field("annotations"),
+            "server": name,
+            "launch": launch,
+            "tool": tool,
+            "inputSchema": input_schema,
+            "annotations": annotations,
         });
         Grant {
-            server: server.name.clone(),
-            tool: Some(tool.original.clone()),
+            server: name.to_string(),
+            tool: Some(tool.to_string()),
             hash: stable_hash(&hashed),
         }
     }
@@ -132,7 +161,7 @@ impl Grant {
 
 /// How a server is started or reached, as its config writes it (references not resolved: no
 /// secret a variable holds gets into a hash).
-fn launch(server: &ServerConfig) -> Value {
+pub(crate) fn launch(server: &ServerConfig) -> Value {
     let field = |key: &str| server.entry.get(key).cloned().unwrap_or(Value::Null);
     json!({
         "command": field("command"),
@@ -175,6 +204,13 @@ impl Grants {
             Subject::Tool(tool) => granted.contains(&Grant::tool(server, tool)),
             _ => false,
         }
+    }
+
+    /// Whether a grant covers `request` (a family member's use, hashed from what it sent).
+    pub fn cover(&self, request: &Request) -> bool {
+        let granted = self.granted.lock();
+        let (whole, tool) = request.grants();
+        granted.contains(&whole) || tool.is_some_and(|tool| granted.contains(&tool))
     }
 }
 

@@ -2,7 +2,7 @@
 //! terminal say the same), and what the model is told when a use is not approved. Arguments are
 //! shown clipped and cleaned, and a value whose key or schema says it is a credential never is.
 
-use super::{Grant, Subject};
+use super::{Request, Subject, Used};
 use crate::clean;
 use crate::config::ServerConfig;
 use crate::render::{hints, tilde};
@@ -31,9 +31,10 @@ const SECRET_WORDS: [&str; 12] = [
 
 /// What the model is told of a use that did not run.
 pub enum Refusal {
-    /// Nobody can be asked here (no dialog: Pi's print or json mode, a subagent, `pi-mcp`
-    /// without a terminal, the native API without a front end).
-    NobodyToAsk,
+    /// Nobody can be asked here (no dialog: Pi's print or json mode, `pi-mcp` without a
+    /// terminal, the native API without a front end), nor in the session's family (why not, when
+    /// it has one: no dialog there either, the session that would ask is gone).
+    NobodyToAsk(Option<String>),
     /// `pi-mcp call --yes` inside a Pi session, which `allowYesInsidePi` does not allow.
     YesInsidePi,
     /// The person said no.
@@ -42,68 +43,70 @@ pub enum Refusal {
     Unanswered(Duration),
 }
 
-/// The dialog asking to allow `subject` (question `id`): a select of the options, each with the
+/// Who asks for a use, when it is not the model of the session whose dialog shows it.
+#[derive(Clone, Copy, Debug)]
+pub enum By<'a> {
+    Model,
+    /// An MCP App (`app "…" of …`).
+    App(&'a str),
+    /// A member of the session's family (`subagent "worker" (pid 4242) in ~/proj`).
+    Member(&'a str),
+}
+
+/// The dialog asking to allow `request` (question `id`): a select of the options, each with the
 /// `value` the front end hands back and, for a session grant, the entry it keeps (`remember`).
-pub fn question(
-    id: u64,
-    subject: &Subject,
-    server: &ServerConfig,
-    args: &Value,
-    home: &str,
-    wait: Duration,
-    asker: Option<&str>,
-) -> Value {
-    let name = clean::line(&server.name).into_owned();
-    let mut lines = vec![match subject {
-        Subject::Tool(tool) => format!(
-            "MCP server \"{name}\" wants to run {}",
-            clean::line(&tool.original)
-        ),
-        Subject::Read { uri, .. } => {
+pub fn question(id: u64, request: &Request, wait: Duration, by: By) -> Value {
+    let name = clean::line(&request.server).into_owned();
+    let mut lines = vec![match &request.used {
+        Used::Tool { name: tool, .. } => {
+            format!("MCP server \"{name}\" wants to run {}", clean::line(tool))
+        }
+        Used::Read { uri } => {
             format!("MCP server \"{name}\" wants to read {}", clean::url(uri))
         }
-        Subject::Prompt { name: prompt, .. } => format!(
+        Used::Prompt { name: prompt } => format!(
             "MCP server \"{name}\" wants to give the prompt \"{}\"",
             clean::line(prompt)
         ),
     }];
-    if let Some(asker) = asker {
-        lines.push(format!("Asked by {asker}, not by the model."));
+    match by {
+        By::Model => {}
+        By::App(app) => lines.push(format!("Asked by {app}, not by the model.")),
+        By::Member(member) => lines.push(format!(
+            "Asked for {member}, in this session's family (its model's call)."
+        )),
     }
     lines.push(String::new());
-    if let Subject::Tool(tool) = subject {
-        let words = hints::words(tool);
+    if let Used::Tool { annotations, .. } = &request.used {
+        let words = hints::words_of(annotations.as_ref());
         lines.push(match words.is_empty() {
             true => "Hints: none (a tool without hints may change or delete things)".into(),
             false => format!("Hints (the server's own claim): {}", words.join(", ")),
         });
     }
-    let schema = match subject {
-        Subject::Tool(tool) => tool.input_schema(),
-        _ => None,
-    };
-    if !matches!(subject, Subject::Read { .. }) {
-        lines.push(arguments(args, schema));
+    if let Some(arguments) = &request.arguments {
+        lines.push(arguments.clone());
         lines.push(String::new());
     }
-    lines.push(format!("Asked because of {}.", set_by(server, home)));
+    lines.push(format!("Asked because of {}.", request.because));
+    let (whole, tool) = request.grants();
     let mut options = vec![json!({ "label": "Allow once", "value": "once" })];
-    if let Subject::Tool(tool) = subject {
+    if let (Some(grant), Used::Tool { name: tool, .. }) = (tool, &request.used) {
         options.push(json!({
-            "label": format!("Allow {} for this session", clean::line(&tool.original)),
+            "label": format!("Allow {} for this session", clean::line(tool)),
             "value": "tool",
-            "remember": Grant::tool(server, tool).entry(),
+            "remember": grant.entry(),
         }));
     }
     options.push(json!({
         "label": format!("Allow everything of \"{name}\" for this session"),
         "value": "server",
-        "remember": Grant::server(server).entry(),
+        "remember": whole.entry(),
     }));
     options.push(json!({ "label": "Deny", "value": "deny" }));
     json!({
         "id": id,
-        "server": server.name,
+        "server": request.server,
         "mode": "approval",
         "title": lines.join("\n"),
         "options": options,
@@ -163,7 +166,7 @@ fn is_secret(key: &str, schema: Option<&Value>) -> bool {
 }
 
 /// `approveTools in ~/.pi/agent/mcp.json`, for each file that asked.
-fn set_by(server: &ServerConfig, home: &str) -> String {
+pub fn set_by(server: &ServerConfig, home: &str) -> String {
     let parts: Vec<String> = server
         .approval
         .set_by
@@ -203,8 +206,9 @@ pub fn refusal(refusal: &Refusal, subject: &Subject, server: &ServerConfig, home
     let sentence = capitalized(&what);
     let by = set_by(server, home);
     match refusal {
-        Refusal::NobodyToAsk => format!(
-            "{sentence} needs the user's approval ({by}), and nobody can be asked here: no dialog in this run (Pi's print or json mode, a subagent, pi-mcp without a terminal). It did not run. Run it in an interactive Pi session, or the user can change `approveTools` for \"{}\".",
+        Refusal::NobodyToAsk(family) => format!(
+            "{sentence} needs the user's approval ({by}), and nobody can be asked here: no dialog in this run (Pi's print or json mode, pi-mcp without a terminal), {}. It did not run. Run it in an interactive Pi session, or the user can change `approveTools` for \"{}\".",
+            family.as_deref().unwrap_or("and no session with one started it"),
             clean::line(&server.name)
         ),
         Refusal::YesInsidePi => format!(

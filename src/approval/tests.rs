@@ -1,4 +1,4 @@
-use super::present::{arguments, question, refusal, Refusal};
+use super::present::{arguments, question, refusal, By, Refusal};
 use super::*;
 use crate::config::test_tree::Tree;
 use crate::config::{Config, Registered};
@@ -189,15 +189,8 @@ fn the_dialog_names_server_tool_hints_and_arguments_without_secrets() {
         "nested": { "Authorization": "Bearer abc", "ok": 1 },
         "evil": "\u{202e}txt.exe",
     });
-    let q = question(
-        7,
-        &Subject::Tool(&push),
-        gh,
-        &args,
-        &home,
-        Duration::from_secs(120),
-        None,
-    );
+    let request = Request::new(&Subject::Tool(&push), gh, &args, &home);
+    let q = question(7, &request, Duration::from_secs(120), By::Model);
     let title = q["title"].as_str().unwrap();
     assert!(
         title.starts_with("MCP server \"gh\" wants to run push"),
@@ -234,15 +227,8 @@ fn the_dialog_names_server_tool_hints_and_arguments_without_secrets() {
         server: "gh",
         uri: "file:///x",
     };
-    let q = question(
-        8,
-        &read,
-        gh,
-        &Value::Null,
-        &home,
-        Duration::from_secs(1),
-        None,
-    );
+    let request = Request::new(&read, gh, &Value::Null, &home);
+    let q = question(8, &request, Duration::from_secs(1), By::Model);
     assert_eq!(q["options"].as_array().unwrap().len(), 3);
     let many: serde_json::Map<String, Value> =
         (0..20).map(|i| (format!("k{i}"), json!(i))).collect();
@@ -262,10 +248,124 @@ fn what_the_model_is_told() {
     let home = tree.home.display().to_string();
     let push = tool("gh", "push", json!({}));
     let told = |r: Refusal| refusal(&r, &Subject::Tool(&push), gh, &home);
-    let required = told(Refusal::NobodyToAsk);
+    let required = told(Refusal::NobodyToAsk(None));
     assert!(required.starts_with("The MCP tool \"gh_push\" of server \"gh\" needs the user's approval (`approveTools` in ~/.pi/agent/mcp.json)"), "{required}");
+    assert!(
+        required.contains("and no session with one started it"),
+        "{required}"
+    );
+    let gone = "and its family's session (pi, pid 42) ended before it answered";
+    let required = told(Refusal::NobodyToAsk(Some(gone.into())));
+    assert!(
+        required.contains(&format!("without a terminal), {gone}. It did not run.")),
+        "{required}"
+    );
     assert!(told(Refusal::YesInsidePi).contains("allowYesInsidePi"));
     assert!(told(Refusal::Denied).starts_with("The user declined the MCP tool \"gh_push\""));
     let unanswered = told(Refusal::Unanswered(Duration::from_secs(120)));
     assert!(unanswered.contains("within 120 s"), "{unanswered}");
+}
+
+#[test]
+fn a_members_request_is_shown_and_granted_as_its_own_dialog_would_be() {
+    let tree = Tree::new();
+    let config = loaded(
+        &tree,
+        json!({ "mcpServers": { "fs": { "command": "node", "args": ["fs.js"], "approveTools": true } } }),
+    );
+    let fs = server(&config, "fs");
+    let home = tree.home.display().to_string();
+    let rm = tool(
+        "fs",
+        "rm",
+        json!({ "annotations": { "destructiveHint": true }, "inputSchema": { "type": "object" } }),
+    );
+    let args = json!({ "path": "/tmp/x", "token": "s3cr3t" });
+    let request = Request::new(&Subject::Tool(&rm), fs, &args, &home);
+    // What travels: the arguments as shown, never their values' secrets.
+    let sent = serde_json::to_string(&request).unwrap();
+    assert!(
+        !sent.contains("s3cr3t") && sent.contains("(hidden)"),
+        "{sent}"
+    );
+    let received: Request = serde_json::from_str(&sent).unwrap();
+    assert_eq!(
+        received.clone().cleaned(),
+        request,
+        "its own text is clean already"
+    );
+    // Its grants hash as the member's own would: the same grant covers both.
+    let (whole, tool_grant) = received.grants();
+    assert_eq!(tool_grant, Some(Grant::tool(fs, &rm)));
+    assert_eq!(whole, Grant::server(fs));
+    let grants = Grants::default();
+    assert!(!grants.cover(&received));
+    grants.add(Grant::tool(fs, &rm));
+    assert!(grants.cover(&received) && grants.covers(fs, &Subject::Tool(&rm)));
+
+    let who = "subagent \"worker\" (pid 42) in ~/p";
+    let q = question(3, &received, Duration::from_secs(5), By::Member(who));
+    let title = q["title"].as_str().unwrap();
+    assert!(
+        title.contains("Asked for subagent \"worker\" (pid 42) in ~/p, in this session's family"),
+        "{title}"
+    );
+    assert!(
+        title.contains("Hints (the server's own claim): destructive"),
+        "{title}"
+    );
+    assert!(
+        title.contains("  path: \"/tmp/x\"") && title.contains("  token: (hidden)"),
+        "{title}"
+    );
+    assert_eq!(q["options"][1]["remember"], Grant::tool(fs, &rm).entry());
+}
+
+#[test]
+fn a_rogue_members_request_gets_no_grant_but_for_what_its_dialog_names() {
+    let tree = Tree::new();
+    let config = loaded(
+        &tree,
+        json!({ "mcpServers": { "fs": { "command": "node", "args": ["fs.js"], "approveTools": true } } }),
+    );
+    let fs = server(&config, "fs");
+    let home = tree.home.display().to_string();
+    let ls = tool(
+        "fs",
+        "ls",
+        json!({ "annotations": { "readOnlyHint": true } }),
+    );
+    let rm = tool(
+        "fs",
+        "rm",
+        json!({ "annotations": { "destructiveHint": true } }),
+    );
+    // A rogue sends text of its own making, and a grant's hash besides.
+    let mut forged =
+        serde_json::to_value(Request::new(&Subject::Tool(&ls), fs, &json!({}), &home)).unwrap();
+    forged["arguments"] = json!(format!(
+        "Arguments:\n  a: \u{1b}[2Jx\u{202e}\n{}",
+        "  b: 1\n".repeat(40)
+    ));
+    forged["because"] = json!("x".repeat(5000));
+    forged["hash"] = json!(Grant::tool(fs, &rm).hash);
+    let request: Request = serde_json::from_value(forged).unwrap();
+    let request = request.cleaned();
+    let title = question(1, &request, Duration::from_secs(5), By::Member("m"))["title"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        !title.contains('\u{1b}') && !title.contains('\u{202e}'),
+        "{title}"
+    );
+    assert!(
+        title.lines().count() < 30 && title.lines().all(|l| l.chars().count() <= 260),
+        "{title}"
+    );
+    // The person allows the tool its dialog names (ls): the grant is ls's, not rm's.
+    let grants = Grants::default();
+    grants.add(request.grants().1.unwrap());
+    assert!(grants.covers(fs, &Subject::Tool(&ls)));
+    assert!(!grants.covers(fs, &Subject::Tool(&rm)));
 }

@@ -10,6 +10,7 @@
 
 use super::outbox::{self, Outbox};
 use super::{Broker, Notes};
+use crate::approval::family::{Ask, Verdict};
 use crate::pool::shared::wire::{self, Farewell, FarewellReason, Hello, SessionInfo};
 use crate::pool::{
     Connection, Progress, RequestError, RequestOptions, TOO_DEEP_FIELD, TOO_LARGE_FIELD,
@@ -36,6 +37,8 @@ const KEPT_BUFFER: usize = 1024 * 1024;
 const SUBSCRIPTIONS: [&str; 2] = ["resources/subscribe", "resources/unsubscribe"];
 /// JSON-RPC's "invalid request".
 const INVALID_REQUEST: i32 = -32600;
+/// JSON-RPC's "invalid params".
+const INVALID_PARAMS: i32 = -32602;
 /// JSON-RPC's "internal error".
 const INTERNAL_ERROR: i32 = -32603;
 /// How long a process connected to a family's hub may take to say who it is (`initialize`).
@@ -296,6 +299,12 @@ impl Hop {
                 broker.stop();
                 return;
             }
+            wire::APPROVE if self.joined() => self.approve(&id, params).await,
+            wire::APPROVE => Err(Some((
+                wire::REFUSED,
+                "only a process that joined the family asks its UI".into(),
+                None,
+            ))),
             _ => match self.attached() {
                 Some(attached) if LISTS.contains(&method.as_str()) => {
                     match broker.listed(attached, &method, &params).await {
@@ -431,6 +440,38 @@ impl Hop {
             broker.subscription(&attached.identity, &uri, self.id, false);
         }
         answer
+    }
+
+    /// A joined member's approval question, answered by the family's UI (a session of the hub's
+    /// process that has one) until the member withdraws it or leaves.
+    async fn approve(&self, id: &Value, params: Value) -> Answer {
+        let ask: Ask = serde_json::from_value(params).map_err(|e| {
+            let why = format!("not an approval question: {e}");
+            Some((INVALID_PARAMS, why, None))
+        })?;
+        let Some(ui) = super::family::family().ui_session() else {
+            let why = format!(
+                "and neither has its family's session (pi, pid {})",
+                std::process::id()
+            );
+            return Ok(json!(Verdict::Nobody { why }));
+        };
+        let key = id.to_string();
+        let cancel = CancellationToken::new();
+        self.in_flight.lock().insert(key.clone(), cancel.clone());
+        if self.closed.is_cancelled() {
+            cancel.cancel();
+        }
+        let pid = match self.peer {
+            Peer::Process(pid) => pid,
+            Peer::InProcess => Some(std::process::id()),
+        };
+        let verdict = tokio::select! {
+            verdict = ui.answerer.answer(ask, pid) => Some(verdict),
+            _ = cancel.cancelled() => None,
+        };
+        self.in_flight.lock().remove(&key);
+        verdict.map(|v| json!(v)).ok_or(None)
     }
 
     /// Who the session's requests are for, as the server's questions name it.

@@ -14,6 +14,11 @@ fn hint(tool: &ToolInfo, key: &str) -> Option<bool> {
 
 /// The hints the server set, as words: read-only, destructive, idempotent, open world.
 pub fn words(tool: &ToolInfo) -> Vec<&'static str> {
+    words_of(field(tool, "annotations"))
+}
+
+/// [`words`] of a tool's MCP `annotations`.
+pub fn words_of(annotations: Option<&Value>) -> Vec<&'static str> {
     [
         ("readOnlyHint", "read-only"),
         ("destructiveHint", "destructive"),
@@ -21,7 +26,12 @@ pub fn words(tool: &ToolInfo) -> Vec<&'static str> {
         ("openWorldHint", "open world"),
     ]
     .into_iter()
-    .filter(|(key, _)| hint(tool, key) == Some(true))
+    .filter(|(key, _)| {
+        annotations
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_bool)
+            == Some(true)
+    })
     .map(|(_, word)| word)
     .collect()
 }

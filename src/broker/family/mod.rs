@@ -12,6 +12,7 @@ mod registry;
 mod tie;
 
 use super::{hop::Hop, Broker, Mode, Notes};
+use crate::approval::family::{Answerer, Ask, Verdict};
 use crate::pool::shared::family::{Address, Member, Remote, Token};
 use crate::pool::shared::identity;
 use crate::pool::shared::wire::{Attach, FamilyAttach, Joined, SessionInfo, FAMILY_VAR};
@@ -83,6 +84,8 @@ pub struct LocalSession {
     pub info: Arc<Session>,
     /// Where its questions are asked (its person, its model).
     pub host: Arc<dyn Host>,
+    /// Answers the approval questions of the family's members without a UI, when it has one.
+    pub answerer: Arc<dyn Answerer>,
 }
 
 /// How a session reaches one of its family's servers.
@@ -250,6 +253,17 @@ impl Family {
             .rev()
             .filter_map(Weak::upgrade)
             .find(|s| s.info.session().ui)
+    }
+
+    /// Asks the family's UI whether the use `ask` names, which `session` has nobody to ask
+    /// about, may go ahead: another session of this process with a UI, else the hub's process
+    /// when this one is a member. `None` when `session` is in no family with others.
+    pub async fn approve(&self, session: &Arc<LocalSession>, ask: Ask) -> Option<Verdict> {
+        let here = self.ui_session().filter(|ui| !Arc::ptr_eq(ui, session));
+        if let Some(ui) = here {
+            return Some(ui.answerer.answer(ask, Some(std::process::id())).await);
+        }
+        Some(self.member.get()?.approve(&ask).await)
     }
 
     /// The sessions using `conn` (which this session's pool runs): this one and the family's

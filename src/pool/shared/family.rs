@@ -8,6 +8,7 @@
 
 use super::wire::{self, Hello, Joined, SessionInfo};
 use super::{Hub, Stream};
+use crate::approval::family::{Ask, Verdict};
 use base64::Engine;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
@@ -15,9 +16,11 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::oneshot;
 
 /// How long joining may take: connecting, the peer check and the hub's answer.
 pub const JOIN_LIMIT: Duration = Duration::from_secs(1);
@@ -215,6 +218,8 @@ pub struct Member {
     joining: tokio::sync::Mutex<()>,
     /// The warning that this process runs its own servers, until a session tells it.
     untold: Mutex<Option<String>>,
+    /// The join's connection, once joined: what this process asks the hub itself.
+    link: Mutex<Option<Arc<Link>>>,
 }
 
 enum State {
@@ -242,6 +247,7 @@ impl Member {
             hub: OnceLock::new(),
             joining: tokio::sync::Mutex::new(()),
             untold: Mutex::new(None),
+            link: Mutex::new(None),
         });
         if let State::Off(why) = state {
             member.turn_off(why);
@@ -306,13 +312,15 @@ impl Member {
             ))
         });
         match joined {
-            Ok((joined, rest)) => {
+            Ok((joined, link, rest)) => {
                 let _ = self.hub.set(joined.pid);
+                *self.link.lock() = Some(link);
                 *self.state.lock() = State::Joined;
                 let member = Arc::downgrade(self);
                 tokio::spawn(async move {
                     rest.await;
                     if let Some(member) = member.upgrade() {
+                        member.link.lock().take();
                         member.turn_off(format!("the family's hub (pid {}) exited", joined.pid));
                     }
                 });
@@ -326,12 +334,129 @@ impl Member {
     }
 }
 
-/// Says who it is to the hub at `address`: the hub's answer, and what resolves once the hub's
-/// connection ends (the join is kept open while the process lives).
+impl Member {
+    /// Asks the family's UI, through the hub, whether the use `ask` names may go ahead (joining
+    /// first). Nobody when the hub cannot be reached or its connection ends before it answers.
+    pub async fn approve(self: &Arc<Self>, ask: &Ask) -> Verdict {
+        let nobody = |why: String| Verdict::Nobody { why };
+        if let Err(why) = self.join().await {
+            return nobody(format!("and its family's session cannot be asked: {why}"));
+        }
+        let Some(link) = self.link.lock().clone() else {
+            return nobody("and its family's session has ended".into());
+        };
+        let params = serde_json::to_value(ask).unwrap_or_default();
+        let pi = self
+            .hub_pid()
+            .map_or_else(String::new, |pid| format!(" (pi, pid {pid})"));
+        match link.request(wire::APPROVE, params).await {
+            Ok(verdict) => serde_json::from_value(verdict).unwrap_or_else(|_| {
+                nobody(format!(
+                    "and its family's session{pi} answered in a way this version does not read"
+                ))
+            }),
+            Err(Ended) => nobody(format!(
+                "and its family's session{pi} ended before it answered"
+            )),
+            Err(Refused(why)) => nobody(format!("and its family's session{pi} did not ask: {why}")),
+        }
+    }
+}
+
+/// The join's connection to the hub, kept open while the process lives: the hub answers this
+/// process's own requests on it.
+struct Link {
+    write: tokio::sync::Mutex<tokio::io::WriteHalf<Stream>>,
+    waiting: Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>,
+    next: AtomicU64,
+}
+
+/// Why a request on the [`Link`] has no answer.
+enum Unanswered {
+    /// The connection ended first.
+    Ended,
+    /// The hub answered with an error.
+    Refused(String),
+}
+use Unanswered::{Ended, Refused};
+
+impl Link {
+    /// Sends a request and waits for its answer. Dropped before the answer (the call that asked
+    /// was aborted), it tells the hub it is no longer needed.
+    async fn request(self: &Arc<Self>, method: &str, params: Value) -> Result<Value, Unanswered> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.waiting.lock().insert(id, tx);
+        let mut pending = Pending {
+            link: self.clone(),
+            id,
+            answered: false,
+        };
+        let line = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        self.send(&line).await.map_err(|_| Ended)?;
+        let answer = rx.await;
+        pending.answered = true;
+        match answer {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(why)) => Err(Refused(why)),
+            Err(_) => Err(Ended),
+        }
+    }
+
+    async fn send(&self, message: &Value) -> std::io::Result<()> {
+        let mut write = self.write.lock().await;
+        write.write_all(format!("{message}\n").as_bytes()).await?;
+        write.flush().await
+    }
+
+    /// A message from the hub: the answer to one of this process's requests.
+    fn take(&self, message: &Value) {
+        let Some(id) = message.get("id").and_then(Value::as_u64) else {
+            return;
+        };
+        let Some(tx) = self.waiting.lock().remove(&id) else {
+            return;
+        };
+        let answer = match message.get("result") {
+            Some(result) => Ok(result.clone()),
+            None => Err(message["error"]["message"]
+                .as_str()
+                .unwrap_or("the hub answered with an error")
+                .to_string()),
+        };
+        let _ = tx.send(answer);
+    }
+}
+
+/// A request of the [`Link`] waiting for its answer.
+struct Pending {
+    link: Arc<Link>,
+    id: u64,
+    answered: bool,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if self.answered || self.link.waiting.lock().remove(&self.id).is_none() {
+            return;
+        }
+        let (link, id) = (self.link.clone(), self.id);
+        tokio::spawn(async move {
+            let cancelled = json!({
+                "jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": { "requestId": id, "reason": "no longer needed" },
+            });
+            let _ = link.send(&cancelled).await;
+        });
+    }
+}
+
+/// Says who it is to the hub at `address`: the hub's answer, the connection kept open while the
+/// process lives, and what resolves once the hub ends it.
 async fn hello(
     address: &Address,
     token: &Token,
-) -> Result<(Joined, BoxFuture<'static, ()>), String> {
+) -> Result<(Joined, Arc<Link>, BoxFuture<'static, ()>), String> {
     let stream = dial(address).await?;
     let (read, mut write) = tokio::io::split(stream);
     let pid = std::process::id();
@@ -384,11 +509,22 @@ async fn hello(
             joined.version
         ));
     }
-    let rest = Box::pin(async move {
-        let _write = write;
-        while let Ok(Some(_)) = lines.next_line().await {}
+    let link = Arc::new(Link {
+        write: tokio::sync::Mutex::new(write),
+        waiting: Mutex::default(),
+        next: AtomicU64::new(2),
     });
-    Ok((joined, rest))
+    let reading = link.clone();
+    let rest = Box::pin(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Ok(message) = serde_json::from_str::<Value>(&line) {
+                reading.take(&message);
+            }
+        }
+        // Whatever waits for an answer now has none.
+        reading.waiting.lock().clear();
+    });
+    Ok((joined, link, rest))
 }
 
 fn major_minor(version: &str) -> &str {

@@ -19,6 +19,9 @@ pub const CAPABILITY: &str = "pi-mcp-native/broker";
 pub const FAREWELL: &str = "notifications/pi-mcp-native/farewell";
 /// Broker → session: how many sessions use the server now (`{"sessions": n}`).
 pub const SESSIONS: &str = "notifications/pi-mcp-native/sessions";
+/// Member → family's hub, on its join's connection: may a gated use go ahead? Params: an
+/// `approval::family::Ask`; result: an `approval::family::Verdict` from the family's UI.
+pub const APPROVE: &str = "pi-mcp-native/approve";
 /// Control → broker: the broker's state ([`BrokerStatus`]).
 pub const STATUS: &str = "pi-mcp-native/status";
 /// Control → broker: stop every shared server and exit.

@@ -163,7 +163,7 @@ impl Answerer for FamilyAnswers {
 
 /// Who a member is in the dialog: `subagent "worker" (pid 4242) in ~/proj`.
 fn member(label: Option<&str>, pid: Option<u32>, cwd: Option<&str>, home: &str) -> String {
-    let label: String = clean::line(label.unwrap_or("a process"))
+    let label: String = clean::line(label.unwrap_or("another session"))
         .chars()
         .take(80)
         .collect();

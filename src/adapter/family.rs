@@ -62,15 +62,16 @@ impl Adapter {
 
     /// The variable the processes this session starts inherit to join its family (its name and
     /// value): set by the extension before a tool that may start processes runs. `None` when no
-    /// enabled stdio server is shared with the family, or its hub cannot listen (status says
-    /// why). Binds the hub's socket the first time (in a runtime).
+    /// enabled server is shared with the family (a stdio one) or asks for approval (its
+    /// subagents' uses are asked about here), or its hub cannot listen (status says why). Binds
+    /// the hub's socket the first time (in a runtime).
     pub fn family_env(&self) -> Option<(String, String)> {
-        let shares = |s: &ServerConfig| {
-            !s.disabled
-                && s.sharing == Sharing::Family
-                && matches!(s.transport, Transport::Stdio { .. })
+        let joins = |s: &ServerConfig| {
+            let shares =
+                s.sharing == Sharing::Family && matches!(s.transport, Transport::Stdio { .. });
+            !s.disabled && (shares || !s.approval.is_off())
         };
-        if !self.servers.configs().any(shares) {
+        if !self.servers.configs().any(joins) {
             return None;
         }
         let token = family().token(&self.agent_dir, &self.env).ok()?;

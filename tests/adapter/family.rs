@@ -21,6 +21,7 @@ async fn a_family_in_one_process() {
     many_sessions_starting_at_once_start_one_process().await;
     a_session_that_ends_mid_call_of_another_hands_its_server_over().await;
     a_question_during_a_headless_sessions_call_goes_to_the_familys_ui().await;
+    a_headless_sessions_gated_call_is_asked_in_the_familys_ui().await;
 }
 
 fn family_home(servers: Value) -> Home {
@@ -131,11 +132,12 @@ async fn a_session_that_ends_mid_call_of_another_hands_its_server_over() {
     );
 }
 
-/// A front end whose person answers every question with `{"who": "parent"}`, keeping what
-/// was shown.
+/// A front end whose person answers every question with `{"who": "parent"}` and approval
+/// questions with the next of `choices`, keeping what was shown.
 #[derive(Default)]
 struct Person {
     shown: Mutex<Vec<Value>>,
+    choices: Mutex<Vec<&'static str>>,
 }
 
 impl FrontEnd for Person {
@@ -149,6 +151,12 @@ impl FrontEnd for Person {
     }
 
     fn withdraw(&self, _: u64) {}
+
+    fn approve(&self, question: Value) -> BoxFuture<'static, Value> {
+        self.shown.lock().push(question);
+        let choice = self.choices.lock().remove(0);
+        Box::pin(async move { json!({ "choice": choice }) })
+    }
 }
 
 async fn a_question_during_a_headless_sessions_call_goes_to_the_familys_ui() {
@@ -176,6 +184,79 @@ async fn a_question_during_a_headless_sessions_call_goes_to_the_familys_ui() {
         )),
         "{title}"
     );
+    guest.adapter.shutdown().await;
+    finish(owner, &home).await;
+}
+
+/// A headless session's gated calls (a server shared with the family, one of its own) are asked
+/// in the family's UI, naming it; a session grant given there covers its next call and the UI
+/// session's own; without a UI in the family, nobody is asked.
+async fn a_headless_sessions_gated_call_is_asked_in_the_familys_ui() {
+    let gated = |mut entry: Value, shared: Option<bool>| {
+        entry["approveTools"] = json!(true);
+        if let Some(shared) = shared {
+            entry["shared"] = json!(shared);
+        }
+        entry
+    };
+    let home = family_home(json!({
+        "s": gated(counted(&[]), None),
+        "own": gated(json!({ "command": TEST_SERVER }), Some(false)),
+    }));
+    let (owner, guest) = (home.open(), home.open());
+    let alone = guest.call("s_echo", json!({ "text": "a" })).await;
+    assert_eq!(code(&alone), "approval_required", "no UI in the family yet");
+    assert!(
+        text(&alone).contains("and no session with one started it"),
+        "{}",
+        text(&alone)
+    );
+
+    let person = Arc::new(Person::default());
+    *person.choices.lock() = vec!["deny", "once", "tool", "once"];
+    owner.adapter.attach_front_end(person.clone());
+    owner.adapter.set_interactive(true);
+    let denied = guest.call("s_echo", json!({ "text": "b" })).await;
+    assert_eq!(code(&denied), "approval_denied", "{}", text(&denied));
+    let once = guest
+        .call("s_echo", json!({ "text": "c", "api_key": "k-123" }))
+        .await;
+    assert_eq!(text(&once), "echo: c");
+    let title = person.shown.lock()[1]["title"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let pid = std::process::id();
+    assert!(
+        title.starts_with(&format!(
+            "MCP server \"s\" wants to run echo\nAsked for another session (pid {pid}) in "
+        )),
+        "{title}"
+    );
+    assert!(
+        title.contains("  api_key: (hidden)") && !title.contains("k-123"),
+        "{title}"
+    );
+    // A grant for the tool: the guest's next call and the owner's own go unasked.
+    assert_eq!(
+        text(&guest.call("s_echo", json!({ "text": "d" })).await),
+        "echo: d"
+    );
+    assert_eq!(
+        text(&guest.call("s_echo", json!({ "text": "e" })).await),
+        "echo: e"
+    );
+    assert_eq!(
+        text(&owner.call("s_echo", json!({ "text": "f" })).await),
+        "echo: f"
+    );
+    // A server the guest runs itself asks the same way.
+    assert_eq!(
+        text(&guest.call("own_echo", json!({ "text": "g" })).await),
+        "echo: g"
+    );
+    assert_eq!(person.shown.lock().len(), 4, "deny, once, tool, own's once");
+    assert!(person.choices.lock().is_empty());
     guest.adapter.shutdown().await;
     finish(owner, &home).await;
 }

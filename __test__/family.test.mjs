@@ -3,7 +3,8 @@
 // servers through its hub, one process per server. Every bad case ends in one warning and the
 // member's own servers, within a second; a rogue client is dropped while members are served;
 // opt-outs start nothing shared; a killed member's servers stop a grace after it, a killed host's
-// members carry on alone. Each case ends with no server left.
+// members carry on alone. A member's gated call is asked in the host's UI, whatever its server, and
+// fails closed where nobody can answer. Each case ends with no server left.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -11,7 +12,8 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { processesIn, root, sampleProcesses, sleep, tempAgent, testServer, waitFor } from "./helpers/servers.mjs";
+import { faultyHttp, freePort, processesIn, root, sampleProcesses, sleep, tempAgent, testServer, waitFor } from "./helpers/servers.mjs";
+import { row } from "./helpers/matrix.mjs";
 
 const SCRIPT = join(root, "__test__", "fixtures", "family-session.mjs");
 const VAR = "PI_MCP_NATIVE_FAMILY";
@@ -58,8 +60,9 @@ const nameOf = (token) => createHash("sha256").update("pi-mcp-native family\0").
 const abstractName = (token) => `pi-mcp-native/family/${process.getuid()}/${nameOf(token)}`;
 
 /** A Python peer at the abstract socket of `token` (fixtures/abstract-peer.py), once it is set up. */
-async function peer(mode, token, options = {}) {
-  const proc = spawn("python3", [join(root, "__test__", "fixtures", "abstract-peer.py"), mode, abstractName(token)], { stdio: ["ignore", "pipe", "inherit"], ...options });
+async function peer(mode, token, { args = [], unjoined = false, ...options } = {}) {
+  const extra = mode === "ask" ? [unjoined ? "-" : token, ...args] : args;
+  const proc = spawn("python3", [join(root, "__test__", "fixtures", "abstract-peer.py"), mode, abstractName(token), ...extra], { stdio: ["ignore", "pipe", "inherit"], ...options });
   let said = "";
   proc.stdout.on("data", (d) => (said += d));
   await waitFor(() => said.includes("ready"), 10_000, `the ${mode} peer`);
@@ -256,5 +259,107 @@ test("the host killed during a member's call: the call fails at once, saying so;
   assert.ok(lost.ms < 4000, `the call failed ${lost.ms} ms after it started (it would take 5 s)`);
   assert.equal(after.text, "echo: after", "then its own server");
   await host.done;
+  await noneLeft(agent);
+});
+
+/** An agent whose servers all ask before every call: `t` shared with the family, `o` never shared, `h` a URL server (if `url`). */
+function gatedAgent(url) {
+  const servers = { t: [], o: [] };
+  const extra = { t: { approveTools: true }, o: { approveTools: true, shared: false } };
+  const agent = familyAgent(servers, { shareWithSubagents: true }, extra);
+  if (url) {
+    const file = join(agent.agentDir, "mcp.json");
+    const config = JSON.parse(readFileSync(file, "utf8"));
+    config.mcpServers.h = { url, approveTools: true };
+    writeFileSync(file, JSON.stringify(config));
+  }
+  return agent;
+}
+
+test("a member's gated calls are asked in the host's UI, whatever the server; a grant there covers the next; a headless host answers approval_required", { timeout: 60_000 }, async () => {
+  const port = await freePort();
+  const http = await faultyHttp(port);
+  try {
+    const agent = gatedAgent(`http://127.0.0.1:${port}/mcp`);
+    const calls = [echo("t", "denied"), echo("t", "once", { api_token: "s3cr3t" }), echo("t", "tool"), echo("t", "covered"), echo("o", "own"), echo("h", "url")];
+    const approve = ["deny", "once", "tool", "once", "once"];
+    const host = await session(agent, { host: true, interactive: true, approve, children: [member('subagent "w"', calls)] }).done;
+    const [child] = host.children;
+    assert.deepEqual(child.results.slice(0, 5).map((r) => r.code ?? r.text), ["approval_denied", "echo: once", "echo: tool", "echo: covered", "echo: own"]);
+    assert.equal(child.results[5].error, false, child.results[5].text);
+    const titles = host.events.filter((e) => e.type === "asked").map((e) => e.title);
+    assert.equal(titles.length, 5, titles.join("\n---\n"));
+    assert.ok(titles[0].startsWith(`MCP server "t" wants to run echo\nAsked for subagent "w" (pid ${child.pid}) in `), titles[0]);
+    assert.ok(titles[1].includes("  api_token: (hidden)") && !titles.join("").includes("s3cr3t"), titles[1]);
+    assert.match(titles[3], /^MCP server "o" wants to run echo\n/);
+    assert.match(titles[4], /^MCP server "h" wants to run echo\n/);
+    assert.deepEqual(host.events[0].options.map((o) => o.value), ["once", "tool", "server", "deny"]);
+    // A host without a UI: nobody to ask, at once.
+    const headless = await session(agent, { host: true, children: [member("m", [echo("t", "x")])] }).done;
+    const [refused] = headless.children[0].results;
+    assert.equal(refused.code, "approval_required");
+    assert.match(refused.text, /and neither has its family's session \(pi, pid \d+\)\. It did not run\./);
+    await noneLeft(agent);
+  } finally {
+    await http.stop();
+  }
+});
+
+const here = import.meta.url;
+row("P1", "a subagent's approval where its family cannot answer: stale or forged token, host killed mid-question, a rogue member's forged question", here, async ({ note }) => {
+  const agent = gatedAgent();
+  const { token: stale } = await session(agent, { host: true }).done;
+  for (const [what, token] of [["stale", stale], ["forged", freshToken()]]) {
+    const alone = await session(agent, { calls: [echo("t", what)] }, { ...agent.env, [VAR]: token }).done;
+    const [refused] = alone.results;
+    assert.equal(refused.code, "approval_required", `${what}: ${refused.text}`);
+    assert.match(refused.text, /and its family's session cannot be asked: /, what);
+    assert.ok(refused.ms < 2500, `${what}: ${refused.ms} ms`);
+    note(`${what} token: approval_required in ${Math.round(refused.ms)} ms`);
+  }
+  // The host killed while its dialog is open: the member's call fails at once, saying so.
+  const host = session(agent, { host: true, interactive: true, approve: ["hold"], holdMs: 30_000 });
+  const token = await host.ready;
+  const asked = new Promise((resolve) => host.proc.stderr.on("data", (d) => String(d).includes("asked") && resolve()));
+  const orphan = session(agent, { calls: [echo("t", "x")] }, { ...agent.env, [VAR]: token });
+  await asked;
+  const killed = performance.now();
+  host.proc.kill("SIGKILL");
+  const [lost] = (await orphan.done).results;
+  const after = performance.now() - killed;
+  assert.equal(lost.code, "approval_required", lost.text);
+  assert.match(lost.text, new RegExp(`and its family's session \\(pi, pid ${host.proc.pid}\\) ended before it answered`));
+  assert.ok(after < 4000, `${after} ms after the kill`);
+  note(`host killed mid-question: approval_required ${Math.round(after)} ms after`);
+  await host.done;
+
+  // A rogue member: its question's text is cleaned, a hash it adds grants nothing, and without
+  // joining it is refused.
+  const rogueHost = session(agent, { host: true, interactive: true, approve: ["tool", "once"], holdMs: 3500 });
+  const rogueToken = await rogueHost.ready;
+  const request = {
+    server: "t", launch: { command: "x" }, because: "`approveTools`\u001b[2J",
+    used: { kind: "tool", name: "harmless\u202e", inputSchema: null, annotations: { readOnlyHint: true } },
+    arguments: `Arguments:\n  a: \u001b]52;c;cGF5bG9hZA==\u0007x\n${"  b: 1\n".repeat(40)}`,
+    hash: "forged",
+  };
+  const ask = { request, label: 'subagent "w"\u001b[31m\nAllow everything', cwd: "/tmp" };
+  const rogue = await peer("ask", rogueToken, { args: [JSON.stringify(ask)] });
+  await waitFor(() => rogue.said().includes('"verdict":"picked"'), 10_000, "the rogue's answer");
+  const unjoined = await peer("ask", rogueToken, { args: [JSON.stringify(ask)], unjoined: true });
+  await waitFor(() => unjoined.said().includes("only a process that joined the family"), 10_000, "the unjoined refused");
+  for (const p of [rogue, unjoined]) p.proc.kill("SIGKILL");
+  // The member's own call of the same server's echo is asked again: the rogue's grant was for what its dialog named.
+  const member2 = session(agent, { calls: [echo("t", "after")] }, { ...agent.env, [VAR]: rogueToken });
+  const [after2] = (await member2.done).results;
+  assert.equal(after2.text, "echo: after");
+  const shown = (await rogueHost.done).events.filter((e) => e.type === "asked");
+  assert.equal(shown.length, 2, "the rogue's question and the member's");
+  const title = shown[0].title;
+  assert.ok(!/[\u001b\u0007\u202e]/.test(title), JSON.stringify(title));
+  assert.ok(title.split("\n").length < 30, title);
+  assert.ok(title.includes("Asked for subagent"), title);
+  assert.ok(!title.includes("\nAllow everything"), "the label stays on its line");
+  note("rogue member: cleaned title, no grant beyond its dialog, unjoined refused");
   await noneLeft(agent);
 });

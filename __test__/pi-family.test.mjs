@@ -7,15 +7,16 @@
 // subagent's call raises shown in the parent's UI naming it, the idle one never joining. On
 // 1.6.0 also `pi -p` through bash, a subagent elsewhere and one with another secret (their own
 // servers), the parent killed mid-call, a session that starts nothing binding nothing, and two
-// sessions of Pi's SDK in one Node process. Each case ends with no server left and no family
-// socket.
+// sessions of Pi's SDK in one Node process. A subagent's gated call is asked in the parent's
+// dialog over RPC, naming it (allowed, denied), and refused when the parent is headless. Each case
+// ends with no server left and no family socket.
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { spawn } from "node:child_process";
 import { after, before } from "node:test";
-import { NODE22, PI_16, assertRan, piCli, piSandbox, piTest, runPiRpc } from "./helpers/pi.mjs";
+import { NODE22, PI_16, assertRan, piCli, piSandbox, piTest, runPi, runPiRpc } from "./helpers/pi.mjs";
 import { familySockets, installed, mcp, subagentExample, toolTextsOf } from "./helpers/subagents.mjs";
 import { everything, memory, processesIn, python, root, sampleProcesses, sleep, waitFor } from "./helpers/servers.mjs";
 
@@ -141,6 +142,46 @@ piTest(
     await nothingLeft();
   },
 );
+
+const gatedConfig = () => ({ mcpServers: { everything: everything({ cwd: serverCwd, approveTools: ["echo"] }) } });
+const gatedSteps = (tasks) => [{ tool_calls: [{ name: "subagent", arguments: { tasks } }] }, { text: "all done" }];
+const gatedConversations = (...tasks) => Object.fromEntries(tasks.map((t) => [`Task: ${t}`, [mcp("everything_echo", { message: t }), { text: `${t} done` }]]));
+
+piTest("a subagent's gated call is asked in the parent's UI naming it: allowed it runs, denied it is approval_denied; a headless parent: approval_required", OPTS, async (pi) => {
+  const tasks = ["allow", "deny"].map((task) => ({ agent: "worker", task }));
+  const r = await runPiRpc({
+    pi,
+    extensionDir: [subagentExample(pi), root],
+    mcpConfig: gatedConfig(),
+    prepare: installed(pi),
+    script: { steps: gatedSteps(tasks), conversations: gatedConversations("allow", "deny") },
+    commands: ["go"],
+    answer: (request) => (request.method === "select" ? { value: /message: "allow"/.test(request.title) ? "Allow once" : "Deny" } : { cancelled: true }),
+    timeoutMs: 150_000,
+  });
+  assertRan(r);
+  const selects = r.dialogs.filter((d) => d.method === "select");
+  assert.equal(selects.length, 2, JSON.stringify(selects, null, 2));
+  for (const { title, options } of selects) {
+    assert.match(title, /^MCP server "everything" wants to run echo\nAsked for subagent "worker" \(pid \d+\) in .+, in this session's family \(its model's call\)\.\n/, title);
+    assert.deepEqual(options, ["Allow once", "Allow echo for this session", 'Allow everything of "everything" for this session', "Deny"]);
+  }
+  assert.deepEqual(toolTextsOf(r, "Task: allow"), ["Echo: allow"]);
+  assert.match(toolTextsOf(r, "Task: deny")[0], /^The user declined the MCP tool "everything_echo" of server "everything"; it did not run\./);
+
+  const headless = await runPi({
+    pi,
+    extensionDir: [subagentExample(pi), root],
+    mcpConfig: gatedConfig(),
+    prepare: installed(pi),
+    script: { steps: gatedSteps([{ agent: "worker", task: "alone" }]), conversations: gatedConversations("alone") },
+    timeoutMs: 150_000,
+  });
+  assertRan(headless);
+  const [alone] = toolTextsOf(headless, "Task: alone");
+  assert.match(alone, /needs the user's approval .*and neither has its family's session \(pi, pid \d+\)\. It did not run\./, alone);
+  await nothingLeft();
+});
 
 piTest("the parent killed during a subagent's call: the subagent ends, no server or socket is left", { ...OPTS, pis: [PI_16] }, async (pi) => {
   const conversations = {

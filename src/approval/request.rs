@@ -109,10 +109,9 @@ impl Request {
     /// The request with its shown text made safe to show, whoever sent it: each line cleaned
     /// and clipped, and no more lines of arguments than a dialog shows.
     pub fn cleaned(mut self) -> Request {
-        let line = |text: &str| clip(&clean::line(text), LINE_CHARS);
-        self.because = line(&self.because);
+        self.because = shown_line(&self.because);
         self.arguments = self.arguments.map(|text| {
-            let mut lines: Vec<String> = text.lines().take(SHOWN_LINES).map(line).collect();
+            let mut lines: Vec<String> = text.lines().take(SHOWN_LINES).map(shown_line).collect();
             if text.lines().nth(SHOWN_LINES).is_some() {
                 lines.push("  …".into());
             }
@@ -120,4 +119,9 @@ impl Request {
         });
         self
     }
+}
+
+/// One line of a request's text, cleaned and clipped.
+fn shown_line(text: &str) -> String {
+    clip(&clean::line(text), LINE_CHARS)
 }

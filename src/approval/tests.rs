@@ -266,13 +266,19 @@ fn what_the_model_is_told() {
     assert!(unanswered.contains("within 120 s"), "{unanswered}");
 }
 
-#[test]
-fn a_members_request_is_shown_and_granted_as_its_own_dialog_would_be() {
+/// A config whose server `fs` asks before every use.
+fn gated_fs() -> (Tree, Config) {
     let tree = Tree::new();
     let config = loaded(
         &tree,
         json!({ "mcpServers": { "fs": { "command": "node", "args": ["fs.js"], "approveTools": true } } }),
     );
+    (tree, config)
+}
+
+#[test]
+fn a_members_request_is_shown_and_granted_as_its_own_dialog_would_be() {
+    let (tree, config) = gated_fs();
     let fs = server(&config, "fs");
     let home = tree.home.display().to_string();
     let rm = tool(
@@ -323,11 +329,7 @@ fn a_members_request_is_shown_and_granted_as_its_own_dialog_would_be() {
 
 #[test]
 fn a_rogue_members_request_gets_no_grant_but_for_what_its_dialog_names() {
-    let tree = Tree::new();
-    let config = loaded(
-        &tree,
-        json!({ "mcpServers": { "fs": { "command": "node", "args": ["fs.js"], "approveTools": true } } }),
-    );
+    let (tree, config) = gated_fs();
     let fs = server(&config, "fs");
     let home = tree.home.display().to_string();
     let ls = tool(

@@ -237,24 +237,20 @@ async fn a_headless_sessions_gated_call_is_asked_in_the_familys_ui() {
         title.contains("  api_key: (hidden)") && !title.contains("k-123"),
         "{title}"
     );
-    // A grant for the tool: the guest's next call and the owner's own go unasked.
-    assert_eq!(
-        text(&guest.call("s_echo", json!({ "text": "d" })).await),
-        "echo: d"
-    );
-    assert_eq!(
-        text(&guest.call("s_echo", json!({ "text": "e" })).await),
-        "echo: e"
-    );
-    assert_eq!(
-        text(&owner.call("s_echo", json!({ "text": "f" })).await),
-        "echo: f"
-    );
-    // A server the guest runs itself asks the same way.
-    assert_eq!(
-        text(&guest.call("own_echo", json!({ "text": "g" })).await),
-        "echo: g"
-    );
+    // A grant for the tool: the guest's next call and the owner's own go unasked; a server the
+    // guest runs itself asks the same way.
+    let calls = [
+        (&guest, "s", "d"),
+        (&guest, "s", "e"),
+        (&owner, "s", "f"),
+        (&guest, "own", "g"),
+    ];
+    for (session, server, said) in calls {
+        let outcome = session
+            .call(&format!("{server}_echo"), json!({ "text": said }))
+            .await;
+        assert_eq!(text(&outcome), format!("echo: {said}"));
+    }
     assert_eq!(person.shown.lock().len(), 4, "deny, once, tool, own's once");
     assert!(person.choices.lock().is_empty());
     guest.adapter.shutdown().await;

@@ -133,11 +133,13 @@ async fn a_session_that_ends_mid_call_of_another_hands_its_server_over() {
 }
 
 /// A front end whose person answers every question with `{"who": "parent"}` and approval
-/// questions with the next of `choices`, keeping what was shown.
+/// questions with the next of `choices` (`"hold"`: once `release` is notified, allowing once),
+/// keeping what was shown.
 #[derive(Default)]
 struct Person {
     shown: Mutex<Vec<Value>>,
     choices: Mutex<Vec<&'static str>>,
+    release: Arc<tokio::sync::Notify>,
 }
 
 impl FrontEnd for Person {
@@ -155,7 +157,14 @@ impl FrontEnd for Person {
     fn approve(&self, question: Value) -> BoxFuture<'static, Value> {
         self.shown.lock().push(question);
         let choice = self.choices.lock().remove(0);
-        Box::pin(async move { json!({ "choice": choice }) })
+        let release = self.release.clone();
+        Box::pin(async move {
+            if choice == "hold" {
+                release.notified().await;
+                return json!({ "choice": "once" });
+            }
+            json!({ "choice": choice })
+        })
     }
 }
 
@@ -252,6 +261,42 @@ async fn a_headless_sessions_gated_call_is_asked_in_the_familys_ui() {
         assert_eq!(text(&outcome), format!("echo: {said}"));
     }
     assert_eq!(person.shown.lock().len(), 4, "deny, once, tool, own's once");
+    // While the owner's own dialog is open, the guest's question waits its turn.
+    *person.choices.lock() = vec!["hold", "once"];
+    let owners = {
+        let adapter = owner.adapter.clone();
+        let args = json!({ "text": "h" })
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        tokio::spawn(async move { adapter.call("own_echo", args, Default::default()).await })
+    };
+    wait_for("the owner's dialog", || {
+        (person.shown.lock().len() == 5).then_some(())
+    })
+    .await;
+    let guests = {
+        let adapter = guest.adapter.clone();
+        let args = json!({ "text": "i" })
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        tokio::spawn(async move { adapter.call("own_echo", args, Default::default()).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(person.shown.lock().len(), 5, "the guest's question waits");
+    person.release.notify_one();
+    assert_eq!(text(&owners.await.unwrap()), "echo: h");
+    assert_eq!(text(&guests.await.unwrap()), "echo: i");
+    let shown = person.shown.lock().clone();
+    assert!(!shown[4]["title"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("Asked for"));
+    assert!(shown[5]["title"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("Asked for another session"));
     assert!(person.choices.lock().is_empty());
     guest.adapter.shutdown().await;
     finish(owner, &home).await;

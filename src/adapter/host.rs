@@ -141,9 +141,10 @@ impl SessionHost {
         let asking = Asking::new(self, &front_end, id);
         Box::pin(async move {
             let started = Instant::now();
-            let asked = front_end.approve(shown);
             let answer = asking
                 .answer(true, None, || {
+                    // Asked once it is this question's turn: a front end may show it at once.
+                    let asked = front_end.approve(shown);
                     Box::pin(async move {
                         match tokio::time::timeout(wait + APPROVAL_SLACK, asked).await {
                             Ok(answer) => answer,

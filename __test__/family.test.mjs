@@ -276,7 +276,7 @@ function gatedAgent(url) {
   return agent;
 }
 
-test("a member's gated calls are asked in the host's UI, whatever the server; a grant there covers the next; a headless host answers approval_required", { timeout: 60_000 }, async () => {
+test("a member's gated calls are asked in the host's UI, whatever the server; a grant there covers the next; the host's wait applies; a headless host answers approval_required", { timeout: 60_000 }, async () => {
   const port = await freePort();
   const http = await faultyHttp(port);
   try {
@@ -299,6 +299,14 @@ test("a member's gated calls are asked in the host's UI, whatever the server; a 
     const [refused] = headless.children[0].results;
     assert.equal(refused.code, "approval_required");
     assert.match(refused.text, /and neither has its family's session \(pi, pid \d+\)\. It did not run\./);
+    // The host's approvalTimeoutMs applies, not the member's: its dialog closed unanswered.
+    const quick = familyAgent({ t: [] }, { shareWithSubagents: true, approvalTimeoutMs: 2000 }, { t: { approveTools: true } });
+    const other = { label: "m", cwd: agent.cwd, agentDir: agent.agentDir, calls: [echo("o", "x")] };
+    const timed = await session(quick, { host: true, interactive: true, approve: [null], children: [other] }).done;
+    const [unanswered] = timed.children[0].results;
+    assert.equal(unanswered.code, "approval_denied", unanswered.text);
+    assert.match(unanswered.text, /^Nobody answered the approval question for the MCP tool "o_echo" of server "o" within 2 s/);
+    await noneLeft(quick);
     await noneLeft(agent);
   } finally {
     await http.stop();
@@ -306,7 +314,7 @@ test("a member's gated calls are asked in the host's UI, whatever the server; a 
 });
 
 const here = import.meta.url;
-row("P1", "a subagent's approval where its family cannot answer: stale or forged token, host killed mid-question, a rogue member's forged question", here, async ({ note }) => {
+row("P1", "a subagent's approval where its family cannot answer: stale or forged token, host killed mid-question, member killed mid-question, a rogue member's forged question", here, async ({ note }) => {
   const agent = gatedAgent();
   const { token: stale } = await session(agent, { host: true }).done;
   for (const [what, token] of [["stale", stale], ["forged", freshToken()]]) {
@@ -332,6 +340,20 @@ row("P1", "a subagent's approval where its family cannot answer: stale or forged
   assert.ok(after < 4000, `${after} ms after the kill`);
   note(`host killed mid-question: approval_required ${Math.round(after)} ms after`);
   await host.done;
+
+  // A member killed while its question is open: the host's dialog closes.
+  const asker = session(agent, { host: true, interactive: true, approve: ["hold"], holdMs: 30_000 });
+  const askerToken = await asker.ready;
+  const said = (word) => new Promise((resolve) => asker.proc.stderr.on("data", (d) => String(d).includes(word) && resolve()));
+  const [shownQuestion, withdrawn] = [said("asked"), said("withdrawn")];
+  const doomed = session(agent, { calls: [echo("t", "x")] }, { ...agent.env, [VAR]: askerToken });
+  await shownQuestion;
+  doomed.proc.kill("SIGKILL");
+  const killedAt = performance.now();
+  await Promise.race([withdrawn, sleep(5000).then(() => assert.fail("the dialog stayed open"))]);
+  note(`member killed mid-question: the host's dialog closed ${Math.round(performance.now() - killedAt)} ms after`);
+  asker.proc.kill("SIGKILL");
+  await Promise.all([doomed.done, asker.done]);
 
   // A rogue member: its question's text is cleaned, a hash it adds grants nothing, and without
   // joining it is refused.

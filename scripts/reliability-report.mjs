@@ -58,7 +58,7 @@ const MATRIX = [
   ["A1", "an MCP App's `_meta.ui.csp` naming the user's machine or network (`http://127.0.0.1:*`, `localhost`, private and link-local addresses, `http://2130706433`): left out of the document's header and said in the server's log"],
   ["A2", "requests to an MCP App's two loopback listeners without the app session's token, with a wrong or cut one, on the other origin, with another `Host` (DNS rebinding), with a used-up launch code: nothing of the session; the address the opener (`$BROWSER`) is given holds no token"],
   // Issue 28 (what pi-mcp-adapter users have): row P<n> is the issue's item n.
-  ["P1", "a subagent's gated call where its family's UI cannot answer (a stale or forged token, the parent killed while its dialog is open) and a rogue member's question (escape sequences, 40 lines of arguments, a grant hash of its own; asked without joining): fails closed at once with `approval_required` saying why, never a hang; the dialog cleaned and bounded; a grant only for what the dialog names; an unjoined asker refused"],
+  ["P1", "a subagent's gated call where its family's UI cannot answer (a stale or forged token, the parent killed while its dialog is open, the subagent killed while its question is shown: the dialog closes) and a rogue member's question (escape sequences, 40 lines of arguments, a grant hash of its own; asked without joining): fails closed at once with `approval_required` saying why, never a hang; the dialog cleaned and bounded; a grant only for what the dialog names; an unjoined asker refused"],
 ];
 /** What building the matrix found, and what was done about it (kept with the generator, not the run). */
 const FINDINGS = [

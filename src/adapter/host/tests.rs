@@ -38,6 +38,10 @@ impl FrontEnd for Dialogs {
     fn withdraw(&self, id: u64) {
         self.withdrawn.lock().push(id);
     }
+
+    fn approve(&self, question: Value) -> BoxFuture<'static, Value> {
+        self.elicit(question)
+    }
 }
 
 fn question() -> (Asker, Question) {
@@ -95,4 +99,30 @@ async fn one_dialog_at_a_time_in_order_and_a_question_withdrawn_while_waiting_is
     third.abort();
     let _ = third.await;
     assert_eq!(*dialogs.withdrawn.lock(), [3], "a shown one is closed");
+}
+
+#[tokio::test]
+async fn an_approval_closed_at_once_after_waiting_its_turn_is_closed_not_unanswered() {
+    let dir = std::env::temp_dir();
+    let host = Arc::new(SessionHost::new(&dir, &dir, HashSet::new()));
+    let dialogs = Arc::new(Dialogs::default());
+    host.attach(dialogs.clone());
+    let wait = Duration::from_millis(2600);
+    let ask = || tokio::spawn(host.approve(|id| json!({ "id": id }), wait));
+    let (first, second) = (ask(), ask());
+    until("the first dialog", || dialogs.ids().len() == 1).await;
+    // The second waits its turn behind the first, a while.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    dialogs.answer(0, json!({ "choice": "once" }));
+    assert_eq!(
+        first.await.ok().flatten(),
+        Some(Answer::Picked("once".into()))
+    );
+    until("the second dialog", || dialogs.ids().len() == 2).await;
+    dialogs.answer(1, json!({ "choice": null }));
+    assert_eq!(
+        second.await.ok().flatten(),
+        Some(Answer::Closed),
+        "closed at once once shown: its wait counts from then"
+    );
 }

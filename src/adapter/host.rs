@@ -140,9 +140,12 @@ impl SessionHost {
         let shown = question(id);
         let asking = Asking::new(self, &front_end, id);
         Box::pin(async move {
-            let started = Instant::now();
+            // The wait counts from when the question is shown, after its turn came.
+            let shown_at = Arc::new(OnceLock::new());
+            let at = shown_at.clone();
             let answer = asking
                 .answer(true, None, || {
+                    let _ = at.set(Instant::now());
                     // Asked once it is this question's turn: a front end may show it at once.
                     let asked = front_end.approve(shown);
                     Box::pin(async move {
@@ -163,10 +166,11 @@ impl SessionHost {
                 .get("choice")
                 .and_then(Value::as_str)
                 .map(str::to_string);
+            let open_for = shown_at.get().map_or(Duration::ZERO, Instant::elapsed);
             Some(match choice {
                 Some(choice) => Answer::Picked(choice),
                 // The front end's timer closes its dialog at `wait`, or a little before.
-                None if started.elapsed() + APPROVAL_SLACK >= wait => Answer::Unanswered,
+                None if open_for + APPROVAL_SLACK >= wait => Answer::Unanswered,
                 None => Answer::Closed,
             })
         })

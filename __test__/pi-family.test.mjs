@@ -8,7 +8,8 @@
 // 1.6.0 also `pi -p` through bash, a subagent elsewhere and one with another secret (their own
 // servers), the parent killed mid-call, a session that starts nothing binding nothing, and two
 // sessions of Pi's SDK in one Node process. A subagent's gated call is asked in the parent's
-// dialog over RPC, naming it (allowed, denied), and refused when the parent is headless. Each case
+// dialog over RPC, naming it (allowed, denied, granted for the session: the parent's grant, which
+// covers the next subagent), and refused when the parent is headless. Each case
 // ends with no server left and no family socket.
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -147,27 +148,41 @@ const gatedConfig = () => ({ mcpServers: { everything: everything({ cwd: serverC
 const gatedSteps = (tasks) => [{ tool_calls: [{ name: "subagent", arguments: { tasks } }] }, { text: "all done" }];
 const gatedConversations = (...tasks) => Object.fromEntries(tasks.map((t) => [`Task: ${t}`, [mcp("everything_echo", { message: t }), { text: `${t} done` }]]));
 
-piTest("a subagent's gated call is asked in the parent's UI naming it: allowed it runs, denied it is approval_denied; a headless parent: approval_required", OPTS, async (pi) => {
+piTest("a subagent's gated call is asked in the parent's UI naming it: allowed it runs, denied it is approval_denied, a grant for the session is the parent's and covers the next subagent; a headless parent: approval_required", OPTS, async (pi) => {
   const tasks = ["allow", "deny"].map((task) => ({ agent: "worker", task }));
+  const one = (task) => ({ tool_calls: [{ name: "subagent", arguments: { agent: "worker", task } }] });
+  const steps = [...gatedSteps(tasks).slice(0, 1), one("grant"), one("covered"), { text: "all done" }];
+  const choice = (title) => (/message: "allow"/.test(title) ? "Allow once" : /message: "grant"/.test(title) ? "Allow echo for this session" : "Deny");
+  let entries = [];
   const r = await runPiRpc({
     pi,
+    sessions: true,
     extensionDir: [subagentExample(pi), root],
     mcpConfig: gatedConfig(),
     prepare: installed(pi),
-    script: { steps: gatedSteps(tasks), conversations: gatedConversations("allow", "deny") },
-    commands: ["go"],
-    answer: (request) => (request.method === "select" ? { value: /message: "allow"/.test(request.title) ? "Allow once" : "Deny" } : { cancelled: true }),
+    script: { steps, conversations: gatedConversations("allow", "deny", "grant", "covered") },
+    commands: [
+      "go",
+      async ({ request }) => {
+        const file = (await request({ type: "get_state" })).data.sessionFile;
+        entries = readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+      },
+    ],
+    answer: (request) => (request.method === "select" ? { value: choice(request.title) } : { cancelled: true }),
     timeoutMs: 150_000,
   });
   assertRan(r);
   const selects = r.dialogs.filter((d) => d.method === "select");
-  assert.equal(selects.length, 2, JSON.stringify(selects, null, 2));
+  assert.equal(selects.length, 3, JSON.stringify(selects, null, 2));
   for (const { title, options } of selects) {
     assert.match(title, /^MCP server "everything" wants to run echo\nAsked for subagent "worker" \(pid \d+\) in .+, in this session's family \(its model's call\)\.\n/, title);
     assert.deepEqual(options, ["Allow once", "Allow echo for this session", 'Allow everything of "everything" for this session', "Deny"]);
   }
   assert.deepEqual(toolTextsOf(r, "Task: allow"), ["Echo: allow"]);
   assert.match(toolTextsOf(r, "Task: deny")[0], /^The user declined the MCP tool "everything_echo" of server "everything"; it did not run\./);
+  assert.deepEqual(toolTextsOf(r, "Task: covered"), ["Echo: covered"], "the parent's grant covers the next subagent, unasked");
+  const grants = entries.filter((e) => e.type === "custom" && e.customType === "pi-mcp-native/approval");
+  assert.deepEqual(grants.map((g) => Object.keys(g.data).sort()), [["hash", "server", "tool"]], "kept in the parent's session");
 
   const headless = await runPi({
     pi,

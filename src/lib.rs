@@ -25,7 +25,8 @@
 //! - [`render`]: every text the model or a person reads. [`search`]: ranking tools.
 //!   [`cache`]: the metadata cache file shared with pi-mcp-adapter. [`validate`]: arguments
 //!   against input schemas. Beside them: [`elicitation`] (forms), [`approval`] (what asks
-//!   before it runs, session grants, the dialog), [`server_log`] (`mcp.log`),
+//!   before it runs, session grants, the dialog, a family member's questions), [`server_log`]
+//!   (`mcp.log`),
 //!   [`output_guard`] (huge texts), [`trace`] (`trace`: metadata of MCP traffic),
 //!   [`bounded_read`] (files read with a cap),
 //!   [`path_component`] (names made safe as paths), [`helper`] (where the helper executable

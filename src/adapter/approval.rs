@@ -118,7 +118,9 @@ fn kept(grants: &Grants, request: &Request, answer: Answer, wait: Duration) -> V
             match (choice.as_str(), tool) {
                 ("tool", Some(tool)) => grants.add(tool),
                 ("server", _) => grants.add(whole),
-                _ => {}
+                ("once", _) => {}
+                // Deny, or an option this dialog did not offer.
+                _ => return Verdict::Closed,
             }
             Verdict::Picked { choice }
         }

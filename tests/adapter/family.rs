@@ -6,7 +6,7 @@
 use crate::support::*;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
-use pi_mcp_native::adapter::{FrontEnd, StartOptions};
+use pi_mcp_native::adapter::{FrontEnd, Outcome, StartOptions};
 use pi_mcp_native::events::Event;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -197,6 +197,16 @@ async fn a_question_during_a_headless_sessions_call_goes_to_the_familys_ui() {
     finish(owner, &home).await;
 }
 
+/// `own_echo` of `session` with `text`, running meanwhile.
+fn echo_in_background(session: &Session, text: &str) -> tokio::task::JoinHandle<Outcome> {
+    let adapter = session.adapter.clone();
+    let args = json!({ "text": text })
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    tokio::spawn(async move { adapter.call("own_echo", args, Default::default()).await })
+}
+
 /// A headless session's gated calls (a server shared with the family, one of its own) are asked
 /// in the family's UI, naming it; a session grant given there covers its next call and the UI
 /// session's own; without a UI in the family, nobody is asked.
@@ -263,26 +273,12 @@ async fn a_headless_sessions_gated_call_is_asked_in_the_familys_ui() {
     assert_eq!(person.shown.lock().len(), 4, "deny, once, tool, own's once");
     // While the owner's own dialog is open, the guest's question waits its turn.
     *person.choices.lock() = vec!["hold", "once"];
-    let owners = {
-        let adapter = owner.adapter.clone();
-        let args = json!({ "text": "h" })
-            .as_object()
-            .cloned()
-            .unwrap_or_default();
-        tokio::spawn(async move { adapter.call("own_echo", args, Default::default()).await })
-    };
+    let owners = echo_in_background(&owner, "h");
     wait_for("the owner's dialog", || {
         (person.shown.lock().len() == 5).then_some(())
     })
     .await;
-    let guests = {
-        let adapter = guest.adapter.clone();
-        let args = json!({ "text": "i" })
-            .as_object()
-            .cloned()
-            .unwrap_or_default();
-        tokio::spawn(async move { adapter.call("own_echo", args, Default::default()).await })
-    };
+    let guests = echo_in_background(&guest, "i");
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(person.shown.lock().len(), 5, "the guest's question waits");
     person.release.notify_one();

@@ -172,7 +172,7 @@ fn member(label: Option<&str>, pid: Option<u32>, cwd: Option<&str>, home: &str) 
     let pid = pid.map_or_else(|| "pid unknown".into(), |pid| format!("pid {pid}"));
     let cwd = cwd.map_or_else(String::new, |cwd| {
         let shown = tilde(Path::new(cwd), home);
-        format!(" in {}", crate::render::clip(&clean::line(&shown), 120))
+        format!(" in {}", clean::clip(&clean::line(&shown), 120))
     });
     format!("{label} ({pid}){cwd}")
 }

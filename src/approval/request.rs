@@ -7,7 +7,6 @@
 use super::{launch, present, Grant, Subject};
 use crate::clean;
 use crate::config::ServerConfig;
-use crate::render::clip;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -123,5 +122,5 @@ impl Request {
 
 /// One line of a request's text, cleaned and clipped.
 fn shown_line(text: &str) -> String {
-    clip(&clean::line(text), LINE_CHARS)
+    clean::clip(&clean::line(text), LINE_CHARS)
 }

@@ -73,6 +73,29 @@ async fn lists_calls_and_closes() {
     assert!(pool.get("test").is_none());
 }
 
+/// rmcp hands each notification to the handler in a task of its own: without an order kept, a
+/// burst of progress reached the caller shuffled (`[2, 1, 3]`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_reaches_the_caller_in_the_order_the_server_sent_it() {
+    let (pool, _notices) = Pool::new();
+    let conn = pool.connect(server()).await.unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut with_progress = opts(Duration::from_secs(10));
+    with_progress.on_progress = Some(Arc::new({
+        let seen = seen.clone();
+        move |p: Progress| seen.lock().push(p.progress as u32)
+    }));
+    let call = json!({"name": "slow", "arguments": {"steps": 100, "delayMs": 0}});
+    conn.request("tools/call", call, with_progress)
+        .await
+        .unwrap();
+    let seen = seen.lock().clone();
+    assert!(!seen.is_empty());
+    let shuffled = seen.windows(2).filter(|w| w[0] >= w[1]).count();
+    assert_eq!(shuffled, 0, "in the order sent: {seen:?}");
+    pool.close("test").await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_timeout_and_crash() {
     let (pool, mut notices) = Pool::new();

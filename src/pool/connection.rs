@@ -782,13 +782,10 @@ impl Connection {
             Err(e) => return Err(self.failure(e).await),
         };
         pending.touch();
-        let seen = Arc::new(ProgressSeen::default());
         let sink = {
-            let (pending, forward, seen) =
-                (pending.clone(), opts.on_progress.clone(), seen.clone());
+            let (pending, forward) = (pending.clone(), opts.on_progress.clone());
             Arc::new(move |progress: Progress| {
                 pending.touch();
-                seen.saw(&progress);
                 if let Some(forward) = &forward {
                     forward(progress);
                 }
@@ -804,7 +801,6 @@ impl Connection {
                 result = &mut response => return match result {
                     Ok(result) => {
                         self.suspect.store(false, Ordering::SeqCst);
-                        seen.settle().await;
                         Ok(Sent { result: result_json(result), progress })
                     }
                     Err(e) => Err(self.failure(e).await),
@@ -1080,42 +1076,6 @@ impl Drop for InFlight<'_> {
         self.0.client.pending.end(&self.1);
         *self.0.last_used.lock() = Instant::now();
         self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// The last progress a request reported. rmcp hands each notification to the handler in a task
-/// of its own, so the answer can overtake progress the server sent before it; a request whose
-/// progress stopped short of its total waits a moment for the rest.
-#[derive(Default)]
-struct ProgressSeen {
-    last: Mutex<Option<(f64, Option<f64>)>>,
-    changed: tokio::sync::Notify,
-}
-
-impl ProgressSeen {
-    /// The longest wait for progress the answer overtook.
-    const STRAGGLERS: Duration = Duration::from_millis(100);
-
-    fn saw(&self, progress: &Progress) {
-        *self.last.lock() = Some((progress.progress, progress.total));
-        self.changed.notify_waiters();
-    }
-
-    fn short(&self) -> bool {
-        matches!(*self.last.lock(), Some((at, Some(total))) if at < total)
-    }
-
-    async fn settle(&self) {
-        let _ = tokio::time::timeout(Self::STRAGGLERS, async {
-            while self.short() {
-                let changed = self.changed.notified();
-                if !self.short() {
-                    break;
-                }
-                changed.await;
-            }
-        })
-        .await;
     }
 }
 

@@ -66,6 +66,26 @@ pub struct Handler {
 }
 
 impl Handler {
+    /// A request's progress, to the caller that waits for it (in the order the server sent it:
+    /// see `logged`).
+    pub fn progressed(&self, params: ProgressNotificationParam) {
+        let sink = self.progress.lock().get(&params.progress_token).cloned();
+        if let Some(sink) = sink {
+            sink(Progress {
+                progress: params.progress,
+                total: params.total,
+                message: params.message,
+            });
+        }
+    }
+
+    /// Takes a notification of the broker's own (on a connection through it); false for any other.
+    pub fn broker_says(&self, notification: &CustomNotification) -> bool {
+        self.broker
+            .as_ref()
+            .is_some_and(|link| link.heard(&notification.method, notification.params.as_ref()))
+    }
+
     fn list_changed(&self) {
         let _ = self.notices.send(Notice::ListChanged {
             server: self.client.server.clone(),
@@ -158,21 +178,6 @@ impl ClientHandler for Handler {
             .map(CustomResult)
     }
 
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _: NotificationContext<RoleClient>,
-    ) {
-        let sink = self.progress.lock().get(&params.progress_token).cloned();
-        if let Some(sink) = sink {
-            sink(Progress {
-                progress: params.progress,
-                total: params.total,
-                message: params.message,
-            });
-        }
-    }
-
     async fn on_resource_updated(
         &self,
         params: ResourceUpdatedNotificationParam,
@@ -194,16 +199,6 @@ impl ClientHandler for Handler {
 
     async fn on_prompt_list_changed(&self, _: NotificationContext<RoleClient>) {
         self.list_changed();
-    }
-
-    async fn on_custom_notification(
-        &self,
-        notification: CustomNotification,
-        _: NotificationContext<RoleClient>,
-    ) {
-        if let Some(link) = &self.broker {
-            link.heard(&notification.method, notification.params.as_ref());
-        }
     }
 
     fn get_info(&self) -> ClientConfig {

@@ -52,6 +52,6 @@ where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let transport = InOrder::new(transport.into_transport(), handler.client.clone());
+    let transport = InOrder::new(transport.into_transport(), handler.clone());
     serve_client_with_lifecycle_and_ct(handler, transport, protocol.lifecycle(), ct).await
 }

@@ -1,9 +1,11 @@
 //! rmcp hands each notification to the handler in a task of its own, so a server's log messages
-//! could reach `mcp.log` in any order (of a burst of 3,000, 649 came after a later one). They are
-//! taken off the transport here instead, one at a time as they come, before rmcp reads the rest.
-//! Every message passes here, so the protocol trace (`trace`) notes them here too.
+//! could reach `mcp.log` in any order (of a burst of 3,000, 649 came after a later one), a call's
+//! progress its caller shuffled (`[2, 1, 3]`) or after the answer, and the broker's count of the
+//! sessions on a server an older count after a newer one. These are taken off the transport here
+//! instead, one at a time as they come, before rmcp reads the rest. Every message passes here,
+//! so the protocol trace (`trace`) notes them here too.
 
-use super::client_side::ClientSide;
+use super::handler::Handler;
 use crate::trace::Direction;
 use rmcp::model::{JsonRpcMessage, JsonRpcNotification, ServerNotification};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
@@ -13,19 +15,38 @@ use std::future::Future;
 
 pub struct InOrder<T> {
     inner: T,
-    client: ClientSide,
+    handler: Handler,
 }
 
 impl<T> InOrder<T> {
-    pub fn new(inner: T, client: ClientSide) -> Self {
-        InOrder { inner, client }
+    pub fn new(inner: T, handler: Handler) -> Self {
+        InOrder { inner, handler }
     }
 
     /// Notes `message` in the protocol trace, where the server is traced.
     fn traced(&self, direction: Direction, message: &impl serde::Serialize) {
-        if let Some((trace, transport)) = &self.client.trace {
-            trace.record(&self.client.server, transport, direction, message);
+        let client = &self.handler.client;
+        if let Some((trace, transport)) = &client.trace {
+            trace.record(&client.server, transport, direction, message);
         }
+    }
+
+    /// Takes `notification` here when its order matters; gives it back for rmcp otherwise.
+    fn take(&self, notification: ServerNotification) -> Option<ServerNotification> {
+        match notification {
+            ServerNotification::LoggingMessageNotification(log) => {
+                if let Ok(params) = serde_json::to_value(log.params) {
+                    self.handler.client.log(&params);
+                }
+            }
+            ServerNotification::ProgressNotification(progress) => {
+                self.handler.progressed(progress.params);
+            }
+            ServerNotification::CustomNotification(custom) if self.handler.broker_says(&custom) => {
+            }
+            other => return Some(other),
+        }
+        None
     }
 }
 
@@ -46,11 +67,15 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for InOrder<T> {
             self.traced(Direction::Inbound, &message);
             match message {
                 JsonRpcMessage::Notification(JsonRpcNotification {
-                    notification: ServerNotification::LoggingMessageNotification(log),
-                    ..
+                    jsonrpc,
+                    notification,
                 }) => {
-                    if let Ok(params) = serde_json::to_value(log.params) {
-                        self.client.log(&params);
+                    if let Some(notification) = self.take(notification) {
+                        let kept = JsonRpcNotification {
+                            jsonrpc,
+                            notification,
+                        };
+                        return Some(JsonRpcMessage::Notification(kept));
                     }
                 }
                 message => return Some(message),

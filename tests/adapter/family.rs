@@ -112,7 +112,13 @@ async fn a_session_that_ends_mid_call_of_another_hands_its_server_over() {
             adapter.call("s_echo", args, Default::default()).await
         })
     };
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The guest's call reached the server through the hub (a fixed wait was not always enough
+    // under load: the owner then stopped a server no one else used yet).
+    let until = Instant::now() + Duration::from_secs(10);
+    while sharing(&owner, "s").await["sessions"] != 2 {
+        assert!(Instant::now() < until, "the guest never attached");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     owner.adapter.shutdown().await;
     drop(owner);
     assert_eq!(text(&slow.await.unwrap()), "echo: still here");

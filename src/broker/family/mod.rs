@@ -421,17 +421,19 @@ impl Broker {
             .sum()
     }
 
-    /// The session that runs `conn` ends: while other sessions use it, the hub keeps it running
-    /// (it stops once they have left, as the hub's own servers do). Whether it did.
+    /// The session that runs `conn` ends: while other sessions use it, or one is attaching to it
+    /// (it reached it in the registry), the hub keeps it running (it stops once they have left,
+    /// as the hub's own servers do). Whether it did.
     pub(super) fn keep(&self, identity: &str, conn: &Arc<Connection>) -> bool {
         let mut shares = self.shares.lock();
         let Some(share) = shares.servers.get_mut(identity) else {
             return false;
         };
-        let used = share.hops.iter().any(|hop| {
-            hop.attached()
-                .is_some_and(|a| Arc::ptr_eq(&a.upstream, conn))
-        });
+        let used = share.attaching > 0
+            || share.hops.iter().any(|hop| {
+                hop.attached()
+                    .is_some_and(|a| Arc::ptr_eq(&a.upstream, conn))
+            });
         if used {
             share.held = Some(conn.clone());
             let name = share.name.clone();

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { NODE22, PI_087, PI_15, PI_16, piSandbox, runPi, runPiRpc } from "./helpers/pi.mjs";
 import { familySockets, installed, mcp, subagentExample, toolTextsOf } from "./helpers/subagents.mjs";
-import { everything, processesIn, root, sleep, waitFor } from "./helpers/servers.mjs";
+import { everything, filledCache, processesIn, root, sleep, waitFor } from "./helpers/servers.mjs";
 
 const TIMEOUT = { timeout: 120_000 };
 const VAR = "PI_MCP_NATIVE_FAMILY";
@@ -89,3 +89,66 @@ for (const [pi, what, env] of BAD_TOKENS) {
     await nothingLeft();
   });
 }
+
+test(`Pi ${PI_15}: opt-outs: a server with shared: false runs in each process; shareWithSubagents: false shares nothing`, TIMEOUT, async () => {
+  const both = [mcp("everything_echo", { message: "e" }), mcp("solo_echo", { message: "s" })];
+  const steps = [...both, { tool_calls: [{ name: "subagent", arguments: { agent: "worker", task: "a" } }] }, { text: "done" }];
+  const conversations = { "Task: a": [...both, { text: "a done" }] };
+  // A warm cache: a listing of a cold one may start a lazy server and stop it before its call.
+  const mcpConfig = config(undefined, { solo: everything({ cwd: soloCwd, shared: false }) });
+  const cacheJson = await filledCache(mcpConfig);
+  const [shared, solo] = [serverPids(serverCwd), serverPids(soloCwd)];
+  const opts = { pi: PI_15, extensionDir: [subagentExample(PI_15), root], extraArgs: ["--tools", "subagent,mcp"], prepare: installed(PI_15), script: { steps, conversations } };
+  const r = await runPi({ ...opts, mcpConfig, cacheJson });
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(toolTextsOf(r, "Task: a"), ["Echo: e", "Echo: s"]);
+  assert.equal(shared().size, 1, "the family's one process");
+  assert.equal(solo().size, 2, "shared: false: the parent's and the subagent's");
+  await nothingLeft();
+
+  const offConfig = config({ shareWithSubagents: false });
+  const offCache = await filledCache(offConfig);
+  const off = serverPids(serverCwd);
+  const sockets = [];
+  const alone = await runPi({
+    ...opts,
+    mcpConfig: offConfig,
+    cacheJson: offCache,
+    script: { steps: [mcp("everything_echo", { message: "e" }), ...steps.slice(2)], conversations: { "Task: a": [mcp("everything_echo", { message: "e" }), { text: "a done" }] } },
+    onLlmRequest: () => sockets.push(familySockets().length),
+  });
+  assert.equal(alone.code, 0, alone.stderr);
+  assert.deepEqual(toolTextsOf(alone, "Task: a"), ["Echo: e"]);
+  assert.equal(off().size, 2, "each process its own");
+  assert.ok(sockets.every((n) => n === 0), `no family socket: ${sockets}`);
+  await nothingLeft();
+});
+
+test(`Pi ${PI_16}: a member whose project is untrusted reaches no project server through its parent`, TIMEOUT, async () => {
+  const project = serverPids(soloCwd);
+  const trust = (box) => `printf '{"%s": false}' "$PWD" > "${join(box.agentDir, "trust.json")}" && pi -p "Task: untrusted"`;
+  let box;
+  const steps = () => [mcp("p_echo", { message: "parent" }), { tool_calls: [{ name: "bash", arguments: { command: trust(box) } }] }, { text: "done" }];
+  const conversations = { "Task: untrusted": [mcp("p_echo", { message: "through the parent?" }), mcp("everything_echo", { message: "x" }), { text: "untrusted done" }] };
+  const script = { steps: [], conversations };
+  const r = await runPi({
+    pi: PI_16,
+    extensionDir: root,
+    extraArgs: ["--tools", "bash,mcp"],
+    mcpConfig: config(),
+    projectFiles: { ".mcp.json": { mcpServers: { p: everything({ cwd: soloCwd }) } } },
+    prepare: (b) => {
+      installed(PI_16)(b);
+      box = b;
+      script.steps.push(...steps());
+    },
+    script,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.toolResults[0].text, "Echo: parent");
+  const [reached, user] = toolTextsOf(r, "Task: untrusted");
+  assert.doesNotMatch(reached, /Echo: through the parent/, "the project's server is not the untrusting member's");
+  assert.equal(user, "Echo: x", "the user's server is still shared");
+  assert.equal(project().size, 1, "only the parent's project server ran");
+  await nothingLeft();
+});

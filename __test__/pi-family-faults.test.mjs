@@ -152,3 +152,85 @@ test(`Pi ${PI_16}: a member whose project is untrusted reaches no project server
   assert.equal(project().size, 1, "only the parent's project server ran");
   await nothingLeft();
 });
+
+/** The pid of the first process that joined the family, from the hub's notes in `agentDir`'s mcp.log. */
+async function joined(agentDir) {
+  const log = join(agentDir, "mcp.log");
+  const pid = () => existsSync(log) && /pid (\d+)[^\n]* joined the family/.exec(readFileSync(log, "utf8"))?.[1];
+  await waitFor(pid, 60_000, "a member to join the family");
+  return Number(pid());
+}
+
+test(`Pi ${PI_087}: a subagent killed mid-call: the parent and its servers carry on`, TIMEOUT, async () => {
+  const conversations = { "Task: doomed": [mcp("everything_trigger-long-running-operation", { duration: 20, steps: 20 }), { text: "never" }] };
+  const steps = [
+    { tool_calls: [{ name: "subagent", arguments: { agent: "worker", task: "doomed" } }] },
+    mcp("everything_echo", { message: "parent after" }),
+    { text: "all done" },
+  ];
+  let box;
+  const r = await runPiRpc({
+    pi: PI_087,
+    extensionDir: [subagentExample(PI_087), root],
+    mcpConfig: config(),
+    prepare: (b) => {
+      installed(PI_087)(b);
+      box = b;
+    },
+    script: { steps, conversations },
+    commands: [
+      async ({ send, events }) => {
+        send({ type: "prompt", message: "go" });
+        const member = await joined(box.agentDir);
+        await sleep(1000);
+        process.kill(member, "SIGKILL");
+        await waitFor(() => events.some((e) => e.type === "agent_end"), 60_000, "the parent's turn to end");
+      },
+    ],
+    timeoutMs: 100_000,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  const [subagent, echo] = toolTextsOf(r, null);
+  assert.doesNotMatch(subagent, /never/);
+  assert.equal(echo, "Echo: parent after");
+  await nothingLeft();
+});
+
+test(`Pi ${PI_16}: the parent killed while a pi -p it started detached is mid-call: that call fails saying why, the member carries on with its own server`, TIMEOUT, async () => {
+  const conversations = {
+    "Task: orphan": [mcp("everything_trigger-long-running-operation", { duration: 10, steps: 10 }), mcp("everything_echo", { message: "after" }), { text: "orphan done" }],
+  };
+  const detached = `setsid pi -p "Task: orphan" > orphan.out 2>&1 < /dev/null & echo $! > orphan.pid`;
+  const steps = [
+    { tool_calls: [{ name: "bash", arguments: { command: detached } }] },
+    mcp("everything_trigger-long-running-operation", { duration: 60, steps: 60 }),
+    { text: "never" },
+  ];
+  const options = { pi: PI_16, extensionDir: root, extraArgs: ["--tools", "bash,mcp", "--mode", "json", "go"], mcpConfig: config(), prepare: installed(PI_16), script: { steps, conversations }, timeoutMs: 100_000 };
+  await piSandbox(options, async ({ box, llm, args, env }) => {
+    const parent = spawn(NODE22, args, { cwd: box.cwd, env, stdio: "ignore" });
+    const orphanPid = () => Number(readFileSync(join(box.cwd, "orphan.pid"), "utf8"));
+    try {
+      await joined(box.agentDir);
+      await sleep(1500);
+      parent.kill("SIGKILL");
+      await waitFor(() => !alive(orphanPid()), 60_000, "the member to finish by itself");
+    } finally {
+      parent.kill("SIGKILL");
+      if (existsSync(join(box.cwd, "orphan.pid")) && alive(orphanPid())) process.kill(orphanPid(), "SIGKILL");
+    }
+    const [lost, after] = toolTextsOf({ requests: llm.requests }, "Task: orphan");
+    assert.match(lost, /ran in pi \(pid \d+\), which exited; this call was lost/);
+    assert.equal(after, "Echo: after", "then its own server");
+  });
+  await nothingLeft();
+});
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

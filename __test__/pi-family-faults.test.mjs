@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { NODE22, PI_087, PI_15, PI_16, piSandbox, runPi, runPiRpc } from "./helpers/pi.mjs";
 import { familySockets, installed, mcp, subagentExample, toolTextsOf } from "./helpers/subagents.mjs";
+import { row } from "./helpers/matrix.mjs";
 import { everything, filledCache, processesIn, root, sleep, waitFor } from "./helpers/servers.mjs";
 
 const TIMEOUT = { timeout: 120_000 };
@@ -74,8 +75,8 @@ const BAD_TOKENS = [
   ],
 ];
 
-for (const [pi, what, env] of BAD_TOKENS) {
-  test(`Pi ${pi}: ${what}: the run's own server, one warning, status says why`, TIMEOUT, async () => {
+for (const [n, [pi, what, env]] of BAD_TOKENS.entries()) {
+  row(`K1${"abc"[n]}`, `Pi ${pi}: ${what}: the run's own server, one warning, status says why`, import.meta.url, async ({ note }) => {
     const steps = [mcp("everything_echo", { message: "alone" }), mcp("everything_echo", { message: "again" }), status, { text: "done" }];
     // Pi's environment is made after the sandbox is set up: the token's set-up needs the sandbox.
     const extra = {};
@@ -86,6 +87,7 @@ for (const [pi, what, env] of BAD_TOKENS) {
     assert.equal(second, "Echo: again");
     assert.match(said, /this session runs its own: /);
     assert.equal(r.stderr.split(WARNING).length - 1, 1, `one warning: ${r.stderr}`);
+    note(`first call ${r.toolResults[0].details?.elapsedMs} ms`);
     await nothingLeft();
   });
 }
@@ -161,7 +163,7 @@ async function joined(agentDir) {
   return Number(pid());
 }
 
-test(`Pi ${PI_087}: a subagent killed mid-call: the parent and its servers carry on`, TIMEOUT, async () => {
+row("K2", `Pi ${PI_087}: a subagent killed mid-call: the parent and its servers carry on`, import.meta.url, async () => {
   const conversations = { "Task: doomed": [mcp("everything_trigger-long-running-operation", { duration: 20, steps: 20 }), { text: "never" }] };
   const steps = [
     { tool_calls: [{ name: "subagent", arguments: { agent: "worker", task: "doomed" } }] },
@@ -196,7 +198,7 @@ test(`Pi ${PI_087}: a subagent killed mid-call: the parent and its servers carry
   await nothingLeft();
 });
 
-test(`Pi ${PI_16}: the parent killed while a pi -p it started detached is mid-call: that call fails saying why, the member carries on with its own server`, TIMEOUT, async () => {
+row("K3", `Pi ${PI_16}: the parent killed while a pi -p it started detached is mid-call: that call fails saying why, the member carries on with its own server`, import.meta.url, async () => {
   const conversations = {
     "Task: orphan": [mcp("everything_trigger-long-running-operation", { duration: 10, steps: 10 }), mcp("everything_echo", { message: "after" }), { text: "orphan done" }],
   };

@@ -115,6 +115,20 @@ test("eight members asking for three servers at once start three processes", { t
   await noneLeft(agent);
 });
 
+test("a host filling a cold cache as its members start: one process per server", { timeout: 60_000 }, async () => {
+  const agent = familyAgent();
+  const ran = new Set();
+  const sampler = setInterval(() => processesIn(agent.cwd).forEach((pid) => ran.add(pid)), 10);
+  // The host lists its three servers (the fill) while four members start and call them: the host
+  // used to stop each as soon as it was listed, and a member then started it again.
+  const children = [1, 2, 3, 4].map((i) => member(`m${i}`, [echo("t", "x"), echo("u", "x"), echo("v", "x")], { start: true }));
+  const host = await session(agent, { host: true, start: true, children }).done;
+  clearInterval(sampler);
+  assert.equal(host.children.flatMap((c) => c.results).filter((r) => r.text === "echo: x").length, 12);
+  assert.equal(ran.size, 3, "one process per server, in all");
+  await noneLeft(agent);
+});
+
 test("a stale, forged or malformed token: one warning, the member's own servers, at once", { timeout: 60_000 }, async () => {
   const agent = familyAgent({ t: [] });
   const { token: stale } = await session(agent, { host: true, calls: [echo("t", "host")] }).done;

@@ -14,6 +14,7 @@
 
 use super::connect::Need;
 use super::{Adapter, Unavailable};
+use crate::broker::FAMILY_GRACE;
 use crate::catalog::{lookup, Lookup};
 use futures::future::{BoxFuture, FutureExt, Shared};
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -338,7 +339,37 @@ impl Adapter {
 
     /// Stops a lazy server a listing started once it is listed, unless the model wants it or
     /// a call waits to use one of its tools.
-    pub(super) async fn stop_if_unwanted(&self, name: &str) {
+    pub(super) async fn stop_if_unwanted(self: &Arc<Self>, name: &str) {
+        if self.hosts_family_of(name) {
+            // Members of the family may be listing or calling it as it is listed (subagents
+            // starting at once): it stays the family's grace, as the hub keeps one a member left,
+            // so that they use this process instead of starting another.
+            let (this, name) = (Arc::downgrade(self), name.to_string());
+            let closing = self.closing.clone();
+            self.tasks.spawn(async move {
+                tokio::select! {
+                    _ = tokio::time::sleep(FAMILY_GRACE) => {}
+                    _ = closing.cancelled() => return,
+                }
+                if let Some(this) = this.upgrade() {
+                    this.stop_now_if_unwanted(&name).await;
+                }
+            });
+            return;
+        }
+        self.stop_now_if_unwanted(name).await;
+    }
+
+    /// Whether `name` is shared with a family this process hosts.
+    fn hosts_family_of(&self, name: &str) -> bool {
+        crate::broker::family::family().hosts()
+            && self
+                .servers
+                .config(name)
+                .is_some_and(|s| s.sharing == crate::config::Sharing::Family)
+    }
+
+    async fn stop_now_if_unwanted(&self, name: &str) {
         let lazy = self
             .servers
             .config(name)

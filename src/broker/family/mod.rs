@@ -158,6 +158,11 @@ impl Family {
         Ok(Hosted { token, address })
     }
 
+    /// Whether this process hosts a family (its hub listens for the processes it starts).
+    pub fn hosts(&self) -> bool {
+        matches!(self.hosted.get(), Some(Ok(_)))
+    }
+
     /// What this process is in its family.
     pub fn role(&self) -> Role {
         let alone = Role {

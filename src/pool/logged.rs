@@ -42,7 +42,10 @@ impl<T> InOrder<T> {
             ServerNotification::ProgressNotification(progress) => {
                 self.handler.progressed(progress.params);
             }
-            ServerNotification::CustomNotification(custom) if self.handler.broker_says(&custom) => {
+            ServerNotification::CustomNotification(custom) => {
+                if !self.handler.broker_says(&custom) {
+                    return Some(ServerNotification::CustomNotification(custom));
+                }
             }
             other => return Some(other),
         }

@@ -18,8 +18,8 @@ import { dirname, join } from "node:path";
 import { spawn } from "node:child_process";
 import { after, before } from "node:test";
 import { NODE22, PI_16, assertRan, piCli, piSandbox, piTest, runPi, runPiRpc } from "./helpers/pi.mjs";
-import { familySockets, installed, mcp, subagentExample, toolTextsOf } from "./helpers/subagents.mjs";
-import { everything, memory, processesIn, python, root, sampleProcesses, sleep, waitFor } from "./helpers/servers.mjs";
+import { familySockets, installed, mcp, nothingLeft as leftNothing, serverPids, subagentExample, toolTextsOf } from "./helpers/subagents.mjs";
+import { everything, memory, python, root, sampleProcesses, sleep, waitFor } from "./helpers/servers.mjs";
 
 const OPTS = { timeout: 180_000 };
 let serverCwd;
@@ -27,20 +27,7 @@ let serverCwd;
 before(() => (serverCwd = mkdtempSync(join(tmpdir(), "pi-mcp-family-e2e-"))));
 after(() => rmSync(serverCwd, { recursive: true, force: true }));
 
-async function nothingLeft() {
-  await waitFor(() => processesIn(serverCwd).length === 0, 5000, "every server to stop");
-  await waitFor(() => familySockets().length === 0, 5000, "the family's socket to go");
-}
-
-/** Every process that ran in `cwd` until `stop()`: their pids. */
-function serverPids(cwd) {
-  const seen = new Set();
-  const timer = setInterval(() => processesIn(cwd).forEach((pid) => seen.add(pid)), 20);
-  return () => {
-    clearInterval(timer);
-    return seen;
-  };
-}
+const nothingLeft = () => leftNothing(serverCwd);
 
 function config(pi) {
   return {

@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { NODE22, piCli } from "./pi.mjs";
-import { root } from "./servers.mjs";
+import { processesIn, root, waitFor } from "./servers.mjs";
 
 /** The example's entry in Pi `pi`'s package (for `-e`; Pi 0.87 does not load its directory). */
 export const subagentExample = (pi) => join(dirname(piCli(pi)), "..", "..", "examples", "extensions", "subagent", "index.ts");
@@ -33,3 +33,19 @@ export const toolTextsOf = (r, key) =>
 
 /** The family's abstract sockets alive on this machine (Linux). */
 export const familySockets = () => readFileSync("/proc/net/unix", "utf8").split("\n").filter((l) => l.includes("@pi-mcp-native/family/"));
+
+/** Every server process that ran in `cwd` until `stop()`: their pids. */
+export function serverPids(cwd) {
+  const seen = new Set();
+  const timer = setInterval(() => processesIn(cwd).forEach((pid) => seen.add(pid)), 20);
+  return () => {
+    clearInterval(timer);
+    return seen;
+  };
+}
+
+/** Waits until no server runs in `dirs` and no family socket is left (5 s each at most). */
+export async function nothingLeft(...dirs) {
+  await waitFor(() => dirs.every((dir) => processesIn(dir).length === 0), 5000, "every server to stop");
+  await waitFor(() => familySockets().length === 0, 5000, "the family's socket to go");
+}

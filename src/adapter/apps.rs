@@ -7,7 +7,7 @@
 
 use super::connect::Need;
 use super::{Adapter, CallOptions};
-use crate::approval::Answer;
+use crate::approval::{present, Answer};
 use crate::apps::grants::{self, Always};
 use crate::apps::{
     policy::{Csp, Frame},
@@ -368,10 +368,16 @@ impl AppHost for AppGate {
             return async { Grant::Deny }.boxed();
         };
         let wait = adapter.config.settings.approval_timeout;
-        let question = consent_question(app, &asks, wait);
+        let schema = |name: &str| {
+            let tool = adapter.app_tool(&app.server, name)?;
+            tool.input_schema().cloned()
+        };
+        let question = consent_question(app, &asks, schema, wait);
         let asked = adapter.host.approve(question, wait);
         let server = app.server.clone();
-        let what = asks.iter().find_map(Ask::grant_key);
+        let mut kept: Vec<&'static str> = asks.iter().filter_map(Ask::grant_key).collect();
+        kept.sort();
+        kept.dedup();
         async move {
             let grant = match asked.await {
                 Some(Answer::Picked(choice)) => match choice.as_str() {
@@ -384,9 +390,10 @@ impl AppHost for AppGate {
             };
             if grant == Grant::Always {
                 // Not kept (a file that cannot be written): it still holds for this app session.
-                let always = what.and_then(|what| adapter.app_grant(&server, what));
-                if let Some(always) = always {
-                    let _ = adapter.app_grants.add(always);
+                for what in kept {
+                    if let Some(always) = adapter.app_grant(&server, what) {
+                        let _ = adapter.app_grants.add(always);
+                    }
                 }
             }
             grant
@@ -465,10 +472,16 @@ impl AppHost for AppGate {
     }
 }
 
-/// One dialog for everything the app asks at once, in the approval dialog's shape.
+/// Characters of a message the app would send shown in its ask, at most.
+const MESSAGE_CHARS: usize = 160;
+
+/// One dialog for everything the app asks at once, in the approval dialog's shape: each ask
+/// (a call with its arguments as the approval dialog shows them: cleaned, clipped, credentials
+/// hidden; `schema` gives a tool's input schema), one answer for all.
 fn consent_question(
     app: &AppRef,
     asks: &[Ask],
+    schema: impl Fn(&str) -> Option<Value>,
     wait: std::time::Duration,
 ) -> impl FnOnce(u64) -> Value {
     let mut lines = vec![format!(
@@ -480,13 +493,20 @@ fn consent_question(
     for ask in asks {
         for_session |= ask.grant_key().is_some();
         lines.push(match ask {
-            Ask::Conversation => "- to write to this conversation (its messages reach the model, marked as the app's)".into(),
-            Ask::Tools(name) => format!(
-                "- to call tools of its server (now {}; only those the server lets apps call)",
-                clean::line(name)
+            Ask::Conversation(text) => format!(
+                "- to write to this conversation (its messages reach the model, marked as the app's): \"{}\"",
+                clean::excerpt(text, MESSAGE_CHARS)
+            ),
+            Ask::Tools { name, args } => format!(
+                "- to call tools of its server (now {}; only those the server lets apps call)\n  {}",
+                clean::line(name),
+                present::arguments(args, schema(name).as_ref()).replace('\n', "\n  ")
             ),
             Ask::Link(url) => format!("- to open {url} in your browser"),
         });
+    }
+    if asks.len() > 1 {
+        lines.push(format!("One answer for all {}.", asks.len()));
     }
     let mut options = vec![json!({ "label": "Allow once", "value": "once" })];
     if for_session {

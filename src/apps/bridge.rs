@@ -11,7 +11,8 @@ use super::registry::AppSession;
 use crate::clean::{self, Link};
 use serde_json::{json, Value};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
 
 /// The methods of ext-apps 2.x this host refuses, each with why.
 pub const REFUSED: &[(&str, &str)] = &[
@@ -29,6 +30,12 @@ const INVALID_PARAMS: i64 = -32602;
 const REFUSED_CODE: i64 = -32000;
 /// The key of the user's "no" to an app's links in its session's consents.
 const LINKS: &str = "links";
+/// The most asks one dialog lists; more wait for the next (after the answer, which may decide
+/// them: "for this app session", or a "no" to links).
+pub const MAX_ASKS: usize = 8;
+/// How long a dialog waits for the app's other asks before it shows: the requests an app sends
+/// together (a message and a call, several calls) reach the core a few milliseconds apart.
+const GATHER: Duration = Duration::from_millis(200);
 
 fn error(code: i64, message: impl Into<String>) -> Value {
     json!({ "error": { "code": code, "message": message.into() } })
@@ -93,17 +100,20 @@ async fn call_tool(
         let message = format!("\"{name}\" is for the model alone (its `_meta.ui.visibility`)");
         return Err(error(REFUSED_CODE, message));
     }
-    // One dialog: the approval gate's when it asks (it names the app), else the app's own.
-    let tools = Ask::Tools(name.to_string());
-    if !host.approval_asks(app, name) && !consented(session, host, tools).await {
-        let message = "the user did not let this app call its server's tools";
-        return Err(error(REFUSED_CODE, message));
-    }
     let args = match &params["arguments"] {
         Value::Null => Default::default(),
         Value::Object(args) => args.clone(),
         _ => return Err(error(INVALID_PARAMS, "`arguments` must be an object")),
     };
+    // One dialog: the approval gate's when it asks (it names the app), else the app's own.
+    let tools = Ask::Tools {
+        name: name.to_string(),
+        args: Value::Object(args.clone()),
+    };
+    if !host.approval_asks(app, name) && !consented(session, host, tools).await {
+        let message = "the user did not let this app call its server's tools";
+        return Err(error(REFUSED_CODE, message));
+    }
     host.call_tool(app, name, args)
         .await
         .map_err(|why| error(REFUSED_CODE, why))
@@ -116,7 +126,7 @@ async fn to_conversation(
     params: &Value,
 ) -> Result<Value, Value> {
     let text = message_text(params).map_err(|why| error(INVALID_PARAMS, why))?;
-    if !consented(session, host, Ask::Conversation).await {
+    if !consented(session, host, Ask::Conversation(text.clone())).await {
         return Err(error(
             REFUSED_CODE,
             "the user did not let this app write to the conversation",
@@ -132,32 +142,77 @@ async fn to_conversation(
 
 /// Whether the app may do what `ask` asks: "always" before, this app session's answer, else
 /// the user's answer now (asked once per app session; "once" asks again next time; a link is
-/// asked each time until the user denies one). Requests that arrive while the user is asked wait for that answer: one
-/// dialog for all.
+/// asked each time until the user denies one). What the app asks while another of its
+/// requests is about to ask, or is asking, waits: one dialog lists all that waits together.
 async fn consented(session: &AppSession, host: &Arc<dyn AppHost>, ask: Ask) -> bool {
-    let _turn = session.asking.lock().await;
+    if let Some(decided) = decided(session, host, &ask) {
+        return decided;
+    }
+    let (answer, mut answered) = oneshot::channel();
+    session.waiting.lock().push((ask, answer));
+    loop {
+        tokio::select! {
+            biased;
+            allowed = &mut answered => return allowed.unwrap_or(false),
+            _turn = session.asking.lock() => {
+                if !session.waiting.lock().is_empty() {
+                    // The app's other requests sent with this one are on their way.
+                    tokio::time::sleep(GATHER).await;
+                    ask_waiting(session, host).await;
+                }
+            }
+        }
+    }
+}
+
+/// What the user's answers so far decide of `ask`, if they do.
+fn decided(session: &AppSession, host: &Arc<dyn AppHost>, ask: &Ask) -> Option<bool> {
+    let consents = session.consents.lock();
     let Some(key) = ask.grant_key() else {
         // Asked each time, until the user says no once: then the app asks no more.
-        if session.consents.lock().get(LINKS) == Some(&Grant::Deny) {
-            return false;
-        }
-        let grant = host.ask(&session.app, vec![ask]).await;
-        if grant == Grant::Deny {
-            session.consents.lock().insert(LINKS, Grant::Deny);
-        }
-        return grant.allows();
+        return (consents.get(LINKS) == Some(&Grant::Deny)).then_some(false);
     };
-    if host.granted_always(&session.app.server, &ask) {
-        return true;
+    match consents.get(key) {
+        Some(Grant::Session | Grant::Always) => Some(true),
+        Some(Grant::Deny) => Some(false),
+        Some(Grant::Once) | None => host
+            .granted_always(&session.app.server, ask)
+            .then_some(true),
     }
-    match session.consents.lock().get(key) {
-        Some(Grant::Session | Grant::Always) => return true,
-        Some(Grant::Deny) => return false,
-        Some(Grant::Once) | None => {}
+}
+
+/// Asks the user, in one dialog, what waits that earlier answers do not decide (the first
+/// [`MAX_ASKS`]; the rest wait for the next dialog), and gives each its answer.
+async fn ask_waiting(session: &AppSession, host: &Arc<dyn AppHost>) {
+    let waiting = std::mem::take(&mut *session.waiting.lock());
+    let mut batch = Vec::new();
+    let mut later = Vec::new();
+    for (ask, answer) in waiting {
+        match decided(session, host, &ask) {
+            Some(allowed) => {
+                let _ = answer.send(allowed);
+            }
+            None if batch.len() < MAX_ASKS => batch.push((ask, answer)),
+            None => later.push((ask, answer)),
+        }
     }
-    let grant = host.ask(&session.app, vec![ask]).await;
-    session.consents.lock().insert(key, grant);
-    grant.allows()
+    session.waiting.lock().splice(0..0, later);
+    if batch.is_empty() {
+        return;
+    }
+    let asks = batch.iter().map(|(ask, _)| ask.clone()).collect();
+    let grant = host.ask(&session.app, asks).await;
+    let mut consents = session.consents.lock();
+    for (ask, answer) in batch {
+        let key = match ask.grant_key() {
+            None if grant != Grant::Deny => None,
+            key => Some(key.unwrap_or(LINKS)),
+        };
+        if let Some(key) = key {
+            consents.insert(key, grant);
+        }
+        let _ = answer.send(grant.allows());
+    }
 }
 
 async fn open_link(

@@ -23,13 +23,14 @@ pub enum ToConversation {
     Context,
 }
 
-/// What the user may be asked about an app, several at once in one dialog.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What the user may be asked about an app; the asks of one app session waiting at the same
+/// time are shown in one dialog (at most [`super::bridge::MAX_ASKS`]).
+#[derive(Clone, Debug, PartialEq)]
 pub enum Ask {
-    /// Let the app send messages and context to the conversation.
-    Conversation,
-    /// Let the app call tools of its server (the one it calls now named).
-    Tools(String),
+    /// Let the app send messages and context to the conversation (what it sends now, cleaned).
+    Conversation(String),
+    /// Let the app call tools of its server (the call it makes now: the tool and its arguments).
+    Tools { name: String, args: Value },
     /// Open `url` (shown as it will be opened).
     Link(String),
 }
@@ -39,8 +40,8 @@ impl Ask {
     /// each time (a link).
     pub fn grant_key(&self) -> Option<&'static str> {
         match self {
-            Ask::Conversation => Some("conversation"),
-            Ask::Tools(_) => Some("tools"),
+            Ask::Conversation(_) => Some("conversation"),
+            Ask::Tools { .. } => Some("tools"),
             Ask::Link(_) => None,
         }
     }
@@ -82,7 +83,8 @@ pub trait AppHost: Send + Sync + 'static {
         method: &'static str,
         params: Value,
     ) -> BoxFuture<'static, Result<Value, String>>;
-    /// Asks the user everything in `asks` in one dialog; `Deny` when nobody can be asked.
+    /// Asks the user everything in `asks` in one dialog, one answer for all; `Deny` when nobody
+    /// can be asked or nobody answered in time.
     fn ask(&self, app: &AppRef, asks: Vec<Ask>) -> BoxFuture<'static, Grant>;
     /// Whether the user said "always" to `ask` (its [`Ask::grant_key`]) for this server's
     /// apps before.

@@ -2,7 +2,7 @@
 //! each with its unguessable id and tokens, its document, what waits to be pushed to its page,
 //! and the user's consent.
 
-use super::host::{AppRef, Grant};
+use super::host::{AppRef, Ask, Grant};
 use super::policy::{Csp, Frame, Pace};
 use crate::loopback::{random_token, same_secret};
 use parking_lot::Mutex;
@@ -11,7 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::SystemTime;
-use tokio::sync::Notify;
+use tokio::sync::{oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 
 /// The most pushes waiting for a page (tool input and results); past it the oldest go.
@@ -66,8 +66,10 @@ pub struct AppSession {
     pub pace: Mutex<Pace>,
     /// The user's answers for this app session, by what they cover ([`super::Ask::grant_key`]).
     pub consents: Mutex<HashMap<&'static str, Grant>>,
-    /// Held while the user is asked something for this app: requests that arrive meanwhile
-    /// wait for that answer instead of opening dialogs of their own.
+    /// What the app asks that waits for the user, with where its answer goes.
+    pub waiting: Mutex<Vec<(Ask, oneshot::Sender<bool>)>>,
+    /// Held by the request whose dialog asks for everything waiting: the others wait for their
+    /// answer instead of opening dialogs of their own.
     pub asking: tokio::sync::Mutex<()>,
     /// Pages listening for pushes now.
     watching: AtomicUsize,
@@ -235,6 +237,7 @@ impl Registry {
             latest: Mutex::default(),
             pace: Mutex::default(),
             consents: Mutex::default(),
+            waiting: Mutex::default(),
             asking: tokio::sync::Mutex::new(()),
             watching: AtomicUsize::new(0),
             watched: AtomicUsize::new(0),

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::clean::Link;
+use bridge::MAX_ASKS;
 use futures::future::{BoxFuture, FutureExt};
 use parking_lot::Mutex;
 use policy::{Csp, Frame, MAX_BODY, MAX_MESSAGE};
@@ -306,7 +307,10 @@ async fn the_app_calls_its_own_server_s_tools_that_it_may() {
     );
     assert_eq!(
         *gateway.asked.lock(),
-        [vec![Ask::Tools("clock_tick".into())]]
+        [vec![Ask::Tools {
+            name: "clock_tick".into(),
+            args: json!({})
+        }]]
     );
     let reset = answer(send(host, call("clock_reset")).await.2);
     assert!(reset["error"]["message"]
@@ -646,5 +650,62 @@ async fn a_link_is_asked_each_time_until_the_user_says_no() {
         "not a link to open: never asked"
     );
     assert_eq!(gateway.asked.lock().len(), 3);
+    apps.close().await;
+}
+
+#[tokio::test]
+async fn asks_sent_together_are_one_dialog_of_at_most_max_asks_with_one_answer() {
+    let gateway = Arc::new(Gateway::default());
+    *gateway.answer.lock() = Some(Grant::Once);
+    let (apps, shown) = shown(&gateway).await;
+    let (host, _) = apps.ports().unwrap();
+    let (path, token) = parts(&shown.url);
+    let rpc = format!("{path}rpc");
+    let request = |method: &str, params: Value| {
+        let body = json!({ "method": method, "params": params }).to_string();
+        send(host, post(host, &rpc, &token, &body))
+    };
+    let tick = |n: usize| json!({ "name": "clock_tick", "arguments": { "n": n } });
+    let ok = |(_, _, body): &(u16, String, String)| body.contains("\"result\"");
+
+    // A message and a call at once: one dialog lists both; "once" lets both through.
+    let hi = json!({ "content": [{ "type": "text", "text": "hi" }] });
+    let (said, ticked) = tokio::join!(request("ui/message", hi), request("tools/call", tick(0)));
+    assert!(ok(&said) && ok(&ticked), "{said:?} {ticked:?}");
+    let asked = gateway.asked.lock().clone();
+    assert_eq!(asked.len(), 1, "one dialog: {asked:?}");
+    assert!(asked[0].contains(&Ask::Conversation("hi".into())));
+    assert!(asked[0].contains(&Ask::Tools {
+        name: "clock_tick".into(),
+        args: json!({ "n": 0 })
+    }));
+
+    // More than a dialog lists: the rest wait for the next one. "Once" decides none of them.
+    gateway.asked.lock().clear();
+    let calls = (0..MAX_ASKS + 2).map(|n| request("tools/call", tick(n)));
+    let answers = futures::future::join_all(calls).await;
+    assert!(answers.iter().all(ok));
+    let sizes: Vec<usize> = gateway.asked.lock().iter().map(Vec::len).collect();
+    assert_eq!(sizes, [MAX_ASKS, 2]);
+
+    // "For this app session" answers the ones past the bound too; a "no" refuses all listed.
+    gateway.asked.lock().clear();
+    *gateway.answer.lock() = Some(Grant::Session);
+    let calls = (0..MAX_ASKS + 2).map(|n| request("tools/call", tick(n)));
+    assert!(futures::future::join_all(calls).await.iter().all(ok));
+    assert_eq!(gateway.asked.lock().len(), 1, "the rest were decided");
+    *gateway.answer.lock() = Some(Grant::Deny);
+    let link = json!({ "url": "https://example.com/a" });
+    let bye = json!({ "content": [{ "type": "text", "text": "bye" }] });
+    let (linked, said, ticked) = tokio::join!(
+        request("ui/open-link", link),
+        request("ui/message", bye),
+        request("tools/call", tick(0))
+    );
+    assert!(!ok(&linked) && !ok(&said), "{linked:?} {said:?}");
+    assert!(ok(&ticked), "granted for the app session before");
+    let asked = gateway.asked.lock().clone();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert_eq!(asked[1].len(), 2, "the link and the message: {asked:?}");
     apps.close().await;
 }

@@ -300,6 +300,49 @@ async fn always_is_kept_for_the_server_s_apps_until_revoked() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_app_asks_together_is_one_dialog_and_always_keeps_each_kind() {
+    let home = Home::new(json!({ "s": server(&["apps"]) }));
+    let always = Arc::new(Consenting {
+        choice: "always",
+        asked: Default::default(),
+    });
+    let session = home.open();
+    let page = open_clock(&session, always.clone()).await;
+    let hi = json!({ "content": [{ "type": "text", "text": "hi\u{1b}[2J there" }] });
+    let tick = json!({ "name": "clock_tick", "arguments": { "apiKey": "sk-123", "note": "x".repeat(400) } });
+    let (said, ticked) = tokio::join!(
+        ask_bridge(&page, "ui/message", hi),
+        ask_bridge(&page, "tools/call", tick)
+    );
+    assert_eq!(said, json!({ "result": {} }));
+    assert_eq!(ticked["result"]["content"][0]["text"], "clock_tick called");
+    let asked = always.asked.lock().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let title = asked[0]["title"].as_str().unwrap();
+    assert!(
+        title.starts_with("The app of clock (MCP server \"s\") asks:\n"),
+        "{title}"
+    );
+    assert!(title.contains("- to write to this conversation (its messages reach the model, marked as the app's): \"hi there\""), "{title}");
+    assert!(title.contains("- to call tools of its server (now clock_tick; only those the server lets apps call)\n  Arguments:\n    apiKey: (hidden)\n    note: \"xxx"), "{title}");
+    assert!(
+        !title.contains("sk-123") && !title.contains(&"x".repeat(400)),
+        "{title}"
+    );
+    assert!(title.ends_with("\nOne answer for all 2."), "{title}");
+    let mut kept = session.adapter.app_grants();
+    kept.sort();
+    assert_eq!(
+        kept,
+        [
+            ("s".to_string(), "conversation".to_string()),
+            ("s".to_string(), "tools".to_string())
+        ]
+    );
+    finish(session, &home).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ui_none_serves_the_app_and_opens_nothing_and_false_serves_nothing() {
     let entry = |ui: Value| json!({ "command": TEST_SERVER, "args": ["apps"], "ui": ui });
     let home = Home::new(json!({ "s": entry(json!("none")), "off": entry(json!(false)) }));

@@ -119,8 +119,8 @@ test("an app opens in the browser, calls its own server, reaches the conversatio
       adapter.setAppsContext({ theme: "dark" });
       assert.equal(await until(tab, appOrigin, `document.getElementById("theme").textContent`, "the context change"), "theme now dark");
 
-      // A click calls its own server's tool: the server counts it.
-      await tab.app(appOrigin, `document.getElementById("tick").click()`);
+      // A click calls its own server's tool (the server counts it) and sends a message at once: one dialog asks for both.
+      await tab.app(appOrigin, `document.getElementById("together").click()`);
       assert.match(await until(tab, appOrigin, `document.getElementById("ticked").textContent`, "the tick"), /clock_tick called/);
       assert.equal(text(await adapter.call("clock_clock", { text: elsewhereUrl })), "clock called; ticks 1", "seen on the server");
       await waitFor(() => events.some((e) => e.type === "app" && e.kind === "shown"), 10_000, "the second call to reuse the tab");
@@ -148,14 +148,14 @@ test("an app opens in the browser, calls its own server, reaches the conversatio
       assert.match(await tab.app(appOrigin, `document.getElementById("violations").textContent`), /connect-src/);
       assert.equal(reached, 0, "nothing reached the other origin");
 
-      // A message reaches the conversation after the user's consent, marked as the app's.
-      await tab.app(appOrigin, `document.getElementById("say").click()`);
+      // The message sent with the tick reached the conversation after the user's consent, marked as the app's.
       const message = await waitFor(() => events.find((e) => e.type === "app" && e.kind === "message"), 10_000, "the message");
       assert.deepEqual([message.server, message.tool, message.text], ["clock", "clock", "the clock says hi"]);
+      assert.equal(await until(tab, appOrigin, `document.getElementById("said").textContent`, "the message's answer"), "{}");
       const about = (what) => asked.filter((q) => q.title.includes(what));
       assert.equal(about("- to call tools of its server (now clock_tick;").length, 1, "asked once for the app session's calls");
-      assert.equal(about("- to write to this conversation").length, 1);
-      assert.match(about("- to write to this conversation")[0].title, /^The app of clock \(MCP server "clock"\) asks:\n/);
+      assert.equal(about("- to write to this conversation").length, 1, "in the same dialog");
+      assert.match(about("- to write to this conversation")[0].title, /^The app of clock \(MCP server "clock"\) asks:\n[^]*\nOne answer for all 2\.$/);
       writeFileSync(join(SHOTS, "clock-used.png"), await tab.screenshot());
 
       // A link is opened once the user says so, through the same opener; a size change resizes the frame.
@@ -260,7 +260,7 @@ test("the official example app (server-basic-vanillajs) runs in the browser", { 
   });
 });
 
-piTest("over RPC: the app opens in the browser, and its message reaches Pi marked as the app's once the user allows it", { timeout: 120_000 }, async (pi) => {
+piTest("over RPC: the app opens in the browser, and its message and call sent together are one dialog; the message reaches Pi marked as the app's once the user allows it", { timeout: 120_000 }, async (pi) => {
   // The app's message starts a turn whose answer calls the clock again: the open app sees the call's arguments as the model writes them.
   const again = { tool_calls: [{ name: "mcp", arguments: { tool: "clock_clock", args: { text: "written by the model" } } }] };
   const steps = [{ tool_calls: [{ name: "mcp", arguments: { tool: "clock_clock", args: {} } }] }, { text: "The clock is open." }, again, { text: "Hello, clock." }];
@@ -281,7 +281,9 @@ piTest("over RPC: the app opens in the browser, and its message reaches Pi marke
         tab = await browser.open(url);
         const appOrigin = await documentOrigin(tab);
         await until(tab, appOrigin, `document.getElementById("state").textContent.startsWith("ready")`, "the app to initialize");
-        await tab.app(appOrigin, `document.getElementById("say").click()`);
+        // A tick and a message at once: one dialog asks for both.
+        await tab.app(appOrigin, `document.getElementById("together").click()`);
+        await until(tab, appOrigin, `document.getElementById("ticked").textContent.includes("clock_tick called")`, "the app's call");
         await waitFor(() => events.filter((e) => e.type === "agent_end").length >= 2, 30_000, "the turn the app's message started");
         partial = await until(tab, appOrigin, `document.getElementById("partial").textContent`, "the arguments as the model wrote them");
         await until(tab, appOrigin, `document.getElementById("input").textContent.includes("written by the model")`, "the call's input");
@@ -297,7 +299,10 @@ piTest("over RPC: the app opens in the browser, and its message reaches Pi marke
   assertRan(r);
   const consent = r.dialogs.filter((d) => d.method === "select");
   assert.equal(consent.length, 1, JSON.stringify(consent));
-  assert.match(consent[0].title, /^The app of clock \(MCP server "clock"\) asks:\n- to write to this conversation/);
+  assert.match(consent[0].title, /^The app of clock \(MCP server "clock"\) asks:\n/);
+  assert.match(consent[0].title, /\n- to write to this conversation \(its messages reach the model, marked as the app's\): "the clock says hi"\n/);
+  assert.match(consent[0].title, /\n- to call tools of its server \(now clock_tick; only those the server lets apps call\)\n  Arguments: none\n/);
+  assert.match(consent[0].title, /\nOne answer for all 2\.$/);
   assert.deepEqual(consent[0].options, ["Allow once", "Allow for this app session", 'Always allow the apps of "clock" (until /mcp apps revoke)', "Deny"]);
   const listed = r.perCommand.find((c) => c.command === "/mcp apps").notifications.map((n) => n.message).join("\n");
   assert.ok(listed.startsWith("MCP apps open (1):\n  clock (server \"clock\"), since "), listed);

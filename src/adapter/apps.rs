@@ -7,7 +7,7 @@
 
 use super::connect::Need;
 use super::{Adapter, CallOptions};
-use crate::approval::{present, Answer};
+use crate::approval::{present, Answer, Request};
 use crate::apps::grants::{self, Always};
 use crate::apps::{
     policy::{Csp, Frame},
@@ -285,23 +285,43 @@ impl Adapter {
         found.cloned()
     }
 
-    /// A call the app makes: the approval gate as for the model's, then the server.
+    /// The approval gate for the app's call of `name`, as for the model's; its dialog names the
+    /// app. The tool as listed.
+    async fn gate_for_app(
+        self: &Arc<Self>,
+        app: &AppRef,
+        name: &str,
+        args: &Value,
+    ) -> Result<ToolInfo, String> {
+        let server = app.server.as_str();
+        let tool = self
+            .app_tool(server, name)
+            .ok_or_else(|| format!("{name} is not a tool of {server}"))?;
+        let asker = format!("its app ({} in your browser)", clean::line(&app.tool));
+        let subject = crate::approval::Subject::Tool(&tool);
+        self.approved_for("call", subject, args, Some(&asker))
+            .await
+            .map_err(|refused| refused.joined_text())?;
+        Ok(tool)
+    }
+
+    /// A call the app makes: the approval gate as for the model's (unless the user allowed
+    /// this call in the app's dialog), then the server.
     async fn call_for_app(
         self: &Arc<Self>,
         app: &AppRef,
         name: &str,
         args: Map<String, Value>,
+        allowed: bool,
     ) -> Result<Value, String> {
-        let (server, app_tool) = (app.server.as_str(), &app.tool);
-        let tool = self
-            .app_tool(server, name)
-            .ok_or_else(|| format!("{name} is not a tool of {server}"))?;
+        let server = app.server.as_str();
         let args = Value::Object(args);
-        let asker = format!("its app ({} in your browser)", clean::line(app_tool));
-        let subject = crate::approval::Subject::Tool(&tool);
-        self.approved_for("call", subject, &args, Some(&asker))
-            .await
-            .map_err(|refused| refused.joined_text())?;
+        let tool = match allowed {
+            true => self
+                .app_tool(server, name)
+                .ok_or_else(|| format!("{name} is not a tool of {server}"))?,
+            false => self.gate_for_app(app, name, &args).await?,
+        };
         let conn = self
             .ready(server, Need::Handshake)
             .await
@@ -336,9 +356,14 @@ impl AppHost for AppGate {
         app: &AppRef,
         name: &str,
         args: Map<String, Value>,
+        allowed: bool,
     ) -> BoxFuture<'static, Result<Value, String>> {
         let (adapter, app, name) = (self.adapter(), app.clone(), name.to_string());
-        async move { adapter?.call_for_app(&app, &name, args).await }.boxed()
+        async move {
+            let adapter = adapter?;
+            adapter.call_for_app(&app, &name, args, allowed).await
+        }
+        .boxed()
     }
 
     fn resources(
@@ -367,12 +392,30 @@ impl AppHost for AppGate {
         let Ok(adapter) = self.adapter() else {
             return async { Grant::Deny }.boxed();
         };
+        if let [Ask::Gated { name, args }] = asks.as_slice() {
+            // Asked alone: the approval gate's own dialog, whose session grants it keeps.
+            let (app, name, args) = (app.clone(), name.clone(), args.clone());
+            return async move {
+                match adapter.gate_for_app(&app, &name, &args).await {
+                    Ok(_) => Grant::Once,
+                    Err(_) => Grant::Deny,
+                }
+            }
+            .boxed();
+        }
         let wait = adapter.config.settings.approval_timeout;
-        let schema = |name: &str| {
-            let tool = adapter.app_tool(&app.server, name)?;
-            tool.input_schema().cloned()
+        let call = |name: &str, args: &Value, gated: bool| {
+            let tool = adapter.app_tool(&app.server, name);
+            match (gated, &tool, adapter.server(&app.server)) {
+                (true, Some(tool), Some(server)) => {
+                    let subject = crate::approval::Subject::Tool(tool);
+                    let request = Request::new(&subject, server, args, &adapter.home());
+                    present::call_details(&request)
+                }
+                _ => present::arguments(args, tool.as_ref().and_then(ToolInfo::input_schema)),
+            }
         };
-        let question = consent_question(app, &asks, schema, wait);
+        let question = consent_question(app, &asks, call, wait);
         let asked = adapter.host.approve(question, wait);
         let server = app.server.clone();
         let mut kept: Vec<&'static str> = asks.iter().filter_map(Ask::grant_key).collect();
@@ -477,11 +520,12 @@ const MESSAGE_CHARS: usize = 160;
 
 /// One dialog for everything the app asks at once, in the approval dialog's shape: each ask
 /// (a call with its arguments as the approval dialog shows them: cleaned, clipped, credentials
-/// hidden; `schema` gives a tool's input schema), one answer for all.
+/// hidden; `call` gives them, with the hints and why for a call the approval gate asks about),
+/// one answer for all.
 fn consent_question(
     app: &AppRef,
     asks: &[Ask],
-    schema: impl Fn(&str) -> Option<Value>,
+    call: impl Fn(&str, &Value, bool) -> String,
     wait: std::time::Duration,
 ) -> impl FnOnce(u64) -> Value {
     let mut lines = vec![format!(
@@ -500,7 +544,12 @@ fn consent_question(
             Ask::Tools { name, args } => format!(
                 "- to call tools of its server (now {}; only those the server lets apps call)\n  {}",
                 clean::line(name),
-                present::arguments(args, schema(name).as_ref()).replace('\n', "\n  ")
+                call(name, args, false).replace('\n', "\n  ")
+            ),
+            Ask::Gated { name, args } => format!(
+                "- to run {} (`approveTools` asks before each call: allowed this once)\n  {}",
+                clean::line(name),
+                call(name, args, true).replace('\n', "\n  ")
             ),
             Ask::Link(url) => format!("- to open {url} in your browser"),
         });

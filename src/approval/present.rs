@@ -78,17 +78,13 @@ pub fn question(id: u64, request: &Request, wait: Duration, by: By) -> Value {
     }
     lines.push(String::new());
     if let Used::Tool { annotations, .. } = &request.used {
-        let words = hints::words_of(annotations.as_ref());
-        lines.push(match words.is_empty() {
-            true => "Hints: none (a tool without hints may change or delete things)".into(),
-            false => format!("Hints (the server's own claim): {}", words.join(", ")),
-        });
+        lines.push(hints_line(annotations.as_ref()));
     }
     if let Some(arguments) = &request.arguments {
         lines.push(arguments.clone());
         lines.push(String::new());
     }
-    lines.push(format!("Asked because of {}.", request.because));
+    lines.push(asked_because(request));
     let (whole, tool) = request.grants();
     let mut options = vec![json!({ "label": "Allow once", "value": "once" })];
     if let (Some(grant), Used::Tool { name: tool, .. }) = (tool, &request.used) {
@@ -112,6 +108,30 @@ pub fn question(id: u64, request: &Request, wait: Duration, by: By) -> Value {
         "options": options,
         "timeoutMs": wait.as_millis() as u64,
     })
+}
+
+/// What the approval dialog says of `request` beside its name, for a dialog that lists it among
+/// other things: a tool's hints, the arguments, and why it is asked.
+pub fn call_details(request: &Request) -> String {
+    let mut lines = Vec::new();
+    if let Used::Tool { annotations, .. } = &request.used {
+        lines.push(hints_line(annotations.as_ref()));
+    }
+    lines.extend(request.arguments.clone());
+    lines.push(asked_because(request));
+    lines.join("\n")
+}
+
+fn hints_line(annotations: Option<&Value>) -> String {
+    let words = hints::words_of(annotations);
+    match words.is_empty() {
+        true => "Hints: none (a tool without hints may change or delete things)".into(),
+        false => format!("Hints (the server's own claim): {}", words.join(", ")),
+    }
+}
+
+fn asked_because(request: &Request) -> String {
+    format!("Asked because of {}.", request.because)
 }
 
 /// `Arguments:` and one line per argument, or `Arguments: none`.

@@ -105,16 +105,30 @@ async fn call_tool(
         Value::Object(args) => args.clone(),
         _ => return Err(error(INVALID_PARAMS, "`arguments` must be an object")),
     };
-    // One dialog: the approval gate's when it asks (it names the app), else the app's own.
-    let tools = Ask::Tools {
-        name: name.to_string(),
-        args: Value::Object(args.clone()),
+    // Asked once: the approval gate's question when it asks, else the app's own consent.
+    let (name, args_shown) = (name.to_string(), Value::Object(args.clone()));
+    let gated = host.approval_asks(app, &name);
+    let ask = match gated {
+        true => Ask::Gated {
+            name: name.clone(),
+            args: args_shown,
+        },
+        false => Ask::Tools {
+            name: name.clone(),
+            args: args_shown,
+        },
     };
-    if !host.approval_asks(app, name) && !consented(session, host, tools).await {
-        let message = "the user did not let this app call its server's tools";
+    if !consented(session, host, ask).await {
+        let message = match gated {
+            true => format!(
+                "the user did not approve this call of {}",
+                clean::line(&name)
+            ),
+            false => "the user did not let this app call its server's tools".into(),
+        };
         return Err(error(REFUSED_CODE, message));
     }
-    host.call_tool(app, name, args)
+    host.call_tool(app, &name, args, gated)
         .await
         .map_err(|why| error(REFUSED_CODE, why))
 }
@@ -168,9 +182,12 @@ async fn consented(session: &AppSession, host: &Arc<dyn AppHost>, ask: Ask) -> b
 /// What the user's answers so far decide of `ask`, if they do.
 fn decided(session: &AppSession, host: &Arc<dyn AppHost>, ask: &Ask) -> Option<bool> {
     let consents = session.consents.lock();
-    let Some(key) = ask.grant_key() else {
+    let key = match ask {
+        // The approval gate asks before each call.
+        Ask::Gated { .. } => return None,
         // Asked each time, until the user says no once: then the app asks no more.
-        return (consents.get(LINKS) == Some(&Grant::Deny)).then_some(false);
+        Ask::Link(_) => return (consents.get(LINKS) == Some(&Grant::Deny)).then_some(false),
+        Ask::Conversation(_) | Ask::Tools { .. } => ask.grant_key()?,
     };
     match consents.get(key) {
         Some(Grant::Session | Grant::Always) => Some(true),
@@ -204,9 +221,9 @@ async fn ask_waiting(session: &AppSession, host: &Arc<dyn AppHost>) {
     let grant = host.ask(&session.app, asks).await;
     let mut consents = session.consents.lock();
     for (ask, answer) in batch {
-        let key = match ask.grant_key() {
-            None if grant != Grant::Deny => None,
-            key => Some(key.unwrap_or(LINKS)),
+        let key = match (&ask, grant) {
+            (Ask::Link(_), Grant::Deny) => Some(LINKS),
+            _ => ask.grant_key(),
         };
         if let Some(key) = key {
             consents.insert(key, grant);

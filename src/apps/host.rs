@@ -31,6 +31,9 @@ pub enum Ask {
     Conversation(String),
     /// Let the app call tools of its server (the call it makes now: the tool and its arguments).
     Tools { name: String, args: Value },
+    /// A call the approval gate asks about (`approveTools`): the tool and its arguments. Asked
+    /// for each call; alone it is the approval gate's own dialog.
+    Gated { name: String, args: Value },
     /// Open `url` (shown as it will be opened).
     Link(String),
 }
@@ -42,7 +45,7 @@ impl Ask {
         match self {
             Ask::Conversation(_) => Some("conversation"),
             Ask::Tools { .. } => Some("tools"),
-            Ask::Link(_) => None,
+            Ask::Gated { .. } | Ask::Link(_) => None,
         }
     }
 }
@@ -68,13 +71,14 @@ impl Grant {
 pub trait AppHost: Send + Sync + 'static {
     /// The server's tool `name` as listed, if it has one.
     fn tool(&self, server: &str, name: &str) -> Option<Arc<Value>>;
-    /// Calls the tool of the app's server through the approval gate (as the app), giving the
-    /// MCP result, or why not.
+    /// Calls the tool of the app's server through the approval gate (as the app), unless the
+    /// user just allowed the call in the app's dialog (`allowed`); the MCP result, or why not.
     fn call_tool(
         &self,
         app: &AppRef,
         name: &str,
         args: Map<String, Value>,
+        allowed: bool,
     ) -> BoxFuture<'static, Result<Value, String>>;
     /// Sends the app's server `resources/read`, `resources/list` or `resources/templates/list`.
     fn resources(
@@ -89,8 +93,8 @@ pub trait AppHost: Send + Sync + 'static {
     /// Whether the user said "always" to `ask` (its [`Ask::grant_key`]) for this server's
     /// apps before.
     fn granted_always(&self, server: &str, ask: &Ask) -> bool;
-    /// Whether the approval gate will ask the user before the app's call of `name` (then its
-    /// dialog, which names the app, is the one the user sees for the call).
+    /// Whether the approval gate will ask the user before the app's call of `name` (then the
+    /// call is an [`Ask::Gated`], not an [`Ask::Tools`]: never asked about twice).
     fn approval_asks(&self, app: &AppRef, name: &str) -> bool;
     /// The text reaches the conversation, labelled as coming from the app.
     fn to_conversation(&self, app: &AppRef, kind: ToConversation, text: String);

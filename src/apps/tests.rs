@@ -43,8 +43,16 @@ impl AppHost for Gateway {
         app: &AppRef,
         name: &str,
         _: Map<String, Value>,
+        allowed: bool,
     ) -> BoxFuture<'static, Result<Value, String>> {
-        self.calls.lock().push(format!("{}/{name}", app.server));
+        let allowed = if allowed {
+            " (allowed in the app's dialog)"
+        } else {
+            ""
+        };
+        self.calls
+            .lock()
+            .push(format!("{}/{name}{allowed}", app.server));
         let text = format!("{name} called");
         async move { Ok(json!({ "content": [{ "type": "text", "text": text }] })) }.boxed()
     }
@@ -352,9 +360,17 @@ async fn the_app_calls_its_own_server_s_tools_that_it_may() {
     );
     assert_eq!(said["result"]["content"][0]["text"], "clock_tick called");
     assert_eq!(
-        gateway.asked.lock().len(),
-        1,
-        "the approval's dialog is the one"
+        gateway.asked.lock().last().unwrap(),
+        &[Ask::Gated {
+            name: "clock_tick".into(),
+            args: json!({})
+        }],
+        "asked as the approval gate's question, not as the app's tools"
+    );
+    assert_eq!(
+        gateway.calls.lock().last().unwrap(),
+        "clock/clock_tick (allowed in the app's dialog)",
+        "not asked again"
     );
 
     let read = json!({ "method": "resources/read", "params": { "uri": "ui://clock/app.html" } });

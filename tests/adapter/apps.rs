@@ -117,7 +117,8 @@ async fn tools_for_the_app_alone_are_kept_from_the_model() {
     finish(session, &home).await;
 }
 
-/// A person who answers every consent with `choice`, keeping the questions.
+/// A person who answers every question with `choice` where it is offered (else "once"),
+/// keeping the questions.
 struct Consenting {
     choice: &'static str,
     asked: parking_lot::Mutex<Vec<Value>>,
@@ -135,8 +136,11 @@ impl pi_mcp_native::adapter::FrontEnd for Consenting {
     fn withdraw(&self, _: u64) {}
 
     fn approve(&self, question: Value) -> futures::future::BoxFuture<'static, Value> {
+        let offered = question["options"]
+            .as_array()
+            .is_some_and(|o| o.iter().any(|o| o["value"] == self.choice));
+        let choice = if offered { self.choice } else { "once" };
         self.asked.lock().push(question);
-        let choice = self.choice;
         Box::pin(async move { json!({ "choice": choice }) })
     }
 }
@@ -339,6 +343,44 @@ async fn what_the_app_asks_together_is_one_dialog_and_always_keeps_each_kind() {
             ("s".to_string(), "tools".to_string())
         ]
     );
+    finish(session, &home).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_the_approval_gate_asks_about_sent_with_a_message_is_in_the_one_dialog() {
+    let entry = json!({ "command": TEST_SERVER, "args": ["apps"], "approveTools": ["clock_tick"] });
+    let home = Home::new(json!({ "s": entry }));
+    let person = Arc::new(Consenting {
+        choice: "session",
+        asked: Default::default(),
+    });
+    let session = home.open();
+    let page = open_clock(&session, person.clone()).await;
+    let hi = json!({ "content": [{ "type": "text", "text": "hi" }] });
+    let tick = json!({ "name": "clock_tick", "arguments": { "token": "sk-123" } });
+    let (said, ticked) = tokio::join!(
+        ask_bridge(&page, "ui/message", hi.clone()),
+        ask_bridge(&page, "tools/call", tick.clone())
+    );
+    assert_eq!(said, json!({ "result": {} }));
+    assert_eq!(ticked["result"]["content"][0]["text"], "clock_tick called");
+    let asked = person.asked.lock().clone();
+    assert_eq!(asked.len(), 1, "the gate does not ask again: {asked:?}");
+    let title = asked[0]["title"].as_str().unwrap();
+    assert!(title.contains("\n- to run clock_tick (`approveTools` asks before each call: allowed this once)\n  Hints: none (a tool without hints may change or delete things)\n  Arguments:\n    token: (hidden)\n  Asked because of `approveTools` in "), "{title}");
+    assert!(!title.contains("sk-123"), "{title}");
+    // "For this app session" covers the conversation; the gate asks before the next call.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    assert_eq!(
+        ask_bridge(&page, "ui/message", hi).await,
+        json!({ "result": {} })
+    );
+    assert_eq!(person.asked.lock().len(), 1);
+    let ticked = ask_bridge(&page, "tools/call", tick).await;
+    assert_eq!(ticked["result"]["content"][0]["text"], "clock_tick called");
+    let asked = person.asked.lock().clone();
+    assert_eq!(asked.len(), 2);
+    assert_eq!(asked[1]["mode"], "approval", "alone, the gate's own dialog");
     finish(session, &home).await;
 }
 

@@ -117,8 +117,11 @@ async fn tools_for_the_app_alone_are_kept_from_the_model() {
     finish(session, &home).await;
 }
 
-/// A person who answers every question with `choice` where it is offered (else "once"),
-/// keeping the questions.
+/// The choice of a person who never answers.
+const NEVER: &str = "never";
+
+/// A person who answers every question with `choice` where it is offered (else "once"; never:
+/// [`NEVER`]), keeping the questions.
 struct Consenting {
     choice: &'static str,
     asked: parking_lot::Mutex<Vec<Value>>,
@@ -141,6 +144,9 @@ impl pi_mcp_native::adapter::FrontEnd for Consenting {
             .is_some_and(|o| o.iter().any(|o| o["value"] == self.choice));
         let choice = if offered { self.choice } else { "once" };
         self.asked.lock().push(question);
+        if self.choice == NEVER {
+            return Box::pin(futures::future::pending());
+        }
         Box::pin(async move { json!({ "choice": choice }) })
     }
 }
@@ -381,6 +387,43 @@ async fn a_call_the_approval_gate_asks_about_sent_with_a_message_is_in_the_one_d
     let asked = person.asked.lock().clone();
     assert_eq!(asked.len(), 2);
     assert_eq!(asked[1]["mode"], "approval", "alone, the gate's own dialog");
+    finish(session, &home).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unanswered_dialog_refuses_all_it_lists() {
+    let home = Home::with(
+        json!({ "s": server(&["apps"]) }),
+        json!({ "approvalTimeoutMs": 100 }),
+    );
+    let nobody = Arc::new(Consenting {
+        choice: NEVER,
+        asked: Default::default(),
+    });
+    let session = home.open();
+    let page = open_clock(&session, nobody.clone()).await;
+    let hi = json!({ "content": [{ "type": "text", "text": "hi" }] });
+    let tick = json!({ "name": "clock_tick", "arguments": {} });
+    let (said, ticked) = tokio::join!(
+        ask_bridge(&page, "ui/message", hi),
+        ask_bridge(&page, "tools/call", tick)
+    );
+    assert!(
+        said["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did not let"),
+        "{said}"
+    );
+    assert!(
+        ticked["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did not let"),
+        "{ticked}"
+    );
+    assert_eq!(nobody.asked.lock().len(), 1);
+    assert_eq!(nobody.asked.lock()[0]["timeoutMs"], 100);
     finish(session, &home).await;
 }
 

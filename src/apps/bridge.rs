@@ -30,6 +30,8 @@ const INVALID_PARAMS: i64 = -32602;
 const REFUSED_CODE: i64 = -32000;
 /// The key of the user's "no" to an app's links in its session's consents.
 const LINKS: &str = "links";
+/// The key of the user's answer to the app calling its server's tools.
+pub(super) const TOOLS: &str = "tools";
 /// The most asks one dialog lists; more wait for the next (after the answer, which may decide
 /// them: "for this app session", or a "no" to links).
 pub const MAX_ASKS: usize = 8;
@@ -183,8 +185,9 @@ async fn consented(session: &AppSession, host: &Arc<dyn AppHost>, ask: Ask) -> b
 fn decided(session: &AppSession, host: &Arc<dyn AppHost>, ask: &Ask) -> Option<bool> {
     let consents = session.consents.lock();
     let key = match ask {
-        // The approval gate asks before each call.
-        Ask::Gated { .. } => return None,
+        // The approval gate asks before each call, until the user says no to one: then the app
+        // calls no more, as after a "no" to its calls.
+        Ask::Gated { .. } => return (consents.get(TOOLS) == Some(&Grant::Deny)).then_some(false),
         // Asked each time, until the user says no once: then the app asks no more.
         Ask::Link(_) => return (consents.get(LINKS) == Some(&Grant::Deny)).then_some(false),
         Ask::Conversation(_) | Ask::Tools { .. } => ask.grant_key()?,
@@ -223,6 +226,7 @@ async fn ask_waiting(session: &AppSession, host: &Arc<dyn AppHost>) {
     for (ask, answer) in batch {
         let key = match (&ask, grant) {
             (Ask::Link(_), Grant::Deny) => Some(LINKS),
+            (Ask::Gated { .. }, Grant::Deny) => Some(TOOLS),
             _ => ask.grant_key(),
         };
         if let Some(key) = key {

@@ -32,7 +32,7 @@ pub enum Ask {
     /// Let the app call tools of its server (the call it makes now: the tool and its arguments).
     Tools { name: String, args: Value },
     /// A call the approval gate asks about (`approveTools`): the tool and its arguments. Asked
-    /// for each call; alone it is the approval gate's own dialog.
+    /// for each call, until the user says no to one; alone it is the approval gate's own dialog.
     Gated { name: String, args: Value },
     /// Open `url` (shown as it will be opened).
     Link(String),
@@ -44,7 +44,7 @@ impl Ask {
     pub fn grant_key(&self) -> Option<&'static str> {
         match self {
             Ask::Conversation(_) => Some("conversation"),
-            Ask::Tools { .. } => Some("tools"),
+            Ask::Tools { .. } => Some(super::bridge::TOOLS),
             Ask::Gated { .. } | Ask::Link(_) => None,
         }
     }

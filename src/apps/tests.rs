@@ -696,14 +696,6 @@ async fn asks_sent_together_are_one_dialog_of_at_most_max_asks_with_one_answer()
         args: json!({ "n": 0 })
     }));
 
-    // More than a dialog lists: the rest wait for the next one. "Once" decides none of them.
-    gateway.asked.lock().clear();
-    let calls = (0..MAX_ASKS + 2).map(|n| request("tools/call", tick(n)));
-    let answers = futures::future::join_all(calls).await;
-    assert!(answers.iter().all(ok));
-    let sizes: Vec<usize> = gateway.asked.lock().iter().map(Vec::len).collect();
-    assert_eq!(sizes, [MAX_ASKS, 2]);
-
     // "For this app session" answers the ones past the bound too; a "no" refuses all listed.
     gateway.asked.lock().clear();
     *gateway.answer.lock() = Some(Grant::Session);
@@ -724,4 +716,51 @@ async fn asks_sent_together_are_one_dialog_of_at_most_max_asks_with_one_answer()
     assert_eq!(asked.len(), 2, "{asked:?}");
     assert_eq!(asked[1].len(), 2, "the link and the message: {asked:?}");
     apps.close().await;
+}
+
+#[tokio::test]
+async fn an_app_flooding_the_user_with_asks_gets_dialogs_of_max_asks_until_a_no() {
+    let started = std::time::Instant::now();
+    let gateway = Arc::new(Gateway::default());
+    *gateway.answer.lock() = Some(Grant::Once);
+    let (apps, shown) = shown(&gateway).await;
+    let (host, _) = apps.ports().unwrap();
+    let (path, token) = parts(&shown.url);
+    let rpc = format!("{path}rpc");
+    let flood = |n: usize| {
+        let calls = (0..n).map(|n| {
+            let body = json!({ "method": "tools/call", "params": { "name": "clock_tick", "arguments": { "n": n } } });
+            send(host, post(host, &rpc, &token, &body.to_string()))
+        });
+        futures::future::join_all(calls)
+    };
+    let allowed = |answers: &[(u16, String, String)]| {
+        answers
+            .iter()
+            .filter(|(_, _, body)| body.contains("\"result\""))
+            .count()
+    };
+    // "Once" decides none of the rest: dialogs of at most MAX_ASKS, each call answered.
+    let answers = flood(2 * MAX_ASKS + 4).await;
+    assert_eq!(allowed(&answers), 2 * MAX_ASKS + 4);
+    let sizes: Vec<usize> = gateway.asked.lock().iter().map(Vec::len).collect();
+    assert_eq!(sizes, [MAX_ASKS, MAX_ASKS, 4]);
+
+    // Calls the approval gate asks about: a "no" to the first dialog refuses the rest unasked.
+    gateway.asked.lock().clear();
+    *gateway.approval.lock() = true;
+    *gateway.answer.lock() = Some(Grant::Deny);
+    let answers = flood(2 * MAX_ASKS + 4).await;
+    assert_eq!(allowed(&answers), 0);
+    let sizes: Vec<usize> = gateway.asked.lock().iter().map(Vec::len).collect();
+    assert_eq!(sizes, [MAX_ASKS], "no more dialogs after the no");
+    assert_eq!(allowed(&flood(3).await), 0);
+    assert_eq!(gateway.asked.lock().len(), 1);
+    apps.close().await;
+    crate::test_report::record(
+        "A3",
+        "an app asking for 20 calls at once, then 20 the approval gate asks about",
+        started,
+        "dialogs of 8, 8 and 4 asks, each call answered; after a no to the first dialog of 8, the other 12 and 3 later refused unasked",
+    );
 }

@@ -212,6 +212,8 @@ async fn ask_waiting(session: &AppSession, host: &Arc<dyn AppHost>) {
             Some(allowed) => {
                 let _ = answer.send(allowed);
             }
+            // Its request is gone (the page went away): nobody to answer.
+            None if answer.is_closed() => {}
             None if batch.len() < MAX_ASKS => batch.push((ask, answer)),
             None => later.push((ask, answer)),
         }

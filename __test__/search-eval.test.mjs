@@ -304,8 +304,8 @@ describe("the task eval's machinery (synthetic tasks)", () => {
 });
 
 const tasks = loadTasks();
-// The held-out figures of the ranking for tasks (recall@5 0.45, hit@5 0.71), less 0.02.
-const TASK_FLOORS = { recallAt5: 0.43, hitAt5: 0.69 };
+// The held-out figures of the ranking for tasks (recall@5 0.47, hit@5 0.80), less 0.02 and 0.03.
+const TASK_FLOORS = { recallAt5: 0.45, hitAt5: 0.77 };
 
 describe("the task eval (tasks.json)", { skip: !tasks && "no tasks.json" }, () => {
   let report;
@@ -345,7 +345,7 @@ describe("the task eval (tasks.json)", { skip: !tasks && "no tasks.json" }, () =
     const gap = report.differences.heldout.ours.difference;
     assert.ok(gap >= -0.1, `tasks needing a tool described in another script: recall@5 ${gap.toFixed(3)} below the others'`);
     const weak = report.calibrated.heldout;
-    assert.ok(weak.flaggedOfMissed >= 0.45 && weak.missedOfFlagged >= 0.28, `"No strong match" on tasks: ${JSON.stringify(weak)}`);
+    assert.ok(weak.flaggedOfMissed >= 0.7 && weak.missedOfFlagged >= 0.27, `"No strong match" on tasks: ${JSON.stringify(weak)}`);
     assert.ok(h.avgTokens <= 400, `answers average ${h.avgTokens.toFixed(0)} tokens`);
   });
 });

@@ -127,11 +127,15 @@ function baseline(adapter, catalogs) {
   return bm25(docs);
 }
 
-/** An answer as the eval keeps it: its lines, text (`answer`), size and whether it said "No strong match". */
+/**
+ * An answer as the eval keeps it: its lines, text (`answer`), size, whether it said "No strong
+ * match" and what that was decided on (`signals`).
+ */
 async function answer(adapter, query) {
   const result = await adapter.search(query);
   const text = result.content.map((c) => c.text).join("\n");
-  return { lines: answerLines(result), answer: text, tokens: encode(text).length, weak: Boolean(result.details.weak), servers: result.details.servers ?? [] };
+  const { weak, servers = [], signals } = result.details;
+  return { lines: answerLines(result), answer: text, tokens: encode(text).length, weak: Boolean(weak), servers, signals };
 }
 
 /**

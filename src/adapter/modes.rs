@@ -256,6 +256,19 @@ impl Adapter {
             ),
             None => outcome,
         };
+        let outcome = match &page.signals {
+            // What "No strong match" is decided on, for scripts/fit-weak.mjs.
+            Some(s) => outcome.with(
+                "signals",
+                json!({
+                    "strength": s.strength,
+                    "firstShare": s.first_share,
+                    "firstScore": s.first_score,
+                    "fifthOfFirst": s.fifth_of_first,
+                }),
+            ),
+            None => outcome,
+        };
         let outcome = match listed.pending.is_empty() {
             true => outcome,
             false => outcome.with("listing", pending_details(&listed.pending)),

@@ -286,6 +286,7 @@ fn weak_search_text() {
         total: 1,
         offset: 0,
         weak: Some(vec![weather, ("time".to_string(), String::new())]),
+        signals: None,
     };
     assert_eq!(
         search("umbrella tomorrow", None, &page, false),
@@ -299,6 +300,7 @@ fn weak_search_text() {
         total: 0,
         offset: 0,
         weak: Some(vec![("time".to_string(), String::new())]),
+        signals: None,
     };
     assert!(search("zzz", None, &none, true).ends_with(
         "Servers whose description fits: time. mcp({ server: \"name\" }) lists a server's tools."

@@ -11,9 +11,11 @@ mod related;
 mod request;
 mod script;
 mod twins;
+mod weak;
 mod words;
 
 pub use index::{SearchIndex, ServerText};
+pub use weak::Signals;
 
 use crate::catalog::ToolInfo;
 use index::loose;
@@ -22,15 +24,6 @@ use words::words;
 
 /// Longest regex accepted (the engine is linear-time; this bounds compile cost and memory).
 pub const MAX_REGEX_LEN: usize = 256;
-/// Below this strength (the share of the request the best hit holds itself) a word search's
-/// hits are a weak match: shown, but said to be weak, with the servers whose description fits.
-pub const WEAK_BELOW: f64 = 0.40;
-/// The same for a request of several needs (a task), on the strength of its first five hits for
-/// each need, averaged: a task's hits hold few of its words, and a rule made for a few words
-/// calls most tasks weak whatever their hits. Chosen on the task eval's tuning split as the
-/// threshold nearest its calibration targets (of the answers missing every needed tool, 70 %
-/// flagged; of those flagged, 60 % missing): it reaches 0.64 and 0.29 there.
-pub const WEAK_TASK_BELOW: f64 = 0.45;
 /// Servers suggested with a weak match.
 const SUGGESTED_SERVERS: usize = 3;
 
@@ -68,6 +61,8 @@ pub struct Page<'a> {
     /// Set when no tool matches a word search well: the servers whose description fits the
     /// request (name, what it is for), best first; possibly none.
     pub weak: Option<Vec<(String, String)>>,
+    /// For a word search, how well the request was matched.
+    pub signals: Option<Signals>,
 }
 
 /// Searches `tools` (indexed by `index`, built from the same slice).
@@ -81,6 +76,7 @@ pub fn search<'a>(
     let query = query.trim();
     let want = opts.offset + opts.limit.max(1);
     let mut weak = None;
+    let mut signals = None;
     let (ranked, total): (Vec<Hit>, usize) = if query.is_empty() {
         if opts.server.is_none() {
             return Err("The search query is empty: give words to look for, e.g. mcp({ search: \"read file\" }), or a `server` to list its tools.".into());
@@ -96,11 +92,8 @@ pub fn search<'a>(
         (all.into_iter().map(Hit::alone).collect(), total)
     } else {
         let ranked = index.rank(query, |i| in_scope(&&tools[i]), want);
-        let below = match ranked.needs {
-            0 | 1 => WEAK_BELOW,
-            _ => WEAK_TASK_BELOW,
-        };
-        if ranked.strength < below {
+        signals = Some(ranked.signals);
+        if ranked.signals.weak(ranked.needs) {
             weak = Some(match opts.server {
                 Some(_) => Vec::new(),
                 None => index
@@ -136,6 +129,7 @@ pub fn search<'a>(
         total,
         offset: opts.offset,
         weak,
+        signals,
     })
 }
 

@@ -1,0 +1,72 @@
+//! "No strong match": whether a word search's first hits probably hold none of the tools the
+//! request needs. A request of one need is weak when its best hit holds less than `WEAK_BELOW`
+//! of its words. A request of several needs (a task) holds few of its words in any one hit, so a
+//! small logistic model over four signals of its ranking says how likely its first hits miss;
+//! its weights were fitted on the task eval's tuning split by `scripts/fit-weak.mjs`, which
+//! prints `TASK`.
+
+/// Below this strength (the share of the request the best hit holds itself) a request of one
+/// need is a weak match. Chosen on the search eval's tuning set: no other threshold, nor the
+/// task's model fitted to these requests, told their misses apart better than noise.
+pub const WEAK_BELOW: f64 = 0.40;
+
+/// What the ranking says about how well a request was matched.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Signals {
+    /// Of the request's words (weighted), the share the best hit holds itself, each counted by
+    /// how closely (1 for the word, less for a word it stands for); 1 when its name is the
+    /// query. For a request of several needs, that share for each need held by the best of the
+    /// first five hits, averaged over the needs.
+    pub strength: f64,
+    /// The share of the request's words the first hit holds itself (`strength` for one need).
+    pub first_share: f64,
+    /// The first hit's relevance.
+    pub first_score: f64,
+    /// The fifth hit's relevance over the first's (the last's, with fewer hits).
+    pub fifth_of_first: f64,
+}
+
+/// A logistic model: the chance of a miss is σ(bias + Σ weight × feature).
+struct Model {
+    bias: f64,
+    /// Of `strength`, `first_share`, ln(1 + `first_score`) and `fifth_of_first`.
+    weights: [f64; 4],
+    /// The chance of a miss from which a match is weak: of those that flag at least 70 % of the
+    /// tuning split's misses, the one whose flagged answers miss most often.
+    flag_at: f64,
+}
+
+/// Fitted by scripts/fit-weak.mjs on the task eval's tuning split.
+const TASK: Model = Model {
+    bias: 6.020,
+    weights: [-1.174, -2.548, -2.220, 2.072],
+    flag_at: 0.177,
+};
+
+impl Signals {
+    /// Whether a request of `needs` needs so matched is a weak match.
+    pub fn weak(&self, needs: usize) -> bool {
+        match needs {
+            0 | 1 => self.strength < WEAK_BELOW,
+            _ => self.miss(&TASK) >= TASK.flag_at,
+        }
+    }
+
+    /// The chance `model` gives that the first hits hold none of the tools needed.
+    fn miss(&self, model: &Model) -> f64 {
+        let features = [
+            self.strength,
+            self.first_share,
+            self.first_score.ln_1p(),
+            self.fifth_of_first,
+        ];
+        let z: f64 = model.bias
+            + model
+                .weights
+                .iter()
+                .zip(features)
+                .map(|(w, x)| w * x)
+                .sum::<f64>();
+        1.0 / (1.0 + (-z).exp())
+    }
+}

@@ -6,8 +6,9 @@
 //! prints `TASK`.
 
 /// Below this strength (the share of the request the best hit holds itself) a request of one
-/// need is a weak match. Chosen on the search eval's tuning set: no other threshold, nor the
-/// task's model fitted to these requests, told their misses apart better than noise.
+/// need is a weak match. Chosen on the search eval's tuning set. The task's kind of model
+/// fitted to these requests flags a third of the held-out ones (0.67 of the misses, with 0.38
+/// of those flagged missing, against 0.28 and 0.52 for this threshold): a trade, not a gain.
 pub const WEAK_BELOW: f64 = 0.40;
 
 /// What the ranking says about how well a request was matched.

@@ -13,6 +13,8 @@ const ROUNDS = 5000;
 const STEP = 0.1;
 const RIDGE = 0.01;
 const FLAGGED_OF_MISSED = 0.7;
+/** weak.rs's TASK_TERMS: the model judges tasks of at least this many terms (every tuning task). */
+const TASK_TERMS = 6;
 
 /** The model's features of an answer's signals, in weak.rs's order. */
 const features = (s) => [s.strength, s.firstShare, Math.log1p(s.firstScore), s.fifthOfFirst];
@@ -50,7 +52,7 @@ function calibration(rows, flagged) {
 }
 
 const report = await evaluateTasks(loadTasks());
-const tuning = report.rows.filter((r) => r.set === "tuning");
+const tuning = report.rows.filter((r) => r.set === "tuning" && r.signals.terms >= TASK_TERMS);
 const model = fit(tuning.map((r) => features(r.signals)), tuning.map((r) => (r.hit ? 0 : 1)));
 const chances = new Map(tuning.map((r) => [r, chance(model, features(r.signals))]));
 let best = null;

@@ -265,6 +265,7 @@ impl Adapter {
                     "firstShare": s.first_share,
                     "firstScore": s.first_score,
                     "fifthOfFirst": s.fifth_of_first,
+                    "terms": s.terms,
                 }),
             ),
             None => outcome,

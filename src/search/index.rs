@@ -477,6 +477,7 @@ impl SearchIndex {
                 0.0 => 0.0,
                 first => fifth_score / first,
             },
+            terms: terms.len(),
         };
         Ranked {
             also: hits

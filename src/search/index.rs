@@ -462,7 +462,7 @@ impl SearchIndex {
             (closeness[doc] / weights.max(1e-9)).min(1.0)
         });
         let first_score = hits.first().map_or(0.0, |h| h.1);
-        let fifth_score = hits.iter().take(JUDGED).last().map_or(0.0, |h| h.1);
+        let fifth_score = hits[..hits.len().min(JUDGED)].last().map_or(0.0, |h| h.1);
         let signals = Signals {
             strength: match &close_by_need {
                 None => first_share,

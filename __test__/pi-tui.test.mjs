@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { PI_087, piTest } from "./helpers/pi.mjs";
-import { everything, filledCache, root } from "./helpers/servers.mjs";
+import { PI_087, PI_16, piTest } from "./helpers/pi.mjs";
+import { everything, faulty, filledCache, root } from "./helpers/servers.mjs";
 import { TMUX_SKIP, withPiTui } from "./helpers/tui.mjs";
 
 const OPTS = { timeout: 90_000, skip: TMUX_SKIP };
@@ -156,5 +156,21 @@ piTest("the /mcp panel's exposure: type to filter, a tool direct and one hidden 
     const names = tui.llm.requests.at(-1).body.tools.map((t) => t.function?.name ?? t.name);
     assert.ok(names.includes(piKeys ? "mcp__everything__echo" : "everything_echo"), names.join(" "));
     assert.ok(!names.some((n) => n.includes("get-sum") || n.includes("get_sum")), names.join(" "));
+  });
+});
+
+piTest("the /mcp panel lists a server not listed yet when its tools are opened, so that single tools can be picked", { ...OPTS, pis: [PI_16] }, async (pi) => {
+  // No cache, and a server slow to answer initialize: the first-run fill is still listing it
+  // when the panel opens.
+  const config = { mcpServers: { slow: faulty(["slow-init=8000"]) } };
+  await withPiTui({ pi, extensionDir: root, mcpConfig: config, script: { steps: [{ text: "first" }] } }, async (tui) => {
+    await tui.started();
+    await tui.submit("/mcp", /MCP servers[^]*› slow /, "the panel");
+    tui.keys("Enter");
+    await tui.waitFor(/MCP server slow[^]*› Tools/, "the server's actions");
+    tui.keys("Enter");
+    await tui.waitFor(/Tools of slow[^]*› All tools +mcp tool\n[^]*slow_echo +mcp tool · ≈ \d+ tokens/, "its tools, listed");
+    tui.keys("Escape", "Escape", "Escape");
+    await tui.waitFor(/^(?![^]*MCP servers)/, "the panel to close");
   });
 });

@@ -289,6 +289,10 @@ export default function piMcpNative(pi) {
         servers = (await adapter.status()).details.servers ?? [];
       },
       actions: mcp.actions,
+      async list(server) {
+        const listed = await adapter.execute({ server });
+        return listed.details?.error ? textOf(listed) : undefined;
+      },
       exposure: (changes) => adapter.exposure(changes, piReadsExposure),
       async saveExposure(changes) {
         const saved = adapter.saveExposure(changes, piReadsExposure);

@@ -26,6 +26,7 @@ const VISIBLE = 12;
  *  - `exposure(changes)` → the core's preview: each enabled server's tools with their state now
  *    (`saved`) and once `changes` are saved (`state`), their tokens as direct tools, the file
  *  - `saveExposure(changes)` → Promise of the message to show (the gateway is opened again)
+ *  - `list(server)` → Promise of a failure to show, or undefined: lists a server not listed yet
  * Resolves when the panel closes.
  */
 export function showPanel(ctx, model) {
@@ -180,7 +181,12 @@ class Panel {
 
   async run(action) {
     if (action.screen === "tools") {
-      this.stack.push({ kind: "tools", name: this.screen.name, selected: 0, filter: "" });
+      const name = this.screen.name;
+      // A server not listed yet (a cold cache, a fill under way) is listed first: its tools are
+      // what this screen picks from.
+      if (!this.exposureOf(name)?.tools.length) await this.listFirst(name);
+      this.stack.push({ kind: "tools", name, selected: 0, filter: "" });
+      this.tui.requestRender();
       return;
     }
     this.busy = true;
@@ -197,6 +203,22 @@ class Panel {
     } finally {
       this.busy = false;
       this.tui.requestRender();
+    }
+  }
+
+  /** Lists `name` through the core, saying so meanwhile; a failure is the message shown. */
+  async listFirst(name) {
+    this.busy = true;
+    this.message = `Listing ${name}…`;
+    this.tui.requestRender();
+    try {
+      this.message = await this.model.list(name);
+      await this.model.refresh();
+      this.updatePreview();
+    } catch (e) {
+      this.message = `Listing ${name} failed: ${e?.message ?? e}`;
+    } finally {
+      this.busy = false;
     }
   }
 

@@ -61,7 +61,10 @@ test("every target's binary is tested on a machine that runs it, before anything
   assert.deepEqual(unitTested.sort(), ["aarch64-apple-darwin", "x86_64-pc-windows-msvc"]);
   const unitTests = stepRunning(workflow.jobs.build, /^cargo test --lib$/);
   assert.equal(unitTests.if, "${{ matrix.settings.unit-tests }}");
-  assert.deepEqual([...workflow.jobs.publish.needs].sort(), ["checks", "test", "test-musl"]);
+  // The code only Windows compiles gets clippy there too.
+  assert.equal(workflow.jobs["checks-windows"]["runs-on"], "windows-latest");
+  assert.ok(stepRunning(workflow.jobs["checks-windows"], /^cargo clippy --lib --bins --all-features -- -D warnings$/), "clippy on Windows");
+  assert.deepEqual([...workflow.jobs.publish.needs].sort(), ["checks", "checks-windows", "test", "test-musl"]);
 });
 
 test("publishing stages the platform packages, which prepublishOnly publishes before the main package", () => {

@@ -2,8 +2,10 @@
 // Pi's peak RSS (VmHWM of the `pi` process) with pi-mcp-native against pi-mcp-adapter 2.36.0 with
 // only its `mcp` tool, server-everything over stdio, a warm metadata cache, and the turns status →
 // search → cold call → warm call, on each Pi of --pis; the variants alternate in every repetition.
-// `--native DIR` measures pi-mcp-native as built in DIR (a checkout with its release addon) instead
-// of this one, which is then not built; `--baseline DIR` adds another such build (e.g. the commit
+// This checkout's addon is built as the release workflow builds the published one for x86_64 Linux
+// (its own command: `napi build --use-napi-cross`, glibc 2.17's gcc driving Rust's lld). `--native
+// DIR` measures pi-mcp-native as built in DIR (a checkout with its release addon) instead of this
+// one, which is then not built; `--baseline DIR` adds another such build (e.g. the commit
 // before a change), measured in the same repetitions. Not a test.
 // Writes bench/MEMORY.md (raw samples in bench/.cache/memory-run.json; --report-only rewrites the
 // report from them). Usage: node bench/memory.mjs [--reps 9] [--pis 0.87.1,1.6.0] [--native DIR]
@@ -15,7 +17,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PiSuite, SEARCH_SESSION } from "./lib/pi-suite.mjs";
 import { machine } from "./lib/report.mjs";
-import { CACHE, ROOT, VERSIONS, ensureInstalled, ensurePi } from "./lib/setup.mjs";
+import { CACHE, ROOT, VERSIONS, ensureInstalled, ensurePi, releaseBuild } from "./lib/setup.mjs";
 import { fmt, medianIqr, summary } from "./lib/stats.mjs";
 
 const log = (text) => console.error(`bench memory: ${text}`);
@@ -48,7 +50,7 @@ function report(result, baselineLabel) {
     `Written by \`node bench/memory.mjs\` on ${after.date.slice(0, 10)}; raw samples in \`bench/.cache/memory-run.json\`. Pi's peak RSS (VmHWM of the \`pi\` process), medians with the interquartile range in brackets, of ${reps} repetitions; each repetition runs every variant on every Pi, in a rotated order. The ratio is of the medians (in brackets, the interquartile range of the per-repetition ratios).`,
     "",
     `- Machine: ${before.cpu}, ${before.memGb} GB, Linux ${before.kernel}; load average ${before.load} at the start, ${after.load} at the end.`,
-    `- pi-mcp-native from ${result.native} (release build)${baseline ? `; baseline: ${baseline}` : ""}.`,
+    `- pi-mcp-native from ${result.native} (${result.build ? `built as the release workflow builds the published x86_64 Linux addon: \`${result.build}\`` : "release build"})${baseline ? `; baseline: ${baseline}` : ""}.`,
     `- ${VERSIONS.adapter.join("@")} with \`settings.scriptMode: false\` and \`settings.namespaceProxyTools: false\` (only its \`mcp\` tool); ${VERSIONS.everything.join("@")} over stdio; a metadata cache on disk; Pi runs headless (\`--mode json\`) against a scripted fake LLM: \`mcp({})\`, \`mcp({ search: "echo" })\`, a cold call, a warm call, a final answer.`,
     "",
     memoryRows({ pis, runs, baseline }),
@@ -72,13 +74,9 @@ export async function runMemoryBench(argv) {
   const baselineDir = arg("baseline") && resolve(arg("baseline"));
   const nativeDir = resolve(arg("native", ROOT));
   const paths = ensureInstalled({ log });
-  if (nativeDir === ROOT && !argv.includes("--no-build")) {
-    log("release build of the addon: npm run build");
-    const r = spawnSync("npm", ["run", "build"], { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"] });
-    if (r.status !== 0) throw new Error(`the release build failed (exit ${r.status ?? r.signal})`);
-  }
-  const build = (label, extensionDir) => ({ label, extensionDir, settings: { scriptMode: false, namespaceProxyTools: false }, mcp: true });
-  const extra = { native: build("pi-mcp-native", nativeDir), ...(baselineDir && { baseline: build("pi-mcp-native (baseline)", baselineDir) }) };
+  const build = nativeDir === ROOT && !argv.includes("--no-build") ? releaseBuild({ log }) : undefined;
+  const variant = (label, extensionDir) => ({ label, extensionDir, settings: { scriptMode: false, namespaceProxyTools: false }, mcp: true });
+  const extra = { native: variant("pi-mcp-native", nativeDir), ...(baselineDir && { baseline: variant("pi-mcp-native (baseline)", baselineDir) }) };
   const names = ["native", "adapter", ...(baselineDir ? ["baseline"] : [])];
   const suites = Object.fromEntries(pis.map((pi) => [pi, new PiSuite({ ...paths, piCli: ensurePi(pi, { log }) }, extra)]));
   const before = machine();
@@ -105,7 +103,7 @@ export async function runMemoryBench(argv) {
     Object.values(suites).forEach((s) => s.close());
   }
   const after = machine();
-  const result = { before, after, pis, reps, native: nativeDir, baseline: baselineDir, runs };
+  const result = { before, after, pis, reps, native: nativeDir, build, baseline: baselineDir, runs };
   writeFileSync(join(CACHE, "memory-run.json"), JSON.stringify(result, null, 1));
   writeFileSync(out, report(result, arg("baseline-label")));
   const table = memoryRows({ pis, runs, baseline: baselineDir && (arg("baseline-label") ?? baselineDir) });

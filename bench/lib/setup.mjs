@@ -5,6 +5,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { load } from "js-yaml";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const CACHE = join(ROOT, "bench", ".cache");
@@ -66,6 +67,21 @@ export function ensurePi(version, { log = console.error } = {}) {
   if (version === VERSIONS.pi[1]) return ensureInstalled({ log }).piCli;
   installFolder(`pi-${version}`, [[VERSIONS.pi[0], version]], log);
   return piCliIn(join(CACHE, `pi-${version}`, "node_modules"));
+}
+
+/**
+ * The release workflow's build for x86_64 Linux (GNU), here: its own command (napi's glibc 2.17
+ * cross gcc driving Rust's lld), then the helper put beside the addon. Returns the command.
+ */
+export function releaseBuild({ log = console.error, env = process.env } = {}) {
+  const workflow = load(readFileSync(join(ROOT, ".github", "workflows", "release.yml"), "utf8"));
+  const { target, build } = workflow.jobs.build.strategy.matrix.settings.find((s) => s.target === "x86_64-unknown-linux-gnu");
+  for (const command of [build, `node scripts/place-helper.mjs --release --target ${target}`]) {
+    log(`as the release workflow builds the addon: ${command}`);
+    const r = spawnSync(command, { cwd: ROOT, env, shell: true, stdio: ["ignore", "inherit", "inherit"] });
+    if (r.status !== 0) throw new Error(`${command} failed (exit ${r.status ?? r.signal})`);
+  }
+  return build;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(ensureInstalled());

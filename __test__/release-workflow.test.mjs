@@ -47,6 +47,15 @@ test("every napi target is built for the release with its own command and artifa
   assert.deepEqual(upload.with.path.trim().split("\n"), ["${{ env.APP_NAME }}.*.node", "${{ env.APP_NAME }}-helper-*"]);
 });
 
+test("the release build fails when link-order.txt no longer names most of the session's code", () => {
+  const build = workflow.jobs.build;
+  const buildStep = build.steps.find((s) => s.name === "Build");
+  assert.equal(buildStep.env.PI_MCP_NATIVE_LINK_MAP, "${{ github.workspace }}/link.map");
+  const check = stepRunning(build, /^node scripts\/link-order\.mjs --check link\.map$/);
+  assert.ok(check && build.steps.indexOf(check) > build.steps.indexOf(buildStep), "the check reads the build's map");
+  assert.equal(check.if, "${{ matrix.settings.target == 'x86_64-unknown-linux-gnu' }}");
+});
+
 test("every target's binary is tested on a machine that runs it, before anything is published", () => {
   const tested = [...settingsOf(workflow.jobs.test), ...settingsOf(workflow.jobs["test-musl"])].map((s) => s.target);
   assert.deepEqual(tested.sort(), [...napi.targets].sort());

@@ -4,6 +4,10 @@
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, reason = "a panic is how a test fails")]
 
+#[cfg(target_env = "gnu")]
+#[path = "../src/napi_stubs.rs"]
+mod napi_stubs;
+
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

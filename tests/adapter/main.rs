@@ -10,6 +10,9 @@ mod bounds;
 mod family;
 mod lifecycle;
 mod modes;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[path = "../../src/napi_stubs.rs"]
+mod napi_stubs;
 mod reaching;
 mod support;
 mod switching;

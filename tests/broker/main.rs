@@ -7,6 +7,9 @@
 mod family;
 #[cfg(unix)]
 mod faults;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[path = "../../src/napi_stubs.rs"]
+mod napi_stubs;
 mod route;
 mod share;
 mod support;

@@ -8,5 +8,8 @@
 
 mod client;
 mod local;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[path = "../../src/napi_stubs.rs"]
+mod napi_stubs;
 mod remote;
 mod support;

@@ -25,6 +25,9 @@
 //! the addon (no Node, no async runtime) and starts in about a millisecond; `broker` runs the
 //! core's pool on a runtime of its own.
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[path = "../../napi_stubs.rs"]
+mod napi_stubs;
 #[cfg(target_os = "linux")]
 mod supervise;
 

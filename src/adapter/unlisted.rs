@@ -37,7 +37,7 @@ pub(super) struct ListQueue {
     queued: Mutex<HashMap<String, Queued>>,
     /// Tool names that calls wait to find through the queue (one entry per call): the server
     /// found to have one is not stopped once listed, since the call is about to use it.
-    sought: Arc<Mutex<Vec<String>>>,
+    sought: Mutex<Vec<String>>,
     /// The queue's tasks: `shutdown` gives the listings under way
     /// [`Timing::fill_grace`](super::Timing) to finish (and be written).
     pub tasks: TaskTracker,
@@ -48,7 +48,7 @@ impl ListQueue {
         ListQueue {
             permits: Arc::new(Semaphore::new(at_once)),
             queued: Mutex::new(HashMap::new()),
-            sought: Arc::default(),
+            sought: Mutex::default(),
             tasks: TaskTracker::new(),
         }
     }
@@ -60,22 +60,22 @@ impl ListQueue {
     }
 
     /// Marks `tool` as sought by a call until the returned guard drops.
-    pub fn seek(&self, tool: &str) -> Seeking {
+    pub fn seek(&self, tool: &str) -> Seeking<'_> {
         self.sought.lock().push(tool.to_string());
         Seeking {
-            sought: self.sought.clone(),
+            sought: &self.sought,
             tool: tool.to_string(),
         }
     }
 }
 
 /// A call's search for a tool through the queue, ended when dropped.
-pub(super) struct Seeking {
-    sought: Arc<Mutex<Vec<String>>>,
+pub(super) struct Seeking<'a> {
+    sought: &'a Mutex<Vec<String>>,
     tool: String,
 }
 
-impl Drop for Seeking {
+impl Drop for Seeking<'_> {
     fn drop(&mut self) {
         let mut sought = self.sought.lock();
         if let Some(at) = sought.iter().position(|t| *t == self.tool) {

@@ -44,6 +44,9 @@ test("every napi target is built for the release with its own command and artifa
   // The helper executable, which every platform package ships next to the addon.
   const place = stepRunning(build, /^node scripts\/place-helper\.mjs --release --target \$\{\{ matrix\.settings\.target \}\}$/);
   assert.ok(place && build.steps.indexOf(place) > build.steps.findIndex((s) => s.name === "Build"), "the helper is placed after the build");
+  // Built on its own: one cargo build of both would give the helper the addon's features.
+  const helperBuild = stepRunning(build, /^\$\{\{ matrix\.settings\.build \}\} --package pi-mcp-helper --output-dir target$/);
+  assert.ok(helperBuild && build.steps.indexOf(helperBuild) < build.steps.indexOf(place), "the helper is built before it is placed");
   assert.deepEqual(upload.with.path.trim().split("\n"), ["${{ env.APP_NAME }}.*.node", "${{ env.APP_NAME }}-helper-*"]);
 });
 
@@ -68,11 +71,11 @@ test("every target's binary is tested on a machine that runs it, before anything
   // The Rust unit tests also run on macOS and Windows, where the build runner's machine is the target.
   const unitTested = settingsOf(workflow.jobs.build).filter((s) => s["unit-tests"]).map((s) => s.target);
   assert.deepEqual(unitTested.sort(), ["aarch64-apple-darwin", "x86_64-pc-windows-msvc"]);
-  const unitTests = stepRunning(workflow.jobs.build, /^cargo test --lib$/);
+  const unitTests = stepRunning(workflow.jobs.build, /^cargo test --workspace --lib$/);
   assert.equal(unitTests.if, "${{ matrix.settings.unit-tests }}");
   // The code only Windows compiles gets clippy there too.
   assert.equal(workflow.jobs["checks-windows"]["runs-on"], "windows-latest");
-  assert.ok(stepRunning(workflow.jobs["checks-windows"], /^cargo clippy --lib --bins --all-features -- -D warnings$/), "clippy on Windows");
+  assert.ok(stepRunning(workflow.jobs["checks-windows"], /^cargo clippy --workspace --lib --bins --all-features -- -D warnings$/), "clippy on Windows");
   assert.deepEqual([...workflow.jobs.publish.needs].sort(), ["checks", "checks-windows", "test", "test-musl"]);
 });
 

@@ -45,7 +45,7 @@ if (argv.includes("--report-only")) {
 }
 if (!argv.includes("--no-build")) {
   step("release build of the addon", "npm", ["run", "build"]);
-  step("release build of the raw rmcp client", "cargo", ["build", "--release", "--target", "x86_64-unknown-linux-gnu", "--example", "raw_rmcp"]);
+  step("release build of the raw rmcp client", "cargo", ["build", "--release", "--target", "x86_64-unknown-linux-gnu", "-p", "pi-mcp-connection", "--example", "raw_rmcp"]);
 }
 
 const before = machine();

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // In-process figures of the native API against server-everything (stdio), side by side with a
-// bare rmcp client (examples/raw_rmcp.rs) to the same server, interleaved: McpAdapter.open, a
+// bare rmcp client (crates/connection/examples/raw_rmcp.rs) to the same server, interleaved: McpAdapter.open, a
 // cold call (spawn + initialize + call on a new adapter; the raw client with and without a
 // tools/list before the call), sequential warm calls, and a burst of calls with many in flight. Prints medians and spread; not a test. Needs `npm run build` and
 // the raw client (`npm run bench` builds both).

@@ -62,28 +62,33 @@ if (id.includes("musl") && !/crt-static/.test(env.RUSTFLAGS ?? "")) {
   env.RUSTFLAGS = `${env.RUSTFLAGS ?? ""} -C target-feature=-crt-static`.trim();
 }
 console.log(`pi-mcp-native: building the addon for ${id} with ${cargo.stdout.trim()} (release, takes a few minutes)…`);
-const build = spawnSync("cargo", ["build", "--release", "--lib", "--bin", "pi-mcp-native-helper", "--message-format=json-render-diagnostics"], {
-  cwd: root,
-  env,
-  encoding: "utf8",
-  maxBuffer: 256 * 1024 * 1024,
-  stdio: ["ignore", "pipe", "inherit"],
-});
-if (build.error || build.status !== 0) fail(`cargo build failed (${build.error?.message ?? `exit ${build.status}`}); see the errors above.`);
+/** Builds `pkg` (release) and returns the artifacts cargo reports (their paths honour CARGO_TARGET_DIR). */
+function cargoBuild(pkg) {
+  const build = spawnSync("cargo", ["build", "--release", "-p", pkg, "--message-format=json-render-diagnostics"], {
+    cwd: root,
+    env,
+    encoding: "utf8",
+    maxBuffer: 256 * 1024 * 1024,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  if (build.error || build.status !== 0) fail(`cargo build failed (${build.error?.message ?? `exit ${build.status}`}); see the errors above.`);
+  return build.stdout
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line))
+    .filter((m) => m.reason === "compiler-artifact");
+}
 
-// The paths as cargo reports them (honours CARGO_TARGET_DIR; .so, .dylib or .dll by platform).
-const artifacts = build.stdout
-  .split("\n")
-  .filter((line) => line.startsWith("{"))
-  .map((line) => JSON.parse(line))
-  .filter((m) => m.reason === "compiler-artifact");
+// Two builds: the helper's crates alone leave out what only the addon needs (cargo would build one
+// set of features for both).
+const artifacts = [...cargoBuild("pi-mcp-native"), ...cargoBuild("pi-mcp-helper")];
 const library = artifacts
   .filter((m) => m.target?.crate_types?.includes("cdylib"))
   .flatMap((m) => m.filenames)
   .find((file) => /\.(so|dylib|dll)$/.test(file));
-if (!library) fail("cargo reported no cdylib for this crate.");
+if (!library) fail("cargo reported no cdylib for the addon.");
 const helper = artifacts.find((m) => m.target?.kind?.includes("bin") && m.executable)?.executable;
-if (!helper) fail("cargo reported no helper executable for this crate.");
+if (!helper) fail("cargo reported no helper executable.");
 
 const dest = join(root, binaryFile(id));
 copyFileSync(library, `${dest}.tmp`);

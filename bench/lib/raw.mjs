@@ -1,4 +1,4 @@
-// The floor: examples/raw_rmcp.rs, a bare rmcp client, against the same server command.
+// The floor: crates/connection/examples/raw_rmcp.rs, a bare rmcp client, against the same server command.
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { ROOT } from "./setup.mjs";

@@ -112,7 +112,7 @@ export function writeReport({ out, before, after, reps, runs, startup, oneShot, 
   row(COLUMNS.map(() => "---").concat("---"));
   for (const [label, f] of sideBySide) row([label, ...COLUMNS.map(f)]);
   lines.push("");
-  lines.push(`Raw floor, measured in the same repetitions by a bare rmcp client (examples/raw_rmcp.rs) against the same server: spawn → initialize ${fmt(rawInit.median, 1)} ms, spawn → initialize → first call ${fmt(rawFloor.median, 1)} ms (${fmt(rawFloor.p25, 1)}–${fmt(rawFloor.p75, 1)}). "Pi + bare JSON-RPC client" is the same floor taken inside Pi: its \`mcp\` tool (bench/fixtures/floor-extension.mjs) spawns the server, initializes and calls, at the moment a gateway would, with Pi's own work around it.`, "");
+  lines.push(`Raw floor, measured in the same repetitions by a bare rmcp client (crates/connection/examples/raw_rmcp.rs) against the same server: spawn → initialize ${fmt(rawInit.median, 1)} ms, spawn → initialize → first call ${fmt(rawFloor.median, 1)} ms (${fmt(rawFloor.p25, 1)}–${fmt(rawFloor.p75, 1)}). "Pi + bare JSON-RPC client" is the same floor taken inside Pi: its \`mcp\` tool (bench/fixtures/floor-extension.mjs) spawns the server, initializes and calls, at the moment a gateway would, with Pi's own work around it.`, "");
 
   lines.push("## Overheads over plain Pi and the targets", "");
   lines.push("Each overhead is the difference of the two medians of the same run; in brackets, the interquartile range of the per-repetition differences (how noisy one pair is on this machine).", "");

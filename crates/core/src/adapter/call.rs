@@ -1,0 +1,369 @@
+//! Calling a tool (or reading a resource tool).
+
+use super::connect::Need;
+use super::{Adapter, ErrorCode, Outcome, DEFAULT_REQUEST_TIMEOUT};
+use crate::approval::Subject;
+use crate::catalog::{pi_tool_name, ToolInfo};
+use crate::config::{tool_pattern_matches, DEFAULT_CALL_TIMEOUT};
+use crate::events::Event;
+use crate::render;
+use crate::resources;
+use crate::validate::{check_arguments, coerce_arguments, without_null_optionals};
+use pi_mcp_connection::pool::{Caller, Connection, ProgressSink, RequestError, RequestOptions};
+use serde_json::{json, Map, Value};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// What follows a call that went before the server's listing.
+enum AfterEarly {
+    /// Its outcome stands.
+    Stands,
+    /// The answer is this instead.
+    Instead(Outcome),
+    /// Call the tool again as the server lists it now.
+    Again(ToolInfo),
+}
+
+/// Whom a call is made for: its call id, or an id of its own for a call that has none (nobody
+/// can cancel it), so that the questions its server asks during it still end with it.
+pub(super) fn caller(call_id: Option<&str>) -> Caller {
+    static UNNAMED: AtomicU64 = AtomicU64::new(1);
+    match call_id {
+        Some(id) => id.into(),
+        None => format!("unnamed-call-{}", UNNAMED.fetch_add(1, Ordering::Relaxed)).into(),
+    }
+}
+
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    pub server: Option<String>,
+    /// Lets `cancel(call_id)` abort the call.
+    pub call_id: Option<String>,
+    pub timeout_ms: Option<u64>,
+    pub on_progress: Option<ProgressSink>,
+}
+
+impl Adapter {
+    /// Calls a tool (or reads a resource tool). Its arguments are checked against the known
+    /// schema before any server starts; a server started just now gets the call at once when
+    /// the tool is known from the cache, and is listed once it is idle. A server that wants a
+    /// sign-in gets one first under `autoAuth`. Its details say how long it took (`elapsedMs`).
+    pub async fn call(
+        self: &Arc<Self>,
+        name: &str,
+        args: Map<String, Value>,
+        opts: CallOptions,
+    ) -> Outcome {
+        // Only a sign-in by itself calls again: without one, the arguments need no copy. A call
+        // made again after a sign-in is not asked about again.
+        let approved = AtomicBool::new(false);
+        let started = Instant::now();
+        let outcome = if self.sign_ins.may_retry() {
+            self.with_sign_in(|| self.call_once(name, args.clone(), &opts, &approved))
+                .await
+        } else {
+            self.call_once(name, args, &opts, &approved).await
+        };
+        let ms = (started.elapsed().as_secs_f64() * 10_000.0).round() / 10.0;
+        outcome.with("elapsedMs", ms)
+    }
+
+    async fn call_once(
+        self: &Arc<Self>,
+        name: &str,
+        args: Map<String, Value>,
+        opts: &CallOptions,
+        approved: &AtomicBool,
+    ) -> Outcome {
+        let tool = match self.resolve("call", name, opts.server.as_deref()).await {
+            Ok(tool) => tool,
+            Err(outcome) => return outcome,
+        };
+        if let Some(why) = self.not_in_this_run(&tool) {
+            let text = render::not_in_this_run(&tool.name, &why);
+            return Outcome::error("call", ErrorCode::ToolExcluded, text)
+                .with("tool", tool.name.clone());
+        }
+        // Checked against the known schema before any server starts: a wrong call costs nothing.
+        let args = match checked_arguments(&tool, args) {
+            Ok(args) => args,
+            Err(outcome) => return outcome,
+        };
+        if !approved.load(Ordering::Relaxed) {
+            if let Err(outcome) = self.approved("call", Subject::Tool(&tool), &args).await {
+                return outcome;
+            }
+            approved.store(true, Ordering::Relaxed);
+        }
+        let cancel = self.closing.child_token();
+        let _cancellable = opts
+            .call_id
+            .as_deref()
+            .and_then(|id| self.servers.call_started(&tool.server, id, &cancel));
+        let (conn, tool) = match self.reach_for_call(tool).await {
+            Ok(reached) => reached,
+            Err(outcome) => return outcome,
+        };
+        // A call before the server's listing may be sent again once it is listed.
+        let again = (!conn.is_listed()).then(|| args.as_object().cloned().unwrap_or_default());
+        let app_input = self.app_input(&tool, &args);
+        if let Some(input) = &app_input {
+            self.app_call_began(&tool, input);
+        }
+        let result = self.send(&conn, &tool, args, opts, cancel.clone()).await;
+        if let Some(input) = app_input.clone() {
+            self.app_call_ended(&tool, input, &result);
+        }
+        if let (Err(RequestError::NeedsAuth(need)), Some(server)) =
+            (&result, self.server(&tool.server))
+        {
+            // The credentials were refused mid-session: the fix names the sign-in to run.
+            let why = self.refused(server, need.clone());
+            return why
+                .outcome("call", &tool.server)
+                .with("tool", tool.name.as_str());
+        }
+        let Some(args) = again else {
+            return self.call_outcome(&tool, result);
+        };
+        // Rare and large: boxed, so that the future of every call does not carry it.
+        match Box::pin(self.after_early_call(&conn, &tool, &result)).await {
+            AfterEarly::Stands => self.call_outcome(&tool, result),
+            AfterEarly::Instead(outcome) => outcome,
+            AfterEarly::Again(fresh) => {
+                let args = match checked_arguments(&fresh, args) {
+                    Ok(args) => args,
+                    Err(outcome) => return outcome,
+                };
+                let result = self.send(&conn, &fresh, args, opts, cancel).await;
+                // The app saw the first answer: it gets this one too.
+                if let Some(input) = app_input {
+                    self.app_call_ended(&fresh, input, &result);
+                }
+                self.call_outcome(&fresh, result)
+            }
+        }
+    }
+
+    /// Why Pi's command line leaves `tool` out of this run (`--tools`, `--exclude-tools`), if it
+    /// does; matched against Pi's name of the tool, as Pi matches its own MCP tools.
+    fn not_in_this_run(&self, tool: &ToolInfo) -> Option<String> {
+        if self.run_tools.allow.is_none() && self.run_tools.deny.is_empty() {
+            return None;
+        }
+        let name = pi_tool_name(&tool.server, &tool.original, false);
+        let matched = |patterns: &[String]| patterns.iter().any(|p| tool_pattern_matches(p, &name));
+        if let Some(allow) = self.run_tools.allow.as_deref().filter(|a| !matched(a)) {
+            return Some(format!(
+                "`--tools {}` does not name {name}",
+                allow.join(",")
+            ));
+        }
+        matched(&self.run_tools.deny).then(|| {
+            format!(
+                "`--exclude-tools {}` excludes {name}",
+                self.run_tools.deny.join(",")
+            )
+        })
+    }
+
+    /// The connection for a call of `tool`, and the tool as the server lists it by then.
+    async fn reach_for_call(
+        self: &Arc<Self>,
+        tool: ToolInfo,
+    ) -> Result<(Arc<Connection>, ToolInfo), Outcome> {
+        let reached = self
+            .ready(&tool.server, Need::Handshake)
+            .await
+            .map_err(|why| why.outcome("call", &tool.server))?;
+        self.servers.mark_used(&tool.server);
+        // A new listing may have changed the catalog: call what the server lists now.
+        let tool = match reached.refreshed {
+            true => self.resolve("call", &tool.name, Some(&tool.server)).await?,
+            false => tool,
+        };
+        Ok((reached.conn, tool))
+    }
+
+    /// Sends the call (`tools/call`, or `resources/read` for a resource tool).
+    pub(super) async fn send(
+        self: &Arc<Self>,
+        conn: &Connection,
+        tool: &ToolInfo,
+        args: Value,
+        opts: &CallOptions,
+        cancel: CancellationToken,
+    ) -> Result<Value, RequestError> {
+        let timeout = match opts.timeout_ms {
+            Some(ms) => Duration::from_millis(ms),
+            None => self
+                .server(&tool.server)
+                .map_or(DEFAULT_REQUEST_TIMEOUT, |s| self.request_timeout(s)),
+        };
+        let (method, params) = match (&tool.resource_uri, &tool.resource_template) {
+            (Some(uri), _) => ("resources/read", json!({ "uri": uri })),
+            (None, Some(template)) => {
+                let vars = args.as_object().cloned().unwrap_or_default();
+                let uri = resources::expand(template, &vars).map_err(RequestError::Protocol)?;
+                ("resources/read", json!({ "uri": uri }))
+            }
+            (None, None) => (
+                "tools/call",
+                json!({ "name": tool.original, "arguments": args }),
+            ),
+        };
+        let on_progress = opts.on_progress.clone().or_else(|| {
+            let call_id = opts.call_id.clone()?;
+            Some(self.progress_events(call_id, &tool.server, &tool.name))
+        });
+        let request = RequestOptions {
+            timeout,
+            cancel,
+            on_progress,
+            caller: Some(caller(opts.call_id.as_deref())),
+            total: self
+                .server(&tool.server)
+                .map_or(Some(DEFAULT_CALL_TIMEOUT), |s| {
+                    self.config.client_settings(s).call_timeout()
+                }),
+            tool: tool.definition.clone(),
+        };
+        conn.request(method, params, request).await
+    }
+
+    /// After a call that went before the server's listing: the listing follows once the server
+    /// is idle, at once when the server refused the call (the cache may know a tool the server
+    /// no longer has; then that is the answer). A call whose headers came from a definition the
+    /// server no longer has (see [`RequestError::stale_headers`]) goes again as it lists the tool
+    /// now.
+    async fn after_early_call(
+        self: &Arc<Self>,
+        conn: &Arc<Connection>,
+        tool: &ToolInfo,
+        result: &Result<Value, RequestError>,
+    ) -> AfterEarly {
+        let stale = matches!(result, Err(e) if e.stale_headers());
+        let refused = match result {
+            Ok(raw) => raw.get("isError").and_then(Value::as_bool) == Some(true),
+            Err(e) => matches!(e, RequestError::Mcp { .. }) || stale,
+        };
+        if !refused {
+            self.list_when_idle(conn);
+            return AfterEarly::Stands;
+        }
+        if self.listed_on(conn.clone()).await.is_none() {
+            return AfterEarly::Stands;
+        }
+        match (
+            self.resolve("call", &tool.name, Some(&tool.server)).await,
+            stale,
+        ) {
+            (Ok(fresh), true) if fresh.definition != tool.definition => AfterEarly::Again(fresh),
+            // Gone: said so, unless the refusal of its headers says more.
+            (Err(outcome), false) => AfterEarly::Instead(outcome),
+            _ => AfterEarly::Stands,
+        }
+    }
+
+    /// The call's answer: the result rendered and guarded, or why it failed.
+    fn call_outcome(&self, tool: &ToolInfo, result: Result<Value, RequestError>) -> Outcome {
+        let outcome = match result {
+            Ok(raw) => {
+                let rendered = match tool.resource_uri.is_some() || tool.resource_template.is_some()
+                {
+                    true => render::Rendered {
+                        content: resources::read_result(&raw),
+                        is_error: false,
+                    },
+                    false => render::call_result_of(Some(&tool.server), &raw),
+                };
+                let mut outcome = Outcome::text("call", "");
+                outcome.content = rendered.content;
+                if rendered.is_error {
+                    outcome.fail(ErrorCode::ToolError);
+                }
+                match self.output_limits() {
+                    Some(limits) => Self::guarded(outcome, limits, &tool.name),
+                    None => outcome,
+                }
+            }
+            Err(RequestError::Aborted) => Outcome::error(
+                "call",
+                ErrorCode::Aborted,
+                format!(
+                    "Call to {} was aborted; the server was told to stop.",
+                    tool.name
+                ),
+            ),
+            Err(e) => {
+                let mut text = format!("Failed to call {}: {e}", tool.name);
+                if let Some(schema) = tool.input_schema() {
+                    text.push_str(&format!(
+                        "\n\nExpected parameters:\n{}",
+                        render::parameters(schema)
+                    ));
+                }
+                Outcome::error("call", ErrorCode::from(&e), text)
+            }
+        };
+        outcome
+            .with("server", tool.server.clone())
+            .with("tool", tool.name.clone())
+    }
+}
+
+impl Adapter {
+    /// Progress of call `call_id` reported as `progress` events.
+    fn progress_events(
+        self: &Arc<Self>,
+        call_id: String,
+        server: &str,
+        tool: &str,
+    ) -> ProgressSink {
+        let (this, server, tool) = (Arc::downgrade(self), server.to_string(), tool.to_string());
+        Arc::new(move |p| {
+            if let Some(this) = this.upgrade() {
+                let text = render::progress(&tool, p.progress, p.total, p.message.as_deref());
+                this.events.emit(Event::Progress {
+                    call_id: call_id.clone(),
+                    server: server.clone(),
+                    tool: tool.clone(),
+                    progress: p.progress,
+                    total: p.total,
+                    message: p.message.as_deref().map(pi_mcp_connection::clean::one_line),
+                    text,
+                });
+            }
+        })
+    }
+}
+
+/// `args` as they go to the server: without the optional ones given as `null`, values of the
+/// wrong type that convert safely to the type the schema demands (`"2"` for a number)
+/// converted; or the refusal to send them when they still do not fit the tool's input schema.
+fn checked_arguments(tool: &ToolInfo, args: Map<String, Value>) -> Result<Value, Outcome> {
+    let Some(schema) = tool.input_schema() else {
+        return Ok(Value::Object(args));
+    };
+    let mut args = without_null_optionals(schema, args);
+    if tool.is_resource() {
+        return Ok(Value::Object(args));
+    }
+    coerce_arguments(schema, &mut args);
+    let args = Value::Object(args);
+    // They quote the schema's names and values, and what the model sent.
+    let problems: Vec<String> = check_arguments(schema, &args)
+        .iter()
+        .map(|problem| pi_mcp_connection::clean::line(&problem.to_string()).into_owned())
+        .collect();
+    if problems.is_empty() {
+        return Ok(args);
+    }
+    let text = render::invalid_arguments(&tool.name, &problems, schema);
+    Err(Outcome::error("call", ErrorCode::InvalidArgs, text)
+        .with("server", tool.server.clone())
+        .with("tool", tool.name.clone())
+        .with("problems", problems))
+}

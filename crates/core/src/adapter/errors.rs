@@ -1,0 +1,292 @@
+//! The adapter's typed failures: the stable codes a failed mode puts in `details.error`, and why a
+//! server cannot be used right now.
+
+use super::Outcome;
+use pi_mcp_connection::pool::RequestError;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The stable codes of `details.error`, the one list of them (exported to TypeScript as a
+/// string-literal union). Programs branch on these; the text beside them is for the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// `args` is not an object, or does not fit the tool's input schema.
+    InvalidArgs,
+    /// Gateway fields (`tool`, `search`, …) were passed inside `args`.
+    NestedParams,
+    /// The search pattern is not a valid (or is too large a) regex.
+    InvalidQuery,
+    /// No tool of that name; the text lists the closest names.
+    ToolNotFound,
+    /// The name matches tools of several servers; the text lists them.
+    AmbiguousTool,
+    /// The config hides the tool (`exposure`/`toolExposure` `"hidden"`).
+    ToolHidden,
+    /// Pi's `--tools` / `--exclude-tools` leave the tool out of this run.
+    ToolExcluded,
+    /// The tool is for its server's MCP App alone (`_meta.ui.visibility: ["app"]`).
+    ToolForApp,
+    ServerNotFound,
+    ServerDisabled,
+    /// `/mcp-auth` without a server name.
+    ServerRequired,
+    /// The server cannot be started, reached or listed now; the text says why and since when.
+    ServerUnavailable,
+    /// An explicit connect failed.
+    ConnectFailed,
+    /// The server wants a (new) sign-in or other credentials; the text names the command that
+    /// signs in (`/mcp login <server>`, `pi-mcp auth <server>`) or what to configure.
+    AuthRequired,
+    /// A sign-in or sign-out did not work: a check failed, the server refused, or nobody
+    /// completed the browser step.
+    SignInFailed,
+    /// The tool ran and reported an error (`isError` in its result).
+    ToolError,
+    /// The call was cancelled (Pi's abort signal, `cancel(callId)`).
+    Aborted,
+    Timeout,
+    /// The connection ended while the call ran.
+    ConnectionLost,
+    /// The result was over the limit of one message and was dropped.
+    ResultTooLarge,
+    /// The result nested deeper than can be read and was dropped.
+    ResultTooDeep,
+    /// The server answered the call with a JSON-RPC error, or an answer that made no sense.
+    CallFailed,
+    /// The server wants the user to visit a page first (`-32042`); the text names it and whether
+    /// it was opened.
+    UrlElicitationRequired,
+    /// `doctor`: a config file has an error.
+    ConfigError,
+    /// The gateway has shut down (the Pi session ended); nothing is started any more.
+    ShutDown,
+    /// A command's words do not fit its syntax (`add`, `setup`); the text says how.
+    BadUsage,
+    /// `add`: a server of that name is configured already; nothing was saved.
+    ServerExists,
+    /// A change to the project's `.pi/mcp.json` in a project Pi does not trust.
+    ProjectUntrusted,
+    /// `approveTools` asks the user first and nobody can be asked here (no dialog), or
+    /// `pi-mcp call --yes` ran inside Pi; the text names the setting.
+    ApprovalRequired,
+    /// The user declined the use, or nobody answered the dialog in time.
+    ApprovalDenied,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidArgs => "invalid_args",
+            ErrorCode::NestedParams => "nested_params",
+            ErrorCode::InvalidQuery => "invalid_query",
+            ErrorCode::ToolNotFound => "tool_not_found",
+            ErrorCode::AmbiguousTool => "ambiguous_tool",
+            ErrorCode::ToolHidden => "tool_hidden",
+            ErrorCode::ToolExcluded => "tool_excluded",
+            ErrorCode::ToolForApp => "tool_for_app",
+            ErrorCode::ServerNotFound => "server_not_found",
+            ErrorCode::ServerDisabled => "server_disabled",
+            ErrorCode::ServerRequired => "server_required",
+            ErrorCode::ServerUnavailable => "server_unavailable",
+            ErrorCode::ConnectFailed => "connect_failed",
+            ErrorCode::AuthRequired => "auth_required",
+            ErrorCode::SignInFailed => "sign_in_failed",
+            ErrorCode::ToolError => "tool_error",
+            ErrorCode::Aborted => "aborted",
+            ErrorCode::Timeout => "timeout",
+            ErrorCode::ConnectionLost => "connection_lost",
+            ErrorCode::ResultTooLarge => "result_too_large",
+            ErrorCode::ResultTooDeep => "result_too_deep",
+            ErrorCode::CallFailed => "call_failed",
+            ErrorCode::UrlElicitationRequired => "url_elicitation_required",
+            ErrorCode::ConfigError => "config_error",
+            ErrorCode::ShutDown => "shut_down",
+            ErrorCode::BadUsage => "bad_usage",
+            ErrorCode::ServerExists => "server_exists",
+            ErrorCode::ProjectUntrusted => "project_untrusted",
+            ErrorCode::ApprovalRequired => "approval_required",
+            ErrorCode::ApprovalDenied => "approval_denied",
+        }
+    }
+}
+
+impl From<&RequestError> for ErrorCode {
+    fn from(error: &RequestError) -> Self {
+        match error {
+            RequestError::Aborted => ErrorCode::Aborted,
+            RequestError::Timeout(_) | RequestError::CallTimeout(_) => ErrorCode::Timeout,
+            RequestError::Closed(_) => ErrorCode::ConnectionLost,
+            RequestError::TooLarge(_) => ErrorCode::ResultTooLarge,
+            RequestError::TooDeep(_) => ErrorCode::ResultTooDeep,
+            RequestError::Mcp { .. }
+            | RequestError::Protocol(_)
+            | RequestError::InvalidHeaderAnnotation(_) => ErrorCode::CallFailed,
+            RequestError::NeedsAuth(_) => ErrorCode::AuthRequired,
+            RequestError::BrowserSteps(_) => ErrorCode::UrlElicitationRequired,
+        }
+    }
+}
+
+/// Why a server cannot be used right now.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Unavailable {
+    /// No server of that name; `configured` are the enabled ones.
+    NotConfigured { configured: Vec<String> },
+    /// `disabled` in the config file `source`.
+    Disabled { source: PathBuf },
+    /// It failed `ago`, and is left alone for `backoff` after a failure.
+    BackingOff {
+        ago: Duration,
+        backoff: Duration,
+        cause: Box<Unavailable>,
+    },
+    /// It wants (valid) credentials: `why`, and `fix`, the whole text with what to do.
+    NeedsAuth { why: String, fix: String },
+    /// It could not be started or reached, or its opening handshake failed.
+    StartFailed(String),
+    /// It connected, but its tools could not be listed.
+    ListingFailed(RequestError),
+    /// The gateway has shut down.
+    ShutDown,
+}
+
+impl Unavailable {
+    /// What follows `Server "<server>"` in a message.
+    pub fn reason(&self, server: &str) -> String {
+        match self {
+            Unavailable::NotConfigured { configured } => format!(
+                "not found. Configured servers: {}.",
+                configured.join(", ")
+            ),
+            Unavailable::Disabled { source } => {
+                format!("is disabled in {}.", source.display())
+            }
+            Unavailable::BackingOff {
+                ago,
+                backoff,
+                cause,
+            } => format!(
+                "not available (failed {} s ago; retried automatically after {} s, or now with mcp({{ connect: \"{server}\" }})): {}",
+                ago.as_secs(),
+                backoff.as_secs(),
+                cause.reason(server)
+            ),
+            Unavailable::NeedsAuth { fix, .. } => fix.clone(),
+            Unavailable::StartFailed(why) => why.clone(),
+            Unavailable::ListingFailed(e) => {
+                format!("connected, but listing its tools failed: {e}")
+            }
+            Unavailable::ShutDown => {
+                "is not available: the MCP gateway has shut down (its Pi session ended).".into()
+            }
+        }
+    }
+
+    /// Whether credentials are what is missing (also behind a backoff).
+    pub fn needs_auth(&self) -> bool {
+        match self {
+            Unavailable::NeedsAuth { .. } => true,
+            Unavailable::BackingOff { cause, .. } => cause.needs_auth(),
+            _ => false,
+        }
+    }
+
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Unavailable::NotConfigured { .. } => ErrorCode::ServerNotFound,
+            Unavailable::Disabled { .. } => ErrorCode::ServerDisabled,
+            Unavailable::ShutDown => ErrorCode::ShutDown,
+            _ if self.needs_auth() => ErrorCode::AuthRequired,
+            _ => ErrorCode::ServerUnavailable,
+        }
+    }
+
+    /// The answer of `mode` when `server` is needed and unavailable.
+    pub fn outcome(&self, mode: &str, server: &str) -> Outcome {
+        Outcome::error(
+            mode,
+            self.code(),
+            format!("Server \"{server}\" {}", self.reason(server)),
+        )
+        .with("server", server)
+    }
+
+    /// The answer of an explicit connect that failed.
+    pub fn connect_outcome(&self, server: &str) -> Outcome {
+        let code = match self {
+            Unavailable::NeedsAuth { .. } => ErrorCode::AuthRequired,
+            Unavailable::StartFailed(_) | Unavailable::ListingFailed(_) => ErrorCode::ConnectFailed,
+            other => return other.outcome("connect", server),
+        };
+        Outcome::error(
+            "connect",
+            code,
+            format!("Failed to connect to \"{server}\": {}", self.reason(server)),
+        )
+        .with("server", server)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_snake_case_and_distinct() {
+        let all = [
+            ErrorCode::InvalidArgs,
+            ErrorCode::NestedParams,
+            ErrorCode::InvalidQuery,
+            ErrorCode::ToolNotFound,
+            ErrorCode::AmbiguousTool,
+            ErrorCode::ServerNotFound,
+            ErrorCode::ServerDisabled,
+            ErrorCode::ServerRequired,
+            ErrorCode::ServerUnavailable,
+            ErrorCode::ConnectFailed,
+            ErrorCode::AuthRequired,
+            ErrorCode::SignInFailed,
+            ErrorCode::ToolError,
+            ErrorCode::Aborted,
+            ErrorCode::Timeout,
+            ErrorCode::ConnectionLost,
+            ErrorCode::ResultTooLarge,
+            ErrorCode::ResultTooDeep,
+            ErrorCode::CallFailed,
+            ErrorCode::ConfigError,
+            ErrorCode::ShutDown,
+        ];
+        let names: std::collections::HashSet<_> = all.iter().map(|c| c.as_str()).collect();
+        assert_eq!(names.len(), all.len());
+        for name in names {
+            assert!(name.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
+        }
+    }
+
+    #[test]
+    fn a_backoff_quotes_its_cause_and_keeps_needs_auth() {
+        let cause = Unavailable::NeedsAuth {
+            why: "HTTP 401".into(),
+            fix: "needs authentication: HTTP 401. Set T".into(),
+        };
+        let backing_off = Unavailable::BackingOff {
+            ago: Duration::from_secs(3),
+            backoff: Duration::from_secs(60),
+            cause: Box::new(cause),
+        };
+        assert!(backing_off.needs_auth());
+        let text = backing_off.reason("s");
+        assert!(
+            text.starts_with("not available (failed 3 s ago; retried automatically after 60 s, or now with mcp({ connect: \"s\" })): needs authentication"),
+            "{text}"
+        );
+        let outcome = backing_off.outcome("call", "s");
+        assert_eq!(outcome.details["error"], "auth_required");
+        let failed = Unavailable::StartFailed("cannot start `x`".into()).connect_outcome("s");
+        assert_eq!(failed.details["error"], "connect_failed");
+        assert_eq!(
+            failed.joined_text(),
+            "Failed to connect to \"s\": cannot start `x`"
+        );
+    }
+}

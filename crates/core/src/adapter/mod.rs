@@ -1,0 +1,431 @@
+//! The gateway: configuration, the server registry, the connection pool and the modes the `mcp`
+//! tool offers, behind one object that the napi binding (and tests) drive.
+//!
+//! Where things are: `servers` (the registry: one record per server, and the catalog view
+//! derived from it) · `connect` (the one way to reach a server) · `listing` (metadata in step
+//! with the servers, the cache writes) · `lifecycle` (start-up, cache fill, health loop, idle
+//! stop, shutdown) · `request` (the `mcp` tool's parameters, parsed once, dispatched by one match)
+//! · `unlisted` (servers whose tools are not known yet, listed under one bound) · `modes` and
+//! `call` (what each request does) · `errors` (codes, why a server is unavailable) ·
+//! `output` (every answer within the output guard) · `approval` (the gate every use of a server
+//! passes) · `auth`, `direct`, `doctor`.
+
+mod add;
+mod approval;
+mod apps;
+mod auth;
+mod call;
+mod catalog_view;
+mod config_edit;
+mod connect;
+mod direct;
+mod doctor;
+mod errors;
+mod exposed;
+mod exposure;
+mod family;
+mod host;
+mod lifecycle;
+mod listing;
+mod modes;
+mod outcome;
+mod output;
+mod pi_resources;
+mod prompts;
+mod read;
+mod request;
+mod servers;
+mod servers_section;
+mod setup;
+mod shared;
+mod sign_in;
+mod trace;
+mod unlisted;
+
+pub use call::CallOptions;
+pub use config_edit::{SavedChange, SwitchError};
+pub use direct::{DirectToolDefinition, DirectTools, Reach, ToolAnnotations, ToolNamespace};
+pub use errors::{ErrorCode, Unavailable};
+pub use exposure::{
+    DirectCost, ExposedTool, ExposureChange, ExposureError, ExposurePreview, ServerExposure,
+};
+pub use host::{CredentialSource, FrontEnd};
+pub use lifecycle::{Bounds, StartOptions, Timing};
+pub use modes::{Page, DEFAULT_LIST_LIMIT};
+pub use outcome::Outcome;
+pub use prompts::{Completion, PromptCommand};
+pub use request::{Request, DEFAULT_LIMIT};
+pub use servers::ServerMeta;
+pub use setup::SetupRequest;
+pub use unlisted::DeclaredListing;
+
+use crate::cache::{self, Loaded};
+use crate::config::{self, Config, Env, LoadOptions, ServerConfig};
+use crate::events::{EventSink, Events};
+use lifecycle::Startup;
+use pi_mcp_connection::bounded_read::FileLimits;
+use pi_mcp_connection::broker::family::{family, LocalSession};
+use pi_mcp_connection::pool::{Broker, Pool, RemoteKind};
+use pi_mcp_connection::unix_time::now_ms;
+use servers::{Cached, Servers};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// Default per-request timeout (`requestTimeoutMs` overrides it).
+const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+#[derive(Clone, Debug, Default)]
+pub struct OpenOptions {
+    pub cwd: PathBuf,
+    pub agent_dir: Option<PathBuf>,
+    /// Replaces the Pi global config file (`--mcp-config`).
+    pub config_path: Option<PathBuf>,
+    /// The environment servers inherit and `${VAR}` reads; the process environment when `None`.
+    pub env: Option<Env>,
+    pub timing: Timing,
+    pub bounds: Bounds,
+    /// Whether the project's configs may be used (Pi's project trust); `None`: Pi's saved
+    /// decision, else trusted.
+    pub project_trusted: Option<bool>,
+    /// Caps on the config, cache, env and token files read.
+    pub file_limits: FileLimits,
+    /// Servers other Pi extensions registered.
+    pub registered: Vec<config::Registered>,
+    /// Opened by the `pi-mcp` command line: texts name its commands (`pi-mcp auth`), and a
+    /// sign-in can be shown (on the terminal).
+    pub cli: bool,
+    /// Overrides `settings.autoAuth` (`pi-mcp --auth`).
+    pub auto_auth: Option<bool>,
+    /// Pi's `--tools` / `--exclude-tools` for this run, as they bound MCP tools.
+    pub run_tools: RunTools,
+    /// Read this config instead of the files (a server `add` tries before saving it).
+    pub only: Option<config::Only>,
+    /// `pi-mcp call --yes`: uses `approveTools` asks for go ahead unasked (outside Pi, or where
+    /// `allowYesInsidePi` allows it).
+    pub assume_yes: bool,
+    /// Who this session is when another session of its family asks for it
+    /// (`subagent "worker"`, `pi -p`).
+    pub family_label: Option<String>,
+}
+
+/// Which MCP tools Pi's command line leaves callable in this run. Entries are Pi's tool names
+/// (`mcp__<server>__<tool>`) or patterns with `*`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunTools {
+    /// `--tools`, when one of its entries names MCP tools (starts with `mcp__`).
+    pub allow: Option<Vec<String>>,
+    /// `--exclude-tools`.
+    pub deny: Vec<String>,
+}
+
+/// The `mcp` tool as Pi registers it.
+/// JavaScript gets it as its mirror in the binding (`src/binding/mirror.rs`), which documents
+/// each field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolDefinition {
+    pub name: String,
+    pub label: String,
+    pub description: String,
+    pub prompt_snippet: String,
+    pub parameters: serde_json::Value,
+}
+
+pub struct Adapter {
+    cwd: PathBuf,
+    /// Pi's `--tools` / `--exclude-tools`.
+    run_tools: RunTools,
+    agent_dir: PathBuf,
+    env: Env,
+    config: Config,
+    cache_path: PathBuf,
+    /// Remembered `npx`/`uvx` resolutions (`<agentDir>/mcp-npx-cache.json`).
+    launch_memo: PathBuf,
+    file_limits: FileLimits,
+    cache_warning: Option<String>,
+    /// Everything known about each configured server, and the catalog derived from it.
+    servers: Servers,
+    /// When sign-ins may start by themselves.
+    sign_ins: sign_in::SignIns,
+    /// Opened by `pi-mcp` (see [`OpenOptions::cli`]).
+    cli: bool,
+    /// Uses the person allowed for the rest of the session (its family's members' too).
+    grants: Arc<crate::approval::Grants>,
+    /// `pi-mcp call --yes` (see [`OpenOptions::assume_yes`]).
+    assume_yes: bool,
+    pool: Arc<Pool>,
+    /// Where shared servers run (one broker per user and agent dir); who this session is.
+    broker: Arc<Broker>,
+    /// The session as its family (the other sessions of this process, and beyond) knows it.
+    in_family: Arc<LocalSession>,
+    /// Answers what servers ask (roots, logs, and through a front end, people and models), and
+    /// holds where the credentials of Pi's providers come from.
+    host: Arc<host::SessionHost>,
+    /// What `start` sets going (the pool's notices, the cache fill).
+    startup: Startup,
+    /// Listings of servers whose tools are not known, under one bound.
+    listings: unlisted::ListQueue,
+    timing: Timing,
+    bounds: Bounds,
+    events: Events,
+    /// Cancelled by `shutdown` (and drop): stops background work, refuses new work.
+    closing: CancellationToken,
+    /// The gateway `add` tries a new server with, while it runs: a sign-in it shows takes the
+    /// pasted redirect through this adapter.
+    trial: parking_lot::Mutex<Option<Arc<Adapter>>>,
+    /// MCP Apps, once the embedder turned them on ([`Adapter::enable_apps`]).
+    apps: std::sync::OnceLock<crate::apps::Apps>,
+    /// The "always" the user gave servers' apps.
+    app_grants: crate::apps::grants::AlwaysGrants,
+    /// Every task the adapter spawns; `shutdown` waits for them. Long-lived ones hold the
+    /// adapter weakly, so dropping it stops them too.
+    tasks: TaskTracker,
+}
+
+impl Adapter {
+    /// Reads config and cache (no server I/O): fast enough for Pi's extension loading.
+    pub fn open(opts: OpenOptions) -> Arc<Adapter> {
+        let env = opts.env.unwrap_or_else(|| std::env::vars().collect());
+        let agent_dir = opts.agent_dir.unwrap_or_else(|| config::agent_dir(&env));
+        let load = LoadOptions {
+            cwd: opts.cwd.clone(),
+            agent_dir: agent_dir.clone(),
+            config_path: opts.config_path,
+            env: env.clone(),
+            project_trusted: opts.project_trusted,
+            limits: opts.file_limits,
+            registered: opts.registered,
+        };
+        let config = match &opts.only {
+            Some(only) => config::load_only(&load, only),
+            None => config::load(&load),
+        };
+        let cache_path = cache::cache_path(&agent_dir);
+        let (cached, cache_warning) = match cache::load(&cache_path, opts.file_limits.cache_bytes) {
+            Loaded::Missing => (None, None),
+            Loaded::Ok(cache) => (Some(cache), None),
+            Loaded::Unusable { warning } => (None, Some(warning)),
+        };
+        let now = now_ms();
+        // Entries are moved, not copied: a large catalog is cloned nowhere on the way to Pi.
+        let mut cached = cached.map(|c| c.servers).unwrap_or_default();
+        let mut known = HashMap::new();
+        for server in &config.servers {
+            let Some(entry) = cached.remove(&server.name) else {
+                continue;
+            };
+            let hash = cache::config_hash(&server.entry, &env);
+            // The transport holds while the config does, however old the tool list.
+            let remote_kind = entry
+                .transport
+                .as_deref()
+                .and_then(RemoteKind::from_name)
+                .filter(|_| entry.config_hash == hash);
+            let meta = entry.is_valid(&hash, now).then(|| ServerMeta {
+                tools: entry.tools.into_iter().map(Arc::new).collect(),
+                resources: entry.resources,
+                templates: entry.templates,
+                prompts: entry.prompts,
+                instructions: entry.instructions,
+                left_out: entry.left_out,
+                live_connection: None,
+                cut: None,
+            });
+            known.insert(server.name.clone(), Cached { meta, remote_kind });
+        }
+        let servers = Servers::new(config.servers.clone(), config.settings.tool_prefix, known);
+        let auto_approve = config
+            .servers
+            .iter()
+            .filter(|s| config.client_settings(s).sampling_auto_approve())
+            .map(|s| s.name.clone())
+            .collect();
+        let host = Arc::new(host::SessionHost::new(&opts.cwd, &agent_dir, auto_approve));
+        trace::start(&config, &opts.cwd, &host);
+        let asked: Arc<dyn pi_mcp_connection::pool::Host> = Arc::new(host::PoolHost(host.clone()));
+        let (pool, notices) = Pool::with_host(asked.clone());
+        let label = opts.family_label.map(|l| {
+            pi_mcp_connection::clean::line(&l)
+                .chars()
+                .take(80)
+                .collect()
+        });
+        let broker = Arc::new(Broker::new(
+            &agent_dir,
+            &env,
+            pi_mcp_connection::helper::path(),
+            label,
+        ));
+        family().inherit(&env);
+        broker.set_ui(opts.cli);
+        let grants = Arc::new(crate::approval::Grants::default());
+        let answerer = Arc::new(approval::FamilyAnswers {
+            grants: grants.clone(),
+            host: host.clone(),
+            wait: config.settings.approval_timeout,
+            home: env.get("HOME").cloned().unwrap_or_default(),
+        });
+        let in_family = family().enter(LocalSession {
+            info: broker.clone(),
+            host: asked,
+            answerer,
+        });
+        let auto_auth = opts.auto_auth.unwrap_or(config.settings.auto_auth);
+        let bounds = opts.bounds.lowered_from_default();
+        Arc::new(Adapter {
+            run_tools: opts.run_tools,
+            cwd: opts.cwd,
+            agent_dir: agent_dir.clone(),
+            env,
+            config,
+            cache_path,
+            launch_memo: agent_dir.join("mcp-npx-cache.json"),
+            file_limits: opts.file_limits,
+            cache_warning,
+            servers,
+            sign_ins: sign_in::SignIns::new(auto_auth, opts.cli),
+            cli: opts.cli,
+            grants,
+            assume_yes: opts.assume_yes,
+            pool,
+            broker,
+            in_family,
+            host,
+            startup: Startup::new(notices),
+            listings: unlisted::ListQueue::new(bounds.fill_concurrency),
+            timing: opts.timing,
+            bounds,
+            events: Events::default(),
+            closing: CancellationToken::new(),
+            tasks: TaskTracker::new(),
+            trial: parking_lot::Mutex::new(None),
+            apps: std::sync::OnceLock::new(),
+            app_grants: crate::apps::grants::AlwaysGrants::in_dir(&agent_dir),
+        })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The `mcp` tool as registered with Pi; byte-stable for a given config.
+    pub fn tool_definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: "mcp".into(),
+            label: "MCP".into(),
+            description: crate::render::tool_description(&self.server_summaries()),
+            prompt_snippet: "MCP gateway: status, search, describe and call tools of MCP servers"
+                .into(),
+            parameters: crate::render::tool_parameters(),
+        }
+    }
+
+    /// Config problems and cache warnings, one line each (notes are left to `doctor`).
+    pub fn diagnostics(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .config
+            .diagnostics
+            .iter()
+            .filter(|d| d.level != config::Level::Note)
+            .map(|d| d.to_string())
+            .collect();
+        lines.extend(self.cache_warning.clone());
+        lines
+    }
+
+    /// Where servers' questions for a person or a model go from now on.
+    pub fn attach_front_end(&self, front_end: Arc<dyn FrontEnd>) {
+        self.host.attach(front_end);
+    }
+
+    /// The session's directory moved to `cwd`: servers keep running and are told their roots
+    /// changed (`notifications/roots/list_changed`, where they were offered roots and the
+    /// revision has it); they ask for the new list. The config stays the one opened.
+    pub async fn set_cwd(&self, cwd: &std::path::Path) {
+        if !self.host.set_cwd(cwd) {
+            return;
+        }
+        let live: Vec<_> = self
+            .pool
+            .servers()
+            .iter()
+            .filter_map(|name| self.pool.peek(name))
+            .collect();
+        futures::future::join_all(live.iter().map(|conn| conn.roots_changed())).await;
+    }
+
+    /// Field `name` of open question `id` (see `FrontEnd::elicit`) as what the front end got for
+    /// it: `{ value }` (null: left empty) or `{ error }` to show before asking again.
+    pub fn take_field(&self, id: u64, name: &str, answer: &serde_json::Value) -> serde_json::Value {
+        match self.host.take_field(id, name, answer) {
+            Ok(value) => serde_json::json!({ "value": value }),
+            Err(error) => serde_json::json!({ "error": error }),
+        }
+    }
+
+    /// Opens `url` (a server's URL question the user agreed to) in the browser; what to tell the
+    /// user when it is not opened (it holds hidden characters, or no browser could be started).
+    pub fn open_url(&self, url: &str) -> Option<String> {
+        let link = match pi_mcp_connection::clean::Link::parse(url) {
+            Ok(link) => link,
+            Err(why) => return Some(format!("The page was not opened: {why}.")),
+        };
+        crate::browser::open(&link, &self.env).err().map(|why| {
+            format!(
+                "No browser was opened ({why}): open {} yourself.",
+                link.shown()
+            )
+        })
+    }
+
+    pub fn on_event(&self, sink: EventSink) {
+        self.events.set(sink);
+    }
+
+    /// Names of the enabled servers (with `include_disabled`, of all), in config order.
+    pub fn server_names(&self, include_disabled: bool) -> Vec<&str> {
+        self.servers.names(include_disabled)
+    }
+
+    /// The enabled servers with their `description`, for the `mcp` tool's description.
+    fn server_summaries(&self) -> Vec<(&str, Option<&str>)> {
+        self.config
+            .servers
+            .iter()
+            .filter(|s| !s.disabled)
+            .map(|s| (s.name.as_str(), s.description.as_deref()))
+            .collect()
+    }
+
+    /// `HOME` as servers see it (paths under it are shown as `~/…`).
+    fn home(&self) -> String {
+        self.env.get("HOME").cloned().unwrap_or_default()
+    }
+
+    fn server(&self, name: &str) -> Option<&ServerConfig> {
+        self.servers.config(name)
+    }
+
+    fn request_timeout(&self, server: &ServerConfig) -> Duration {
+        server
+            .request_timeout_ms
+            .or(self.config.settings.request_timeout_ms)
+            .map(Duration::from_millis)
+            .unwrap_or(DEFAULT_REQUEST_TIMEOUT)
+    }
+
+    /// Cancels the call started with `call_id` (Pi's abort signal).
+    pub fn cancel(&self, call_id: &str) {
+        self.servers.cancel_call(call_id);
+    }
+}
+
+impl Drop for Adapter {
+    fn drop(&mut self) {
+        self.closing.cancel();
+        self.pool.abort_all();
+    }
+}

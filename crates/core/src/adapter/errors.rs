@@ -6,108 +6,92 @@ use pi_mcp_connection::pool::RequestError;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The stable codes of `details.error`, the one list of them (exported to TypeScript as a
-/// string-literal union). Programs branch on these; the text beside them is for the model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ErrorCode {
-    /// `args` is not an object, or does not fit the tool's input schema.
-    InvalidArgs,
-    /// Gateway fields (`tool`, `search`, …) were passed inside `args`.
-    NestedParams,
-    /// The search pattern is not a valid (or is too large a) regex.
-    InvalidQuery,
-    /// No tool of that name; the text lists the closest names.
-    ToolNotFound,
-    /// The name matches tools of several servers; the text lists them.
-    AmbiguousTool,
-    /// The config hides the tool (`exposure`/`toolExposure` `"hidden"`).
-    ToolHidden,
-    /// Pi's `--tools` / `--exclude-tools` leave the tool out of this run.
-    ToolExcluded,
-    /// The tool is for its server's MCP App alone (`_meta.ui.visibility: ["app"]`).
-    ToolForApp,
-    ServerNotFound,
-    ServerDisabled,
-    /// `/mcp-auth` without a server name.
-    ServerRequired,
-    /// The server cannot be started, reached or listed now; the text says why and since when.
-    ServerUnavailable,
-    /// An explicit connect failed.
-    ConnectFailed,
-    /// The server wants a (new) sign-in or other credentials; the text names the command that
-    /// signs in (`/mcp login <server>`, `pi-mcp auth <server>`) or what to configure.
-    AuthRequired,
-    /// A sign-in or sign-out did not work: a check failed, the server refused, or nobody
-    /// completed the browser step.
-    SignInFailed,
-    /// The tool ran and reported an error (`isError` in its result).
-    ToolError,
-    /// The call was cancelled (Pi's abort signal, `cancel(callId)`).
-    Aborted,
-    Timeout,
-    /// The connection ended while the call ran.
-    ConnectionLost,
-    /// The result was over the limit of one message and was dropped.
-    ResultTooLarge,
-    /// The result nested deeper than can be read and was dropped.
-    ResultTooDeep,
-    /// The server answered the call with a JSON-RPC error, or an answer that made no sense.
-    CallFailed,
-    /// The server wants the user to visit a page first (`-32042`); the text names it and whether
-    /// it was opened.
-    UrlElicitationRequired,
-    /// `doctor`: a config file has an error.
-    ConfigError,
-    /// The gateway has shut down (the Pi session ended); nothing is started any more.
-    ShutDown,
-    /// A command's words do not fit its syntax (`add`, `setup`); the text says how.
-    BadUsage,
-    /// `add`: a server of that name is configured already; nothing was saved.
-    ServerExists,
-    /// A change to the project's `.pi/mcp.json` in a project Pi does not trust.
-    ProjectUntrusted,
-    /// `approveTools` asks the user first and nobody can be asked here (no dialog), or
-    /// `pi-mcp call --yes` ran inside Pi; the text names the setting.
-    ApprovalRequired,
-    /// The user declined the use, or nobody answered the dialog in time.
-    ApprovalDenied,
+/// Declares the codes: the enum, [`ErrorCode::ALL`] and [`ErrorCode::as_str`], from one list.
+macro_rules! error_codes {
+    ($($(#[$doc:meta])* $code:ident = $name:literal,)*) => {
+        /// The stable codes of `details.error`, the one list of them (the binding mirrors it for
+        /// TypeScript as a string-literal union). Programs branch on these; the text beside them
+        /// is for the model.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ErrorCode {
+            $($(#[$doc])* $code,)*
+        }
+
+        impl ErrorCode {
+            /// Every code, in the order declared.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$code),*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$code => $name,)*
+                }
+            }
+        }
+    };
 }
 
-impl ErrorCode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::InvalidArgs => "invalid_args",
-            ErrorCode::NestedParams => "nested_params",
-            ErrorCode::InvalidQuery => "invalid_query",
-            ErrorCode::ToolNotFound => "tool_not_found",
-            ErrorCode::AmbiguousTool => "ambiguous_tool",
-            ErrorCode::ToolHidden => "tool_hidden",
-            ErrorCode::ToolExcluded => "tool_excluded",
-            ErrorCode::ToolForApp => "tool_for_app",
-            ErrorCode::ServerNotFound => "server_not_found",
-            ErrorCode::ServerDisabled => "server_disabled",
-            ErrorCode::ServerRequired => "server_required",
-            ErrorCode::ServerUnavailable => "server_unavailable",
-            ErrorCode::ConnectFailed => "connect_failed",
-            ErrorCode::AuthRequired => "auth_required",
-            ErrorCode::SignInFailed => "sign_in_failed",
-            ErrorCode::ToolError => "tool_error",
-            ErrorCode::Aborted => "aborted",
-            ErrorCode::Timeout => "timeout",
-            ErrorCode::ConnectionLost => "connection_lost",
-            ErrorCode::ResultTooLarge => "result_too_large",
-            ErrorCode::ResultTooDeep => "result_too_deep",
-            ErrorCode::CallFailed => "call_failed",
-            ErrorCode::UrlElicitationRequired => "url_elicitation_required",
-            ErrorCode::ConfigError => "config_error",
-            ErrorCode::ShutDown => "shut_down",
-            ErrorCode::BadUsage => "bad_usage",
-            ErrorCode::ServerExists => "server_exists",
-            ErrorCode::ProjectUntrusted => "project_untrusted",
-            ErrorCode::ApprovalRequired => "approval_required",
-            ErrorCode::ApprovalDenied => "approval_denied",
-        }
-    }
+error_codes! {
+    /// `args` is not an object, or does not fit the tool's input schema.
+    InvalidArgs = "invalid_args",
+    /// Gateway fields (`tool`, `search`, …) were passed inside `args`.
+    NestedParams = "nested_params",
+    /// The search pattern is not a valid (or is too large a) regex.
+    InvalidQuery = "invalid_query",
+    /// No tool of that name; the text lists the closest names.
+    ToolNotFound = "tool_not_found",
+    /// The name matches tools of several servers; the text lists them.
+    AmbiguousTool = "ambiguous_tool",
+    /// The config hides the tool (`exposure`/`toolExposure` `"hidden"`).
+    ToolHidden = "tool_hidden",
+    /// Pi's `--tools` / `--exclude-tools` leave the tool out of this run.
+    ToolExcluded = "tool_excluded",
+    /// The tool is for its server's MCP App alone (`_meta.ui.visibility: ["app"]`).
+    ToolForApp = "tool_for_app",
+    ServerNotFound = "server_not_found",
+    ServerDisabled = "server_disabled",
+    /// `/mcp-auth` without a server name.
+    ServerRequired = "server_required",
+    /// The server cannot be started, reached or listed now; the text says why and since when.
+    ServerUnavailable = "server_unavailable",
+    /// An explicit connect failed.
+    ConnectFailed = "connect_failed",
+    /// The server wants a (new) sign-in or other credentials; the text names the command that
+    /// signs in (`/mcp login <server>`, `pi-mcp auth <server>`) or what to configure.
+    AuthRequired = "auth_required",
+    /// A sign-in or sign-out did not work: a check failed, the server refused, or nobody
+    /// completed the browser step.
+    SignInFailed = "sign_in_failed",
+    /// The tool ran and reported an error (`isError` in its result).
+    ToolError = "tool_error",
+    /// The call was cancelled (Pi's abort signal, `cancel(callId)`).
+    Aborted = "aborted",
+    Timeout = "timeout",
+    /// The connection ended while the call ran.
+    ConnectionLost = "connection_lost",
+    /// The result was over the limit of one message and was dropped.
+    ResultTooLarge = "result_too_large",
+    /// The result nested deeper than can be read and was dropped.
+    ResultTooDeep = "result_too_deep",
+    /// The server answered the call with a JSON-RPC error, or an answer that made no sense.
+    CallFailed = "call_failed",
+    /// The server wants the user to visit a page first (`-32042`); the text names it and whether
+    /// it was opened.
+    UrlElicitationRequired = "url_elicitation_required",
+    /// `doctor`: a config file has an error.
+    ConfigError = "config_error",
+    /// The gateway has shut down (the Pi session ended); nothing is started any more.
+    ShutDown = "shut_down",
+    /// A command's words do not fit its syntax (`add`, `setup`); the text says how.
+    BadUsage = "bad_usage",
+    /// `add`: a server of that name is configured already; nothing was saved.
+    ServerExists = "server_exists",
+    /// A change to the project's `.pi/mcp.json` in a project Pi does not trust.
+    ProjectUntrusted = "project_untrusted",
+    /// `approveTools` asks the user first and nobody can be asked here (no dialog), or
+    /// `pi-mcp call --yes` ran inside Pi; the text names the setting.
+    ApprovalRequired = "approval_required",
+    /// The user declined the use, or nobody answered the dialog in time.
+    ApprovalDenied = "approval_denied",
 }
 
 impl From<&RequestError> for ErrorCode {
@@ -232,34 +216,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn codes_are_snake_case_and_distinct() {
-        let all = [
-            ErrorCode::InvalidArgs,
-            ErrorCode::NestedParams,
-            ErrorCode::InvalidQuery,
-            ErrorCode::ToolNotFound,
-            ErrorCode::AmbiguousTool,
-            ErrorCode::ServerNotFound,
-            ErrorCode::ServerDisabled,
-            ErrorCode::ServerRequired,
-            ErrorCode::ServerUnavailable,
-            ErrorCode::ConnectFailed,
-            ErrorCode::AuthRequired,
-            ErrorCode::SignInFailed,
-            ErrorCode::ToolError,
-            ErrorCode::Aborted,
-            ErrorCode::Timeout,
-            ErrorCode::ConnectionLost,
-            ErrorCode::ResultTooLarge,
-            ErrorCode::ResultTooDeep,
-            ErrorCode::CallFailed,
-            ErrorCode::ConfigError,
-            ErrorCode::ShutDown,
-        ];
-        let names: std::collections::HashSet<_> = all.iter().map(|c| c.as_str()).collect();
-        assert_eq!(names.len(), all.len());
-        for name in names {
-            assert!(name.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
+    fn codes_are_distinct_and_each_its_name_in_snake_case() {
+        let names: std::collections::HashSet<_> =
+            ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(names.len(), ErrorCode::ALL.len());
+        // napi names the binding's mirror of each code the same way (`string_enum = "snake_case"`).
+        for code in ErrorCode::ALL {
+            let mut snake = String::new();
+            for (i, c) in format!("{code:?}").chars().enumerate() {
+                if c.is_ascii_uppercase() && i > 0 {
+                    snake.push('_');
+                }
+                snake.push(c.to_ascii_lowercase());
+            }
+            assert_eq!(code.as_str(), snake);
         }
     }
 

@@ -36,7 +36,7 @@ export const faulty = (scenarios = [], extra = {}) => ({
   ...extra,
 });
 
-/** The cargo-built test server (crates/test-support/src/bin; `cargo test --workspace --all-targets` builds it): cheap enough to run hundreds. */
+/** The cargo-built test server (crates/connection/src/bin/mcp-test-server; `cargo test --workspace --all-targets` builds it): cheap enough to run hundreds. */
 export const testServer = (scenarios = [], extra = {}) => ({ command: join(root, "target", "debug", "mcp-test-server"), args: scenarios, ...extra });
 
 /**

@@ -1,12 +1,12 @@
-//! What the workspace's Rust tests share: where the MCP test server (`src/bin/main.rs`) was built,
-//! and the reliability matrix's rows they record ([`report`]).
+//! What the workspace's Rust tests share: where the MCP test server (the connection crate's
+//! `mcp-test-server`) was built, and the reliability matrix's rows they record ([`report`]).
 
 pub mod report;
 
 use std::path::PathBuf;
 
 /// The test server cargo built beside the running test (`target/<profile>/mcp-test-server`):
-/// `cargo test --workspace --all-targets` builds it with the tests.
+/// `cargo test --workspace --all-targets` builds it with the connection crate's tests.
 pub fn test_server() -> String {
     let exe = std::env::current_exe().expect("the running test's path");
     let dir = exe

@@ -1,4 +1,4 @@
-//! A small MCP server for the Rust tests, built only with `--features test-servers`: newline-
+//! A small MCP server for the Rust and Node tests (cargo builds it with this crate's tests): newline-
 //! delimited JSON-RPC on stdio, or (`--http PORT`) Streamable HTTP and legacy HTTP+SSE. It
 //! misbehaves on purpose as its arguments ask:
 //!

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm test`: builds the addon (debug), runs the Rust tests (no Node needed for those), installs the end-to-end
 // dependencies (the real Pi 0.73.1, 0.87.1, 1.5.2 and 1.6.0, Node 22, the MCP conformance suite)
-// when missing, then runs every node:test suite.
+// when missing, type-checks the package's contract (scripts/typecheck.mjs), then runs every node:test
+// suite.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -52,6 +53,7 @@ if (!existsSync(join(py, "uv-cache", "environments-v2"))) {
   const env = { ...process.env, UV_CACHE_DIR: join(py, "uv-cache") };
   run("fill uv's cache", join(venvBin, "uvx"), ["--from", "mcp-server-time==2026.10.19", "mcp-server-time", "--help"], { env, stdio: ["ignore", "ignore", "inherit"] });
 }
+run("type check", process.execPath, [join("scripts", "typecheck.mjs")]);
 const suites = readdirSync(join(root, "__test__"))
   .filter((f) => f.endsWith(".test.mjs"))
   .sort()

@@ -1,0 +1,397 @@
+// A consumer of the package's types (index.d.ts), type-checked by `npm test` (`tsc -p
+// __test__/types`), never run. It calls every method and reads every field the types declare, so
+// that a method or field renamed, dropped or retyped in the core fails the check; `Exactly` and
+// the `Record`s over `keyof` make a method, field or error code added without being read here
+// fail it too, so this file keeps up with the contract.
+import { McpAdapter, configHash } from "../../index.js";
+import type {
+  AppGrant,
+  ApprovalQuestion,
+  CallOpts,
+  Completion,
+  ContentBlock,
+  DeclaredListing,
+  DirectCost,
+  DirectToolDefinition,
+  DirectTools,
+  ErrorCode,
+  ExposedTool,
+  ExposureChange,
+  ExposurePreview,
+  FamilyVariable,
+  FrontEndCallbacks,
+  LifecycleEvent,
+  ListOpts,
+  McpParams,
+  OpenApp,
+  OpenOptions,
+  Outcome,
+  OutcomeDetails,
+  PromptCommand,
+  Question,
+  QuestionAnswer,
+  QuestionField,
+  Reach,
+  RegisteredServer,
+  SamplingRequest,
+  SavedChange,
+  SearchOpts,
+  ServerExposure,
+  SetupRequest,
+  StartOpts,
+  ToolAnnotations,
+  ToolDefinition,
+  ToolNamespace,
+} from "../../index.js";
+
+/** The declared keys of `T`, without an index signature's `string`. */
+type DeclaredKeys<T> = keyof { [K in keyof T as string extends K ? never : number extends K ? never : K]: T[K] };
+/** `true` only when `K` names every declared key of `T`: an object type's fields read in full. */
+type Exactly<T, K extends DeclaredKeys<T>> = [Exclude<DeclaredKeys<T>, K>] extends [never] ? true : never;
+/** Fails the check when a `switch` over a union's tag misses a member. */
+function unreachable(member: never): never {
+  throw new Error(`unexpected ${JSON.stringify(member)}`);
+}
+
+// Every stable error code, no more and no fewer.
+const errorCodes: Record<ErrorCode, true> = {
+  invalid_args: true,
+  nested_params: true,
+  invalid_query: true,
+  tool_not_found: true,
+  ambiguous_tool: true,
+  tool_hidden: true,
+  tool_excluded: true,
+  tool_for_app: true,
+  server_not_found: true,
+  server_disabled: true,
+  server_required: true,
+  server_unavailable: true,
+  connect_failed: true,
+  auth_required: true,
+  sign_in_failed: true,
+  tool_error: true,
+  aborted: true,
+  timeout: true,
+  connection_lost: true,
+  result_too_large: true,
+  result_too_deep: true,
+  call_failed: true,
+  url_elicitation_required: true,
+  config_error: true,
+  shut_down: true,
+  bad_usage: true,
+  server_exists: true,
+  project_untrusted: true,
+  approval_required: true,
+  approval_denied: true,
+};
+
+function readContent(block: ContentBlock): string {
+  switch (block.type) {
+    case "text":
+      return block.text;
+    case "image": {
+      const { data, mimeType }: { data: string; mimeType: string } = block;
+      return `${mimeType}:${data.length}`;
+    }
+    default:
+      return unreachable(block);
+  }
+}
+
+const outcomeFields: Exactly<Outcome, "content" | "details" | "isError" | "structuredContent"> = true;
+const detailFields: Exactly<OutcomeDetails, "mode" | "error" | "server" | "tool" | "listing" | "elapsedMs"> = true;
+function readOutcome(outcome: Outcome): string[] {
+  const { content, details, isError, structuredContent }: { content: ContentBlock[]; details: OutcomeDetails; isError: boolean; structuredContent?: Record<string, unknown> } =
+    outcome;
+  const { mode, error, server, tool, listing, elapsedMs }: { mode: string; error?: ErrorCode; server?: string; tool?: string; listing?: { pending: number; servers: string[] }; elapsedMs?: number } =
+    details;
+  const known: boolean = error === undefined || errorCodes[error];
+  const pending: number = listing?.pending ?? 0;
+  const listed: string[] = listing?.servers ?? [];
+  // Fields of one mode are read through the index signature, as unknown.
+  const extra: unknown = details.servers;
+  return [...content.map(readContent), mode, server ?? "", tool ?? "", String(elapsedMs), String(isError && known), String(pending), ...listed, String(extra), String(structuredContent)];
+}
+
+function readEvent(event: LifecycleEvent): string {
+  switch (event.type) {
+    case "connecting":
+    case "opened":
+      return event.server;
+    case "connected":
+    case "reconnected":
+    case "catalog-changed":
+      return `${event.server} ${event.tools satisfies number}`;
+    case "idle-shutdown":
+      return `${event.server} ${event.idleMinutes satisfies number}`;
+    case "failed":
+      return `${event.server} ${event.error} ${event.needsAuth satisfies boolean}`;
+    case "disconnected":
+      return `${event.server} ${event.reason}`;
+    case "auth-url":
+      return `${event.server} ${event.url} ${event.text} ${event.prompt}`;
+    case "auth-done":
+      return `${event.server} ${event.signedIn satisfies boolean} ${event.error satisfies string | undefined}`;
+    case "resource-updated":
+      return `${event.server} ${event.uri} ${event.text} ${event.note}`;
+    case "family-off":
+      return event.text;
+    case "app":
+      return `${event.kind} ${event.server} ${event.tool} ${event.url} ${event.text}`;
+    case "progress": {
+      const { callId, server, tool, progress, total, message, text }: { callId: string; server: string; tool: string; progress: number; total?: number; message?: string; text: string } =
+        event;
+      return `${callId} ${server} ${tool} ${progress}/${total} ${message} ${text}`;
+    }
+    default:
+      return unreachable(event);
+  }
+}
+
+const annotationFields: Exactly<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint"> = true;
+function readAnnotations({ readOnlyHint, destructiveHint, idempotentHint, openWorldHint }: ToolAnnotations): (boolean | undefined)[] {
+  return [readOnlyHint, destructiveHint, idempotentHint, openWorldHint];
+}
+
+const namespaceFields: Exactly<ToolNamespace, "name" | "aliases" | "description" | "instructions"> = true;
+const directToolFields: Exactly<
+  DirectToolDefinition,
+  "name" | "label" | "description" | "promptSnippet" | "parameters" | "server" | "tool" | "annotations" | "exposure" | "namespace" | "outputSchema"
+> = true;
+function readDirectTool(tool: DirectToolDefinition): unknown[] {
+  const { name, label, description, promptSnippet, parameters, server, tool: mcpName, annotations, exposure, namespace, outputSchema } = tool;
+  const strings: string[] = [name, label, description, promptSnippet, server, mcpName, exposure ?? ""];
+  const ns: [string, string[], string?, string?] | undefined = namespace && [namespace.name, namespace.aliases, namespace.description, namespace.instructions];
+  return [...strings, parameters satisfies Record<string, unknown>, annotations && readAnnotations(annotations), ns, outputSchema satisfies Record<string, unknown> | undefined];
+}
+
+const directToolsFields: Exactly<DirectTools, "tools" | "warnings" | "reach" | "autoEnableCodemode" | "unlisted" | "resourceTools" | "proxy"> = true;
+const reachFields: Exactly<Reach, "codemode" | "toolSearch"> = true;
+function readDirectTools({ tools, warnings, reach, autoEnableCodemode, unlisted, resourceTools, proxy }: DirectTools): unknown[] {
+  const flags: boolean[] = [reach.codemode, reach.toolSearch, autoEnableCodemode, proxy];
+  const names: string[] = [...warnings, ...unlisted];
+  return [...tools.map(readDirectTool), ...resourceTools.map(readDirectTool), ...flags, ...names];
+}
+
+const toolDefinitionFields: Exactly<ToolDefinition, "name" | "label" | "description" | "promptSnippet" | "parameters"> = true;
+const costFields: Exactly<DirectCost, "tools" | "tokens"> = true;
+const readCost = ({ tools, tokens }: DirectCost): number => tools + tokens;
+const exposedToolFields: Exactly<ExposedTool, "name" | "tool" | "state" | "saved" | "tokens" | "locked" | "annotations" | "description"> = true;
+const serverExposureFields: Exactly<ServerExposure, "server" | "keys" | "file" | "notes" | "state" | "changed" | "direct" | "saved" | "tools"> = true;
+const previewFields: Exactly<ExposurePreview, "servers" | "direct" | "saved"> = true;
+function readExposure({ servers, direct, saved }: ExposurePreview): unknown[] {
+  return [
+    readCost(direct),
+    readCost(saved),
+    ...servers.map((s) => [s.server, s.keys, s.file, ...s.notes, s.state, s.changed, readCost(s.direct), readCost(s.saved)]),
+    ...servers.flatMap((s) =>
+      s.tools.map((t) => [t.name, t.tool, t.state, t.saved, t.tokens satisfies number, t.locked satisfies string | undefined, t.annotations && readAnnotations(t.annotations), t.description]),
+    ),
+  ];
+}
+
+const savedFields: Exactly<SavedChange, "file" | "changed"> = true;
+const readSaved = ({ file, changed }: SavedChange): string => `${file} ${changed satisfies boolean}`;
+const familyFields: Exactly<FamilyVariable, "name" | "value"> = true;
+const declaredFields: Exactly<DeclaredListing, "pending" | "notice"> = true;
+const promptCommandFields: Exactly<PromptCommand, "name" | "server" | "prompt" | "description"> = true;
+const completionFields: Exactly<Completion, "value" | "label"> = true;
+const openAppFields: Exactly<OpenApp, "server" | "tool" | "url" | "sinceMs"> = true;
+const appGrantFields: Exactly<AppGrant, "server" | "what"> = true;
+
+// The questions the core asks the front end, read as a front end does.
+const questionFieldFields: Exactly<QuestionField, "name" | "kind" | "required" | "skippable" | "prompt" | "placeholder" | "options" | "minItems" | "maxItems"> = true;
+function readQuestionField(field: QuestionField): unknown[] {
+  const { name, kind, required, skippable, prompt, placeholder, options, minItems, maxItems } = field;
+  const kinds: Record<QuestionField["kind"], true> = { text: true, number: true, boolean: true, choice: true, choices: true };
+  const offered: [unknown, string][] = (options ?? []).map(({ value, label }) => [value, label]);
+  return [name, kinds[kind], required satisfies boolean, skippable satisfies boolean, prompt, placeholder, offered, minItems satisfies number | undefined, maxItems satisfies number | null | undefined];
+}
+function readQuestion(question: Question): unknown[] {
+  const { id, server, title, labels } = question;
+  const { answer, decline, done, skip, chosen, open }: Question["labels"] = labels;
+  const common = [id satisfies number, server, title, answer, decline, done, skip, chosen, open];
+  switch (question.mode) {
+    case "form":
+      return [...common, ...question.fields.map(readQuestionField)];
+    case "url":
+      return [...common, question.message, question.url];
+    default:
+      return unreachable(question);
+  }
+}
+const approvalFields: Exactly<ApprovalQuestion, "id" | "server" | "mode" | "title" | "options" | "timeoutMs"> = true;
+function readApproval({ id, server, mode, title, options, timeoutMs }: ApprovalQuestion): unknown[] {
+  const values: Record<ApprovalQuestion["options"][number]["value"], true> = { once: true, tool: true, server: true, deny: true };
+  const picked = options.map(({ label, value, remember }) => [label, values[value], remember?.customType, remember?.data satisfies Record<string, unknown> | undefined]);
+  return [id, server, mode satisfies "approval", title, picked, timeoutMs satisfies number];
+}
+const samplingFields: Exactly<SamplingRequest, "id" | "server" | "approve" | "title" | "preview" | "context" | "options" | "hints"> = true;
+function readSampling({ id, server, approve, title, preview, context, options, hints }: SamplingRequest): unknown[] {
+  const { systemPrompt, messages, tools }: SamplingRequest["context"] = context;
+  const { maxTokens, temperature }: SamplingRequest["options"] = options;
+  return [id, server, approve satisfies boolean, title, preview, systemPrompt, messages, tools, maxTokens, temperature, ...hints];
+}
+const frontEndFields: Exactly<FrontEndCallbacks, "elicit" | "sample" | "withdraw" | "approve"> = true;
+const answers: QuestionAnswer[] = [{ action: "accept", content: { name: "x" } }, { action: "decline" }, { action: "cancel" }];
+const frontEnd: FrontEndCallbacks = {
+  elicit: async (question) => (readQuestion(question).length ? answers[0] : null),
+  sample: async (request) => readSampling(request),
+  withdraw: (id: number) => void id,
+  approve: async (question) => ({ choice: readApproval(question).length ? "once" : null }),
+};
+
+// What a program passes in: every option spelled out, so that a renamed one fails.
+const params: Required<McpParams> = {
+  tool: "t",
+  args: { a: 1 },
+  connect: "s",
+  describe: "t",
+  instructions: "s",
+  search: "q",
+  regex: false,
+  includeSchemas: true,
+  server: "s",
+  limit: 5,
+  offset: 0,
+};
+const registered: Required<RegisteredServer> = { name: "s", config: { command: "x" }, extensionPath: "/e" };
+const options: Required<OpenOptions> = {
+  cwd: "/",
+  agentDir: "/a",
+  configPath: "/c.json",
+  env: { HOME: "/" },
+  healthIntervalMs: 1,
+  failureBackoffMs: 1,
+  fillGraceMs: 1,
+  listWaitMs: 1,
+  maxServerTools: 1,
+  maxServerMetadataBytes: 1,
+  fillConcurrency: 1,
+  projectTrusted: true,
+  maxConfigBytes: 1,
+  maxCacheBytes: 1,
+  maxEnvFileBytes: 1,
+  maxTokenFileBytes: 1,
+  pipeTimeoutMs: 1,
+  cli: true,
+  autoAuth: true,
+  registered: [registered],
+  toolsAllowed: ["mcp__*"],
+  toolsExcluded: [],
+  assumeYes: false,
+  familyLabel: "worker",
+};
+const callOpts: Required<CallOpts> = { server: "s", callId: "c", timeoutMs: 1 };
+const listOpts: Required<ListOpts> = { limit: 1, offset: 0 };
+const searchOpts: Required<SearchOpts> = { regex: true, server: "s", includeSchemas: true, limit: 1, offset: 0 };
+const startOpts: Required<StartOpts> = { deferFill: true };
+const setup: Required<SetupRequest> = { project: true, imports: ["cursor"], copy: [], add: ["memory"], dryRun: true };
+const changes: Required<ExposureChange>[] = [{ server: "s", tool: "t", choice: "direct" }];
+
+// Every method of McpAdapter, with what it returns read.
+export async function everyMethod(): Promise<unknown[]> {
+  const adapter: McpAdapter = McpAdapter.open(options);
+  const hash: string = configHash({ command: "x" }, { HOME: "/" });
+  const seen: unknown[] = [hash];
+  const out = (outcome: Outcome) => seen.push(...readOutcome(outcome));
+  const calls: { [M in keyof McpAdapter]: () => unknown } = {
+    familyEnv: () => {
+      const family: FamilyVariable | null = adapter.familyEnv();
+      return family && `${family.name}=${family.value}`;
+    },
+    toolDefinition: () => {
+      const { name, label, description, promptSnippet, parameters }: ToolDefinition = adapter.toolDefinition();
+      return [name, label, description, promptSnippet, parameters satisfies Record<string, unknown>];
+    },
+    serversSection: (): string | null => adapter.serversSection(),
+    directTools: () => readDirectTools(adapter.directTools()),
+    piResourceTool: async () => out(await adapter.piResourceTool("mcp_resource_read", { uri: "file:///" }, "call-1")),
+    exposure: () => readExposure(adapter.exposure(changes, true)),
+    saveExposure: () => adapter.saveExposure(changes, false).map(readSaved),
+    setEnabled: () => readSaved(adapter.setEnabled("s", false, true)),
+    addServer: async () => [out(await adapter.addServer("s -- npx x", true)), out(await adapter.addServer(["s", "--", "npx", "x"]))],
+    setupPlan: () => out(adapter.setupPlan(true)),
+    setupApply: () => out(adapter.setupApply(setup)),
+    projectTrusted: (): boolean => adapter.projectTrusted(),
+    diagnostics: (): string[] => adapter.diagnostics(),
+    servers: (): string[] => adapter.servers(true),
+    footer: (): string | null => adapter.footer(),
+    tools: async () => out(await adapter.tools()),
+    start: (): Promise<void> => adapter.start(startOpts),
+    status: async () => out(await adapter.status()),
+    brokerStatus: async () => out(await adapter.brokerStatus()),
+    brokerStop: async () => out(await adapter.brokerStop()),
+    listDeclared: async () => {
+      const { pending, notice }: DeclaredListing = await adapter.listDeclared(true);
+      return [...pending, notice satisfies string | undefined];
+    },
+    listServers: async (): Promise<string[]> => adapter.listServers(["s"]),
+    list: async () => out(await adapter.list("s", listOpts)),
+    search: async () => out(await adapter.search("q", searchOpts)),
+    describe: async () => out(await adapter.describe("t", "s", true)),
+    instructions: async () => out(await adapter.instructions("s")),
+    authHelp: () => out(adapter.authHelp("s")),
+    login: async () => out(await adapter.login("s")),
+    logout: async () => out(await adapter.logout("s")),
+    paste: (): boolean => adapter.paste("s", "https://localhost/?code=x"),
+    cancelSignIn: (): boolean => adapter.cancelSignIn("s"),
+    setInteractive: (): void => adapter.setInteractive(true),
+    connect: async () => out(await adapter.connect("s")),
+    promptCommands: () => adapter.promptCommands().map(({ name, server, prompt, description }) => [name, server, prompt, description]),
+    runPrompt: async () => out(await adapter.runPrompt("mcp__s__p", "a b")),
+    completePrompt: async () => (await adapter.completePrompt("mcp__s__p", "a")).map(({ value, label }) => `${value} ${label}`),
+    prompts: async () => out(await adapter.prompts("s")),
+    getPrompt: async () => out(await adapter.getPrompt("s", "p", { a: "b" })),
+    call: async () => out(await adapter.call("t", { a: 1 }, callOpts)),
+    execute: async () => out(await adapter.execute(params, "call-2")),
+    doctor: async () => out(await adapter.doctor(false)),
+    cancel: (): void => adapter.cancel("call-2"),
+    onCredential: (): void => adapter.onCredential(async (provider: string) => (provider === "x" ? "key" : null)),
+    setCwd: (): Promise<void> => adapter.setCwd("/"),
+    setFrontEnd: (): void => adapter.setFrontEnd(frontEnd),
+    restoreGrants: (): void => adapter.restoreGrants([{ customType: "pi-mcp-native-grant", data: {} }, { customType: "other" }]),
+    takeField: () => {
+      const { value, error }: { value?: unknown; error?: string } = adapter.takeField(1, "name", "x");
+      return [value, error];
+    },
+    openUrl: (): string | null => adapter.openUrl("https://example.com/"),
+    enableApps: (): void => adapter.enableApps(Buffer.from("script"), { theme: "dark" }),
+    setAppsContext: (): void => adapter.setAppsContext({ theme: "light" }),
+    appInputPartial: (): void => adapter.appInputPartial("t", { a: 1 }, "s"),
+    openApps: () => adapter.openApps().map(({ server, tool, url, sinceMs }) => [server, tool, url, sinceMs satisfies number]),
+    appGrants: () => adapter.appGrants().map(({ server, what }) => `${server} ${what}`),
+    revokeAppGrants: (): number => adapter.revokeAppGrants("s"),
+    onEvent: (): void => adapter.onEvent((event: LifecycleEvent) => void seen.push(readEvent(event))),
+    shutdown: (): Promise<void> => adapter.shutdown(),
+  };
+  for (const call of Object.values(calls)) seen.push(await call());
+  const fieldChecks: true[] = [
+    outcomeFields,
+    detailFields,
+    annotationFields,
+    namespaceFields,
+    directToolFields,
+    directToolsFields,
+    reachFields,
+    toolDefinitionFields,
+    costFields,
+    exposedToolFields,
+    serverExposureFields,
+    previewFields,
+    savedFields,
+    familyFields,
+    declaredFields,
+    promptCommandFields,
+    completionFields,
+    openAppFields,
+    appGrantFields,
+    questionFieldFields,
+    approvalFields,
+    samplingFields,
+    frontEndFields,
+  ];
+  return [...seen, fieldChecks];
+}

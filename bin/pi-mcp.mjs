@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // `pi-mcp`: your MCP servers from a terminal, through the same native core and the same config
 // discovery as the Pi extension. It prints what the core renders (or, with --json, the core's
 // outcome object); this file only parses arguments, shows a spinner on a TTY and sets the exit code.
@@ -124,7 +125,6 @@ function parse(argv) {
       copy: { type: "string" },
       add: { type: "string" },
       "dry-run": { type: "boolean" },
-      yes: { type: "boolean" },
     },
   });
   const [command = "status", ...rest] = positionals;

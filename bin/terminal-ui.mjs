@@ -1,9 +1,15 @@
+// @ts-check
 // Dialogs on a terminal, for the questions servers ask while a `pi-mcp` command runs: the text on
 // stderr, the answer from stdin. Empty input in a choice, Ctrl-D or Ctrl-C cancels.
 import { createInterface } from "node:readline/promises";
 
-/** `{ select, input, notify }` as Pi's `ctx.ui` has them; `spinner` pauses while one is open. */
+/**
+ * `{ select, input, notify }` as Pi's `ctx.ui` has them; `spinner` pauses while one is open.
+ * @param {{ pause(): void; resume(): void }} spinner
+ * @returns {import("../extension/pi-mcp-native/questions.js").Dialogs}
+ */
 export function terminalUi(spinner) {
+  /** @type {(prompt: string, signal?: AbortSignal) => Promise<string | undefined>} */
   const line = async (prompt, signal) => {
     spinner.pause();
     const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
@@ -22,6 +28,7 @@ export function terminalUi(spinner) {
     }
   };
   return {
+    /** @type {(title: string, options: string[], opts?: { signal?: AbortSignal }) => Promise<string | undefined>} */
     async select(title, options, { signal } = {}) {
       process.stderr.write(`\n${title}\n${options.map((o, i) => `  ${i + 1}) ${o}`).join("\n")}\n`);
       for (;;) {
@@ -33,6 +40,7 @@ export function terminalUi(spinner) {
         if (named) return named;
       }
     },
+    /** @type {(title: string, placeholder?: string, opts?: { signal?: AbortSignal }) => Promise<string | undefined>} */
     async input(title, placeholder, { signal } = {}) {
       process.stderr.write(`\n${title}\n`);
       return line(placeholder ? `[${placeholder}] > ` : "> ", signal);

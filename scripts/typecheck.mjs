@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const PROJECTS = [join("__test__", "types")];
+const PROJECTS = [join("__test__", "types"), "jsconfig.json"];
 
 if (!existsSync(join(root, "__test__", "e2e", "pi-1.6", "node_modules", "@types", "node"))) {
   console.error("type check: Pi 1.6's install (Node's and Pi's types) is missing: run `npm test` once, or `npm ci` in __test__/e2e/pi-1.6.");

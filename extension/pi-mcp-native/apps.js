@@ -1,3 +1,4 @@
+// @ts-check
 // MCP Apps in Pi. In a session with a UI (Pi's terminal, or RPC with a client UI) the core is
 // given the host page's script and shows a tool's app in the browser when the tool is called;
 // headless runs (print, json, RPC without UI) never turn apps on, so nothing opens and nothing

@@ -1,3 +1,4 @@
+// @ts-check
 // The exposure changes picked in the `/mcp` panel and not saved yet: per server, a choice for
 // all its tools and choices for single tools. The core previews them (each tool's state once
 // saved, the direct tools' tokens) and saves them (`exposure`, `saveExposure`).

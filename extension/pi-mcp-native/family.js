@@ -1,3 +1,4 @@
+// @ts-check
 // A session's family: the processes its tools start (Pi's subagent example, `pi -p` through bash,
 // another extension's tool) inherit PI_MCP_NATIVE_FAMILY and use this session's servers. The
 // variable, and the core's listener for them, appear the first time a tool that may start

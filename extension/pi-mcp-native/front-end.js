@@ -1,3 +1,4 @@
+// @ts-check
 // The callbacks the core asks a person or a model through (`adapter.setFrontEnd`): dialogs from
 // `ui()` (Pi's `ctx.ui`, a terminal; undefined where nobody can answer) and a model from
 // `runModel` (Pi's; absent in the command line). A question the server withdraws, or whose call
@@ -5,8 +6,23 @@
 // session entries; absent in the command line). The dialogs' code loads with the first question:
 // most sessions get none, and Pi holds every module it loads for the whole session.
 
+/**
+ * @typedef {import("../../index.js").McpAdapter} McpAdapter
+ * @typedef {import("../../index.js").SamplingRequest} SamplingRequest
+ * @typedef {import("./questions.js").Dialogs} Dialogs
+ */
+
+/**
+ * @param {McpAdapter} adapter
+ * @param {object} sources
+ * @param {() => Dialogs | undefined} sources.ui
+ * @param {(request: SamplingRequest, signal: AbortSignal) => Promise<unknown>} [sources.runModel]
+ * @param {(entry: { customType: string; data: Record<string, unknown> }) => void} [sources.remember]
+ * @returns {Required<import("../../index.js").FrontEndCallbacks>}
+ */
 export function frontEnd(adapter, { ui, runModel, remember }) {
   const open = new Map(); // question or request id -> AbortController
+  /** @type {<T>(id: number, work: (signal: AbortSignal) => Promise<T>) => Promise<T>} */
   const track = async (id, work) => {
     const controller = new AbortController();
     open.set(id, controller);
@@ -34,7 +50,11 @@ export function frontEnd(adapter, { ui, runModel, remember }) {
   };
 }
 
-/** Runs a sampling request on Pi's model (`ctx.modelRegistry.complete`), after the user allows it. */
+/**
+ * Runs a sampling request on Pi's model (`ctx.modelRegistry.complete`), after the user allows it.
+ * @param {() => any} getCtx  Pi's session context (its model registry differs between versions)
+ * @returns {(request: SamplingRequest, signal: AbortSignal) => Promise<unknown>}
+ */
 export function piModel(getCtx) {
   return async (request, signal) => {
     const ctx = getCtx();

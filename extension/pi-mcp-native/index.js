@@ -1,3 +1,4 @@
+// @ts-check
 // The Pi extension: registers the `mcp` tool, the MCP tools Pi gets as its own (pi-tools.js) and
 // the `/mcp` command (mcp-command.js, panel.js), and wires Pi's session events to the native core.
 // Texts the model or the user reads come from the core; the panel draws what the core reports.
@@ -12,6 +13,7 @@ import { createPiTools } from "./pi-tools.js";
 import { resourceUpdates } from "./updates.js";
 
 const require = createRequire(import.meta.url);
+/** @type {typeof import("../../index.js")} */
 const { McpAdapter } = require("../../index.js");
 
 /**
@@ -67,6 +69,12 @@ function oneShotRun(ctx, argv) {
   return argv.includes("-p") || argv.includes("--print") || ["print", "json"].includes(argv[at + 1]) || argv.some((a) => a === "--mode=json" || a === "--mode=print");
 }
 
+/** @typedef {import("../../index.js").Outcome} Outcome */
+
+/** @param {Outcome} outcome  its text blocks' text, a line each */
+const textOf = (outcome) => outcome.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+
+/** @param {import("@earendil-works/pi-coding-agent").ExtensionAPI} pi */
 export default function piMcpNative(pi) {
   // Pi ≥ 0.99 has `--no-mcp` for its own MCP support; older Pis learn it here. Either way it
   // turns pi-mcp-native off for the run: no tool, no command, no server.
@@ -130,7 +138,7 @@ export default function piMcpNative(pi) {
   };
   const announceUpdate = resourceUpdates(pi, sessionUi);
   const apps = appsInPi(pi, { ui: sessionUi, target: (name) => piTools.target(name) });
-  /** @param {import("../index.js").LifecycleEvent} event */
+  /** @param {import("../../index.js").LifecycleEvent} event */
   const onEvent = (event) => {
     // Only progress carries a call id: it goes to that call (if it still runs). Any other event
     // may change the footer, and the catalog the direct tools come from (re-registered only if
@@ -167,8 +175,16 @@ export default function piMcpNative(pi) {
 
   pi.registerFlag?.("mcp-config", { description: "MCP config file to use instead of ~/.pi/agent/mcp.json", type: "string" });
 
-  /** Runs `params` as an `mcp` call, wiring Pi's abort signal and progress updates. */
-  /** Runs `params` through `exec` (the `mcp` tool's by default) so that Pi's abort cancels it. */
+  /**
+   * Runs `params` as an `mcp` call through `exec` (the `mcp` tool's by default), wiring Pi's abort
+   * signal (it cancels the call) and progress updates.
+   * @param {any} params  the model's arguments, checked by the core
+   * @param {string | undefined} toolCallId
+   * @param {AbortSignal | undefined} signal
+   * @param {((update: any) => void) | undefined} onUpdate
+   * @param {(params: any, callId: string) => Promise<Outcome>} [exec]
+   * @returns {Promise<import("@earendil-works/pi-coding-agent").AgentToolResult<unknown>>}
+   */
   async function run(params, toolCallId, signal, onUpdate, exec = (p, id) => adapter.execute(p, id)) {
     const callId = String(toolCallId ?? `${Date.now()}-${Math.random()}`);
     const abort = () => adapter.cancel(callId);
@@ -176,7 +192,8 @@ export default function piMcpNative(pi) {
     signal?.addEventListener("abort", abort, { once: true });
     try {
       if (signal?.aborted) abort();
-      return await exec(params ?? {}, callId);
+      // structuredContent is JSON (index.d.ts says Record<string, unknown>, Pi JsonValue).
+      return /** @type {import("@earendil-works/pi-coding-agent").AgentToolResult<unknown>} */ (await exec(params ?? {}, callId));
     } finally {
       progressSinks.delete(callId);
       signal?.removeEventListener("abort", abort);
@@ -229,7 +246,7 @@ export default function piMcpNative(pi) {
         async handler(args, ctx) {
           const outcome = await adapter.runPrompt(command.name, String(args ?? ""));
           if (outcome.isError) {
-            const text = outcome.content.map((c) => c.text ?? "").join("\n");
+            const text = textOf(outcome);
             if (ctx.hasUI) ctx.ui.notify(text, "warning");
             else process.stderr.write(`${text}\n`);
             return;
@@ -244,10 +261,10 @@ export default function piMcpNative(pi) {
   // Pi up to 0.86 ignores `isError` on a returned result; flag failed MCP calls here too.
   pi.on("tool_result", (event) => {
     const ours = event.toolName === "mcp" || piTools.owns(event.toolName);
-    if (ours && event.details?.error && !event.isError) return { isError: true };
+    const details = /** @type {import("../../index.js").OutcomeDetails | undefined} */ (event.details);
+    if (ours && details?.error && !event.isError) return { isError: true };
   });
 
-  const textOf = (outcome) => outcome.content.map((c) => c.text ?? "").join("\n");
   const mcp = createMcpCommand({
     async bare(ctx, out) {
       if (ctx.mode === "tui" && ctx.ui?.custom) {
@@ -282,11 +299,12 @@ export default function piMcpNative(pi) {
   const piReadsExposure = typeof pi.registerMcpServer === "function";
   const panelModel = (ctx) => {
     panelCtx = ctx;
+    /** @type {any[]} status's `details.servers`, as the panel reads them */
     let servers = [];
     return {
       servers: () => servers,
       refresh: async () => {
-        servers = (await adapter.status()).details.servers ?? [];
+        servers = /** @type {any[] | undefined} */ ((await adapter.status()).details.servers) ?? [];
       },
       actions: mcp.actions,
       async list(server) {
@@ -329,7 +347,7 @@ export default function piMcpNative(pi) {
       const help = adapter.authHelp(server);
       // OAuth servers sign in; for the others (and without a server) the help says what to do.
       const result = help.details?.oauth ? await adapter.login(server) : help;
-      const text = result.content.map((c) => c.text ?? "").join("\n");
+      const text = textOf(result);
       if (ctx.hasUI) ctx.ui.notify(text, result.isError ? "warning" : "info");
       else process.stderr.write(`${text}\n`);
       showFooter();

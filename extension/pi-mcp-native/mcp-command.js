@@ -1,3 +1,4 @@
+// @ts-check
 // The `/mcp` command: a table of subcommands, and the actions the panel offers for a server.
 // `/mcp` alone runs `bare` (the panel in Pi's terminal UI, the status elsewhere); `/mcp <name>
 // [args…]` runs a subcommand. Each part of the extension adds its own with `add` (`status`,
@@ -43,6 +44,11 @@ export function reporter(ctx) {
  * `provider(server)` gives the panel's actions for a server (a status entry), `actions(server)`,
  * and the `definition` to register.
  */
+/**
+ * @param {object} hooks
+ * @param {(ctx: any, out: Reporter) => Promise<void>} hooks.bare
+ * @param {(ctx: any) => void} [hooks.after]
+ */
 export function createMcpCommand({ bare, after = () => {} }) {
   /** @type {Map<string, Subcommand>} */
   const subcommands = new Map();
@@ -68,13 +74,13 @@ export function createMcpCommand({ bare, after = () => {} }) {
     description: "MCP servers: /mcp opens the panel (status outside the terminal UI); /mcp help lists the subcommands",
     getArgumentCompletions(prefix) {
       const [name, ...rest] = String(prefix ?? "").trimStart().split(/\s+/);
+      /** @type {{ value: string; label: string; description?: string }[] | undefined} */
       let items;
+      const complete = subcommands.get(name)?.complete;
       if (rest.length === 0) {
         items = [...subcommands].filter(([n]) => n.startsWith(name)).map(([n, s]) => ({ value: n, label: n, description: s.summary }));
-      } else if (rest.length === 1 && subcommands.get(name)?.complete) {
-        items = subcommands
-          .get(name)
-          .complete(rest[0])
+      } else if (rest.length === 1 && complete) {
+        items = complete(rest[0])
           .filter((word) => word.startsWith(rest[0]))
           .map((word) => ({ value: `${name} ${word}`, label: word }));
       }
@@ -85,8 +91,9 @@ export function createMcpCommand({ bare, after = () => {} }) {
       const [name, ...rest] = typed.split(/\s+/).filter(Boolean);
       const out = reporter(ctx);
       try {
+        const subcommand = name === undefined ? undefined : subcommands.get(name);
         if (name === undefined) await bare(ctx, out);
-        else if (subcommands.has(name)) await subcommands.get(name).run(rest, ctx, out, typed.slice(name.length).trim());
+        else if (subcommand) await subcommand.run(rest, ctx, out, typed.slice(name.length).trim());
         else out.warning(`Unknown subcommand "${name}".\n${help()}`);
       } finally {
         after(ctx);

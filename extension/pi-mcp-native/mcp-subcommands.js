@@ -1,3 +1,4 @@
+// @ts-check
 // The subcommands of `/mcp` and the panel's actions for a server that come with the gateway:
 // status, tools, reconnect, doctor, sign-in and -out, turning a server on or off, adding one.
 

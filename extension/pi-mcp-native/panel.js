@@ -1,3 +1,4 @@
+// @ts-check
 // The `/mcp` panel in Pi's terminal UI (`ctx.ui.custom`): every server with its state, tool
 // count, exposure and where it comes from, those that need attention first; a server's details
 // and actions (tools, reconnect, on/off, and what other parts add, such as sign-in); a server's
@@ -29,20 +30,56 @@ const VISIBLE = 12;
  *  - `list(server)` → Promise of a failure to show, or undefined: lists a server not listed yet
  * Resolves when the panel closes.
  */
+/**
+ * @typedef {import("../../index.js").ExposureChange} ExposureChange
+ * @typedef {object} PanelModel
+ * @property {() => any[]} servers
+ * @property {() => Promise<void>} refresh
+ * @property {(server: object) => import("./mcp-command.js").PanelAction[]} actions
+ * @property {(changes: ExposureChange[]) => import("../../index.js").ExposurePreview} exposure
+ * @property {(changes: ExposureChange[]) => Promise<string>} saveExposure
+ * @property {(server: string) => Promise<string | undefined>} list
+ */
+
+/**
+ * A screen of the panel: the servers, a server (`name`) or its tools (`name`); a list has a filter.
+ * @typedef {{ kind: "servers" | "server" | "tools"; selected: number; name?: any; filter?: string }} Screen
+ */
+
+/**
+ * @param {import("@earendil-works/pi-coding-agent").ExtensionCommandContext} ctx
+ * @param {PanelModel} model
+ * @returns {Promise<void>}
+ */
 export function showPanel(ctx, model) {
   return ctx.ui.custom((tui, theme, keybindings, done) => new Panel({ tui, theme, keybindings, done, model }));
 }
 
 class Panel {
+  /**
+   * @param {object} parts
+   * @param {{ requestRender(): void }} parts.tui
+   * @param {any} parts.theme  Pi's theme (what it offers differs between versions)
+   * @param {{ matches?(data: string, id: string): boolean } | undefined} parts.keybindings
+   * @param {(result: undefined) => void} parts.done
+   * @param {PanelModel} parts.model
+   */
   constructor({ tui, theme, keybindings, done, model }) {
-    Object.assign(this, { tui, theme, keybindings, done, model });
+    this.tui = tui;
+    this.theme = theme;
+    this.keybindings = keybindings;
+    this.done = done;
+    this.model = model;
     // Screens stacked: the servers, a server, its tools. A list screen has a filter.
+    /** @type {Screen[]} */
     this.stack = [{ kind: "servers", selected: 0, filter: "" }];
     this.edits = new ExposureEdits();
     this.message = undefined;
     this.busy = false;
     /** While the panel asks whether to save: the answer picked (index into ANSWERS). */
     this.asking = undefined;
+    /** @type {import("../../index.js").ExposurePreview} set by updatePreview */
+    this.preview;
     this.updatePreview();
   }
 
@@ -137,6 +174,7 @@ class Panel {
     return all.filter((item) => !item.all && words.every((w) => `${item.label} ${item.text ?? ""}`.toLowerCase().includes(w)));
   }
 
+  /** @returns {{ label: string; text?: string; detail: string; all?: boolean; onSelect: () => unknown }[]} */
   allItems() {
     const screen = this.screen;
     if (screen.kind === "servers") {

@@ -1,3 +1,4 @@
+// @ts-check
 // The MCP tools Pi gets as tools of its own, besides `mcp`: `directTools` ones under our names,
 // and those the config's `exposure`/`toolExposure` asks for under Pi's names (`direct` ones
 // declared to the model; on Pi ≥ 0.99 `codemode`/`deferred` ones for its codemode scripts and

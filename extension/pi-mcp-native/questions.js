@@ -1,10 +1,26 @@
+// @ts-check
 // Asking a person what an MCP server wants to know (elicitation), with whatever dialogs are at
 // hand: Pi's (`ctx.ui`) or a terminal's (bin/terminal-ui.mjs), both `{ select, input, notify }`.
 // The core writes every text and checks every answer (`adapter.takeField`); this walks the fields.
 
+/**
+ * The dialogs a question is asked with: Pi's `ctx.ui`, or a terminal's.
+ * @typedef {object} Dialogs
+ * @property {(title: string, options: string[], opts?: { signal?: AbortSignal; timeout?: number }) => Promise<string | undefined>} select
+ * @property {(title: string, placeholder?: string, opts?: { signal?: AbortSignal }) => Promise<string | undefined>} input
+ * @property {(text: string, level?: "info" | "warning" | "error") => void} notify
+ */
+
 const CANCEL = Symbol("cancel");
 
-/** Asks `question` (a form or a URL); resolves with `{ action, content? }`. */
+/**
+ * Asks `question` (a form or a URL); resolves with `{ action, content? }`.
+ * @param {Dialogs} ui
+ * @param {import("../../index.js").McpAdapter} adapter
+ * @param {import("../../index.js").Question} question
+ * @param {AbortSignal} signal
+ * @returns {Promise<import("../../index.js").QuestionAnswer>}
+ */
 export async function ask(ui, adapter, question, signal) {
   try {
     return question.mode === "url" ? await askUrl(ui, adapter, question, signal) : await askForm(ui, adapter, question, signal);
@@ -13,10 +29,12 @@ export async function ask(ui, adapter, question, signal) {
   }
 }
 
+/** @returns {Promise<import("../../index.js").QuestionAnswer>} */
 async function askForm(ui, adapter, q, signal) {
   const start = await ui.select(q.title, [q.labels.answer, q.labels.decline], { signal });
   if (start === undefined) return { action: "cancel" };
   if (start === q.labels.decline) return { action: "decline" };
+  /** @type {Record<string, unknown>} */
   const content = {};
   for (const field of q.fields) {
     const value = await askField(ui, adapter, q, field, signal);
@@ -80,6 +98,13 @@ async function pickMany(ui, q, field, signal, previous) {
  * `timeoutMs`; a grant for the session is handed to `remember` to keep. Resolves with the picked
  * option's value, null when closed without one.
  */
+/**
+ * @param {Dialogs} ui
+ * @param {import("../../index.js").ApprovalQuestion} q
+ * @param {AbortSignal} signal
+ * @param {(entry: { customType: string; data: Record<string, unknown> }) => void} [remember]
+ * @returns {Promise<{ choice: string | null }>}
+ */
 export async function askApproval(ui, q, signal, remember) {
   let picked;
   try {
@@ -90,7 +115,10 @@ export async function askApproval(ui, q, signal, remember) {
   return { choice: option && !signal?.aborted ? option.value : null };
 }
 
-/** A page to open: shown, and opened (by the core, `$BROWSER` as for sign-ins) only once agreed. */
+/**
+ * A page to open: shown, and opened (by the core, `$BROWSER` as for sign-ins) only once agreed.
+ * @returns {Promise<import("../../index.js").QuestionAnswer>}
+ */
 async function askUrl(ui, adapter, q, signal) {
   const picked = await ui.select(`${q.title}\n\n${q.message}`, [q.labels.open, q.labels.decline], { signal });
   if (picked === undefined) return { action: "cancel" };

@@ -1,3 +1,4 @@
+// @ts-check
 // `/mcp setup`: the core's plan (other tools' configs, well-known servers) as choices in Pi's
 // dialogs, then the change it would make shown for confirmation, written only when confirmed.
 // Outside a UI (print, json) it shows the plan: there is nobody to confirm a change.

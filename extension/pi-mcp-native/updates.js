@@ -1,3 +1,4 @@
+// @ts-check
 // A resource the model read changed (a `resource-updated` event of the core): the user is shown
 // it, and the model told with its next request, without a turn of its own (Pi adds the note after
 // a running turn, or at once when idle). Once per resource until the model runs again: servers

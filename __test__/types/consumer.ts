@@ -246,6 +246,7 @@ const frontEnd: FrontEndCallbacks = {
 // What a program passes in: every option spelled out, so that a renamed one fails.
 const params: Required<McpParams> = {
   tool: "t",
+  read: "file:///notes/{day}",
   args: { a: 1 },
   connect: "s",
   describe: "t",

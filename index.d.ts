@@ -14,9 +14,11 @@ export interface OutcomeDetails {
   [key: string]: unknown
 }
 
-/** The `mcp` tool's parameters (all optional); mode priority: tool > connect > describe > instructions > search > server > status. */
+/** The `mcp` tool's parameters (all optional); mode priority: tool > read > connect > describe > instructions > search > server > status. */
 export interface McpParams {
   tool?: string
+  /** A resource's URI to read (a template's variables in `args`). */
+  read?: string
   args?: Record<string, unknown> | string
   connect?: string
   describe?: string

@@ -9,7 +9,12 @@ import { parseArgs } from "node:util";
 import { frontEnd } from "../extension/pi-mcp-native/front-end.js";
 import { terminalUi } from "./terminal-ui.mjs";
 
+/** @type {typeof import("../index.js")} */
 const { McpAdapter } = createRequire(import.meta.url)("../index.js");
+/**
+ * @typedef {import("../index.js").McpAdapter} McpAdapter
+ * @typedef {import("../index.js").Outcome} Outcome
+ */
 
 const USAGE = `Usage: pi-mcp [options] <command> [arguments]
 
@@ -196,6 +201,13 @@ function spinner(label) {
   };
 }
 
+/**
+ * @param {McpAdapter} adapter
+ * @param {{ command: string; rest: string[]; values: Record<string, any> }} parsed
+ * @param {ReturnType<typeof spinner>} spin
+ * @param {string} callId
+ * @returns {Promise<Outcome>}
+ */
 async function run(adapter, { command, rest, values }, spin, callId) {
   switch (command) {
     case "status":
@@ -230,6 +242,8 @@ async function run(adapter, { command, rest, values }, spin, callId) {
       return adapter.addServer(rest, values["dry-run"]);
     case "setup":
       return setup(adapter, values, spin);
+    default:
+      throw new UsageError(`unknown command "${command}"`); // parse() lets none through
   }
 }
 
@@ -240,6 +254,12 @@ const list = (text) => (text ?? "").split(",").map((s) => s.trim()).filter(Boole
  * `pi-mcp setup`: the plan without choices; with them the change, written only once confirmed
  * (`--yes`, or a "y" on a terminal).
  */
+/**
+ * @param {McpAdapter} adapter
+ * @param {Record<string, any>} values
+ * @param {ReturnType<typeof spinner>} spin
+ * @returns {Promise<Outcome>}
+ */
 async function setup(adapter, values, spin) {
   const choice = { imports: list(values.import), copy: list(values.copy), add: list(values.add), project: values.project };
   if (!choice.imports.length && !choice.copy.length && !choice.add.length) return adapter.setupPlan(values.project);
@@ -247,12 +267,13 @@ async function setup(adapter, values, spin) {
   if (preview.isError || values["dry-run"] || !preview.details.preview) return preview;
   if (!values.yes) {
     spin.stop();
+    const { text: change } = /** @type {{ text: string }} */ (preview.content[0]);
     if (!(process.stdin.isTTY && process.stderr.isTTY)) {
-      const text = `${preview.content[0].text}
+      const text = `${change}
 Nothing was written: run again with --yes to write it.`;
       return { ...preview, content: [{ type: "text", text }], isError: true };
     }
-    process.stderr.write(`${preview.content[0].text}
+    process.stderr.write(`${change}
 `);
     const lines = createInterface({ input: process.stdin, output: process.stderr });
     const answer = await new Promise((resolve) => lines.question("Write it? [y/N] ", resolve));
@@ -278,10 +299,15 @@ const LABELS = {
 
 /** Progress of the call on the spinner; a sign-in's browser step on stderr, with lines typed on a
  * terminal pasted into it. */
+/**
+ * @param {McpAdapter} adapter
+ * @param {ReturnType<typeof spinner>} spin
+ * @param {string} callId
+ */
 function showEvents(adapter, spin, callId) {
   let lines;
   adapter.onEvent((event) => {
-    if (event.callId === callId) {
+    if ("callId" in event && event.callId === callId) {
       spin.set(event.text); // progress of this call
     } else if ("prompt" in event) {
       // A sign-in waits for its browser step.
@@ -309,6 +335,10 @@ function showEvents(adapter, spin, callId) {
 const UNSAFE_IN_JSON = /[\u007f-\u009f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;
 const escapeUnit = (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`;
 
+/**
+ * @param {Outcome} outcome
+ * @param {boolean} json
+ */
 function print(outcome, json) {
   if (json) {
     const text = JSON.stringify(outcome, null, 2).replace(UNSAFE_IN_JSON, (m) => m.split("").map(escapeUnit).join(""));

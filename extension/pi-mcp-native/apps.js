@@ -34,8 +34,15 @@ function mcpCallOf(call, target) {
   return direct?.tool ? { ...direct, args } : undefined;
 }
 
+/**
+ * @param {import("@earendil-works/pi-coding-agent").ExtensionAPI} pi
+ * @param {object} parts
+ * @param {() => import("./questions.js").Dialogs | undefined} parts.ui
+ * @param {(name: string) => { tool: string; server: string } | undefined} parts.target
+ */
 export function appsInPi(pi, { ui, target }) {
   // The core apps are on for, the theme it was last given, and the look at Pi's theme while an app is open.
+  /** @type {import("../../index.js").McpAdapter | undefined} */
   let current;
   let theme;
   let watching;
@@ -58,12 +65,17 @@ export function appsInPi(pi, { ui, target }) {
   pi.on("message_update", (event) => {
     const streamed = event?.assistantMessageEvent;
     if (!watching || streamed?.type !== "toolcall_delta") return;
-    const call = event.message?.content?.[streamed.contentIndex];
+    const message = /** @type {{ content?: any[] } | undefined} */ (event.message); // the assistant's
+    const call = message?.content?.[streamed.contentIndex];
     const partial = call?.type === "toolCall" ? mcpCallOf(call, target) : undefined;
     if (partial) current?.appInputPartial(partial.tool, partial.args, typeof partial.server === "string" ? partial.server : undefined);
   });
   return {
-    /** Turns apps on for `core` when the session has a UI. */
+    /**
+     * Turns apps on for `core` when the session has a UI.
+     * @param {import("../../index.js").McpAdapter} core
+     * @param {any} ctx  Pi's session context, if a session started
+     */
     enable(core, ctx) {
       unwatch();
       if (!ctx?.hasUI) return;
@@ -74,7 +86,10 @@ export function appsInPi(pi, { ui, target }) {
       core.enableApps(script, { theme, locale: locale.locale, timeZone: locale.timeZone, platform: "desktop", userAgent: "pi-mcp-native" });
     },
 
-    /** An `app` event of the core. */
+    /**
+     * An `app` event of the core.
+     * @param {Extract<import("../../index.js").LifecycleEvent, { type: "app" }>} event
+     */
     onEvent(event) {
       switch (event.kind) {
         case "opened":
@@ -111,6 +126,7 @@ export function appsInPi(pi, { ui, target }) {
     },
 
     /** `/mcp apps` (the open apps and the "always" given), `/mcp apps revoke [server]`. */
+    /** @param {() => import("../../index.js").McpAdapter} core */
     subcommand: (core) => ({
       summary: "the MCP apps open in your browser, with their addresses, and the \"always\" given to them; `revoke [server]` takes it back",
       usage: "[revoke [server]]",

@@ -37,6 +37,11 @@ export function familyLabel(argv, oneShot) {
  * `beforeTool(name)` and `beforeBash()` put the family's variable in `process.env` (which Pi's
  * tools spawn with) before a tool that may start processes; `owns(name)` says which tools are ours.
  */
+/**
+ * @param {object} parts
+ * @param {() => import("../../index.js").McpAdapter} parts.adapter
+ * @param {(name: string) => boolean} parts.owns
+ */
 export function createFamily({ adapter, owns }) {
   const ensure = () => {
     const variable = adapter().familyEnv();

@@ -8,6 +8,15 @@
  * `inProject(server)` says whether "in this project" applies to a server (a status entry);
  * `reopen(ctx)` opens the core again after a change to the config.
  */
+/**
+ * @param {ReturnType<typeof import("./mcp-command.js").createMcpCommand>} mcp
+ * @param {object} parts
+ * @param {() => import("../../index.js").McpAdapter} parts.core
+ * @param {(outcome: import("../../index.js").Outcome) => string} parts.textOf
+ * @param {(ctx: any, server: string, enabled: boolean, inProject: boolean) => { text?: string; error?: string }} parts.setEnabled
+ * @param {(server: any) => boolean} parts.inProject
+ * @param {(ctx: any) => void} parts.reopen
+ */
 export function addSubcommands(mcp, { core, textOf, setEnabled, inProject, reopen }) {
   const serverNames = (prefix) => core().servers().filter((s) => s.startsWith(prefix));
   mcp.add("status", { summary: "every server's state and tools", run: async (_a, _c, out) => out.info(textOf(await core().status())) });
@@ -42,7 +51,7 @@ export function addSubcommands(mcp, { core, textOf, setEnabled, inProject, reope
       },
     });
   }
-  for (const [name, enabled] of [["enable", true], ["disable", false]]) {
+  for (const [name, enabled] of /** @type {[string, boolean][]} */ ([["enable", true], ["disable", false]])) {
     mcp.add(name, {
       summary: `turn a server ${enabled ? "on" : "off"} in the config file it comes from (--project: in this project's .pi/mcp.json)`,
       usage: "<server> [--project]",

@@ -16,16 +16,27 @@ const defined = (o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v 
  * user once. Returns `sync()` (after any catalog change), `activate(ctx)` (at session start) and
  * `owns(name)`.
  */
+/**
+ * @param {object} parts
+ * @param {import("@earendil-works/pi-coding-agent").ExtensionAPI} parts.pi
+ * @param {() => import("../../index.js").McpAdapter} parts.adapter
+ * @param {(params: any, toolCallId: string, signal: AbortSignal | undefined, onUpdate: any, exec?: (params: any, callId: string) => Promise<import("../../index.js").Outcome>) => Promise<any>} parts.run
+ * @param {(text: string) => void} parts.warn
+ */
 export function createPiTools({ pi, adapter, run, warn }) {
   // Pi ≥ 0.99 knows tool exposure (and has its own MCP support, hence registerMcpServer).
   const exposures = typeof pi.registerMcpServer === "function";
   const registered = new Map(); // name → the definition registered, as JSON
   const withdrawn = new Map(); // name → the definition, for re-registering it hidden
   const targets = new Map(); // name → the MCP tool it calls: { tool, server }
+  /** @type {Pick<import("../../index.js").DirectTools, "reach" | "autoEnableCodemode" | "unlisted">} */
   let needs = { reach: { codemode: false, toolSearch: false }, autoEnableCodemode: true, unlisted: [] };
   let warnedUnreachable = false;
 
-  /** Registers what the core's `directTools()` says (`known`: its answer, already asked for). */
+  /**
+   * Registers what the core's `directTools()` says (`known`: its answer, already asked for).
+   * @param {import("../../index.js").DirectTools} [known]
+   */
   function sync(known) {
     const { tools, resourceTools, warnings, reach, autoEnableCodemode, unlisted } = known ?? adapter().directTools();
     needs = { reach, autoEnableCodemode, unlisted };

@@ -29,7 +29,19 @@ export async function ask(ui, adapter, question, signal) {
   }
 }
 
-/** @returns {Promise<import("../../index.js").QuestionAnswer>} */
+/**
+ * @typedef {import("../../index.js").McpAdapter} McpAdapter
+ * @typedef {import("../../index.js").Question} Question
+ * @typedef {import("../../index.js").QuestionField} QuestionField
+ */
+
+/**
+ * @param {Dialogs} ui
+ * @param {McpAdapter} adapter
+ * @param {Extract<Question, { mode: "form" }>} q
+ * @param {AbortSignal} signal
+ * @returns {Promise<import("../../index.js").QuestionAnswer>}
+ */
 async function askForm(ui, adapter, q, signal) {
   const start = await ui.select(q.title, [q.labels.answer, q.labels.decline], { signal });
   if (start === undefined) return { action: "cancel" };
@@ -44,7 +56,14 @@ async function askForm(ui, adapter, q, signal) {
   return { action: "accept", content };
 }
 
-/** One field, asked again until the core accepts the answer (a multi-select keeps its picks). */
+/**
+ * One field, asked again until the core accepts the answer (a multi-select keeps its picks).
+ * @param {Dialogs} ui
+ * @param {McpAdapter} adapter
+ * @param {Question} q
+ * @param {QuestionField} field
+ * @param {AbortSignal} signal
+ */
 async function askField(ui, adapter, q, field, signal) {
   let answer = null;
   for (;;) {
@@ -56,8 +75,16 @@ async function askField(ui, adapter, q, field, signal) {
   }
 }
 
+/**
+ * @param {Dialogs} ui
+ * @param {Question} q
+ * @param {QuestionField} field
+ * @param {AbortSignal} signal
+ * @param {any} previous  the answer the core did not take, if any
+ */
 async function answerOf(ui, q, field, signal, previous) {
-  if (field.kind === "choices") return pickMany(ui, q, field, signal, previous ?? []);
+  // The core gives a `choices` field its options.
+  if (field.kind === "choices") return pickMany(ui, q, /** @type {Parameters<typeof pickMany>[2]} */ (field), signal, previous ?? []);
   if (field.options) {
     const labels = field.options.map((o) => o.label);
     if (field.skippable) labels.push(q.labels.skip);
@@ -76,6 +103,11 @@ async function answerOf(ui, q, field, signal, previous) {
 /**
  * A multi-select: one `select` per pick or unpick, chosen options marked, until "Done"; the core
  * then checks the count (minItems, maxItems) and says what is wrong.
+ * @param {Dialogs} ui
+ * @param {Question} q
+ * @param {QuestionField & Required<Pick<QuestionField, "options">>} field
+ * @param {AbortSignal} signal
+ * @param {unknown[]} previous
  */
 async function pickMany(ui, q, field, signal, previous) {
   const chosen = [...previous];
@@ -117,6 +149,10 @@ export async function askApproval(ui, q, signal, remember) {
 
 /**
  * A page to open: shown, and opened (by the core, `$BROWSER` as for sign-ins) only once agreed.
+ * @param {Dialogs} ui
+ * @param {McpAdapter} adapter
+ * @param {Extract<Question, { mode: "url" }>} q
+ * @param {AbortSignal} signal
  * @returns {Promise<import("../../index.js").QuestionAnswer>}
  */
 async function askUrl(ui, adapter, q, signal) {

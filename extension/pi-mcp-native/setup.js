@@ -6,6 +6,13 @@
 const DONE = "Continue: show the change";
 
 /** Adds `/mcp setup [--project]` to `mcp` (see mcp-command.js). */
+/**
+ * @param {ReturnType<typeof import("./mcp-command.js").createMcpCommand>} mcp
+ * @param {object} parts
+ * @param {() => import("../../index.js").McpAdapter} parts.core
+ * @param {(outcome: import("../../index.js").Outcome) => string} parts.textOf
+ * @param {(ctx: any) => void} parts.reopen
+ */
 export function addSetup(mcp, { core, textOf, reopen }) {
   mcp.add("setup", {
     summary: "import your other tools' MCP servers or add well-known ones, with a preview (--project: this project's .pi/mcp.json)",

@@ -5,6 +5,11 @@
 // may send an update every few seconds.
 
 /** Registers with `pi`; returns the event handler. `ui()` is the session's UI (none: not shown). */
+/**
+ * @param {import("@earendil-works/pi-coding-agent").ExtensionAPI} pi
+ * @param {() => import("./questions.js").Dialogs | undefined} ui
+ * @returns {(event: Extract<import("../../index.js").LifecycleEvent, { type: "resource-updated" }>) => void}
+ */
 export function resourceUpdates(pi, ui) {
   const announced = new Set();
   pi.on("agent_start", () => announced.clear());

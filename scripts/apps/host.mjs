@@ -1,10 +1,12 @@
+// @ts-check
 // The host page's script (bundled into extension/pi-mcp-native/apps/host.js by
 // scripts/build-apps.mjs): ext-apps' AppBridge between the app's sandboxed frame and the core's
 // bridge on this origin. It decides nothing: every request of the app goes to the core, which
 // applies the policy (docs/design/mcp-apps.md).
 import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
 
-const settings = JSON.parse(document.getElementById("pi-mcp-app").textContent);
+// The core's page always has the settings' element.
+const settings = JSON.parse(/** @type {string} */ (/** @type {HTMLElement} */ (document.getElementById("pi-mcp-app")).textContent));
 // Opened with the opener's one-time code: the tab's address becomes the one a reload can use.
 history.replaceState(null, "", settings.address);
 const headers = { "Content-Type": "application/json", "X-Pi-Mcp-Token": settings.token };
@@ -59,7 +61,7 @@ bridge.onlistresourcetemplates = (params) => core("resources/templates/list", pa
 bridge.onmessage = (params) => core("ui/message", params);
 bridge.onupdatemodelcontext = (params) => core("ui/update-model-context", params);
 bridge.onopenlink = (params) => core("ui/open-link", params);
-bridge.onrequestdisplaymode = async () => ({ mode: "inline" });
+bridge.onrequestdisplaymode = async () => ({ mode: /** @type {const} */ ("inline") });
 bridge.addEventListener("loggingmessage", (params) => {
   core("notifications/message", params).catch(() => {});
 });
@@ -109,7 +111,7 @@ async function listen() {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffered = "";
   for (;;) {
-    const { value, done } = await reader.read().catch(() => ({ done: true }));
+    const { value, done } = await reader.read().catch(() => /** @type {{ done: true; value?: undefined }} */ ({ done: true }));
     if (done) break;
     buffered += value;
     let newline;
@@ -125,5 +127,6 @@ async function listen() {
 bridge.addEventListener("initialized", () => {
   listen();
 });
-await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
+// The frame is in the page: it has a window.
+await bridge.connect(new PostMessageTransport(/** @type {Window} */ (frame.contentWindow), /** @type {Window} */ (frame.contentWindow)));
 frame.src = settings.document;

@@ -482,8 +482,8 @@ impl McpAdapter {
     ) -> Outcome {
         let dry_run = dry_run.unwrap_or(false);
         match args {
-            Either::A(text) => Box::pin(self.inner.add_typed(&text, dry_run)).await,
-            Either::B(words) => Box::pin(self.inner.add_server(&words, dry_run)).await,
+            Either::A(text) => self.inner.add_typed(&text, dry_run).await,
+            Either::B(words) => self.inner.add_server(&words, dry_run).await,
         }
         .into()
     }
@@ -733,9 +733,8 @@ impl McpAdapter {
             timeout_ms: o.timeout_ms.map(u64::from),
             on_progress: None,
         });
-        // Boxed (as `execute`): napi moves the future several times before it runs, and a
-        // call's future is large (it may start a server); a box moves as a pointer.
-        Box::pin(self.inner.call(&tool, args.unwrap_or_default(), opts))
+        self.inner
+            .call(&tool, args.unwrap_or_default(), opts)
             .await
             .into()
     }
@@ -743,7 +742,7 @@ impl McpAdapter {
     /// Runs the `mcp` tool with the parameters the model gave.
     #[napi(ts_args_type = "params: McpParams, callId?: string")]
     pub async fn execute(&self, params: Value, call_id: Option<String>) -> Outcome {
-        Box::pin(self.inner.execute(&params, call_id)).await.into()
+        self.inner.execute(&params, call_id).await.into()
     }
 
     /// Every config source and what came of it, the merged servers with where each came from,

@@ -16,7 +16,7 @@ impl Adapter {
     /// `add` typed as one line (`/mcp add …`): split into words as a shell would.
     pub async fn add_typed(self: &Arc<Self>, text: &str, dry_run: bool) -> Outcome {
         match config::add::split_words(text) {
-            Ok(words) => Box::pin(self.add_server(&words, dry_run)).await,
+            Ok(words) => self.add_server(&words, dry_run).await,
             Err(why) => Outcome::error(
                 "add",
                 ErrorCode::BadUsage,

@@ -128,8 +128,7 @@ impl Adapter {
         let Some(args) = again else {
             return self.call_outcome(&tool, result);
         };
-        // Rare and large: boxed, so that the future of every call does not carry it.
-        match Box::pin(self.after_early_call(&conn, &tool, &result)).await {
+        match self.after_early_call(&conn, &tool, &result).await {
             AfterEarly::Stands => self.call_outcome(&tool, result),
             AfterEarly::Instead(outcome) => outcome,
             AfterEarly::Again(fresh) => {

@@ -86,7 +86,7 @@ impl Adapter {
                 conn,
                 refreshed: false,
             }),
-            Need::Listed => Box::pin(self.listed(conn)).await,
+            Need::Listed => self.listed(conn).await,
         }
     }
 
@@ -106,7 +106,7 @@ impl Adapter {
         }
         self.servers.clear_failure(name);
         let conn = self.connect_to(server, Opening::Replace).await?;
-        Box::pin(self.listed(conn)).await
+        self.listed(conn).await
     }
 
     /// `conn` if it still answers; otherwise it is stopped and the server started again.

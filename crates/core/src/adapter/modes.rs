@@ -363,8 +363,7 @@ impl Adapter {
             // A call through the queue keeps the server it finds the tool on running for it.
             let _seeking =
                 (purpose == Purpose::Call && !unlisted.named).then(|| self.listings.seek(name));
-            // Boxed: a warm call, which never gets here, does not carry its size.
-            let listed = Box::pin(self.list_for(&unlisted, purpose)).await;
+            let listed = self.list_for(&unlisted, purpose).await;
             if let Some(found) = self.lookup(mode, name, server)? {
                 return Ok(found);
             }

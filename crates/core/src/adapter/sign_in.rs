@@ -295,7 +295,7 @@ impl Adapter {
             else {
                 break;
             };
-            let signed_in = Box::pin(self.sign_in(server, self.servers.refusal(&name))).await;
+            let signed_in = self.sign_in(server, self.servers.refusal(&name)).await;
             if let Err(e) = signed_in {
                 outcome.content.push(json!({
                     "type": "text",

@@ -74,8 +74,7 @@ impl Connection {
                 self.first_listing_asked
                     .lock()
                     .get_or_insert_with(Instant::now);
-                // Boxed: the futures that wait for the listing do not carry its size.
-                Box::pin(self.relist(bounds))
+                self.relist(bounds)
             })
             .await
             .cloned()
@@ -100,7 +99,9 @@ impl Connection {
 
     /// Lists the server again and keeps the result as [`Connection::listing`].
     pub async fn relist(&self, bounds: &ListBounds) -> Result<Arc<Listing>, RequestError> {
-        let listing = Arc::new(self.list(bounds).await?);
+        // Boxed once here: four lists paged at once make a large future (~38 KB), which every
+        // future that lists a server would otherwise carry.
+        let listing = Arc::new(Box::pin(self.list(bounds)).await?);
         *self.listing.lock() = listing.clone();
         Ok(listing)
     }

@@ -258,7 +258,7 @@ impl Connection {
         if !self.suspect.load(Ordering::SeqCst) {
             return true;
         }
-        let pinged = Box::pin(self.request("ping", json!({}), self.plain(limit))).await;
+        let pinged = self.request("ping", json!({}), self.plain(limit)).await;
         !matches!(
             pinged,
             Err(RequestError::Timeout(_) | RequestError::Closed(_))

@@ -132,3 +132,6 @@ fn browser_steps(error: &rmcp::ErrorData) -> Vec<BrowserStep> {
 fn stand_in(error: &rmcp::ErrorData, field: &str) -> Option<u64> {
     error.data.as_ref()?.get(field)?.as_u64()
 }
+
+#[cfg(test)]
+mod tests;

@@ -295,3 +295,6 @@ fn valid_resource(resource: &Value) -> Option<&str> {
     resource.get("name")?.as_str()?;
     resource.get("uri")?.as_str().filter(|u| !u.is_empty())
 }
+
+#[cfg(test)]
+mod tests;

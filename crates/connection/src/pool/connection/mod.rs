@@ -30,6 +30,8 @@ use tokio_util::sync::CancellationToken;
 const STOP_GRACE: Duration = Duration::from_millis(1500);
 
 mod failure;
+#[cfg(test)]
+mod in_memory;
 mod listing;
 mod request;
 mod subscriptions;

@@ -384,3 +384,6 @@ impl Drop for ProgressRoute {
         self.routes.lock().remove(&self.token);
     }
 }
+
+#[cfg(test)]
+mod tests;

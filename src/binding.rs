@@ -294,22 +294,15 @@ pub fn set_helper(path: String) {
     pi_mcp_connection::helper::set_path(PathBuf::from(path));
 }
 
-/// Stack of each runtime thread. A call's future chain (the `mcp` request, sign-in retry,
-/// connect, list, request, task polling) is polled as nested frames; an unoptimized (debug)
-/// build keeps every child future's temporaries in its parent's frame and outgrew Tokio's
-/// default 2 MiB. Only the pages a thread touches are committed.
-const THREAD_STACK_BYTES: usize = 8 * 1024 * 1024;
-
-/// napi-rs's runtime, with bigger thread stacks (see [`THREAD_STACK_BYTES`]) and one worker
-/// thread instead of one per CPU: the core waits on servers and the network far more than it
-/// computes, and every thread that allocates gets a glibc arena of its own whose pages stay in
-/// Pi's memory (with 16 CPUs, 16 workers).
+/// napi-rs's runtime, with one worker thread instead of one per CPU: the core waits on servers
+/// and the network far more than it computes, and every thread that allocates gets a glibc arena
+/// of its own whose pages stay in Pi's memory (with 16 CPUs, 16 workers). Tokio's 2 MiB stacks
+/// are enough: no future over `large_futures`' bound (clippy.toml) is awaited in place.
 #[napi_derive::module_init]
 fn init() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
-        .thread_stack_size(THREAD_STACK_BYTES)
         .build();
     // Without it napi-rs builds its default runtime at first use.
     if let Ok(runtime) = runtime {

@@ -2,7 +2,7 @@
 //! attempts, listing, calls, progress, cancel, timeout, crash, start failures), remote ones
 //! (Streamable HTTP, legacy SSE, TLS, restarts, protocol choice) and the client side of a
 //! connection (capabilities, roots, elicitation, sampling, logging). Needs no Node:
-//! `cargo test --features test-servers --test pool`.
+//! `cargo test -p pi-mcp-connection --test pool`.
 
 #![allow(clippy::unwrap_used, reason = "a panic is how a test fails")]
 

@@ -60,6 +60,7 @@ pub use setup::SetupRequest;
 pub use unlisted::DeclaredListing;
 
 use crate::cache::{self, Loaded};
+use crate::config::DEFAULT_REQUEST_TIMEOUT;
 use crate::config::{self, Config, Env, LoadOptions, ServerConfig};
 use crate::events::{EventSink, Events};
 use lifecycle::Startup;
@@ -74,9 +75,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-
-/// Default per-request timeout (`requestTimeoutMs` overrides it).
-const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[derive(Clone, Debug, Default)]
 pub struct OpenOptions {

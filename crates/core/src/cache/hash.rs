@@ -1,29 +1,18 @@
 //! `configHash`: the SHA-256 of a server's identity fields, serialized exactly as pi-mcp-adapter
 //! does (keys sorted, absent fields as the bare word `undefined`), so both read each other's cache.
 
-use crate::config::{interpolate, Env};
+use crate::config::{fields, interpolate, Env};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-/// The fields that decide which tools a server offers, in sorted order. Lifecycle fields
-/// (`lifecycle`, `idleTimeout`, `debug`, `directTools`, `requestTimeoutMs`) are left out.
-const IDENTITY: [&str; 15] = [
-    "args",
-    "auth",
-    "bearerToken",
-    "bearerTokenEnv",
-    "command",
-    "cwd",
-    "env",
-    "excludeTools",
-    "exposeResources",
-    "headers",
-    "includeTools",
-    "protocolVersion",
-    "requestHeadersCommand",
-    "socket",
-    "url",
-];
+/// The fields that decide which tools a server offers (the table's `hashed` ones), in sorted
+/// order. Lifecycle fields (`lifecycle`, `idleTimeout`, `debug`, `directTools`,
+/// `requestTimeoutMs`) are left out.
+fn identity_fields() -> Vec<&'static str> {
+    let mut names = fields::hashed();
+    names.sort_unstable();
+    names
+}
 
 /// The hash of a server entry as written in the config (references are resolved with `env`).
 pub fn config_hash(entry: &Value, env: &Env) -> String {
@@ -46,7 +35,7 @@ fn hex_sha256(text: &str) -> String {
 /// The serialized identity that gets hashed.
 pub fn identity(entry: &Value, env: &Env) -> String {
     let mut out = String::from("{");
-    for (i, field) in IDENTITY.iter().enumerate() {
+    for (i, field) in identity_fields().into_iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
@@ -181,6 +170,28 @@ mod tests {
             identity(&entry, &Env::new()),
             r#"{"args":["-y","@modelcontextprotocol/server-everything"],"auth":undefined,"bearerToken":undefined,"bearerTokenEnv":undefined,"command":"npx","cwd":undefined,"env":undefined,"excludeTools":undefined,"exposeResources":undefined,"headers":undefined,"includeTools":undefined,"protocolVersion":undefined,"requestHeadersCommand":undefined,"socket":undefined,"url":undefined}"#
         );
+    }
+
+    #[test]
+    fn the_field_table_hashes_the_fields_pi_mcp_adapter_does() {
+        let listed = [
+            "args",
+            "auth",
+            "bearerToken",
+            "bearerTokenEnv",
+            "command",
+            "cwd",
+            "env",
+            "excludeTools",
+            "exposeResources",
+            "headers",
+            "includeTools",
+            "protocolVersion",
+            "requestHeadersCommand",
+            "socket",
+            "url",
+        ];
+        assert_eq!(identity_fields(), listed);
     }
 
     #[test]

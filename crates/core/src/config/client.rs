@@ -4,10 +4,12 @@
 //! is a global `settings.X` and a per-server `X`; the server's value wins. pi-mcp-adapter's values
 //! (`elicitation: true`, `sampling: false`, …) mean what they meant there.
 
-use super::server::describe;
+use super::fields;
+use super::reader::Reader;
 use super::Level;
 use pi_mcp_connection::pool::{ClientFeatures, ElicitationPolicy};
 use pi_mcp_connection::server_log::LogLevel;
+use pi_mcp_connection::value_kind::describe;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -42,104 +44,18 @@ pub enum UiMode {
 }
 
 impl ClientSettings {
-    /// Reads the keys from an object (`get` looks one up); a bad value is reported with the key
-    /// and the default applies.
-    pub fn parse<'a>(
-        get: impl Fn(&str) -> Option<&'a Value>,
-        report: &mut dyn FnMut(Level, &str, String),
-    ) -> ClientSettings {
-        let mut flag = |key: &str, default: bool| match get(key) {
-            None | Some(Value::Null) => None,
-            Some(Value::Bool(b)) => Some(*b),
-            Some(other) => {
-                let got = describe(other);
-                report(
-                    Level::Warning,
-                    key,
-                    format!("must be true or false, got {got}; using {default}"),
-                );
-                None
-            }
-        };
-        let sampling = flag("sampling", true);
-        let sampling_auto_approve = flag("samplingAutoApprove", false);
-        let roots = flag("roots", true);
-        let tasks = flag("tasks", true);
-        let elicitation = match get("elicitation") {
-            None | Some(Value::Null) => None,
-            Some(Value::Bool(true)) => Some(ElicitationPolicy::Ask),
-            Some(Value::Bool(false)) => Some(ElicitationPolicy::Off),
-            Some(Value::String(s)) if s == "ask" => Some(ElicitationPolicy::Ask),
-            Some(Value::String(s)) if s == "defaults" => Some(ElicitationPolicy::Defaults),
-            Some(Value::String(s)) if s == "decline" => Some(ElicitationPolicy::Decline),
-            Some(other) => {
-                let got = describe(other);
-                report(
-                    Level::Warning,
-                    "elicitation",
-                    format!("must be \"ask\", \"defaults\", \"decline\", true or false, got {got}; using \"ask\""),
-                );
-                None
-            }
-        };
-        let log_level = match get("logLevel") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) if LogLevel::parse(s).is_some() => LogLevel::parse(s),
-            Some(other) => {
-                let got = describe(other);
-                let names: Vec<_> = LogLevel::ALL.iter().map(|l| l.name()).collect();
-                report(
-                    Level::Warning,
-                    "logLevel",
-                    format!(
-                        "must be one of {}, got {got}; using \"info\"",
-                        names.join(", ")
-                    ),
-                );
-                None
-            }
-        };
-        let call_timeout = match get("callTimeoutMs") {
-            None | Some(Value::Null) => None,
-            Some(Value::Number(n)) if n.as_f64().is_some_and(|ms| ms == 0.0) => Some(None),
-            Some(Value::Number(n)) if n.as_f64().is_some_and(|ms| ms >= 1.0) => {
-                n.as_f64().map(|ms| Some(Duration::from_millis(ms as u64)))
-            }
-            Some(other) => {
-                let got = describe(other);
-                report(
-                    Level::Warning,
-                    "callTimeoutMs",
-                    format!("must be a number of milliseconds (0: no limit), got {got}; using 1800000 (30 minutes)"),
-                );
-                None
-            }
-        };
-        let ui = match get("ui") {
-            None | Some(Value::Null) => None,
-            Some(Value::Bool(true)) => Some(UiMode::Browser),
-            Some(Value::Bool(false)) => Some(UiMode::Off),
-            Some(Value::String(s)) if s == "browser" => Some(UiMode::Browser),
-            Some(Value::String(s)) if s == "none" => Some(UiMode::NoOpen),
-            Some(other) => {
-                let got = describe(other);
-                report(
-                    Level::Warning,
-                    "ui",
-                    format!("must be \"browser\", \"none\" or false, got {got}; using \"browser\""),
-                );
-                None
-            }
-        };
+    /// Reads the keys from an object; a bad value is reported with the key and the default
+    /// applies.
+    pub fn parse<R: FnMut(Level, &str, String)>(read: &mut Reader<R>) -> ClientSettings {
         ClientSettings {
-            elicitation,
-            sampling,
-            sampling_auto_approve,
-            roots,
-            log_level,
-            tasks,
-            call_timeout,
-            ui,
+            elicitation: elicitation(read),
+            sampling: read.flag_set(&fields::SAMPLING),
+            sampling_auto_approve: read.flag_set(&fields::SAMPLING_AUTO_APPROVE),
+            roots: read.flag_set(&fields::ROOTS),
+            log_level: log_level(read),
+            tasks: read.flag_set(&fields::TASKS),
+            call_timeout: read.millis(&fields::CALL_TIMEOUT_MS),
+            ui: ui(read),
         }
     }
 
@@ -185,4 +101,46 @@ impl ClientSettings {
     pub fn call_timeout(&self) -> Option<Duration> {
         self.call_timeout.unwrap_or(Some(DEFAULT_CALL_TIMEOUT))
     }
+}
+
+/// `elicitation`: `"ask"`, `"defaults"`, `"decline"`, or pi-mcp-adapter's `true`/`false`.
+fn elicitation<R: FnMut(Level, &str, String)>(read: &mut Reader<R>) -> Option<ElicitationPolicy> {
+    let value = read.get(&fields::ELICITATION)?;
+    let policy = match value {
+        Value::Bool(true) => Some(ElicitationPolicy::Ask),
+        Value::Bool(false) => Some(ElicitationPolicy::Off),
+        Value::String(s) if s == "ask" => Some(ElicitationPolicy::Ask),
+        Value::String(s) if s == "defaults" => Some(ElicitationPolicy::Defaults),
+        Value::String(s) if s == "decline" => Some(ElicitationPolicy::Decline),
+        _ => None,
+    };
+    if policy.is_none() {
+        read.wrong(&fields::ELICITATION, &describe(value));
+    }
+    policy
+}
+
+fn log_level<R: FnMut(Level, &str, String)>(read: &mut Reader<R>) -> Option<LogLevel> {
+    let value = read.get(&fields::LOG_LEVEL)?;
+    let level = value.as_str().and_then(LogLevel::parse);
+    if level.is_none() {
+        read.wrong(&fields::LOG_LEVEL, &describe(value));
+    }
+    level
+}
+
+/// `ui`: `"browser"` (or `true`), `"none"`, or `false`.
+fn ui<R: FnMut(Level, &str, String)>(read: &mut Reader<R>) -> Option<UiMode> {
+    let value = read.get(&fields::UI)?;
+    let mode = match value {
+        Value::Bool(true) => Some(UiMode::Browser),
+        Value::Bool(false) => Some(UiMode::Off),
+        Value::String(s) if s == "browser" => Some(UiMode::Browser),
+        Value::String(s) if s == "none" => Some(UiMode::NoOpen),
+        _ => None,
+    };
+    if mode.is_none() {
+        read.wrong(&fields::UI, &describe(value));
+    }
+    mode
 }

@@ -4,15 +4,16 @@
 //! gateway wants. It runs as the user, so as for a `!command` a project's runs only where the
 //! project is trusted by a decision, and another tool's config (`imports`) never has one.
 
+use super::fields as key;
 use super::interpolate::expand;
+use super::reader::Reader;
 use super::server::{describe, Fields};
-use super::{fields::Reader, Level};
-use serde_json::Value;
+use super::Level;
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// How long the program may run when `timeoutMs` does not say, and at most.
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(super) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_TIMEOUT_MS: u64 = 60_000;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -42,54 +43,39 @@ impl HeadersCommand {
 /// A `url` server's `requestHeadersCommand`; problems are errors and leave it out (its requests
 /// then go unsigned, and a gateway that wants the signature refuses them).
 pub(super) fn parse(f: &mut Fields) -> Option<HeadersCommand> {
-    let value = f.get("requestHeadersCommand")?;
-    let key = "requestHeadersCommand";
+    let value = f.get(&key::REQUEST_HEADERS_COMMAND)?;
+    let name = key::REQUEST_HEADERS_COMMAND.name;
     let Some(object) = value.as_object() else {
-        let message = format!(
-            "must be an object like {{\"command\": \"sign-request\", \"args\": [\"--profile\", \"dev\"]}}, got {}; requests go without its headers",
-            describe(value)
-        );
-        f.report(Level::Error, key, message);
+        f.read()
+            .wrong(&key::REQUEST_HEADERS_COMMAND, &describe(value));
         return None;
     };
     if f.is_imported() {
         let message = "another tool's config cannot run a program for each request; ignored".into();
-        f.report(Level::Error, key, message);
+        f.report(Level::Error, name, message);
         return None;
     }
     let env = f.env();
-    let file = f.file_of(key).to_path_buf();
+    let file = f.file_of(name).to_path_buf();
     let untrusted = !f.commands_run_from(&file);
     let mut report =
-        |level, field: &str, message| f.report(level, &format!("{key}.{field}"), message);
+        |level, field: &str, message| f.report(level, &format!("{name}.{field}"), message);
     let mut read = Reader::new(object, &mut report);
-    let command = read.string("command").filter(|c| !c.trim().is_empty());
-    let args = read.strings("args").unwrap_or_default();
-    let vars: Vec<(String, String)> = match read.get("env") {
-        None => vec![],
-        Some(Value::Object(vars)) => vars
-            .iter()
-            .filter_map(|(name, value)| Some((name.clone(), value.as_str()?.to_string())))
-            .collect(),
-        Some(other) => {
-            let message = format!(
-                "must be an object of strings, got {}; ignored",
-                describe(other)
-            );
-            read.report(Level::Warning, "env", message);
-            vec![]
-        }
-    };
-    let timeout_ms = read.count("timeoutMs", DEFAULT_TIMEOUT.as_millis() as u64);
+    let command = read
+        .string(&key::HEADERS_COMMAND)
+        .filter(|c| !c.trim().is_empty());
+    let args = read.strings(&key::HEADERS_ARGS).unwrap_or_default();
+    let vars = read.text_map(&key::HEADERS_ENV, "; ignored");
+    let timeout_ms = read.count(&key::HEADERS_TIMEOUT_MS);
     if timeout_ms > MAX_TIMEOUT_MS {
         let message =
             format!("is at most {MAX_TIMEOUT_MS}, got {timeout_ms}; using {MAX_TIMEOUT_MS}");
-        read.report(Level::Warning, "timeoutMs", message);
+        read.report(Level::Warning, key::HEADERS_TIMEOUT_MS.name, message);
     }
     let Some(command) = command else {
         let message =
             "is missing: name the program that prints the headers; requests go without them".into();
-        read.report(Level::Error, "command", message);
+        read.report(Level::Error, key::HEADERS_COMMAND.name, message);
         return None;
     };
     Some(HeadersCommand {

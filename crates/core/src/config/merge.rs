@@ -1,6 +1,7 @@
 //! Layering config files: settings key by key, servers field by field (later files win), and
 //! where every field came from, so that a message names the file that set it.
 
+use super::fields::{self as key, Place, Transport};
 use super::imports::Renamed;
 use super::{fields, server::describe, Diagnostic, ImportKind, Imported, Level};
 use serde_json::{Map, Value};
@@ -64,10 +65,9 @@ impl MergedServer {
         self.imported.is_none()
             && self.registered.is_none()
             && self.package.is_none()
-            && self
-                .entry
-                .as_object()
-                .is_some_and(|o| !TRANSPORT_KEYS.iter().any(|k| o.contains_key(*k)))
+            && self.entry.as_object().is_some_and(|o| {
+                !fields::at(Place::Server).any(|k| k.defines && o.contains_key(k.name))
+            })
     }
 
     /// `base`, a server defined elsewhere, with this override's fields on top.
@@ -85,9 +85,6 @@ impl MergedServer {
     }
 }
 
-/// The keys that make an entry a server of its own.
-const TRANSPORT_KEYS: [&str; 4] = ["command", "url", "type", "socket"];
-
 /// The layers merged so far.
 #[derive(Default)]
 pub struct Merged {
@@ -100,19 +97,6 @@ pub struct Merged {
     /// Pi's `autoEnableCodemode`, from the last file that set it.
     pub auto_enable_codemode: Option<bool>,
 }
-
-/// Fields that belong to one transport; setting the other transport drops them.
-const STDIO_FIELDS: [&str; 5] = ["command", "args", "env", "envFile", "cwd"];
-/// Credentials bound to a URL: a layer that changes the URL drops the inherited ones. With
-/// `url`, they are the HTTP transport's fields.
-const URL_CREDENTIALS: [&str; 6] = [
-    "headers",
-    "auth",
-    "bearerToken",
-    "bearerTokenEnv",
-    "oauth",
-    "caFile",
-];
 
 /// What one file contributed.
 pub struct Layer {
@@ -132,7 +116,7 @@ impl Merged {
             diagnostics.push(Diagnostic::in_file(level, path, Some(field), message));
         };
         for key in root.keys() {
-            if let Some((level, message)) = fields::ROOT.check(key) {
+            if let Some((level, message)) = fields::check(Place::Root, key) {
                 report(level, key, message);
             }
         }
@@ -248,22 +232,23 @@ impl Merged {
             *server = MergedServer::new(name, entry.clone(), path);
             return;
         };
-        let url_changed = layer.contains_key("url") && base.get("url") != layer.get("url");
+        let url = key::URL.name;
+        let url_changed = layer.contains_key(url) && base.get(url) != layer.get(url);
         let mut drop_fields = |fields: &[&str]| {
             for field in fields {
                 base.remove(*field);
                 server.field_files.remove(*field);
             }
         };
-        if layer.contains_key("command") {
-            drop_fields(&["url"]);
-            drop_fields(&URL_CREDENTIALS);
+        let of = |transport| fields::names(Place::Server, |k| k.transport == transport);
+        if layer.contains_key(key::COMMAND.name) {
+            drop_fields(&of(Transport::Http));
         }
-        if layer.contains_key("url") {
-            drop_fields(&STDIO_FIELDS);
+        if layer.contains_key(key::URL.name) {
+            drop_fields(&of(Transport::Stdio));
         }
         if url_changed {
-            drop_fields(&URL_CREDENTIALS);
+            drop_fields(&of(Transport::Http));
         }
         for (key, value) in layer {
             base.insert(key.clone(), value.clone());

@@ -12,7 +12,7 @@ mod edit;
 mod envfile;
 pub mod expose;
 mod exposure;
-mod fields;
+pub mod fields;
 mod files;
 mod glob;
 mod headers_command;
@@ -25,6 +25,7 @@ mod names;
 mod oauth;
 mod packages;
 mod pi_rules;
+mod reader;
 mod server;
 mod settings;
 pub mod setup;
@@ -185,20 +186,26 @@ pub struct TraceSettings {
     pub max_events: u64,
 }
 
+/// `settings.trace` when it says nothing.
+pub const TRACE_DEFAULTS: TraceSettings = TraceSettings {
+    enabled: false,
+    file: None,
+    max_bytes: 256 * 1024,
+    max_events: 10_000,
+};
+
 impl Default for TraceSettings {
     fn default() -> Self {
-        TraceSettings {
-            enabled: false,
-            file: None,
-            max_bytes: 256 * 1024,
-            max_events: 10_000,
-        }
+        TRACE_DEFAULTS
     }
 }
 
 /// Whether a stdio server without `shared` is shared with the session's family when
 /// `settings.shareWithSubagents` is unset.
 pub const FAMILY_BY_DEFAULT: bool = true;
+
+/// How long a request may take unless `requestTimeoutMs` (or Pi's `timeout`) says otherwise.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long an approval dialog waits for an answer, unless `approvalTimeoutMs` says otherwise.
 pub const APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);

@@ -1,7 +1,9 @@
 //! A remote server's `oauth` object: pi-mcp-adapter's keys and Pi 1.5's, one meaning each.
 
+use super::fields::{self as key, Field, Place};
+use super::reader::{Reader, Report};
 use super::server::{describe, Fields};
-use super::{fields, interpolate::expand, ConfigValue, Level};
+use super::{fields, interpolate::expand, ConfigValue, Env, Level};
 use serde_json::{Map, Value};
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -52,149 +54,118 @@ pub enum Registration {
 
 /// Parses `oauth` (an object, or `false` handled by the caller).
 pub fn parse(f: &mut Fields, object: &Map<String, Value>, explicit: bool) -> OAuthConfig {
-    let report = |f: &mut Fields, key: &str, level: Level, message: String| {
-        f.report(level, &format!("oauth.{key}"), message)
+    let env = f.env();
+    let mut read = within(f, object);
+    read.check_keys(|k| fields::check(Place::OAuth, k));
+    let grant_type = text(&mut read, env, &key::GRANT_TYPE);
+    let client_registration = text(&mut read, env, &key::CLIENT_REGISTRATION);
+    let config = OAuthConfig {
+        explicit,
+        grant: grant(&mut read, grant_type),
+        client_id: text(&mut read, env, &key::CLIENT_ID),
+        client_secret: None,
+        client_metadata_url: text(&mut read, env, &key::CLIENT_METADATA_URL),
+        registration: registration(&mut read, client_registration),
+        client_name: text(&mut read, env, &key::CLIENT_NAME),
+        client_uri: text(&mut read, env, &key::CLIENT_URI),
+        logo_uri: text(&mut read, env, &key::LOGO_URI),
+        scope: text(&mut read, env, &key::SCOPE),
+        authorization_params: authorization_params(&mut read, env),
+        callback_port: read.port(&key::CALLBACK_PORT),
+        callback_url: text(&mut read, env, &key::CALLBACK_URL),
+        redirect_uri: text(&mut read, env, &key::REDIRECT_URI),
+        auth_server_metadata_url: text(&mut read, env, &key::AUTH_SERVER_METADATA_URL),
+        skip_issuer_metadata_validation: read.flag(&key::SKIP_ISSUER_METADATA_VALIDATION),
     };
-    for key in object.keys() {
-        if let Some((level, message)) = fields::OAUTH.check(key) {
-            report(f, key, level, message);
-        }
-    }
-    let text = |f: &mut Fields, key: &str| match object.get(key) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) if s.trim().is_empty() => None,
-        Some(Value::String(s)) => Some(expand(s, f.env()).trim().to_string()),
-        Some(other) => {
-            let got = describe(other);
-            report(
-                f,
-                key,
-                Level::Error,
-                format!("must be a string, got {got}; ignored"),
-            );
-            None
-        }
+    drop(read);
+    let config = OAuthConfig {
+        client_secret: client_secret(f, object),
+        ..config
     };
-    let grant = match text(f, "grantType").as_deref() {
+    warn_of_missing(f, &config);
+    config
+}
+
+/// A reader of `oauth`'s keys, reporting them as `oauth.<key>`.
+fn within<'f, 'o>(f: &'f mut Fields, object: &'o Map<String, Value>) -> Reader<'o, Report<'f>> {
+    let report = move |level, name: &str, message| {
+        f.report(level, &format!("{}.{name}", key::OAUTH.name), message)
+    };
+    Reader::new(object, Box::new(report))
+}
+
+/// A string with variables expanded, trimmed; `None` when empty.
+fn text(read: &mut Reader<Report>, env: &Env, field: &Field) -> Option<String> {
+    let text = read
+        .string(field)
+        .map(|s| expand(&s, env).trim().to_string());
+    text.filter(|s| !s.is_empty())
+}
+
+fn grant(read: &mut Reader<Report>, word: Option<String>) -> Grant {
+    match word.as_deref() {
         None | Some("authorization_code") => Grant::AuthorizationCode,
         Some("client_credentials") => Grant::ClientCredentials,
         Some(other) => {
-            report(
-                f,
-                "grantType",
-                Level::Warning,
-                format!("unknown value \"{other}\" (expected \"authorization_code\" or \"client_credentials\"); using \"authorization_code\""),
-            );
+            read.unknown(&key::GRANT_TYPE, other);
             Grant::AuthorizationCode
         }
-    };
-    let registration = match text(f, "clientRegistration").as_deref() {
+    }
+}
+
+fn registration(read: &mut Reader<Report>, word: Option<String>) -> Registration {
+    match word.as_deref() {
         None | Some("auto") => Registration::Auto,
         Some("dcr") => Registration::Dcr,
         Some("cimd") => Registration::Cimd,
         Some(other) => {
-            report(
-                f,
-                "clientRegistration",
-                Level::Warning,
-                format!("unknown value \"{other}\" (expected \"auto\", \"dcr\" or \"cimd\"); using \"auto\""),
-            );
+            read.unknown(&key::CLIENT_REGISTRATION, other);
             Registration::Auto
         }
-    };
-    let callback_port = match object.get("callbackPort") {
-        None | Some(Value::Null) => None,
-        Some(value) => match value.as_u64().filter(|p| (1..=65535).contains(p)) {
-            Some(port) => Some(port as u16),
-            None => {
-                let got = describe(value);
-                report(
-                    f,
-                    "callbackPort",
-                    Level::Error,
-                    format!("must be a port number (1-65535), got {got}; ignored"),
-                );
-                None
-            }
-        },
-    };
-    let authorization_params = match object.get("authorizationParams") {
-        None | Some(Value::Null) => Vec::new(),
+    }
+}
+
+/// `authorizationParams`: strings (variables expanded), numbers and booleans as their text.
+fn authorization_params(read: &mut Reader<Report>, env: &Env) -> Vec<(String, String)> {
+    let field = &key::AUTHORIZATION_PARAMS;
+    match read.get(field) {
+        None => vec![],
         Some(Value::Object(params)) => params
             .iter()
             .filter_map(|(k, v)| match v {
-                Value::String(s) => Some((k.clone(), expand(s, f.env()))),
+                Value::String(s) => Some((k.clone(), expand(s, env))),
                 Value::Number(n) => Some((k.clone(), n.to_string())),
                 Value::Bool(b) => Some((k.clone(), b.to_string())),
                 _ => None,
             })
             .collect(),
         Some(other) => {
-            let got = describe(other);
-            report(
-                f,
-                "authorizationParams",
-                Level::Error,
-                format!("must be an object of strings, got {got}; ignored"),
-            );
-            Vec::new()
+            read.wrong(field, &describe(other));
+            vec![]
         }
-    };
-    let skip_issuer_metadata_validation = match object.get("skipIssuerMetadataValidation") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(other) => {
-            let got = describe(other);
-            report(
-                f,
-                "skipIssuerMetadataValidation",
-                Level::Warning,
-                format!("must be true or false, got {got}; using false"),
-            );
-            false
-        }
-    };
-    let config = OAuthConfig {
-        explicit,
-        grant,
-        client_id: text(f, "clientId"),
-        client_secret: match object.get("clientSecret") {
-            Some(Value::String(raw)) if !raw.trim().is_empty() => {
-                Some(f.value("oauth", raw.trim()))
-            }
-            _ => text(f, "clientSecret").map(ConfigValue::text),
-        },
-        client_metadata_url: text(f, "clientMetadataUrl"),
-        registration,
-        client_name: text(f, "clientName"),
-        client_uri: text(f, "clientUri"),
-        logo_uri: text(f, "logoUri"),
-        scope: text(f, "scope"),
-        authorization_params,
-        callback_port,
-        callback_url: text(f, "callbackUrl"),
-        redirect_uri: text(f, "redirectUri"),
-        auth_server_metadata_url: text(f, "authServerMetadataUrl"),
-        skip_issuer_metadata_validation,
-    };
+    }
+}
+
+/// `clientSecret`: text, or (in our own files) a whole-value `!command` run when needed.
+fn client_secret(f: &mut Fields, object: &Map<String, Value>) -> Option<ConfigValue> {
+    let raw = within(f, object).string(&key::CLIENT_SECRET)?;
+    let raw = raw.trim();
+    (!raw.is_empty()).then(|| f.value(key::OAUTH.name, raw))
+}
+
+/// What a sign-in with this config would miss.
+fn warn_of_missing(f: &mut Fields, config: &OAuthConfig) {
     if config.grant == Grant::ClientCredentials
         && config.client_id.is_some()
         && config.client_secret.is_none()
     {
-        report(
-            f,
-            "clientSecret",
-            Level::Warning,
-            "is not set, but `grantType` \"client_credentials\" authenticates with it; add it (\"${VAR}\" or \"!command\" keep it out of the file)".into(),
-        );
+        let message = "is not set, but `grantType` \"client_credentials\" authenticates with it; add it (\"${VAR}\" or \"!command\" keep it out of the file)".into();
+        let field = format!("{}.{}", key::OAUTH.name, key::CLIENT_SECRET.name);
+        f.report(Level::Warning, &field, message);
     }
     if config.registration == Registration::Cimd && config.client_metadata_url.is_none() {
-        report(
-            f,
-            "clientRegistration",
-            Level::Warning,
-            "is \"cimd\" but `oauth.clientMetadataUrl` is not set; sign-in will fail until it names your client metadata document".into(),
-        );
+        let message = "is \"cimd\" but `oauth.clientMetadataUrl` is not set; sign-in will fail until it names your client metadata document".into();
+        let field = format!("{}.{}", key::OAUTH.name, key::CLIENT_REGISTRATION.name);
+        f.report(Level::Warning, &field, message);
     }
-    config
 }

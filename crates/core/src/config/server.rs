@@ -1,11 +1,12 @@
 //! One merged server entry checked and turned into a [`ServerConfig`]. Every problem becomes a
 //! diagnostic naming the server and the field; only a server that cannot run at all is dropped.
 
-use super::fields::{Reader, Report};
+use super::fields::{self as key, Field, Place};
 use super::headers_command;
 use super::interpolate::{expand, expand_home, expand_path, expand_reporting, references};
 use super::merge::MergedServer;
 use super::oauth::{self, OAuthConfig};
+use super::reader::{Reader, Report};
 use super::{
     envfile, exposure, fields, ClientSettings, CommandPolicy, ConfigValue, Diagnostic, DirectTools,
     Env, Exposure, HttpAuth, Level, Lifecycle, ServerConfig, Sharing, ToolExposure, Transport,
@@ -15,7 +16,7 @@ use pi_mcp_connection::bounded_read::{self, FileLimits};
 use pi_mcp_connection::pool::Protocol;
 use pi_mcp_connection::secret::Secret;
 pub use pi_mcp_connection::value_kind::describe;
-use pi_mcp_connection::value_kind::{scalar_text, value_kind};
+use pi_mcp_connection::value_kind::value_kind;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -59,8 +60,8 @@ impl<'a> Fields<'a> {
         });
     }
 
-    pub fn get(&self, field: &str) -> Option<&'a Value> {
-        self.entry.get(field).filter(|v| !v.is_null())
+    pub fn get(&self, field: &Field) -> Option<&'a Value> {
+        self.entry.get(field.name).filter(|v| !v.is_null())
     }
 
     /// The file that set `field`.
@@ -78,56 +79,40 @@ impl<'a> Fields<'a> {
         self.ctx.commands.runs_from(file)
     }
 
-    fn string(&mut self, field: &str) -> Option<String> {
-        match self.get(field)? {
-            Value::String(s) => Some(s.clone()),
-            other => {
-                let got = describe(other);
-                self.report(Level::Error, field, format!("must be a string, got {got}"));
-                None
-            }
-        }
+    /// The typed reader over this entry, reporting as this server's.
+    pub fn read(&mut self) -> Reader<'a, Report<'_>> {
+        let entry = self.entry;
+        Reader::in_server(
+            entry,
+            Box::new(move |level, key: &str, message| self.report(level, key, message)),
+        )
     }
 
-    fn flag(&mut self, field: &str, default: bool) -> bool {
-        match self.get(field) {
-            None => default,
-            Some(Value::Bool(b)) => *b,
-            Some(other) => {
-                let got = describe(other);
-                self.report(
-                    Level::Warning,
-                    field,
-                    format!("must be true or false, got {got}; using {default}"),
-                );
-                default
-            }
-        }
+    /// Runs `read` with this entry's reader.
+    pub fn with<T>(&mut self, read: impl FnOnce(&mut Reader<Report>) -> T) -> T {
+        read(&mut self.read())
     }
 
-    fn strings(&mut self, field: &str) -> Option<Vec<String>> {
-        let value = self.get(field)?;
-        let items = value
-            .as_array()
-            .and_then(|items| items.iter().map(scalar_text).collect::<Option<Vec<_>>>());
-        if items.is_none() {
-            let got = value_kind(value);
-            self.report(
-                Level::Error,
-                field,
-                format!("must be an array of strings, got {got}"),
-            );
-        }
-        items
+    fn string(&mut self, field: &Field) -> Option<String> {
+        self.read().string(field)
+    }
+
+    fn flag(&mut self, field: &Field) -> bool {
+        self.read().flag(field)
+    }
+
+    fn strings(&mut self, field: &Field) -> Option<Vec<String>> {
+        self.read().strings(field)
     }
 
     /// `env` or `headers`: text with variables expanded, or (in our own config files) a
     /// `!command` run when connecting.
-    fn values(&mut self, field: &str) -> Vec<(String, ConfigValue)> {
-        self.string_map(field)
+    fn values(&mut self, field: &Field) -> Vec<(String, ConfigValue)> {
+        let values = self.read().text_map(field, "; the variable is not set");
+        values
             .into_iter()
             .map(|(key, raw)| {
-                let value = self.value(field, &raw);
+                let value = self.value(field.name, &raw);
                 (key, value)
             })
             .collect()
@@ -150,108 +135,16 @@ impl<'a> Fields<'a> {
         self.ctx.env
     }
 
-    /// The typed reader over this entry, reporting as this server's.
-    fn read(&mut self) -> Reader<'a, Report<'_>> {
-        let entry = self.entry;
-        Reader::new(
-            entry,
-            Box::new(move |level, key: &str, message| self.report(level, key, message)),
-        )
-    }
-
-    /// An object of string values as written (numbers and booleans are taken as their text).
-    fn string_map(&mut self, field: &str) -> Vec<(String, String)> {
-        let Some(value) = self.get(field) else {
-            return vec![];
-        };
-        let Some(map) = value.as_object() else {
-            let got = value_kind(value);
-            self.report(
-                Level::Error,
-                field,
-                format!("must be an object of strings, got {got}"),
-            );
-            return vec![];
-        };
-        let mut out = Vec::with_capacity(map.len());
-        for (key, v) in map {
-            match scalar_text(v) {
-                Some(s) => out.push((key.clone(), s)),
-                None => {
-                    let got = value_kind(v);
-                    self.report(
-                        Level::Error,
-                        &format!("{field}.{key}"),
-                        format!("must be a string, got {got}; the variable is not set"),
-                    );
-                }
-            }
-        }
-        out
-    }
-
-    fn minutes(&mut self, field: &str) -> Option<f64> {
-        let value = self.get(field)?;
-        minutes(value)
-            .map_err(|message| self.report(Level::Warning, field, message))
-            .ok()
-    }
-
-    fn positive_millis(&mut self, field: &str) -> Option<u64> {
-        match self.get(field)? {
-            Value::Number(n) if n.as_f64().is_some_and(|ms| ms >= 1.0) => {
-                n.as_f64().map(|ms| ms as u64)
-            }
-            Value::Number(_) => None, // ≤ 0 means "the default", as in pi-mcp-adapter
-            other => {
-                let got = describe(other);
-                self.report(
-                    Level::Warning,
-                    field,
-                    format!("must be a number of milliseconds, got {got}; using the default"),
-                );
-                None
-            }
-        }
-    }
-
-    /// Pi's `timeout`: seconds (fractions allowed), as milliseconds.
-    fn seconds(&mut self, field: &str) -> Option<u64> {
-        match self.get(field)? {
-            Value::Number(n) if n.as_f64().is_some_and(|s| s > 0.0 && s.is_finite()) => {
-                n.as_f64().map(|s| ((s * 1000.0).round() as u64).max(1))
-            }
-            other => {
-                let got = describe(other);
-                self.report(
-                    Level::Warning,
-                    field,
-                    format!("must be a positive number of seconds, got {got}; using the default"),
-                );
-                None
-            }
-        }
-    }
-
     /// `disabled` or `enabled`: `None` when absent. Any other value than a boolean is an error,
     /// and counts as off (`off`), as Pi skips such an entry: a server the user meant to turn off
     /// must not start.
-    fn switch(&mut self, field: &str, off: bool, problems: &mut Vec<Diagnostic>) -> Option<bool> {
-        match self.get(field)? {
-            Value::Bool(b) => Some(*b),
-            other => {
-                let got = describe(other);
-                self.report(
-                    Level::Error,
-                    field,
-                    format!(
-                        "must be true or false, got {got}; the server stays off until it is fixed"
-                    ),
-                );
-                problems.append(&mut self.diagnostics);
-                Some(off)
-            }
+    fn switch(&mut self, field: &Field, off: bool, problems: &mut Vec<Diagnostic>) -> Option<bool> {
+        self.get(field)?;
+        let on = self.read().flag_set(field);
+        if on.is_none() {
+            problems.append(&mut self.diagnostics);
         }
+        Some(on.unwrap_or(off))
     }
 }
 
@@ -259,15 +152,15 @@ impl<'a> Fields<'a> {
 /// `enabled: false`. When the two keys disagree it stays off, and one warning names both.
 /// Reported into `problems`, which a disabled server's other diagnostics do not reach.
 fn switched_off(f: &mut Fields, problems: &mut Vec<Diagnostic>) -> bool {
-    let disabled = f.switch("disabled", true, problems);
-    let enabled = f.switch("enabled", false, problems);
+    let disabled = f.switch(&key::DISABLED, true, problems);
+    let enabled = f.switch(&key::ENABLED, false, problems);
     let off = disabled == Some(true) || enabled == Some(false);
     if let (Some(disabled), Some(enabled)) = (disabled, enabled) {
         if disabled == enabled {
             let message = format!(
                 "says {enabled} while `disabled` says {disabled}; either key can turn the server off, so it stays off"
             );
-            f.report(Level::Warning, "enabled", message);
+            f.report(Level::Warning, key::ENABLED.name, message);
             problems.append(&mut f.diagnostics);
         }
     }
@@ -277,14 +170,16 @@ fn switched_off(f: &mut Fields, problems: &mut Vec<Diagnostic>) -> bool {
 /// How long a request may take: Pi's `timeout` (seconds) or pi-mcp-adapter's
 /// `requestTimeoutMs`; when both are set and differ, the shorter, with a warning naming both.
 fn request_timeout(f: &mut Fields) -> Option<u64> {
-    match (f.seconds("timeout"), f.positive_millis("requestTimeoutMs")) {
+    let pi = f.read().seconds(&key::TIMEOUT);
+    let adapter = f.read().millis(&key::REQUEST_TIMEOUT_MS).flatten();
+    match (pi, adapter.map(|d| d.as_millis() as u64)) {
         (Some(pi), Some(adapter)) if pi != adapter => {
             let shorter = pi.min(adapter);
             let message = format!(
                 "({} s) and `requestTimeoutMs` ({adapter} ms) both set how long a request may take; the shorter, {shorter} ms, applies",
                 pi as f64 / 1000.0
             );
-            f.report(Level::Warning, "timeout", message);
+            f.report(Level::Warning, key::TIMEOUT.name, message);
             Some(shorter)
         }
         (pi, adapter) => pi.or(adapter),
@@ -296,38 +191,20 @@ fn request_timeout(f: &mut Fields) -> Option<u64> {
 fn tool_exposure(f: &mut Fields) -> ToolExposure {
     let mut problems = vec![];
     let parsed = exposure::parse(
-        f.get("exposure"),
-        f.get("toolExposure"),
+        f.get(&key::EXPOSURE),
+        f.get(&key::TOOL_EXPOSURE),
         f.ctx.default_exposure,
         &mut problems,
     );
     for (field, message) in problems {
         f.report(Level::Warning, &field, message);
     }
-    if f.get("exposure").is_some() && f.get("directTools").is_some() {
+    if f.get(&key::EXPOSURE).is_some() && f.get(&key::DIRECT_TOOLS).is_some() {
         let message = "is set beside `directTools`; `exposure` decides how each tool is reached, `directTools` is ignored".into();
-        f.report(Level::Warning, "exposure", message);
+        f.report(Level::Warning, key::EXPOSURE.name, message);
     }
     parsed
 }
-
-/// Keys that say how to reach a server: an entry with none of them only adjusts one.
-const REACH_KEYS: [&str; 14] = [
-    "command",
-    "url",
-    "type",
-    "socket",
-    "args",
-    "env",
-    "envFile",
-    "cwd",
-    "headers",
-    "auth",
-    "bearerToken",
-    "bearerTokenEnv",
-    "oauth",
-    "requestHeadersCommand",
-];
 
 /// Parses a server (already merged across files). `None` when it cannot be used.
 pub fn parse(
@@ -356,7 +233,9 @@ pub fn parse(
         ctx,
         diagnostics: Vec::new(),
     };
-    if server.is_override() && !entry.keys().any(|k| REACH_KEYS.contains(&k.as_str())) {
+    if server.is_override()
+        && !fields::at(Place::Server).any(|k| k.reaches && entry.contains_key(k.name))
+    {
         diagnostics.push(Diagnostic {
             level: Level::Note,
             file: Some(server.source().to_path_buf()),
@@ -368,17 +247,13 @@ pub fn parse(
         return None;
     }
     let disabled = switched_off(&mut f, diagnostics);
-    for key in entry.keys() {
-        if let Some((level, message)) = fields::SERVER.check(key) {
-            f.report(level, key, message);
-        }
-    }
+    f.read().check_keys(|k| fields::check(Place::Server, k));
     let transport = transport(&mut f);
     let sharing = transport.as_ref().map_or(Sharing::Own, |t| {
         sharing(&mut f, matches!(t, Transport::Stdio { .. }))
     });
-    let search_keywords = f.read().lists("searchKeywords");
-    let trace = f.get("trace").map(|_| f.read().flag("trace", false));
+    let search_keywords = f.with(|read| read.lists(&key::SEARCH_KEYWORDS));
+    let trace = f.get(&key::TRACE).map(|_| f.flag(&key::TRACE));
     let config = transport.map(|transport| ServerConfig {
         name: server.name.clone(),
         source: server.source().to_path_buf(),
@@ -392,26 +267,22 @@ pub fn parse(
         lifecycle: lifecycle(&mut f),
         protocol: protocol(&mut f),
         request_timeout_ms: request_timeout(&mut f),
-        idle_timeout_min: f.minutes("idleTimeout"),
+        idle_timeout_min: f.with(|read| read.minutes(&key::IDLE_TIMEOUT)),
         disabled,
-        debug: f.flag("debug", false),
-        inherit_env: f.flag("inheritEnv", true),
-        expose_resources: f.flag("exposeResources", true),
-        include_tools: f.strings("includeTools"),
-        exclude_tools: f.strings("excludeTools"),
-        tool_prefix: f
-            .string("toolPrefix")
-            .and_then(|p| tool_prefix(&p, &mut |m| f.report(Level::Warning, "toolPrefix", m))),
+        debug: f.flag(&key::DEBUG),
+        inherit_env: f.flag(&key::INHERIT_ENV),
+        expose_resources: f.flag(&key::EXPOSE_RESOURCES),
+        include_tools: f.strings(&key::INCLUDE_TOOLS),
+        exclude_tools: f.strings(&key::EXCLUDE_TOOLS),
+        tool_prefix: f.with(|read| tool_prefix(read)),
         direct_tools: direct_tools(&mut f),
-        description: f.string("description").filter(|d| !d.trim().is_empty()),
+        description: f.string(&key::DESCRIPTION).filter(|d| !d.trim().is_empty()),
         exposure: tool_exposure(&mut f),
         sharing,
         approval: ctx.approvals.of(&server.name),
         search_keywords,
         trace,
-        client: ClientSettings::parse(|key| entry.get(key), &mut |level, key, message| {
-            f.report(level, key, message)
-        }),
+        client: f.with(|read| ClientSettings::parse(read)),
     });
     // A disabled server is never started: its problems do not matter until it is enabled.
     if !disabled {
@@ -424,12 +295,14 @@ pub fn parse(
 /// `shareWithSubagents`); `false`, its own; `true`, the per-user broker.
 fn sharing(f: &mut Fields, stdio: bool) -> Sharing {
     let user = f.ctx.shared_by_default;
-    let chosen = f.get("shared").map(|_| f.flag("shared", user));
-    let mut env = f.strings("sharedEnv").unwrap_or_default();
+    let chosen = f
+        .get(&key::SHARED)
+        .map(|_| f.read().flag_set(&key::SHARED).unwrap_or(user));
+    let mut env = f.strings(&key::SHARED_ENV).unwrap_or_default();
     if !stdio {
         if chosen == Some(true) {
             let message = "applies to local (stdio) servers; a remote server is shared by its host already, so it is ignored".into();
-            f.report(Level::Note, "shared", message);
+            f.report(Level::Note, key::SHARED.name, message);
         }
         return Sharing::Own;
     }
@@ -439,11 +312,11 @@ fn sharing(f: &mut Fields, stdio: bool) -> Sharing {
         }
         if !env.is_empty() {
             let message = "applies to servers shared by every session (`shared: true`); inside a session's family every variable counts already".into();
-            f.report(Level::Note, "sharedEnv", message);
+            f.report(Level::Note, key::SHARED_ENV.name, message);
         }
         return Sharing::Family;
     }
-    for field in ["command", "args", "env", "cwd", "envFile"] {
+    for field in fields::at(Place::Server).filter(|k| k.transport == fields::Transport::Stdio) {
         if let Some(value) = f.get(field) {
             env.extend(references_in(value));
         }
@@ -465,15 +338,13 @@ fn references_in(value: &Value) -> Vec<String> {
 
 /// The transport `type` names (Claude Code, VS Code and Cursor write one); `None`: not given.
 fn declared_type(f: &mut Fields) -> Option<&'static str> {
-    match f.string("type")?.as_str() {
+    match f.string(&key::TYPE)?.as_str() {
         "stdio" | "local" => Some("stdio"),
         "http" | "streamable-http" | "streamableHttp" | "sse" | "remote" => Some("http"),
         other => {
-            f.report(
-                Level::Warning,
-                "type",
-                format!("unknown transport \"{other}\" (expected \"stdio\", \"http\" or \"sse\"); the server's `command` or `url` decides"),
-            );
+            let (expected, using) = (key::TYPE.kind.expected(), key::TYPE.default);
+            let message = format!("unknown transport \"{other}\" (expected {expected}); {using}");
+            f.report(Level::Warning, key::TYPE.name, message);
             None
         }
     }
@@ -481,19 +352,19 @@ fn declared_type(f: &mut Fields) -> Option<&'static str> {
 
 fn transport(f: &mut Fields) -> Option<Transport> {
     let declared = declared_type(f);
-    let (command, url) = (f.string("command"), f.string("url"));
-    if let Some(socket) = f.string("socket") {
+    let (command, url) = (f.string(&key::COMMAND), f.string(&key::URL));
+    if let Some(socket) = f.string(&key::SOCKET) {
         return socket_transport(f, &socket, command.is_some() || url.is_some());
     }
     match (declared, &command, &url) {
         (Some("stdio"), None, Some(_)) => f.report(
             Level::Warning,
-            "type",
+            key::TYPE.name,
             "says \"stdio\" but the server has a `url` and no `command`; it is used as a remote server".into(),
         ),
         (Some("http"), Some(_), None) => f.report(
             Level::Warning,
-            "type",
+            key::TYPE.name,
             "says the server is remote but it has a `command` and no `url`; it is started as a local program".into(),
         ),
         _ => {}
@@ -502,7 +373,7 @@ fn transport(f: &mut Fields) -> Option<Transport> {
         (Some(_), Some(_)) => {
             f.report(
                 Level::Error,
-                "command",
+                key::COMMAND.name,
                 "has both `command` and `url`; keep `command` for a local (stdio) server or `url` for a remote one".into(),
             );
             None
@@ -510,7 +381,7 @@ fn transport(f: &mut Fields) -> Option<Transport> {
         (Some(command), None) if command.trim().is_empty() => {
             f.report(
                 Level::Error,
-                "command",
+                key::COMMAND.name,
                 "is empty; set the program to run, e.g. \"npx\"".into(),
             );
             None
@@ -518,18 +389,18 @@ fn transport(f: &mut Fields) -> Option<Transport> {
         (Some(command), None) => {
             // `~/` is expanded here, after the cache hash (which takes args as written).
             let args = f
-                .strings("args")
+                .strings(&key::ARGS)
                 .unwrap_or_default()
                 .iter()
                 .map(|a| expand_home(a, f.ctx.env))
                 .collect();
             let mut env = env_file(f);
-            for (key, value) in f.values("env") {
+            for (key, value) in f.values(&key::ENV) {
                 env.retain(|(k, _)| *k != key);
                 env.push((key, value));
             }
             let cwd = f
-                .string("cwd")
+                .string(&key::CWD)
                 .map(|c| f.ctx.cwd.join(expand_path(&c, f.ctx.env)));
             Some(Transport::Stdio {
                 command: expand_home(&command, f.ctx.env),
@@ -543,7 +414,7 @@ fn transport(f: &mut Fields) -> Option<Transport> {
             if !missing.is_empty() {
                 f.report(
                     Level::Error,
-                    "url",
+                    key::URL.name,
                     format!(
                         "uses unset environment variable(s) {}; set them, or give a default as in ${{NAME:-value}}",
                         missing.join(", ")
@@ -551,12 +422,12 @@ fn transport(f: &mut Fields) -> Option<Transport> {
                 );
                 return None;
             }
-            let headers = f.values("headers");
+            let headers = f.values(&key::HEADERS);
             let has_authorization = headers
                 .iter()
                 .any(|(name, _)| name.trim().eq_ignore_ascii_case("authorization"));
             let auth = http_auth(f, has_authorization);
-            let ca_file = f.string("caFile").map(|p| expand_path(&p, f.ctx.env));
+            let ca_file = f.string(&key::CA_FILE).map(|p| expand_path(&p, f.ctx.env));
             Some(Transport::Http {
                 url: Secret::new(url),
                 headers,
@@ -566,10 +437,13 @@ fn transport(f: &mut Fields) -> Option<Transport> {
             })
         }
         (None, None) => {
-            if f.get("command").is_none() && f.get("url").is_none() && f.get("socket").is_none() {
+            if f.get(&key::COMMAND).is_none()
+                && f.get(&key::URL).is_none()
+                && f.get(&key::SOCKET).is_none()
+            {
                 f.report(
                     Level::Error,
-                    "command",
+                    key::COMMAND.name,
                     "is missing: set `command` (and `args`) for a local server, or `url` for a remote one".into(),
                 );
             }
@@ -585,12 +459,12 @@ fn socket_transport(f: &mut Fields, socket: &str, other: bool) -> Option<Transpo
         let message =
             "is set beside `command` or `url`; keep exactly one of `command`, `url` and `socket`"
                 .into();
-        f.report(Level::Error, "socket", message);
+        f.report(Level::Error, key::SOCKET.name, message);
         return None;
     }
     if socket.trim().is_empty() {
         let message = "is empty; set the path of the Unix socket the server listens on".into();
-        f.report(Level::Error, "socket", message);
+        f.report(Level::Error, key::SOCKET.name, message);
         return None;
     }
     let path = expand_path(socket, f.ctx.env);
@@ -601,11 +475,11 @@ fn socket_transport(f: &mut Fields, socket: &str, other: bool) -> Option<Transpo
 
 /// The variables of `envFile` (a dotenv file; relative to the config file that names it).
 fn env_file(f: &mut Fields) -> Vec<(String, ConfigValue)> {
-    let Some(path) = f.string("envFile") else {
+    let Some(path) = f.string(&key::ENV_FILE) else {
         return vec![];
     };
     let path = expand_path(&path, f.ctx.env);
-    let path = match f.server.file_of("envFile").parent() {
+    let path = match f.server.file_of(key::ENV_FILE.name).parent() {
         Some(dir) if path.is_relative() => dir.join(path),
         _ => path,
     };
@@ -613,7 +487,7 @@ fn env_file(f: &mut Fields) -> Vec<(String, ConfigValue)> {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) => {
             let message = format!("{} {e}; its variables are not set", path.display());
-            f.report(Level::Error, "envFile", message);
+            f.report(Level::Error, key::ENV_FILE.name, message);
             return vec![];
         }
     };
@@ -627,7 +501,7 @@ fn env_file(f: &mut Fields) -> Vec<(String, ConfigValue)> {
                 "cannot use {}: {why}; its variables are not set",
                 path.display()
             );
-            f.report(Level::Error, "envFile", message);
+            f.report(Level::Error, key::ENV_FILE.name, message);
             vec![]
         }
     }
@@ -637,13 +511,17 @@ fn env_file(f: &mut Fields) -> Vec<(String, ConfigValue)> {
 /// bearer; without credentials (a token, an `Authorization` header) or an opt-out (`auth:
 /// false`, `oauth: false`) a server may ask for OAuth.
 fn http_auth(f: &mut Fields, has_authorization: bool) -> HttpAuth {
-    let token = f.string("bearerToken").map(|t| f.value("bearerToken", &t));
-    let env_var = f.string("bearerTokenEnv").filter(|v| !v.trim().is_empty());
+    let token = f
+        .string(&key::BEARER_TOKEN)
+        .map(|t| f.value(key::BEARER_TOKEN.name, &t));
+    let env_var = f
+        .string(&key::BEARER_TOKEN_ENV)
+        .filter(|v| !v.trim().is_empty());
     let bearer = HttpAuth::Bearer {
         token: token.clone(),
         env_var: env_var.clone(),
     };
-    let oauth = |f: &mut Fields, explicit: bool| match f.get("oauth") {
+    let oauth = |f: &mut Fields, explicit: bool| match f.get(&key::OAUTH) {
         Some(Value::Object(object)) => HttpAuth::OAuth(Box::new(oauth::parse(f, object, explicit))),
         None | Some(Value::Bool(true)) => HttpAuth::OAuth(Box::new(OAuthConfig {
             explicit,
@@ -653,7 +531,7 @@ fn http_auth(f: &mut Fields, has_authorization: bool) -> HttpAuth {
             let got = describe(other);
             f.report(
                 Level::Error,
-                "oauth",
+                key::OAUTH.name,
                 format!(
                     "must be an object of OAuth settings or false, got {got}; using the defaults"
                 ),
@@ -664,8 +542,8 @@ fn http_auth(f: &mut Fields, has_authorization: bool) -> HttpAuth {
             }))
         }
     };
-    let opted_out = matches!(f.get("oauth"), Some(Value::Bool(false)));
-    match f.get("auth") {
+    let opted_out = matches!(f.get(&key::OAUTH), Some(Value::Bool(false)));
+    match f.get(&key::AUTH) {
         None if token.is_some() || env_var.is_some() => bearer,
         None if opted_out || has_authorization => HttpAuth::None,
         None => oauth(f, false),
@@ -675,7 +553,7 @@ fn http_auth(f: &mut Fields, has_authorization: bool) -> HttpAuth {
             if token.is_none() && env_var.is_none() {
                 f.report(
                     Level::Error,
-                    "auth",
+                    key::AUTH.name,
                     "is \"bearer\" but neither `bearerToken` nor `bearerTokenEnv` is set; add one (e.g. \"bearerTokenEnv\": \"MY_TOKEN\")".into(),
                 );
             }
@@ -685,7 +563,7 @@ fn http_auth(f: &mut Fields, has_authorization: bool) -> HttpAuth {
             if opted_out {
                 f.report(
                     Level::Warning,
-                    "oauth",
+                    key::OAUTH.name,
                     "is false but `auth` is \"oauth\"; OAuth is used".into(),
                 );
             }
@@ -696,7 +574,7 @@ fn http_auth(f: &mut Fields, has_authorization: bool) -> HttpAuth {
             let got = describe(other);
             f.report(
                 Level::Warning,
-                "auth",
+                key::AUTH.name,
                 format!(
                     "must be \"bearer\", \"oauth\", {{\"provider\": \"<id>\"}} or false, got {got}; sending no credentials"
                 ),
@@ -718,13 +596,13 @@ fn provider_auth(f: &mut Fields, auth: &Map<String, Value>) -> HttpAuth {
         f.report(Level::Error, "auth.provider", message);
         return HttpAuth::None;
     };
-    let file = f.server.file_of("auth").to_path_buf();
+    let file = f.server.file_of(key::AUTH.name).to_path_buf();
     if f.ctx.project_files.contains(&file) || f.server.imported.is_some() {
         let message = "a project's config cannot send a provider's credential (it would choose where your credential goes); set it in ~/.pi/agent/mcp.json. Sending no credentials".into();
-        f.report(Level::Error, "auth", message);
+        f.report(Level::Error, key::AUTH.name, message);
         return HttpAuth::None;
     }
-    let url = f.string("url").unwrap_or_default();
+    let url = f.string(&key::URL).unwrap_or_default();
     let loopback = ["http://localhost", "http://127.0.0.1", "http://[::1]"];
     let safe = url.starts_with("https://")
         || loopback
@@ -732,44 +610,32 @@ fn provider_auth(f: &mut Fields, auth: &Map<String, Value>) -> HttpAuth {
             .any(|l| url.starts_with(l) && url[l.len()..].starts_with([':', '/']));
     if !safe {
         let message = "sends a provider's credential only over https (or to localhost, 127.0.0.1, [::1]); sending no credentials".into();
-        f.report(Level::Error, "auth", message);
+        f.report(Level::Error, key::AUTH.name, message);
         return HttpAuth::None;
     }
     HttpAuth::Provider(provider.to_string())
 }
 
 fn protocol(f: &mut Fields) -> Protocol {
-    match f.string("protocolVersion").as_deref() {
+    let protocol = f.read().word(&key::PROTOCOL_VERSION, |word| match word {
         // pi-mcp-adapter's name for its default.
-        None | Some("2025-11-25" | "legacy") => Protocol::Initialize,
-        Some("2026-07-28") => Protocol::Modern,
-        Some("auto") => Protocol::Auto,
-        Some(other) => {
-            f.report(
-                Level::Warning,
-                "protocolVersion",
-                format!("unknown value \"{other}\" (expected \"2026-07-28\" or \"auto\"); using the `initialize` handshake"),
-            );
-            Protocol::Initialize
-        }
-    }
+        "2025-11-25" | "legacy" => Some(Protocol::Initialize),
+        "2026-07-28" => Some(Protocol::Modern),
+        "auto" => Some(Protocol::Auto),
+        _ => None,
+    });
+    protocol.unwrap_or(Protocol::Initialize)
 }
 
 fn lifecycle(f: &mut Fields) -> Lifecycle {
-    match f.string("lifecycle").as_deref() {
-        None | Some("lazy") => Lifecycle::Lazy,
-        Some("eager") => Lifecycle::Eager,
-        Some("keep-alive") => Lifecycle::KeepAlive,
-        Some("lazy-keep-alive") => Lifecycle::LazyKeepAlive,
-        Some(other) => {
-            f.report(
-                Level::Warning,
-                "lifecycle",
-                format!("unknown value \"{other}\" (expected \"lazy\", \"eager\", \"keep-alive\" or \"lazy-keep-alive\"); using \"lazy\""),
-            );
-            Lifecycle::Lazy
-        }
-    }
+    let lifecycle = f.read().word(&key::LIFECYCLE, |word| match word {
+        "lazy" => Some(Lifecycle::Lazy),
+        "eager" => Some(Lifecycle::Eager),
+        "keep-alive" => Some(Lifecycle::KeepAlive),
+        "lazy-keep-alive" => Some(Lifecycle::LazyKeepAlive),
+        _ => None,
+    });
+    lifecycle.unwrap_or_default()
 }
 
 /// `directTools`: `true`, `false` or a list of tool names. pi-mcp-adapter's `"search"` mode is
@@ -778,10 +644,10 @@ fn direct_tools(f: &mut Fields) -> Option<DirectTools> {
     let warn = |f: &mut Fields, got: String| {
         let message =
             format!("must be true, false or a list of tool names, got {got}; using false");
-        f.report(Level::Warning, "directTools", message);
+        f.report(Level::Warning, key::DIRECT_TOOLS.name, message);
         Some(DirectTools::None)
     };
-    match f.get("directTools")? {
+    match f.get(&key::DIRECT_TOOLS)? {
         Value::Bool(true) => Some(DirectTools::All),
         Value::Bool(false) => Some(DirectTools::None),
         Value::Array(items) => match items.iter().map(Value::as_str).collect::<Option<Vec<_>>>() {
@@ -792,39 +658,23 @@ fn direct_tools(f: &mut Fields) -> Option<DirectTools> {
         },
         Value::String(s) if s == "search" => {
             let message = "\"search\" (tools activated by search) is not supported; the tools stay behind the mcp tool".into();
-            f.report(Level::Warning, "directTools", message);
+            f.report(Level::Warning, key::DIRECT_TOOLS.name, message);
             Some(DirectTools::None)
         }
         other => warn(f, describe(other)),
     }
 }
 
-/// `idleTimeout`: minutes (fractions allowed), `0` for never.
-pub fn minutes(value: &Value) -> Result<f64, String> {
-    match value.as_f64() {
-        Some(m) if m >= 0.0 && m.is_finite() => Ok(m),
-        _ => Err(format!(
-            "must be a number of minutes (0 = never), got {}; using the default",
-            describe(value)
-        )),
-    }
-}
-
-/// `settings.toolPrefix` or a server's `toolPrefix`; an unknown value is reported and ignored.
-pub fn tool_prefix(value: &str, warn: &mut dyn FnMut(String)) -> Option<ToolPrefix> {
-    match value {
+/// `toolPrefix`, in `settings` or a server entry; an unknown value is reported and ignored.
+pub fn tool_prefix<R: FnMut(Level, &str, String)>(read: &mut Reader<R>) -> Option<ToolPrefix> {
+    read.word(&key::TOOL_PREFIX, |word| match word {
         "server" => Some(ToolPrefix::Server),
         "short" => Some(ToolPrefix::Short),
         "none" => Some(ToolPrefix::None),
         "mcp" => Some(ToolPrefix::Mcp),
         "pi" => Some(ToolPrefix::Pi),
-        other => {
-            warn(format!(
-                "unknown value \"{other}\" (expected \"server\", \"short\", \"none\", \"mcp\" or \"pi\"); using the default"
-            ));
-            None
-        }
-    }
+        _ => None,
+    })
 }
 
 #[cfg(test)]

@@ -1,12 +1,14 @@
 //! The merged `settings` object: known values checked, unknown ones reported; a bad value is a
 //! warning and the default applies.
 
-use super::fields::{self, Reader};
+use super::fields::{self as key, Place};
+use super::reader::{Reader, Report};
 use super::{
-    server, ClientSettings, Diagnostic, Exposure, Level, Settings, TraceSettings, APPROVAL_TIMEOUT,
-    STARTUP_WAIT,
+    fields, server, ClientSettings, Diagnostic, Exposure, Level, Settings, TraceSettings,
+    APPROVAL_TIMEOUT, STARTUP_WAIT, TRACE_DEFAULTS,
 };
 use crate::output_guard::{Limits, DEFAULT_LIMITS};
+use pi_mcp_connection::value_kind::describe;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -17,7 +19,7 @@ pub fn parse(
     files: &HashMap<String, PathBuf>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Settings {
-    let mut report = |level: Level, key: &str, message: String| {
+    let report = |level: Level, key: &str, message: String| {
         diagnostics.push(Diagnostic {
             level,
             file: files.get(key).cloned(),
@@ -27,200 +29,146 @@ pub fn parse(
             message,
         });
     };
-    for key in raw.keys() {
-        if let Some((level, message)) = fields::SETTINGS.check(key) {
-            report(level, key, message);
-        }
+    let mut read = Reader::new(raw, report);
+    read.check_keys(|k| fields::check(Place::Settings, k));
+    Settings {
+        tool_prefix: server::tool_prefix(&mut read).unwrap_or_default(),
+        request_timeout_ms: read
+            .millis(&key::REQUEST_TIMEOUT_MS)
+            .flatten()
+            .map(|d| d.as_millis() as u64),
+        idle_timeout_min: read.minutes(&key::IDLE_TIMEOUT),
+        direct_tools: direct_tools(&mut read),
+        output_guard: output_guard(&mut read),
+        startup_wait: startup_wait(&mut read),
+        auto_auth: read.flag(&key::AUTO_AUTH),
+        shared_servers: read.flag(&key::SHARED_SERVERS),
+        share_with_subagents: read.flag(&key::SHARE_WITH_SUBAGENTS),
+        approval_timeout: read
+            .millis(&key::APPROVAL_TIMEOUT_MS)
+            .flatten()
+            .unwrap_or(APPROVAL_TIMEOUT),
+        disable_proxy_tool: read.flag(&key::DISABLE_PROXY_TOOL),
+        warn_on_large_direct_tools: read.flag(&key::WARN_ON_LARGE_DIRECT_TOOLS),
+        trace: trace(&mut read),
+        client: ClientSettings::parse(&mut read),
+        exposure: exposure(&mut read),
+        // Read from the user's files only (see `approval`).
+        yes_inside_pi: false,
     }
-    let tool_prefix = match raw.get("toolPrefix") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(p)) => {
-            server::tool_prefix(p, &mut |m| report(Level::Warning, "toolPrefix", m))
-        }
-        Some(other) => {
-            let got = server::describe(other);
-            report(
-                Level::Warning,
-                "toolPrefix",
-                format!("must be a string, got {got}; using \"server\""),
-            );
-            None
-        }
-    };
-    let request_timeout_ms = match raw.get("requestTimeoutMs") {
-        Some(Value::Number(n)) => n.as_f64().filter(|ms| *ms >= 1.0).map(|ms| ms as u64),
-        None | Some(Value::Null) => None,
-        Some(other) => {
-            let got = server::describe(other);
-            report(
-                Level::Warning,
-                "requestTimeoutMs",
-                format!("must be a number of milliseconds, got {got}; using 60000"),
-            );
-            None
-        }
-    };
-    let idle_timeout_min = match raw.get("idleTimeout") {
-        None | Some(Value::Null) => None,
-        Some(value) => server::minutes(value)
-            .map_err(|message| report(Level::Warning, "idleTimeout", message))
-            .ok(),
-    };
-    let direct_tools = match raw.get("directTools") {
-        None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+}
+
+/// `directTools`: here only `true` or `false` (a list names one server's tools).
+fn direct_tools<R: FnMut(Level, &str, String)>(read: &mut Reader<R>) -> bool {
+    match read.get(&key::DIRECT_TOOLS) {
+        None | Some(Value::Bool(false)) => false,
         Some(Value::Bool(true)) => true,
         Some(other) => {
-            let got = server::describe(other);
-            report(
-                Level::Warning,
-                "directTools",
-                format!("must be true or false here (lists belong in a server entry), got {got}; using false"),
+            let (got, using) = (describe(other), read.using(&key::DIRECT_TOOLS));
+            let message = format!(
+                "must be true or false here (lists belong in a server entry), got {got}; {using}"
             );
+            read.report(Level::Warning, key::DIRECT_TOOLS.name, message);
             false
         }
-    };
-    let output_guard = match raw.get("outputGuard") {
-        None | Some(Value::Null) | Some(Value::Bool(true)) => Some(DEFAULT_LIMITS),
+    }
+}
+
+/// `outputGuard`: `true` (the default limits), `false`, or `{ maxBytes, maxLines }`.
+fn output_guard<R: FnMut(Level, &str, String)>(read: &mut Reader<R>) -> Option<Limits> {
+    let field = &key::OUTPUT_GUARD;
+    match read.get(field) {
+        None | Some(Value::Bool(true)) => Some(DEFAULT_LIMITS),
         Some(Value::Bool(false)) => None,
         Some(Value::Object(limits)) => {
-            if limits.contains_key("detailsMaxBytes") {
+            let mut guard = within(read, field.name, limits);
+            if guard.get(&key::DETAILS_MAX_BYTES).is_some() {
                 let message = "accepted, and not needed: pi-mcp-native keeps no raw result in a tool result's details, so there is nothing to bound".into();
-                report(Level::Note, "outputGuard.detailsMaxBytes", message);
+                guard.report(Level::Note, key::DETAILS_MAX_BYTES.name, message);
             }
-            let mut limit = |key: &str, default: usize| match limits.get(key) {
-                None | Some(Value::Null) => default,
-                Some(v) => match v.as_u64().filter(|n| *n > 0) {
-                    Some(n) => n as usize,
-                    None => {
-                        let got = server::describe(v);
-                        report(
-                            Level::Warning,
-                            &format!("outputGuard.{key}"),
-                            format!("must be a positive whole number, got {got}; using {default}"),
-                        );
-                        default
-                    }
-                },
-            };
             Some(Limits {
-                max_bytes: limit("maxBytes", DEFAULT_LIMITS.max_bytes),
-                max_lines: limit("maxLines", DEFAULT_LIMITS.max_lines),
+                max_bytes: guard.count(&key::MAX_BYTES) as usize,
+                max_lines: guard.count(&key::MAX_LINES) as usize,
             })
         }
         Some(other) => {
-            let got = server::describe(other);
-            report(
-                Level::Warning,
-                "outputGuard",
-                format!("must be true, false or {{ maxBytes, maxLines }}, got {got}; using true"),
-            );
+            read.wrong(field, &describe(other));
             Some(DEFAULT_LIMITS)
         }
-    };
-    let startup_wait = startup_wait(raw.get("startupWaitMs"), &mut report);
-    let mut read = Reader::new(raw, &mut report);
-    let auto_auth = read.flag("autoAuth", false);
-    let shared_servers = read.flag("sharedServers", false);
-    let share_with_subagents = read.flag("shareWithSubagents", super::FAMILY_BY_DEFAULT);
-    let approval_timeout = read.millis("approvalTimeoutMs", APPROVAL_TIMEOUT);
-    let disable_proxy_tool = read.flag("disableProxyTool", false);
-    let warn_on_large_direct_tools = read.flag("warnOnLargeDirectTools", true);
-    let trace = trace(&mut read);
-    let client = ClientSettings::parse(|key| raw.get(key), &mut report);
-    let exposure = raw
-        .get("exposure")
-        .filter(|v| !v.is_null())
-        .and_then(|value| {
-            Exposure::parse(value)
-                .map_err(|why| report(Level::Warning, "exposure", format!("{why}; ignored")))
-                .ok()
-        });
-    Settings {
-        exposure,
-        client,
-        auto_auth,
-        shared_servers,
-        share_with_subagents,
-        tool_prefix: tool_prefix.unwrap_or_default(),
-        request_timeout_ms,
-        idle_timeout_min,
-        direct_tools,
-        output_guard,
-        startup_wait,
-        approval_timeout,
-        // Read from the user's files only (see `approval`).
-        yes_inside_pi: false,
-        disable_proxy_tool,
-        warn_on_large_direct_tools,
-        trace,
     }
+}
+
+/// A reader of the object under `name`, reporting its keys as `name.key`.
+fn within<'o, 'r, R: FnMut(Level, &str, String)>(
+    read: &'r mut Reader<R>,
+    name: &'r str,
+    object: &'o Map<String, Value>,
+) -> Reader<'o, Report<'r>> {
+    let report =
+        move |level, key: &str, message| read.report(level, &format!("{name}.{key}"), message);
+    Reader::new(object, Box::new(report))
 }
 
 /// `trace`: `{ enabled, file, maxBytes, maxEvents }`, or `true`/`false` for `enabled` alone.
 fn trace<R: FnMut(Level, &str, String)>(read: &mut Reader<R>) -> TraceSettings {
-    let default = TraceSettings::default();
-    match read.get("trace") {
-        None => default,
+    match read.get(&key::TRACE) {
+        None => TRACE_DEFAULTS,
         Some(Value::Bool(enabled)) => TraceSettings {
             enabled: *enabled,
-            ..default
+            ..TRACE_DEFAULTS
         },
         Some(Value::Object(object)) => {
-            let mut report = |level: Level, key: &str, message: String| {
-                read.report(level, &format!("trace.{key}"), message)
-            };
-            let mut trace = Reader::new(object, &mut report);
-            for key in object.keys() {
-                if !["enabled", "file", "maxBytes", "maxEvents"].contains(&key.as_str()) {
-                    trace.report(Level::Warning, key, "unknown key; ignored".into());
-                }
-            }
+            let mut trace = within(read, key::TRACE.name, object);
+            trace.check_keys(|k| {
+                let known = fields::at(Place::Trace).any(|f| f.name == k);
+                (!known).then(|| (Level::Warning, "unknown key; ignored".into()))
+            });
             TraceSettings {
-                enabled: trace.flag("enabled", false),
-                file: trace.string("file").map(PathBuf::from),
-                max_bytes: trace.count("maxBytes", default.max_bytes),
-                max_events: trace.count("maxEvents", default.max_events),
+                enabled: trace.flag(&key::TRACE_ENABLED),
+                file: trace.string(&key::TRACE_FILE).map(PathBuf::from),
+                max_bytes: trace.count(&key::TRACE_MAX_BYTES),
+                max_events: trace.count(&key::TRACE_MAX_EVENTS),
             }
         }
         Some(other) => {
-            let got = server::describe(other);
+            let got = describe(other);
             let message = format!("must be true, false or {{ enabled, file, maxBytes, maxEvents }}, got {got}; nothing is traced");
-            read.report(Level::Warning, "trace", message);
-            default
+            read.report(Level::Warning, key::TRACE.name, message);
+            TRACE_DEFAULTS
         }
     }
 }
 
+/// `exposure`: the default of servers that say nothing.
+fn exposure<R: FnMut(Level, &str, String)>(read: &mut Reader<R>) -> Option<Exposure> {
+    let value = read.get(&key::EXPOSURE)?;
+    Exposure::parse(value)
+        .map_err(|why| {
+            read.report(
+                Level::Warning,
+                key::EXPOSURE.name,
+                format!("{why}; ignored"),
+            )
+        })
+        .ok()
+}
+
 /// `startupWaitMs`: milliseconds, `0` for no wait, at most [`STARTUP_WAIT`] (Pi's rule).
-fn startup_wait(value: Option<&Value>, report: &mut impl FnMut(Level, &str, String)) -> Duration {
-    let most = STARTUP_WAIT.as_millis();
-    let ms = match value {
-        None | Some(Value::Null) => return STARTUP_WAIT,
-        Some(Value::Number(n)) => n.as_f64().filter(|ms| *ms >= 0.0),
-        Some(_) => None,
+fn startup_wait<R: FnMut(Level, &str, String)>(read: &mut Reader<R>) -> Duration {
+    let (field, most) = (&key::STARTUP_WAIT_MS, STARTUP_WAIT.as_millis());
+    let Some(value) = read.get(field) else {
+        return STARTUP_WAIT;
     };
-    match ms {
-        Some(ms) if ms <= most as f64 => Duration::from_millis(ms as u64),
+    let message = match value.as_f64().filter(|ms| value.is_number() && *ms >= 0.0) {
+        Some(ms) if ms <= most as f64 => return Duration::from_millis(ms as u64),
         Some(ms) => {
-            report(
-                Level::Warning,
-                "startupWaitMs",
-                format!(
-                    "the first request waits at most {most} ms (Pi's rule), not {ms}; using {most}"
-                ),
-            );
-            STARTUP_WAIT
+            format!("the first request waits at most {most} ms (Pi's rule), not {ms}; using {most}")
         }
-        None => {
-            let got = value.map_or_else(String::new, server::describe);
-            report(
-                Level::Warning,
-                "startupWaitMs",
-                format!(
-                    "must be a number of milliseconds from 0 to {most}, got {got}; using {most}"
-                ),
-            );
-            STARTUP_WAIT
-        }
-    }
+        None => format!(
+            "must be a number of milliseconds from 0 to {most}, got {}; using {most}",
+            describe(value)
+        ),
+    };
+    read.report(Level::Warning, field.name, message);
+    STARTUP_WAIT
 }

@@ -349,7 +349,7 @@ fn blank_and_wrongly_shaped_files() {
         [
             "error: ~/project/.mcp.json: must hold a JSON object like {\"mcpServers\": {...}}, got an array; its servers are not loaded",
             "error: ~/project/.pi/mcp.json:1: `mcpServers`: must be an object of servers by name, like {\"github\": {\"command\": \"npx\", ...}}, got an array",
-            "warning: ~/project/.pi/mcp.json:1: `settings.toolPrefix`: unknown value \"weird\" (expected \"server\", \"short\", \"none\", \"mcp\" or \"pi\"); using the default",
+            "warning: ~/project/.pi/mcp.json:1: `settings.toolPrefix`: unknown value \"weird\" (expected \"server\", \"short\", \"none\", \"mcp\" or \"pi\"); using \"server\"",
         ]
     );
     assert_eq!(config.settings.tool_prefix, ToolPrefix::Server);

@@ -119,7 +119,7 @@ impl<'a, R: FnMut(Level, &str, String)> Reader<'a, R> {
         let ms = value.as_f64().filter(|_| value.is_number());
         match (ms, field.kind) {
             (Some(ms), _) if ms >= 1.0 => Some(Some(Duration::from_millis(ms as u64))),
-            (Some(ms), Kind::MillisOrOff) if ms == 0.0 => Some(None),
+            (Some(0.0), Kind::MillisOrOff) => Some(None),
             (Some(_), Kind::Millis) => None,
             _ => {
                 self.wrong(field, &describe(value));

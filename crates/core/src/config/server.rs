@@ -88,11 +88,6 @@ impl<'a> Fields<'a> {
         )
     }
 
-    /// Runs `read` with this entry's reader.
-    pub fn with<T>(&mut self, read: impl FnOnce(&mut Reader<Report>) -> T) -> T {
-        read(&mut self.read())
-    }
-
     fn string(&mut self, field: &Field) -> Option<String> {
         self.read().string(field)
     }
@@ -252,9 +247,40 @@ pub fn parse(
     let sharing = transport.as_ref().map_or(Sharing::Own, |t| {
         sharing(&mut f, matches!(t, Transport::Stdio { .. }))
     });
-    let search_keywords = f.with(|read| read.lists(&key::SEARCH_KEYWORDS));
+    let search_keywords = f.read().lists(&key::SEARCH_KEYWORDS);
     let trace = f.get(&key::TRACE).map(|_| f.flag(&key::TRACE));
     let config = transport.map(|transport| ServerConfig {
+        disabled,
+        sharing,
+        search_keywords,
+        trace,
+        ..settings(&mut f, transport)
+    });
+    // A disabled server is never started: its problems do not matter until it is enabled.
+    if !disabled {
+        diagnostics.append(&mut f.diagnostics);
+    }
+    config
+}
+
+/// The server with `transport` and the entry's other fields, read in the order they are
+/// reported; its switch, sharing, keywords and trace are the caller's.
+fn settings(f: &mut Fields, transport: Transport) -> ServerConfig {
+    let server = f.server;
+    let lifecycle = lifecycle(f);
+    let protocol = protocol(f);
+    let request_timeout_ms = request_timeout(f);
+    let idle_timeout_min = f.read().minutes(&key::IDLE_TIMEOUT);
+    let debug = f.flag(&key::DEBUG);
+    let inherit_env = f.flag(&key::INHERIT_ENV);
+    let expose_resources = f.flag(&key::EXPOSE_RESOURCES);
+    let include_tools = f.strings(&key::INCLUDE_TOOLS);
+    let exclude_tools = f.strings(&key::EXCLUDE_TOOLS);
+    let tool_prefix = tool_prefix(&mut f.read());
+    let direct_tools = direct_tools(f);
+    let description = f.string(&key::DESCRIPTION).filter(|d| !d.trim().is_empty());
+    let exposure = tool_exposure(f);
+    ServerConfig {
         name: server.name.clone(),
         source: server.source().to_path_buf(),
         files: server.files.clone(),
@@ -262,33 +288,28 @@ pub fn parse(
         imported: server.imported.clone(),
         registered: server.registered.clone(),
         package: server.package.clone(),
-        entry: value.clone(),
+        entry: server.entry.clone(),
         transport,
-        lifecycle: lifecycle(&mut f),
-        protocol: protocol(&mut f),
-        request_timeout_ms: request_timeout(&mut f),
-        idle_timeout_min: f.with(|read| read.minutes(&key::IDLE_TIMEOUT)),
-        disabled,
-        debug: f.flag(&key::DEBUG),
-        inherit_env: f.flag(&key::INHERIT_ENV),
-        expose_resources: f.flag(&key::EXPOSE_RESOURCES),
-        include_tools: f.strings(&key::INCLUDE_TOOLS),
-        exclude_tools: f.strings(&key::EXCLUDE_TOOLS),
-        tool_prefix: f.with(|read| tool_prefix(read)),
-        direct_tools: direct_tools(&mut f),
-        description: f.string(&key::DESCRIPTION).filter(|d| !d.trim().is_empty()),
-        exposure: tool_exposure(&mut f),
-        sharing,
-        approval: ctx.approvals.of(&server.name),
-        search_keywords,
-        trace,
-        client: f.with(|read| ClientSettings::parse(read)),
-    });
-    // A disabled server is never started: its problems do not matter until it is enabled.
-    if !disabled {
-        diagnostics.append(&mut f.diagnostics);
+        lifecycle,
+        protocol,
+        request_timeout_ms,
+        idle_timeout_min,
+        disabled: false,
+        debug,
+        inherit_env,
+        expose_resources,
+        include_tools,
+        exclude_tools,
+        tool_prefix,
+        direct_tools,
+        description,
+        exposure,
+        sharing: Sharing::Own,
+        approval: f.ctx.approvals.of(&server.name),
+        search_keywords: vec![],
+        trace: None,
+        client: ClientSettings::parse(&mut f.read()),
     }
-    config
 }
 
 /// `shared` and `sharedEnv`, for a stdio server: unset, the settings say (`sharedServers`, then

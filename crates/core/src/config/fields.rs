@@ -275,10 +275,10 @@ mod table {
 use super::*;
 
 // Each key, as a constant for the code that reads it.
-pub const MCP_SERVERS: Field = key("mcpServers", Place::Root, Kind::Shaped("an object of servers by name, like {\"github\": {\"command\": \"npx\", ...}}"), "the servers, by name");
-pub const MCP_SERVERS_ALIAS: Field = key("mcp-servers", Place::Root, MCP_SERVERS.kind, "another name of `mcpServers`");
-pub const IMPORTS: Field = key("imports", Place::Root, Kind::Shaped("an array of tool names like [\"cursor\", \"claude-code\"]"), "other tools' configs whose servers are read too");
-pub const SETTINGS: Field = key("settings", Place::Root, Kind::Shaped("an object"), "settings for every server");
+pub const MCP_SERVERS: Field = key("mcpServers", Place::Root, Kind::Shaped("an object of servers by name, like {\"github\": {\"command\": \"npx\", ...}}"), "the servers, by name").error();
+pub const MCP_SERVERS_ALIAS: Field = Field { name: "mcp-servers", doc: "another name of `mcpServers`", ..MCP_SERVERS };
+pub const IMPORTS: Field = key("imports", Place::Root, Kind::Shaped("an array of tool names like [\"cursor\", \"claude-code\"]"), "other tools' configs whose servers are read too").error().or(Using::Says("nothing is imported from this file"));
+pub const SETTINGS: Field = key("settings", Place::Root, Kind::Shaped("an object"), "settings for every server").error().or(Using::Says("its settings are not used"));
 pub const AUTO_ENABLE_CODEMODE: Field = key("autoEnableCodemode", Place::Root, Kind::Flag, "Pi's: activate the tools `codemode` scripts reach").or(Using::Ignored);
 pub const SCHEMA: Field = key("$schema", Place::Root, Kind::Text, "the file's JSON schema, for editors");
 

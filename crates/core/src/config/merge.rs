@@ -3,6 +3,7 @@
 
 use super::fields::{self as key, Place, Transport};
 use super::imports::Renamed;
+use super::reader::Reader;
 use super::{fields, server::describe, Diagnostic, ImportKind, Imported, Level};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -120,38 +121,13 @@ impl Merged {
                 report(level, key, message);
             }
         }
-        match root.get("settings") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(settings)) => {
-                for (key, value) in settings {
-                    self.settings.insert(key.clone(), value.clone());
-                    self.setting_files.insert(key.clone(), path.to_path_buf());
-                }
-            }
-            Some(other) => report(
-                Level::Error,
-                "settings",
-                format!(
-                    "must be an object, got {}; its settings are not used",
-                    describe(other)
-                ),
-            ),
-        }
-        match root.get("autoEnableCodemode") {
-            None | Some(Value::Null) => {}
-            Some(Value::Bool(on)) => self.auto_enable_codemode = Some(*on),
-            Some(other) => report(
-                Level::Warning,
-                "autoEnableCodemode",
-                format!("must be true or false, got {}; ignored", describe(other)),
-            ),
-        }
-        self.add_imports(path, root.get("imports"), &mut report);
-        let key = if root.contains_key("mcpServers") {
-            "mcpServers"
-        } else {
-            "mcp-servers"
+        self.add_settings(path, root, &mut report);
+        self.add_imports(path, root, &mut report);
+        let field = match root.contains_key(key::MCP_SERVERS.name) {
+            true => &key::MCP_SERVERS,
+            false => &key::MCP_SERVERS_ALIAS,
         };
+        let key = field.name;
         let mut layer = Layer {
             servers_key: None,
             servers: vec![],
@@ -165,34 +141,48 @@ impl Merged {
                     layer.servers.push(name.clone());
                 }
             }
-            Some(other) => report(
-                Level::Error,
-                key,
-                format!(
-                    "must be an object of servers by name, like {{\"github\": {{\"command\": \"npx\", ...}}}}, got {}",
-                    describe(other)
-                ),
-            ),
+            Some(other) => {
+                let message = format!("must be {}, got {}", field.kind.expected(), describe(other));
+                report(field.severity, key, message)
+            }
         }
         layer
+    }
+
+    /// `settings`, key by key, and Pi's `autoEnableCodemode`: a later file wins.
+    fn add_settings(
+        &mut self,
+        path: &Path,
+        root: &Map<String, Value>,
+        report: &mut impl FnMut(Level, &str, String),
+    ) {
+        let mut read = Reader::new(root, report);
+        match read.get(&key::SETTINGS) {
+            None => {}
+            Some(Value::Object(settings)) => {
+                for (key, value) in settings {
+                    self.settings.insert(key.clone(), value.clone());
+                    self.setting_files.insert(key.clone(), path.to_path_buf());
+                }
+            }
+            Some(other) => read.wrong(&key::SETTINGS, &describe(other)),
+        }
+        if let Some(on) = read.flag_set(&key::AUTO_ENABLE_CODEMODE) {
+            self.auto_enable_codemode = Some(on);
+        }
     }
 
     fn add_imports(
         &mut self,
         path: &Path,
-        imports: Option<&Value>,
+        root: &Map<String, Value>,
         report: &mut impl FnMut(Level, &str, String),
     ) {
-        let kinds = match imports {
-            None | Some(Value::Null) => return,
+        let mut read = Reader::new(root, report);
+        let kinds = match read.get(&key::IMPORTS) {
+            None => return,
             Some(Value::Array(kinds)) => kinds,
-            Some(other) => {
-                let message = format!(
-                    "must be an array of tool names like [\"cursor\", \"claude-code\"], got {}; nothing is imported from this file",
-                    describe(other)
-                );
-                return report(Level::Error, "imports", message);
-            }
+            Some(other) => return read.wrong(&key::IMPORTS, &describe(other)),
         };
         for kind in kinds {
             let parsed = kind.as_str().and_then(ImportKind::parse);
@@ -213,7 +203,7 @@ impl Merged {
                         "unknown tool {what}; {hint}expected one of {}; it is skipped",
                         names.map(|n| format!("\"{n}\"")).join(", ")
                     );
-                    report(Level::Warning, "imports", message);
+                    read.report(Level::Warning, key::IMPORTS.name, message);
                 }
             }
         }

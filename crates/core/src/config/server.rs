@@ -390,87 +390,69 @@ fn transport(f: &mut Fields) -> Option<Transport> {
         ),
         _ => {}
     }
-    match (command, url) {
-        (Some(_), Some(_)) => {
-            f.report(
-                Level::Error,
-                key::COMMAND.name,
-                "has both `command` and `url`; keep `command` for a local (stdio) server or `url` for a remote one".into(),
-            );
-            None
-        }
-        (Some(command), None) if command.trim().is_empty() => {
-            f.report(
-                Level::Error,
-                key::COMMAND.name,
-                "is empty; set the program to run, e.g. \"npx\"".into(),
-            );
-            None
-        }
-        (Some(command), None) => {
-            // `~/` is expanded here, after the cache hash (which takes args as written).
-            let args = f
-                .strings(&key::ARGS)
-                .unwrap_or_default()
-                .iter()
-                .map(|a| expand_home(a, f.ctx.env))
-                .collect();
-            let mut env = env_file(f);
-            for (key, value) in f.values(&key::ENV) {
-                env.retain(|(k, _)| *k != key);
-                env.push((key, value));
-            }
-            let cwd = f
-                .string(&key::CWD)
-                .map(|c| f.ctx.cwd.join(expand_path(&c, f.ctx.env)));
-            Some(Transport::Stdio {
-                command: expand_home(&command, f.ctx.env),
-                args,
-                env,
-                cwd,
-            })
-        }
-        (None, Some(url)) => {
-            let (url, missing) = expand_reporting(&url, f.ctx.env);
-            if !missing.is_empty() {
-                f.report(
-                    Level::Error,
-                    key::URL.name,
-                    format!(
-                        "uses unset environment variable(s) {}; set them, or give a default as in ${{NAME:-value}}",
-                        missing.join(", ")
-                    ),
-                );
-                return None;
-            }
-            let headers = f.values(&key::HEADERS);
-            let has_authorization = headers
-                .iter()
-                .any(|(name, _)| name.trim().eq_ignore_ascii_case("authorization"));
-            let auth = http_auth(f, has_authorization);
-            let ca_file = f.string(&key::CA_FILE).map(|p| expand_path(&p, f.ctx.env));
-            Some(Transport::Http {
-                url: Secret::new(url),
-                headers,
-                auth,
-                ca_file,
-                request_headers: headers_command::parse(f),
-            })
-        }
-        (None, None) => {
-            if f.get(&key::COMMAND).is_none()
-                && f.get(&key::URL).is_none()
-                && f.get(&key::SOCKET).is_none()
-            {
-                f.report(
-                    Level::Error,
-                    key::COMMAND.name,
-                    "is missing: set `command` (and `args`) for a local server, or `url` for a remote one".into(),
-                );
-            }
-            None
-        }
+    let problem = match (command, url) {
+        (Some(command), None) => return stdio_transport(f, &command),
+        (None, Some(url)) => return http_transport(f, &url),
+        (Some(_), Some(_)) => "has both `command` and `url`; keep `command` for a local (stdio) server or `url` for a remote one",
+        (None, None) if f.get(&key::COMMAND).or(f.get(&key::URL)).or(f.get(&key::SOCKET)).is_some() => return None,
+        (None, None) => "is missing: set `command` (and `args`) for a local server, or `url` for a remote one",
+    };
+    f.report(Level::Error, key::COMMAND.name, problem.into());
+    None
+}
+
+fn stdio_transport(f: &mut Fields, command: &str) -> Option<Transport> {
+    if command.trim().is_empty() {
+        let message = "is empty; set the program to run, e.g. \"npx\"".into();
+        f.report(Level::Error, key::COMMAND.name, message);
+        return None;
     }
+    // `~/` is expanded here, after the cache hash (which takes args as written).
+    let args = f
+        .strings(&key::ARGS)
+        .unwrap_or_default()
+        .iter()
+        .map(|a| expand_home(a, f.ctx.env))
+        .collect();
+    let mut env = env_file(f);
+    for (key, value) in f.values(&key::ENV) {
+        env.retain(|(k, _)| *k != key);
+        env.push((key, value));
+    }
+    let cwd = f
+        .string(&key::CWD)
+        .map(|c| f.ctx.cwd.join(expand_path(&c, f.ctx.env)));
+    Some(Transport::Stdio {
+        command: expand_home(command, f.ctx.env),
+        args,
+        env,
+        cwd,
+    })
+}
+
+fn http_transport(f: &mut Fields, url: &str) -> Option<Transport> {
+    let (url, missing) = expand_reporting(url, f.ctx.env);
+    if !missing.is_empty() {
+        let message = format!(
+            "uses unset environment variable(s) {}; set them, or give a default as in ${{NAME:-value}}",
+            missing.join(", ")
+        );
+        f.report(Level::Error, key::URL.name, message);
+        return None;
+    }
+    let headers = f.values(&key::HEADERS);
+    let has_authorization = headers
+        .iter()
+        .any(|(name, _)| name.trim().eq_ignore_ascii_case("authorization"));
+    let auth = http_auth(f, has_authorization);
+    let ca_file = f.string(&key::CA_FILE).map(|p| expand_path(&p, f.ctx.env));
+    Some(Transport::Http {
+        url: Secret::new(url),
+        headers,
+        auth,
+        ca_file,
+        request_headers: headers_command::parse(f),
+    })
 }
 
 /// `socket`: a server already listening on a Unix socket (an rmcp-mux endpoint, say), reached
@@ -542,27 +524,6 @@ fn http_auth(f: &mut Fields, has_authorization: bool) -> HttpAuth {
         token: token.clone(),
         env_var: env_var.clone(),
     };
-    let oauth = |f: &mut Fields, explicit: bool| match f.get(&key::OAUTH) {
-        Some(Value::Object(object)) => HttpAuth::OAuth(Box::new(oauth::parse(f, object, explicit))),
-        None | Some(Value::Bool(true)) => HttpAuth::OAuth(Box::new(OAuthConfig {
-            explicit,
-            ..OAuthConfig::default()
-        })),
-        Some(other) => {
-            let got = describe(other);
-            f.report(
-                Level::Error,
-                key::OAUTH.name,
-                format!(
-                    "must be an object of OAuth settings or false, got {got}; using the defaults"
-                ),
-            );
-            HttpAuth::OAuth(Box::new(OAuthConfig {
-                explicit,
-                ..OAuthConfig::default()
-            }))
-        }
-    };
     let opted_out = matches!(f.get(&key::OAUTH), Some(Value::Bool(false)));
     match f.get(&key::AUTH) {
         None if token.is_some() || env_var.is_some() => bearer,
@@ -603,6 +564,19 @@ fn http_auth(f: &mut Fields, has_authorization: bool) -> HttpAuth {
             HttpAuth::None
         }
     }
+}
+
+/// OAuth, with `oauth`'s settings when it is an object.
+fn oauth(f: &mut Fields, explicit: bool) -> HttpAuth {
+    let config = match f.get(&key::OAUTH) {
+        Some(Value::Object(object)) => oauth::parse(f, object, explicit),
+        None | Some(Value::Bool(true)) => OAuthConfig::default(),
+        Some(other) => {
+            f.read().wrong(&key::OAUTH, &describe(other));
+            OAuthConfig::default()
+        }
+    };
+    HttpAuth::OAuth(Box::new(OAuthConfig { explicit, ..config }))
 }
 
 /// Pi's `auth: {"provider": "<id>"}`. As in Pi, only the user's own files may send a provider's

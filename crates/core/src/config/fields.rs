@@ -449,6 +449,9 @@ pub fn check(place: Place, key: &str) -> Option<(Level, String)> {
         Some(_) => return None,
         None => {}
     }
+    if let Some(home) = home_of(place, key) {
+        return Some((Level::Note, home));
+    }
     let known = names(place, |f| !matches!(f.kind, Kind::Unused(_)));
     match closest(key, &known) {
         Some(known) => Some((
@@ -457,6 +460,23 @@ pub fn check(place: Place, key: &str) -> Option<(Level, String)> {
         )),
         None => Some((Level::Note, "unknown key; ignored".into())),
     }
+}
+
+/// Where `key`, read elsewhere, belongs, when it is not read at `place`.
+fn home_of(place: Place, key: &str) -> Option<String> {
+    let homes = [Place::Root, Place::Settings, Place::Server, Place::OAuth];
+    let field = ALL.iter().find(|f| {
+        f.name == key
+            && !matches!(f.kind, Kind::Unused(_))
+            && homes.iter().any(|h| f.place.holds(*h))
+    })?;
+    let home = match field.place {
+        Place::Root => "a key of the file, beside `mcpServers`",
+        Place::Settings => "a setting: it belongs in `settings`",
+        Place::OAuth => "an OAuth setting: it belongs in a server's `oauth`",
+        _ => "a server's key: it belongs in a server entry",
+    };
+    Some(format!("not read here; {home} ({}); ignored", field.doc))
 }
 
 /// The candidate `word` is most likely a misspelling of, if any is close enough.

@@ -27,6 +27,17 @@ fn known_adapter_only_misspelt_and_unknown_keys() {
         check(Place::Settings, "exposeResources").unwrap().0,
         Level::Note
     );
+    assert_eq!(
+        check(Place::Settings, "includeTools").unwrap(),
+        (Level::Note, "not read here; a server's key: it belongs in a server entry (only these tools); ignored".to_string())
+    );
+    let (level, message) = server("autoAuth").unwrap();
+    assert_eq!(level, Level::Note);
+    assert!(
+        message.starts_with("not read here; a setting: it belongs in `settings` (sign in"),
+        "{message}"
+    );
+    assert!(server("scope").unwrap().1.contains("a server's `oauth`"));
     assert_eq!(closest("cursr", &["cursor", "codex"]), Some("cursor"));
     assert_eq!(closest("zed", &["cursor", "codex"]), None);
 }

@@ -6,13 +6,20 @@
 //! entry leaves out a field the user's sets, or sets one an override may not.
 //! Also: whether Pi's built-in MCP support is still on, so that Pi warns at every start.
 
+use super::fields as key;
 use super::jsonc;
 use pi_mcp_connection::bounded_read;
 use serde_json::{Map, Value};
 use std::path::Path;
 
 /// The keys a Pi project override may set.
-const OVERRIDE_KEYS: [&str; 3] = ["enabled", "exposure", "toolExposure"];
+const OVERRIDE_KEYS: [&str; 3] = [
+    key::ENABLED.name,
+    key::EXPOSURE.name,
+    key::TOOL_EXPOSURE.name,
+];
+/// The keys that make a Pi project entry a server of its own (Pi has no `socket`).
+const PI_TRANSPORT_KEYS: [&str; 3] = [key::COMMAND.name, key::URL.name, key::TYPE.name];
 
 /// A server the two rules read differently.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,9 +50,7 @@ pub fn merge_differences(
         };
         let mut ours = base.clone();
         ours.extend(over.clone());
-        let is_override = !["command", "url", "type"]
-            .iter()
-            .any(|k| over.contains_key(*k));
+        let is_override = !PI_TRANSPORT_KEYS.iter().any(|k| over.contains_key(*k));
         if is_override {
             let extra: Vec<String> = over
                 .keys()

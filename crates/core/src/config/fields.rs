@@ -449,7 +449,7 @@ pub fn check(place: Place, key: &str) -> Option<(Level, String)> {
         Some(_) => return None,
         None => {}
     }
-    if let Some(home) = home_of(place, key) {
+    if let Some(home) = home_of(key) {
         return Some((Level::Note, home));
     }
     let known = names(place, |f| !matches!(f.kind, Kind::Unused(_)));
@@ -462,8 +462,8 @@ pub fn check(place: Place, key: &str) -> Option<(Level, String)> {
     }
 }
 
-/// Where `key`, read elsewhere, belongs, when it is not read at `place`.
-fn home_of(place: Place, key: &str) -> Option<String> {
+/// Where `key`, not read where it is written, belongs.
+fn home_of(key: &str) -> Option<String> {
     let homes = [Place::Root, Place::Settings, Place::Server, Place::OAuth];
     let field = ALL.iter().find(|f| {
         f.name == key

@@ -3,6 +3,7 @@
 //! through `imports` and servers other extensions register may only add to it, never take it
 //! away: a repository must not turn off the question its own tools would be asked.
 
+use super::fields as key;
 use super::glob::matches;
 use super::server::describe;
 use super::{Diagnostic, Level};
@@ -98,24 +99,24 @@ impl Votes {
         root: &Map<String, Value>,
         diagnostics: &mut Vec<Diagnostic>,
     ) {
-        let settings = root.get("settings").and_then(Value::as_object);
-        if let Some(value) = settings.and_then(|s| s.get("approveTools")) {
+        let settings = root.get(key::SETTINGS.name).and_then(Value::as_object);
+        if let Some(value) = settings.and_then(|s| s.get(key::APPROVE_TOOLS.name)) {
             let vote = vote(value, path, None, user, diagnostics);
             match user {
                 true => self.user_settings = Some(vote),
                 false => self.other_settings.push(vote),
             }
         }
-        if let Some(value) = settings.and_then(|s| s.get("allowYesInsidePi")) {
+        if let Some(value) = settings.and_then(|s| s.get(key::ALLOW_YES_INSIDE_PI.name)) {
             self.yes_inside_pi(value, path, user, diagnostics);
         }
-        let servers = ["mcpServers", "mcp-servers"]
+        let servers = [key::MCP_SERVERS.name, key::MCP_SERVERS_ALIAS.name]
             .iter()
             .find_map(|key| root.get(*key).and_then(Value::as_object));
         for (name, entry) in servers.into_iter().flatten() {
             match user {
                 true => {
-                    if let Some(value) = entry.get("approveTools") {
+                    if let Some(value) = entry.get(key::APPROVE_TOOLS.name) {
                         let vote = vote(value, path, Some(name), true, diagnostics);
                         self.user_servers.insert(name.clone(), vote);
                     }
@@ -134,7 +135,7 @@ impl Votes {
         entry: &Value,
         diagnostics: &mut Vec<Diagnostic>,
     ) {
-        if let Some(value) = entry.get("approveTools") {
+        if let Some(value) = entry.get(key::APPROVE_TOOLS.name) {
             let vote = vote(value, path, Some(name), false, diagnostics);
             self.other_servers
                 .entry(name.to_string())
@@ -164,7 +165,7 @@ impl Votes {
                 Level::Warning,
                 path,
                 field,
-                format!("must be true or false, got {}; using false", describe(other)),
+                format!("must be true or false, got {}; {}", describe(other), key::ALLOW_YES_INSIDE_PI.default),
             )),
         }
     }
@@ -190,6 +191,30 @@ impl Votes {
     }
 }
 
+/// What an `approveTools` value asks for; `None` for a value of another kind.
+fn wanted(value: &Value) -> Option<Approval> {
+    let approval = match value {
+        Value::Null | Value::Bool(false) => Approval::default(),
+        Value::Bool(true) => Approval {
+            all: true,
+            ..Approval::default()
+        },
+        Value::String(s) if s == "destructive" => Approval {
+            destructive: true,
+            ..Approval::default()
+        },
+        Value::Array(items) => Approval {
+            patterns: items
+                .iter()
+                .map(|item| item.as_str().map(str::to_string))
+                .collect::<Option<Vec<String>>>()?,
+            ..Approval::default()
+        },
+        _ => return None,
+    };
+    Some(approval)
+}
+
 /// One `approveTools` value of `path` (a server's when `server` is given, else the setting's).
 fn vote(
     value: &Value,
@@ -199,7 +224,7 @@ fn vote(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Approval {
     let key = match server {
-        Some(_) => "approveTools",
+        Some(_) => key::APPROVE_TOOLS.name,
         None => "settings.approveTools",
     };
     let mut report = |level: Level, message: String| {
@@ -212,44 +237,20 @@ fn vote(
             message,
         });
     };
-    let patterns = value.as_array().map(|items| {
-        items
-            .iter()
-            .map(|item| item.as_str().map(str::to_string))
-            .collect::<Option<Vec<String>>>()
-    });
-    let mut approval = match (value, patterns) {
-        (Value::Null | Value::Bool(false), _) => Approval::default(),
-        (Value::Bool(true), _) => Approval {
+    let mut approval = wanted(value).unwrap_or_else(|| {
+        let whose = match server {
+            Some(_) => "every tool of the server asks",
+            None => "every tool asks",
+        };
+        let expected = key::APPROVE_TOOLS.kind.expected();
+        let got = describe(value);
+        let message = format!("must be {expected}, got {got}; {whose} until it is fixed");
+        report(Level::Error, message);
+        Approval {
             all: true,
             ..Approval::default()
-        },
-        (Value::String(s), _) if s == "destructive" => Approval {
-            destructive: true,
-            ..Approval::default()
-        },
-        (_, Some(Some(patterns))) => Approval {
-            patterns,
-            ..Approval::default()
-        },
-        (other, _) => {
-            let whose = match server {
-                Some(_) => "every tool of the server asks",
-                None => "every tool asks",
-            };
-            report(
-                Level::Error,
-                format!(
-                    "must be true, false, \"destructive\" or a list of tool names (`*` matches any characters, `?` one), got {}; {whose} until it is fixed",
-                    describe(other)
-                ),
-            );
-            Approval {
-                all: true,
-                ..Approval::default()
-            }
         }
-    };
+    });
     if !user && approval.is_off() && !value.is_null() {
         report(
             Level::Note,

@@ -318,7 +318,7 @@ pub const REQUEST_TIMEOUT_MS: Field = both("requestTimeoutMs", Kind::Millis, "ho
 pub const IDLE_TIMEOUT: Field = both("idleTimeout", Kind::Minutes, "minutes unused before a server is stopped").or(Using::TheDefault);
 pub const DIRECT_TOOLS: Field = both("directTools", Kind::Shaped("true, false or a list of tool names"), "tools that are Pi tools of their own").or(Using::Flag(false));
 pub const EXPOSURE: Field = both("exposure", Kind::Shaped("\"direct\", \"codemode\", \"deferred\" or \"hidden\""), "how the model reaches the tools");
-pub const APPROVE_TOOLS: Field = both("approveTools", Kind::Shaped("true, false, \"destructive\" or a list of tool names"), "which tools ask before they run");
+pub const APPROVE_TOOLS: Field = both("approveTools", Kind::Shaped("true, false, \"destructive\" or a list of tool names (`*` matches any characters, `?` one)"), "which tools ask before they run");
 pub const TRACE: Field = both("trace", Kind::Flag, "trace the protocol's messages").or(Using::Flag(false));
 
 pub const ELICITATION: Field = both("elicitation", Kind::Shaped("\"ask\", \"defaults\", \"decline\", true or false"), "what a server may ask the user").or(Using::Word("ask"));

@@ -2,6 +2,7 @@
 //! `<name> [options] -- <command> [args…]`), turned into the entry Pi writes for it: the same
 //! keys in the same order, so that a file means the same to Pi and to us.
 
+use super::fields as key;
 use super::names;
 use serde_json::{json, Map, Value};
 
@@ -18,7 +19,7 @@ pub struct AddRequest {
 impl AddRequest {
     /// The URL of a remote server, as given.
     pub fn url(&self) -> Option<&str> {
-        self.entry.get("url").and_then(Value::as_str)
+        self.entry.get(key::URL.name).and_then(Value::as_str)
     }
 }
 
@@ -41,13 +42,59 @@ const VALUE_OPTIONS: [&str; 12] = [
 const EXPOSURES: [&str; 4] = ["codemode", "deferred", "direct", "hidden"];
 const REGISTRATIONS: [&str; 3] = ["auto", "dcr", "cimd"];
 
+/// The options given, with their values, in order.
+struct Options<'w>(Vec<(&'w str, &'w str)>);
+
+impl<'w> Options<'w> {
+    fn all(&self, option: &str) -> Vec<&'w str> {
+        self.0
+            .iter()
+            .filter(|(o, _)| *o == option)
+            .map(|(_, v)| *v)
+            .collect()
+    }
+
+    /// The last value given for `option`.
+    fn one(&self, option: &str) -> Option<&'w str> {
+        self.all(option).last().copied()
+    }
+}
+
+/// The words split into the server's name, `--local`, the options and the command after `--`.
+type Words<'w> = (Option<String>, bool, Options<'w>, Option<&'w [String]>);
+
 /// Reads the words after `add`. An error says what is wrong with them, in Pi's words where Pi
 /// has some.
 pub fn parse(words: &[String]) -> Result<AddRequest, String> {
-    let mut name = None;
-    let mut local = false;
-    let mut options: Vec<(&str, &str)> = vec![];
-    let mut command: Option<&[String]> = None;
+    let (name, local, options, command) = split(words)?;
+    let name = name.ok_or("The server needs a name.")?;
+    if !names::pi_accepts(&name) {
+        return Err(format!(
+            "invalid server name \"{name}\" (use letters, digits, \"_\" and \"-\")"
+        ));
+    }
+    let mut entry = match (options.one("--url"), command.filter(|c| !c.is_empty())) {
+        (None, Some(words)) => stdio_entry(words, &options)?,
+        (Some(url), None) => remote_entry(&name, url, &options)?,
+        _ => return Err("Give either --url <url> or -- <command> [args…].".into()),
+    };
+    if let Some(exposure) = options.one("--exposure") {
+        if !EXPOSURES.contains(&exposure) {
+            return Err(format!(
+                "server \"{name}\": exposure must be one of {}",
+                quoted(&EXPOSURES)
+            ));
+        }
+        entry.insert(key::EXPOSURE.name.into(), json!(exposure));
+    }
+    if let Some(description) = options.one("--description") {
+        entry.insert(key::DESCRIPTION.name.into(), json!(description));
+    }
+    Ok(AddRequest { name, local, entry })
+}
+
+fn split(words: &[String]) -> Result<Words<'_>, String> {
+    let (mut name, mut local, mut options, mut command) = (None, false, vec![], None);
     let mut i = 0;
     while i < words.len() {
         let word = words[i].as_str();
@@ -62,7 +109,7 @@ pub fn parse(words: &[String]) -> Result<AddRequest, String> {
                     .get(i + 1)
                     .filter(|v| v.as_str() != "--")
                     .ok_or_else(|| format!("{word} needs a value."))?;
-                options.push((word, value));
+                options.push((word, value.as_str()));
                 i += 1;
             }
             _ if word.starts_with('-') => return Err(format!("Unknown option {word}.")),
@@ -75,115 +122,85 @@ pub fn parse(words: &[String]) -> Result<AddRequest, String> {
         }
         i += 1;
     }
-    let name = name.ok_or("The server needs a name.")?;
-    if !names::pi_accepts(&name) {
-        return Err(format!(
-            "invalid server name \"{name}\" (use letters, digits, \"_\" and \"-\")"
-        ));
+    Ok((name, local, Options(options), command))
+}
+
+fn stdio_entry(words: &[String], options: &Options) -> Result<Map<String, Value>, String> {
+    let remote_only = VALUE_OPTIONS.iter().filter(|o| o.starts_with("--oauth"));
+    for option in ["--header", "--bearer-token-env-var"]
+        .iter()
+        .chain(remote_only)
+    {
+        if options.one(option).is_some() {
+            return Err(format!("{option} only applies to remote servers (--url)."));
+        }
     }
-    let all = |option: &str| -> Vec<&str> {
-        options
-            .iter()
-            .filter(|(o, _)| *o == option)
-            .map(|(_, v)| *v)
-            .collect()
-    };
-    let one = |option: &str| all(option).last().copied();
-    let url = one("--url");
-    let command = command.filter(|c| !c.is_empty());
     let mut entry = Map::new();
-    match (url, command) {
-        (Some(_), Some(_)) | (None, None) => {
-            return Err("Give either --url <url> or -- <command> [args…].".into())
-        }
-        (None, Some(words)) => {
-            for option in ["--header", "--bearer-token-env-var"].into_iter().chain(
-                VALUE_OPTIONS
-                    .iter()
-                    .copied()
-                    .filter(|o| o.starts_with("--oauth")),
-            ) {
-                if one(option).is_some() {
-                    return Err(format!("{option} only applies to remote servers (--url)."));
-                }
-            }
-            entry.insert("command".into(), json!(words[0]));
-            if words.len() > 1 {
-                entry.insert("args".into(), json!(words[1..]));
-            }
-            let env = pairs("--env", &all("--env"))?;
-            if !env.is_empty() {
-                entry.insert("env".into(), Value::Object(env));
-            }
-            if let Some(cwd) = one("--cwd") {
-                entry.insert("cwd".into(), json!(cwd));
-            }
-        }
-        (Some(url), None) => {
-            for option in ["--env", "--cwd"] {
-                if one(option).is_some() {
-                    return Err(format!("{option} only applies to stdio servers."));
-                }
-            }
-            entry.insert("url".into(), json!(url));
-            let mut headers = pairs("--header", &all("--header"))?;
-            if let Some(var) = one("--bearer-token-env-var") {
-                headers.insert("Authorization".into(), json!(format!("Bearer ${{{var}}}")));
-            }
-            if !headers.is_empty() {
-                entry.insert("headers".into(), Value::Object(headers));
-            }
-            let oauth = oauth(&name, &one)?;
-            if !oauth.is_empty() {
-                entry.insert("oauth".into(), Value::Object(oauth));
-            }
+    entry.insert(key::COMMAND.name.into(), json!(words[0]));
+    if words.len() > 1 {
+        entry.insert(key::ARGS.name.into(), json!(words[1..]));
+    }
+    let env = pairs("--env", &options.all("--env"))?;
+    if !env.is_empty() {
+        entry.insert(key::ENV.name.into(), Value::Object(env));
+    }
+    if let Some(cwd) = options.one("--cwd") {
+        entry.insert(key::CWD.name.into(), json!(cwd));
+    }
+    Ok(entry)
+}
+
+fn remote_entry(name: &str, url: &str, options: &Options) -> Result<Map<String, Value>, String> {
+    for option in ["--env", "--cwd"] {
+        if options.one(option).is_some() {
+            return Err(format!("{option} only applies to stdio servers."));
         }
     }
-    if let Some(exposure) = one("--exposure") {
-        if !EXPOSURES.contains(&exposure) {
-            return Err(format!(
-                "server \"{name}\": exposure must be one of {}",
-                quoted(&EXPOSURES)
-            ));
-        }
-        entry.insert("exposure".into(), json!(exposure));
+    let mut entry = Map::new();
+    entry.insert(key::URL.name.into(), json!(url));
+    let mut headers = pairs("--header", &options.all("--header"))?;
+    if let Some(var) = options.one("--bearer-token-env-var") {
+        headers.insert("Authorization".into(), json!(format!("Bearer ${{{var}}}")));
     }
-    if let Some(description) = one("--description") {
-        entry.insert("description".into(), json!(description));
+    if !headers.is_empty() {
+        entry.insert(key::HEADERS.name.into(), Value::Object(headers));
     }
-    Ok(AddRequest { name, local, entry })
+    let oauth = oauth(name, options)?;
+    if !oauth.is_empty() {
+        entry.insert(key::OAUTH.name.into(), Value::Object(oauth));
+    }
+    Ok(entry)
 }
 
 /// The `oauth` object of Pi's `--oauth-…` options.
-fn oauth<'a>(
-    name: &str,
-    one: &dyn Fn(&str) -> Option<&'a str>,
-) -> Result<Map<String, Value>, String> {
+fn oauth(name: &str, options: &Options) -> Result<Map<String, Value>, String> {
+    let one = |option: &str| options.one(option);
     let mut oauth = Map::new();
     let text = |key: &str, option: &str, oauth: &mut Map<String, Value>| {
         if let Some(value) = one(option) {
             oauth.insert(key.into(), json!(value));
         }
     };
-    text("clientId", "--oauth-client-id", &mut oauth);
-    text("clientSecret", "--oauth-client-secret", &mut oauth);
+    text(key::CLIENT_ID.name, "--oauth-client-id", &mut oauth);
+    text(key::CLIENT_SECRET.name, "--oauth-client-secret", &mut oauth);
     if let Some(port) = one("--oauth-callback-port") {
         let port: u16 = port.parse().ok().filter(|p| *p > 0).ok_or_else(|| {
             format!("server \"{name}\": oauth.callbackPort must be a port number")
         })?;
-        oauth.insert("callbackPort".into(), json!(port));
+        oauth.insert(key::CALLBACK_PORT.name.into(), json!(port));
     }
-    text("clientName", "--oauth-client-name", &mut oauth);
+    text(key::CLIENT_NAME.name, "--oauth-client-name", &mut oauth);
     if let Some(mode) = one("--oauth-client-registration") {
         if !REGISTRATIONS.contains(&mode) {
             return Err(format!(
                 "server \"{name}\": oauth.clientRegistration must be \"auto\", \"dcr\", or \"cimd\""
             ));
         }
-        if mode == "cimd" && (oauth.contains_key("clientId") || oauth.contains_key("clientName")) {
+        let named = [key::CLIENT_ID.name, key::CLIENT_NAME.name];
+        if mode == "cimd" && named.iter().any(|k| oauth.contains_key(*k)) {
             return Err(format!("server \"{name}\": oauth.clientRegistration \"cimd\" cannot be combined with oauth.clientId or oauth.clientName"));
         }
-        oauth.insert("clientRegistration".into(), json!(mode));
+        oauth.insert(key::CLIENT_REGISTRATION.name.into(), json!(mode));
     }
     Ok(oauth)
 }

@@ -7,6 +7,7 @@ mod editors;
 mod opencode;
 
 use super::diagnostic::{Diagnostic, Level};
+use super::fields as key;
 use super::files::{self, Origin, Read};
 use super::interpolate::Env;
 use super::server::describe;
@@ -113,97 +114,125 @@ pub fn read(
 ) -> Imports {
     let mut out = Imports::default();
     let mut raws: Vec<Raw> = vec![];
-    let role = |project: bool| Role::Import {
-        kind,
-        by: by.to_path_buf(),
-        project,
-    };
     // Within a group the first file found is used; a later group overrides an earlier one.
     for group in candidates(kind, ctx) {
         for candidate in group {
             if out.sources.iter().any(|s| s.path == candidate.path) {
                 continue; // e.g. the project is the home directory
             }
-            let mut source = Source {
-                path: candidate.path.clone(),
-                role: role(candidate.project),
-                state: SourceState::Missing,
+            let role = Role::Import {
+                kind,
+                by: by.to_path_buf(),
+                project: candidate.project,
             };
-            let untrusted = candidate.project && !ctx.project_trusted;
-            // An untrusted file is read only to name its servers; its problems are not reported.
-            let mut scratch = vec![];
-            let sink = if untrusted {
-                &mut scratch
-            } else {
-                &mut *diagnostics
-            };
-            match files::read(&candidate.path, Origin::Found, ctx.limits, sink) {
-                Read::Missing => {
-                    out.sources.push(source);
-                    continue;
-                }
-                Read::Blank => source.state = SourceState::Blank,
-                Read::Invalid => source.state = SourceState::Invalid,
-                Read::Parsed { value, text } => {
-                    let found = servers_of(kind, &value, &candidate.path, ctx, sink);
-                    let names: Vec<String> = found.iter().map(|r| r.name.clone()).collect();
-                    if untrusted {
-                        super::report_untrusted(&candidate.path, &names, diagnostics);
-                        source.state = SourceState::Untrusted { servers: names };
-                    } else {
-                        source.state = SourceState::Loaded {
-                            servers: names,
-                            shadowed: vec![],
-                        };
-                        out.texts.push((candidate.path.clone(), text));
-                        out.places.extend(
-                            found
-                                .iter()
-                                .map(|r| (r.file.clone(), r.name.clone(), r.servers_path.clone())),
-                        );
-                        layer(kind, &mut raws, found, &mut out.sources);
-                    }
-                }
+            let file = File { kind, ctx, role };
+            if file.read(candidate, &mut out, &mut raws, diagnostics) {
+                break;
             }
-            out.sources.push(source);
-            break;
         }
     }
     for raw in raws {
-        let mut report = |level: Level, field: Option<&str>, message: String| {
-            diagnostics.push(Diagnostic {
-                level,
-                file: Some(raw.file.clone()),
-                line: None,
-                server: Some(raw.name.clone()),
-                field: field.map(str::to_string),
-                message,
-            });
-        };
-        let Some(object) = raw.value.as_object() else {
-            let got = value_kind(&raw.value); // an entry written as one string may hold a token
-            report(Level::Error, None, format!("must be an object, got {got}"));
-            continue;
-        };
-        let (entry, renamed) = match kind {
-            ImportKind::Codex => codex::map(object, &mut report),
-            ImportKind::Opencode => match opencode::map(object, &mut report) {
-                Some(mapped) => mapped,
-                None => continue,
-            },
-            ImportKind::Cursor | ImportKind::Vscode | ImportKind::Windsurf => {
-                editors::map(kind, object, ctx, &mut report)
-            }
-            ImportKind::ClaudeCode | ImportKind::ClaudeDesktop => (object.clone(), vec![]),
-        };
-        out.servers.push(ImportedServer {
-            name: raw.name,
-            entry: Value::Object(entry),
-            file: raw.file,
-            renamed,
-        });
+        out.servers.extend(mapped(kind, raw, ctx, diagnostics));
     }
     out
+}
+
+/// One of a tool's files, to read.
+struct File<'a> {
+    kind: ImportKind,
+    ctx: &'a Context<'a>,
+    role: Role,
+}
+
+impl File<'_> {
+    /// Reads `candidate` into `out` (its servers into `raws`); whether it was found.
+    fn read(
+        self,
+        candidate: Candidate,
+        out: &mut Imports,
+        raws: &mut Vec<Raw>,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> bool {
+        let (kind, ctx) = (self.kind, self.ctx);
+        let untrusted = candidate.project && !ctx.project_trusted;
+        // An untrusted file is read only to name its servers; its problems are not reported.
+        let mut scratch = vec![];
+        let sink = if untrusted {
+            &mut scratch
+        } else {
+            &mut *diagnostics
+        };
+        let state = match files::read(&candidate.path, Origin::Found, ctx.limits, sink) {
+            Read::Missing => SourceState::Missing,
+            Read::Blank => SourceState::Blank,
+            Read::Invalid => SourceState::Invalid,
+            Read::Parsed { value, text } => {
+                let found = servers_of(kind, &value, &candidate.path, ctx, sink);
+                let names: Vec<String> = found.iter().map(|r| r.name.clone()).collect();
+                if untrusted {
+                    super::report_untrusted(&candidate.path, &names, diagnostics);
+                    SourceState::Untrusted { servers: names }
+                } else {
+                    out.texts.push((candidate.path.clone(), text));
+                    out.places.extend(
+                        found
+                            .iter()
+                            .map(|r| (r.file.clone(), r.name.clone(), r.servers_path.clone())),
+                    );
+                    layer(kind, raws, found, &mut out.sources);
+                    SourceState::Loaded {
+                        servers: names,
+                        shadowed: vec![],
+                    }
+                }
+            }
+        };
+        let found = !matches!(state, SourceState::Missing);
+        out.sources.push(Source {
+            path: candidate.path,
+            role: self.role,
+            state,
+        });
+        found
+    }
+}
+
+/// A server of another tool's file in our terms; `None` when it cannot be read.
+fn mapped(
+    kind: ImportKind,
+    raw: Raw,
+    ctx: &Context,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<ImportedServer> {
+    let mut report = |level: Level, field: Option<&str>, message: String| {
+        diagnostics.push(Diagnostic {
+            level,
+            file: Some(raw.file.clone()),
+            line: None,
+            server: Some(raw.name.clone()),
+            field: field.map(str::to_string),
+            message,
+        });
+    };
+    let Some(object) = raw.value.as_object() else {
+        let got = value_kind(&raw.value); // an entry written as one string may hold a token
+        report(Level::Error, None, format!("must be an object, got {got}"));
+        return None;
+    };
+    let (entry, renamed) = match kind {
+        ImportKind::Codex => codex::map(object, &mut report),
+        ImportKind::Opencode => opencode::map(object, &mut report)?,
+        ImportKind::Cursor | ImportKind::Vscode | ImportKind::Windsurf => {
+            editors::map(kind, object, ctx, &mut report)
+        }
+        ImportKind::ClaudeCode | ImportKind::ClaudeDesktop => (object.clone(), vec![]),
+    };
+    Some(ImportedServer {
+        name: raw.name,
+        entry: Value::Object(entry),
+        file: raw.file,
+        renamed,
+    })
 }
 
 /// Adds a file's servers over the ones read so far; the ones it replaces are marked shadowed.
@@ -309,9 +338,9 @@ fn servers_of(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Raw> {
     let mut found = vec![];
-    let mut take = |path: &[&str], diagnostics: &mut Vec<Diagnostic>| {
+    for path in servers_paths(kind, root, ctx) {
         let mut value = Some(root);
-        for key in path {
+        for key in &path {
             value = value.and_then(|v| v.get(key));
         }
         match value {
@@ -322,7 +351,7 @@ fn servers_of(
                         name: name.clone(),
                         value: value.clone(),
                         file: file.to_path_buf(),
-                        servers_path: path.iter().map(|k| k.to_string()).collect(),
+                        servers_path: path.clone(),
                     };
                     match found.iter_mut().find(|r: &&mut Raw| &r.name == name) {
                         Some(existing) => *existing = raw,
@@ -340,51 +369,52 @@ fn servers_of(
                 ),
             )),
         }
-    };
-    let first_key = |keys: &[&'static str]| -> &'static str {
-        keys.iter()
-            .copied()
+    }
+    found
+}
+
+/// Where `kind`'s file keeps its servers: key paths, a later one's servers winning.
+fn servers_paths(kind: ImportKind, root: &Value, ctx: &Context) -> Vec<Vec<String>> {
+    let first_key = |keys: &[&str]| -> Vec<String> {
+        let key = keys
+            .iter()
             .find(|k| root.get(k).is_some())
-            .unwrap_or(keys[0])
+            .unwrap_or(&keys[0]);
+        vec![key.to_string()]
     };
+    let ours = [key::MCP_SERVERS.name, key::MCP_SERVERS_ALIAS.name];
     match kind {
         ImportKind::Cursor | ImportKind::Windsurf | ImportKind::ClaudeDesktop => {
-            take(&[first_key(&["mcpServers", "mcp-servers"])], diagnostics)
+            vec![first_key(&ours)]
         }
-        ImportKind::Vscode => take(
-            &[first_key(&["servers", "mcpServers", "mcp-servers"])],
-            diagnostics,
-        ),
-        ImportKind::Codex => take(&[first_key(&["mcp_servers", "mcpServers"])], diagnostics),
+        ImportKind::Vscode => vec![first_key(&["servers", ours[0], ours[1]])],
+        ImportKind::Codex => vec![first_key(&["mcp_servers", ours[0]])],
         ImportKind::Opencode => {
             // OpenCode 2 nests them under `mcp.servers`.
             let nested = root
                 .get("mcp")
                 .and_then(|m| m.get("servers"))
                 .is_some_and(Value::is_object);
-            take(
-                if nested {
-                    &["mcp", "servers"]
-                } else {
-                    &["mcp"]
-                },
-                diagnostics,
-            )
+            match nested {
+                true => vec![vec!["mcp".into(), "servers".into()]],
+                false => vec![vec!["mcp".into()]],
+            }
         }
         ImportKind::ClaudeCode => {
-            take(&["mcpServers"], diagnostics);
+            let mut paths = vec![vec![ours[0].to_string()]];
             // Servers added with `claude mcp add` in this project ("local" scope) win.
             let canonical =
                 std::fs::canonicalize(ctx.cwd).unwrap_or_else(|_| ctx.cwd.to_path_buf());
-            for dir in [ctx.cwd, canonical.as_path()] {
-                if let Some(dir) = dir.to_str().filter(|d| root["projects"].get(d).is_some()) {
-                    take(&["projects", dir, "mcpServers"], diagnostics);
-                    break;
-                }
+            let dir = [ctx.cwd, canonical.as_path()]
+                .into_iter()
+                .filter_map(Path::to_str)
+                .find(|dir| root["projects"].get(dir).is_some());
+            if let Some(dir) = dir {
+                paths.push(vec!["projects".into(), dir.into(), ours[0].into()]);
             }
+            paths
         }
     }
-    found
 }
 
 /// Copies `from` into `to` under another name; returns whether there was a value.

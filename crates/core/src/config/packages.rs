@@ -267,49 +267,16 @@ fn read_package(
     diagnostics: &mut Vec<Diagnostic>,
 ) {
     let manifest_file = package.root.join("package.json");
-    let manifest = match bounded_read::found(&manifest_file, ctx.limits.config_bytes) {
-        Ok(bytes) => serde_json::from_slice::<Value>(&bytes).ok(),
-        Err(_) => return, // not installed (yet): Pi installs it at its next start
-    };
-    let Some(manifest) = manifest.filter(Value::is_object) else {
-        let message = "is not a JSON object; the package's MCP servers are not read".to_string();
-        diagnostics.push(Diagnostic::in_file(
-            Level::Warning,
-            &manifest_file,
-            None,
-            message,
-        ));
+    let Some((name, paths)) = declared(&manifest_file, ctx, diagnostics) else {
         return;
     };
-    let Some(declared) = manifest.get("pi").and_then(|pi| pi.get("mcp")) else {
-        return;
-    };
-    let name = manifest["name"].as_str().unwrap_or_default().to_string();
-    let paths: Vec<&str> = match declared {
-        Value::String(path) => vec![path.as_str()],
-        Value::Array(items) if items.iter().all(Value::is_string) => {
-            items.iter().filter_map(Value::as_str).collect()
-        }
-        _ => vec![],
-    };
-    if name.is_empty() || paths.is_empty() {
-        let message = "`pi.mcp` must name the package's MCP config files (a path, or a list of paths) in a package with a `name`; ignored".to_string();
-        diagnostics.push(Diagnostic::in_file(
-            Level::Warning,
-            &manifest_file,
-            Some("pi.mcp"),
-            message,
-        ));
-        return;
-    }
     let origin = PackageOrigin {
         name: name.clone(),
         root: package.root.clone(),
         settings: package.settings.clone(),
         project: package.project,
     };
-    let prefix = name_part(&name, "package");
-    for path in paths {
+    for path in &paths {
         let Some(file) = inside(&package.root, path) else {
             let message =
                 format!("`pi.mcp` names {path}, which is not a file inside the package; skipped");
@@ -321,41 +288,96 @@ fn read_package(
             ));
             continue;
         };
+        let state = read_file(&file, &origin, ctx, out, diagnostics);
         let role = Role::Package {
             name: name.clone(),
             settings: package.settings.clone(),
             project: package.project,
         };
-        let mut source = Source {
-            path: file.clone(),
+        out.sources.push(Source {
+            path: file,
             role,
-            state: SourceState::Missing,
-        };
-        source.state = match files::read(&file, Origin::Found, ctx.limits, diagnostics) {
-            Read::Missing => SourceState::Missing,
-            Read::Blank => SourceState::Blank,
-            Read::Invalid => SourceState::Invalid,
-            Read::Parsed { value, .. } => {
-                let servers = servers_of(&value, &file, &prefix, &origin, diagnostics);
-                let names = servers.iter().map(|s| s.name.clone()).collect();
-                for server in servers {
-                    if out.servers.iter().any(|s| s.name == server.name) {
-                        let message = format!(
-                            "server \"{}\" is declared twice; the first is used",
-                            server.name
-                        );
-                        diagnostics.push(Diagnostic::in_file(Level::Warning, &file, None, message));
-                    } else {
-                        out.servers.push(server);
-                    }
-                }
-                SourceState::Loaded {
-                    servers: names,
-                    shadowed: vec![],
-                }
-            }
-        };
-        out.sources.push(source);
+            state,
+        });
+    }
+}
+
+/// A package's name and the MCP config files its manifest names (`pi.mcp`); `None` when it
+/// names none (a problem with what it names is reported).
+fn declared(
+    manifest_file: &Path,
+    ctx: &Context,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<(String, Vec<String>)> {
+    let manifest = match bounded_read::found(manifest_file, ctx.limits.config_bytes) {
+        Ok(bytes) => serde_json::from_slice::<Value>(&bytes).ok(),
+        Err(_) => return None, // not installed (yet): Pi installs it at its next start
+    };
+    let Some(manifest) = manifest.filter(Value::is_object) else {
+        let message = "is not a JSON object; the package's MCP servers are not read".to_string();
+        diagnostics.push(Diagnostic::in_file(
+            Level::Warning,
+            manifest_file,
+            None,
+            message,
+        ));
+        return None;
+    };
+    let declared = manifest.get("pi").and_then(|pi| pi.get("mcp"))?;
+    let name = manifest["name"].as_str().unwrap_or_default().to_string();
+    let paths: Vec<String> = match declared {
+        Value::String(path) => vec![path.clone()],
+        Value::Array(items) if items.iter().all(Value::is_string) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        _ => vec![],
+    };
+    if name.is_empty() || paths.is_empty() {
+        let message = "`pi.mcp` must name the package's MCP config files (a path, or a list of paths) in a package with a `name`; ignored".to_string();
+        diagnostics.push(Diagnostic::in_file(
+            Level::Warning,
+            manifest_file,
+            Some("pi.mcp"),
+            message,
+        ));
+        return None;
+    }
+    Some((name, paths))
+}
+
+/// One MCP config file of a package: its servers added to `out` (the first of a name wins).
+fn read_file(
+    file: &Path,
+    origin: &PackageOrigin,
+    ctx: &Context,
+    out: &mut Packages,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> SourceState {
+    let value = match files::read(file, Origin::Found, ctx.limits, diagnostics) {
+        Read::Missing => return SourceState::Missing,
+        Read::Blank => return SourceState::Blank,
+        Read::Invalid => return SourceState::Invalid,
+        Read::Parsed { value, .. } => value,
+    };
+    let prefix = name_part(&origin.name, "package");
+    let servers = servers_of(&value, file, &prefix, origin, diagnostics);
+    let names = servers.iter().map(|s| s.name.clone()).collect();
+    for server in servers {
+        if out.servers.iter().any(|s| s.name == server.name) {
+            let message = format!(
+                "server \"{}\" is declared twice; the first is used",
+                server.name
+            );
+            diagnostics.push(Diagnostic::in_file(Level::Warning, file, None, message));
+        } else {
+            out.servers.push(server);
+        }
+    }
+    SourceState::Loaded {
+        servers: names,
+        shadowed: vec![],
     }
 }
 

@@ -3,8 +3,9 @@
 //! and the project's nearest `opencode.json` (up to the git root) are merged, the project's
 //! fields winning.
 
-use super::{rename, Mapped};
+use super::{rename, Mapped, Renamed};
 use crate::config::diagnostic::Level;
+use crate::config::fields as key;
 use crate::config::server::describe;
 use pi_mcp_connection::value_kind::value_kind;
 use serde_json::{json, Map, Value};
@@ -45,43 +46,8 @@ pub fn map(
         }
     };
     match kind {
-        "local" => {
-            let words = server.get("command").and_then(Value::as_array);
-            let words: Option<Vec<&str>> =
-                words.and_then(|w| w.iter().map(Value::as_str).collect());
-            let Some((command, args)) = words.as_deref().and_then(<[&str]>::split_first) else {
-                // The words may hold a token: say what it is, never what it says.
-                let got = server.get("command").map_or("nothing", value_kind);
-                report(
-                    Level::Error,
-                    Some("command"),
-                    format!("must be the program and its arguments as an array of strings, like [\"npx\", \"-y\", \"some-server\"], got {got}"),
-                );
-                return None;
-            };
-            entry.insert("command".into(), json!(command));
-            entry.insert("args".into(), json!(args));
-            renamed.push(("args", "command"));
-            if rename(server, "environment", &mut entry, "env") {
-                renamed.push(("env", "environment"));
-            }
-            rename(server, "cwd", &mut entry, "cwd");
-        }
-        "remote" => {
-            rename(server, "url", &mut entry, "url");
-            rename(server, "headers", &mut entry, "headers");
-            match server.get("oauth") {
-                Some(Value::Bool(false)) => {
-                    entry.insert("oauth".into(), json!(false));
-                }
-                Some(Value::Object(oauth)) => {
-                    entry.insert("auth".into(), json!("oauth"));
-                    entry.insert("oauth".into(), Value::Object(oauth_fields(oauth)));
-                    renamed.push(("auth", "oauth"));
-                }
-                _ => {}
-            }
-        }
+        "local" => local(server, &mut entry, &mut renamed, report)?,
+        "remote" => remote(server, &mut entry, &mut renamed),
         other => {
             report(
                 Level::Error,
@@ -99,6 +65,52 @@ pub fn map(
         );
     }
     Some((entry, renamed))
+}
+
+/// A `type: "local"` server's `command` array, `environment` and `cwd`.
+fn local(
+    server: &Map<String, Value>,
+    entry: &mut Map<String, Value>,
+    renamed: &mut Renamed,
+    report: &mut dyn FnMut(Level, Option<&str>, String),
+) -> Option<()> {
+    let words = server.get("command").and_then(Value::as_array);
+    let words: Option<Vec<&str>> = words.and_then(|w| w.iter().map(Value::as_str).collect());
+    let Some((command, args)) = words.as_deref().and_then(<[&str]>::split_first) else {
+        // The words may hold a token: say what it is, never what it says.
+        let got = server.get("command").map_or("nothing", value_kind);
+        report(
+            Level::Error,
+            Some("command"),
+            format!("must be the program and its arguments as an array of strings, like [\"npx\", \"-y\", \"some-server\"], got {got}"),
+        );
+        return None;
+    };
+    entry.insert(key::COMMAND.name.into(), json!(command));
+    entry.insert(key::ARGS.name.into(), json!(args));
+    renamed.push((key::ARGS.name, "command"));
+    if rename(server, "environment", entry, key::ENV.name) {
+        renamed.push((key::ENV.name, "environment"));
+    }
+    rename(server, "cwd", entry, key::CWD.name);
+    Some(())
+}
+
+/// A `type: "remote"` server's `url`, `headers` and `oauth`.
+fn remote(server: &Map<String, Value>, entry: &mut Map<String, Value>, renamed: &mut Renamed) {
+    rename(server, "url", entry, key::URL.name);
+    rename(server, "headers", entry, key::HEADERS.name);
+    match server.get("oauth") {
+        Some(Value::Bool(false)) => {
+            entry.insert(key::OAUTH.name.into(), json!(false));
+        }
+        Some(Value::Object(oauth)) => {
+            entry.insert(key::AUTH.name.into(), json!("oauth"));
+            entry.insert(key::OAUTH.name.into(), Value::Object(oauth_fields(oauth)));
+            renamed.push((key::AUTH.name, "oauth"));
+        }
+        _ => {}
+    }
 }
 
 fn oauth_fields(oauth: &Map<String, Value>) -> Map<String, Value> {

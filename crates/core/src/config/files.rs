@@ -61,42 +61,50 @@ pub fn read(
             )
         }
     };
-    let is_toml = path.extension().is_some_and(|e| e == "toml");
-    if is_toml {
-        if text
-            .lines()
-            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
-        {
-            return Read::Blank;
-        }
-        return match toml::from_str::<Value>(&text) {
-            Ok(value) => Read::Parsed { value, text },
-            Err(e) => {
-                let line = e.span().map(|span| locate::line_at(&text, span.start));
-                let why = e.message().trim().to_string();
-                problem(
-                    line,
-                    format!("invalid TOML: {why}; its servers are not loaded until it is fixed"),
-                )
-            }
-        };
+    let parsed = match path.extension().is_some_and(|e| e == "toml") {
+        true => parse_toml(text),
+        false => parse_jsonc(text),
+    };
+    parsed.unwrap_or_else(|(line, message)| problem(line, message))
+}
+
+/// Why a text does not parse: the line, and a message.
+type Problem = (Option<usize>, String);
+
+fn parse_toml(text: String) -> Result<Read, Problem> {
+    if text
+        .lines()
+        .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+    {
+        return Ok(Read::Blank);
     }
+    match toml::from_str::<Value>(&text) {
+        Ok(value) => Ok(Read::Parsed { value, text }),
+        Err(e) => {
+            let line = e.span().map(|span| locate::line_at(&text, span.start));
+            let why = e.message().trim().to_string();
+            let message =
+                format!("invalid TOML: {why}; its servers are not loaded until it is fixed");
+            Err((line, message))
+        }
+    }
+}
+
+fn parse_jsonc(text: String) -> Result<Read, Problem> {
     if jsonc::is_blank(&text) {
-        return Read::Blank;
+        return Ok(Read::Blank);
     }
     match serde_json::from_str::<Value>(&jsonc::strip(&text)) {
-        Ok(value) => Read::Parsed { value, text },
+        Ok(value) => Ok(Read::Parsed { value, text }),
         Err(e) => {
             // The line goes in front of the message; serde_json also appends it.
             let full = e.to_string();
             let why = full.split(" at line ").next().unwrap_or(&full);
-            problem(
-                Some(e.line()),
-                format!(
-                    "invalid JSON at column {}: {why}; its servers are not loaded until it is fixed",
-                    e.column()
-                ),
-            )
+            let message = format!(
+                "invalid JSON at column {}: {why}; its servers are not loaded until it is fixed",
+                e.column()
+            );
+            Err((Some(e.line()), message))
         }
     }
 }

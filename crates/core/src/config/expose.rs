@@ -9,6 +9,7 @@
 
 use super::edit::{edit_server_at, Change, EditError};
 use super::exposure::{self, Exposure};
+use super::fields as key;
 use super::switch::{target, Targets};
 use super::{DirectTools, ServerConfig};
 use serde_json::{json, Map, Value};
@@ -200,9 +201,33 @@ pub fn plan(
         .iter()
         .map(|t| server.reached(defaults.direct_tools, *t))
         .collect();
-    let desired: Vec<Option<Exposure>> = tools
+    let desired = desired(tools, &now, wanted);
+    match keys {
+        Keys::Pi => writer.pi_keys(defaults, tools, &now, &desired, wanted),
+        Keys::Adapter => writer.direct_tools(defaults, tools, &desired, wanted),
+    }
+    let exclude = exclude_tools(server, tools, &desired, wanted, keys);
+    writer.exclude_tools(exclude);
+    writer.after.exposure = exposure::parse(
+        writer.after.entry.get(key::EXPOSURE.name),
+        writer.after.entry.get(key::TOOL_EXPOSURE.name),
+        defaults.exposure,
+        &mut vec![],
+    );
+    Plan {
+        file,
+        keys,
+        edits: writer.edits,
+        after: writer.after,
+    }
+}
+
+/// Each tool's exposure after the change: what is asked for it (the last word on it, else the
+/// server's), unless the session locks it.
+fn desired(tools: &[Tool], now: &[Reached], wanted: &Wanted) -> Vec<Option<Exposure>> {
+    tools
         .iter()
-        .zip(&now)
+        .zip(now)
         .map(|(tool, reached)| match reached.locked {
             Some(_) => reached.exposure,
             None => wanted
@@ -214,25 +239,7 @@ pub fn plan(
                 .or(wanted.server.map(|c| c.exposure()))
                 .unwrap_or(reached.exposure),
         })
-        .collect();
-    match keys {
-        Keys::Pi => writer.pi_keys(defaults, tools, &now, &desired, wanted),
-        Keys::Adapter => writer.direct_tools(defaults, tools, &desired, wanted),
-    }
-    let exclude = exclude_tools(server, tools, &desired, wanted, keys);
-    writer.exclude_tools(exclude);
-    writer.after.exposure = exposure::parse(
-        writer.after.entry.get("exposure"),
-        writer.after.entry.get("toolExposure"),
-        defaults.exposure,
-        &mut vec![],
-    );
-    Plan {
-        file,
-        keys,
-        edits: writer.edits,
-        after: writer.after,
-    }
+        .collect()
 }
 
 /// Makes the plan's edits to its file (one write); returns whether the file changed.
@@ -341,23 +348,21 @@ impl Writer<'_> {
         wanted: &Wanted,
     ) {
         let server = self.server;
-        let own = server.entry.get("exposure").filter(|v| !v.is_null());
+        let own = server
+            .entry
+            .get(key::EXPOSURE.name)
+            .filter(|v| !v.is_null());
         let mut level = match wanted.server {
             Some(choice) => choice.exposure(),
             None => server.exposure.server,
         };
         let current: Map<String, Value> = server
             .entry
-            .get("toolExposure")
+            .get(key::TOOL_EXPOSURE.name)
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
-        // As the config reads them: a pattern with a bad value is ignored.
-        let patterns: Vec<(&String, Exposure)> = current
-            .iter()
-            .filter(|(k, _)| super::glob::is_pattern(k))
-            .filter_map(|(k, v)| Some((k, Exposure::parse(v).ok()?)))
-            .collect();
+        let patterns = patterns(&current);
         // From `directTools` (no exposure keys yet), every tool's state is written out.
         let converting = !server.exposure.is_set();
         let mut exact = current.clone();
@@ -371,13 +376,7 @@ impl Writer<'_> {
                 .iter()
                 .find(|(p, _)| super::glob::matches(p, tool.original))
                 .map_or(level, |(_, e)| Some(*e));
-            let write = match (*want, base) {
-                (w, b) if w == b => None,
-                (None, Some(Exposure::Codemode)) => None,
-                (None, Some(_)) => Some(Exposure::Codemode),
-                (w, _) => w,
-            };
-            match write {
+            match written(*want, base) {
                 Some(e) => exact.insert(tool.original.to_string(), json!(e.name())),
                 None => exact.remove(tool.original),
             };
@@ -391,24 +390,34 @@ impl Writer<'_> {
             Some(e) => Some(json!(e.name())),
             None => None,
         };
-        self.set("exposure", level_value, json!(Exposure::Codemode.name()));
+        self.set(
+            key::EXPOSURE.name,
+            level_value,
+            json!(Exposure::Codemode.name()),
+        );
         self.tool_exposure(current, exact);
-        // `directTools` means nothing beside exposure keys (and a warning says so), and would
-        // apply again without them.
+        self.settle_direct_tools(defaults);
+    }
+
+    /// `directTools` means nothing beside exposure keys (and a warning says so), and would
+    /// apply again without them.
+    fn settle_direct_tools(&mut self, defaults: Defaults) {
         let entry = &self.after.entry;
-        let has_keys = entry.get("exposure").is_some_and(|v| !v.is_null())
+        let has_keys = entry.get(key::EXPOSURE.name).is_some_and(|v| !v.is_null())
             || entry
-                .get("toolExposure")
+                .get(key::TOOL_EXPOSURE.name)
                 .and_then(Value::as_object)
                 .is_some_and(|o| !o.is_empty());
-        if has_keys && self.in_target("directTools") {
-            self.edits
-                .push((vec!["directTools".into()], Change::Remove));
+        let direct = key::DIRECT_TOOLS.name;
+        if has_keys && self.in_target(direct) {
+            self.edits.push((vec![direct.into()], Change::Remove));
             if let Value::Object(entry) = &mut self.after.entry {
-                entry.remove("directTools");
+                entry.remove(direct);
             }
             self.after.direct_tools = None;
-        } else if !has_keys && server.direct_selection(defaults.direct_tools) != DirectTools::None {
+        } else if !has_keys
+            && self.server.direct_selection(defaults.direct_tools) != DirectTools::None
+        {
             self.no_direct_tools(defaults);
         }
     }
@@ -520,4 +529,24 @@ impl Writer<'_> {
         self.set("excludeTools", value, json!([]));
         self.after.exclude_tools = (!list.is_empty() || !self.alone).then_some(list);
     }
+}
+/// The exact `toolExposure` value that makes a tool's exposure `want` where `base` (the
+/// server's, or a pattern's) applies otherwise; `None`: no entry. Behind `mcp` only has no
+/// value of its own: Pi's default `codemode` is written.
+fn written(want: Option<Exposure>, base: Option<Exposure>) -> Option<Exposure> {
+    match (want, base) {
+        (w, b) if w == b => None,
+        (None, Some(Exposure::Codemode)) => None,
+        (None, Some(_)) => Some(Exposure::Codemode),
+        (w, _) => w,
+    }
+}
+
+/// `toolExposure`'s patterns, as the config reads them: a pattern with a bad value is ignored.
+fn patterns(tool_exposure: &Map<String, Value>) -> Vec<(&String, Exposure)> {
+    tool_exposure
+        .iter()
+        .filter(|(k, _)| super::glob::is_pattern(k))
+        .filter_map(|(k, v)| Some((k, Exposure::parse(v).ok()?)))
+        .collect()
 }

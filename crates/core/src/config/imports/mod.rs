@@ -105,6 +105,34 @@ struct Candidate {
     project: bool,
 }
 
+impl Candidate {
+    fn user(path: PathBuf) -> Candidate {
+        Candidate {
+            path,
+            project: false,
+        }
+    }
+
+    fn project(path: PathBuf) -> Candidate {
+        Candidate {
+            path,
+            project: true,
+        }
+    }
+}
+
+/// Claude Code's files: in `CLAUDE_CONFIG_DIR` when it is set.
+fn claude_code_files(home: &Path, config_dir: Option<PathBuf>) -> Vec<PathBuf> {
+    match config_dir {
+        Some(dir) => vec![dir.join("mcp.json"), dir.join(".claude.json")],
+        None => vec![
+            home.join(".claude/mcp.json"),
+            home.join(".claude.json"),
+            home.join(".claude/claude_desktop_config.json"),
+        ],
+    }
+}
+
 /// Reads the servers of `kind` (asked for by the config file `by`).
 pub fn read(
     kind: ImportKind,
@@ -268,14 +296,7 @@ fn candidates(kind: ImportKind, ctx: &Context) -> Vec<Vec<Candidate>> {
             .map(PathBuf::from)
     };
     let home = ctx.home;
-    let user = |path: PathBuf| Candidate {
-        path,
-        project: false,
-    };
-    let project = |path: PathBuf| Candidate {
-        path,
-        project: true,
-    };
+    let (user, project) = (Candidate::user, Candidate::project);
     let xdg = var("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
     let mac = home.join("Library/Application Support");
     match kind {
@@ -284,14 +305,7 @@ fn candidates(kind: ImportKind, ctx: &Context) -> Vec<Vec<Candidate>> {
             vec![project(ctx.cwd.join(".cursor/mcp.json"))],
         ],
         ImportKind::ClaudeCode => {
-            let files = match var("CLAUDE_CONFIG_DIR") {
-                Some(dir) => vec![dir.join("mcp.json"), dir.join(".claude.json")],
-                None => vec![
-                    home.join(".claude/mcp.json"),
-                    home.join(".claude.json"),
-                    home.join(".claude/claude_desktop_config.json"),
-                ],
-            };
+            let files = claude_code_files(home, var("CLAUDE_CONFIG_DIR"));
             vec![files.into_iter().map(user).collect()]
         }
         ImportKind::ClaudeDesktop => vec![vec![

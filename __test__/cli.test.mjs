@@ -182,6 +182,22 @@ describe("pi-mcp against server-everything and server-memory", () => {
   });
 });
 
+describe("pi-mcp's own stderr", () => {
+  test("a server's stderr with `debug` goes to mcp.log, never to the terminal (Pi's TUI owns it)", async () => {
+    const agent = tempAgent(({ cwd }) => ({ mcpServers: { noisy: faulty(["stderr-flood=0"], { cwd, debug: true }) } }));
+    try {
+      const run = await pimcp(agent, ["call", "noisy_echo", '{"text": "hi"}']);
+      assert.equal(run.code, 0, run.stderr);
+      assert.doesNotMatch(run.stderr, /flood done/);
+      const log = readFileSync(join(agent.agentDir, "mcp.log"), "utf8");
+      assert.match(log, /\[pi-mcp-native\] info pi_mcp_connection::pool::stderr: \[noisy\] stderr: fault-server: flood done/);
+      await nothingLeftIn(agent.cwd);
+    } finally {
+      agent.cleanup();
+    }
+  });
+});
+
 describe("pi-mcp config discovery", () => {
   test("--config replaces the Pi file (a pipe too: /dev/stdin); PI_MCP_CONFIG_MODE=exclusive reads only it", async () => {
     const agent = tempAgent({ mcpServers: { fromPi: everything() } });

@@ -53,9 +53,9 @@ fn warn_missing() {
     };
     static WARNED: Once = Once::new();
     WARNED.call_once(|| {
-        eprintln!(
-            "pi-mcp-native: the helper {} is missing; processes a server detaches from its \
-             process group may outlive it (rebuild with `npm run build`)",
+        tracing::warn!(
+            "the helper {} is missing; processes a server detaches from its process group may \
+             outlive it (rebuild with `npm run build`)",
             expected.display()
         );
     });

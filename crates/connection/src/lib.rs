@@ -15,7 +15,8 @@
 //!   for text a server supplies, before a person sees it; URLs fit to open), [`helper`] (where the
 //!   helper executable is, and its subcommands' command lines), `atomic_file` (private files
 //!   written whole), `log_file` (log files rotated by size), `value_kind` (what a JSON value is,
-//!   for messages that must not show it), `unix_time`, `english` (lists in prose).
+//!   for messages that must not show it), `unix_time`, `english` (lists in prose), [`tracing_log`]
+//!   (what the gateway itself says, through `tracing`, into `mcp.log`).
 
 pub mod atomic_file;
 pub mod bounded_read;
@@ -30,5 +31,6 @@ pub mod pool;
 pub mod secret;
 pub mod server_log;
 pub mod trace;
+pub mod tracing_log;
 pub mod unix_time;
 pub mod value_kind;

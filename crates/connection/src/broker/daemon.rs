@@ -115,6 +115,8 @@ fn run(args: Args, ready: Ready) -> u8 {
             return 1;
         }
     };
+    // The broker's stderr is its own log (see `note`).
+    crate::tracing_log::write_to_stderr();
     super::memory::keep_big_allocations_mapped();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

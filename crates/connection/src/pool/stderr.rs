@@ -62,7 +62,7 @@ pub async fn drain(mut stream: impl AsyncRead + Unpin, tail: &StderrTail, echo_a
                 tail.push(&buf[..n]);
                 if let Some(server) = echo_as {
                     for line in clean::text(&String::from_utf8_lossy(&buf[..n])).lines() {
-                        eprintln!("[mcp:{server}] {line}");
+                        tracing::info!("[{server}] stderr: {line}");
                     }
                 }
             }

@@ -15,7 +15,7 @@ static SHARED: LazyLock<Option<Watchdog>> = LazyLock::new(|| match Watchdog::sta
     Ok(watchdog) => Some(watchdog),
     Err(e) => {
         if cfg!(unix) {
-            eprintln!("pi-mcp-native: no watchdog ({e}); servers may outlive a killed Pi");
+            tracing::warn!("no watchdog ({e}); servers may outlive a killed Pi");
         }
         None
     }

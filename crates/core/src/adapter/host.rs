@@ -17,6 +17,7 @@ use pi_mcp_connection::pool::{Asker, Host, Question, Reply, Root};
 use pi_mcp_connection::secret::Secret;
 use pi_mcp_connection::server_log::{LogMessage, ServerLog};
 use pi_mcp_connection::trace::Trace;
+use pi_mcp_connection::tracing_log;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -71,10 +72,13 @@ pub struct SessionHost {
 }
 
 impl SessionHost {
+    /// The session's host; the gateway's own events go to its `mcp.log` from now on.
     pub fn new(cwd: &Path, agent_dir: &Path, auto_approve: HashSet<String>) -> SessionHost {
+        let log = ServerLog::new(agent_dir.join("mcp.log"));
+        tracing_log::write_to(&log);
         SessionHost {
             cwd: RwLock::new(cwd.to_path_buf()),
-            log: ServerLog::new(agent_dir.join("mcp.log")),
+            log,
             front_end: RwLock::new(None),
             credentials: RwLock::new(None),
             auto_approve,

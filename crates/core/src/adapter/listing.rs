@@ -123,10 +123,7 @@ impl Adapter {
     }
 
     pub(super) fn cache_write_failed(&self, e: &std::io::Error) {
-        eprintln!(
-            "pi-mcp-native: could not write {}: {e}",
-            self.cache_path.display()
-        );
+        tracing::warn!("could not write {}: {e}", self.cache_path.display());
     }
 
     /// Re-lists a connected server that announced a change at `announced`, and updates registry

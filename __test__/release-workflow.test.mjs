@@ -75,6 +75,7 @@ test("every target's binary is tested on a machine that runs it, before anything
   assert.equal(unitTests.if, "${{ matrix.settings.unit-tests }}");
   // The code only Windows compiles gets clippy there too.
   assert.equal(workflow.jobs["checks-windows"]["runs-on"], "windows-latest");
+  assert.ok(stepRunning(workflow.jobs.checks, /^cargo clippy -p pi-mcp-helper -p pi-mcp-connection --all-targets -- -D warnings$/), "clippy on the helper's crates without remote transports");
   assert.ok(stepRunning(workflow.jobs["checks-windows"], /^cargo clippy --workspace --lib --bins --all-features -- -D warnings$/), "clippy on Windows");
   assert.deepEqual([...workflow.jobs.publish.needs].sort(), ["checks", "checks-windows", "test", "test-musl"]);
 });

@@ -6,7 +6,8 @@ use super::handler::Handler;
 use super::handshake::{self, Service};
 use super::oversize::LineGuard;
 use super::process::{self, ExitWatch, StdioSpec};
-use super::remote::{self, RemoteKind, RemoteSpec};
+#[cfg(feature = "remote")]
+use super::remote::{self, RemoteSpec};
 use super::shared::{wire, BrokerLink, SharedSpec};
 use super::spec::ConnectSpec;
 use super::stderr::{self, StderrTail};
@@ -26,6 +27,13 @@ pub(super) enum Link {
         exit: ExitWatch,
         stderr: Arc<StderrTail>,
     },
+    #[cfg_attr(
+        not(feature = "remote"),
+        expect(
+            dead_code,
+            reason = "made only by the remote transports (the `remote` feature)"
+        )
+    )]
     Remote {
         kind: RemoteKind,
         /// Hides the server's credentials in error texts.
@@ -35,6 +43,31 @@ pub(super) enum Link {
     Broker(Arc<BrokerLink>),
     /// A Unix socket a server listens on (`socket`).
     Socket,
+}
+
+/// The transport of a remote server: which of the two worked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RemoteKind {
+    StreamableHttp,
+    /// The legacy HTTP+SSE transport (2024-11-05).
+    Sse,
+}
+
+impl RemoteKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            RemoteKind::StreamableHttp => "streamable-http",
+            RemoteKind::Sse => "sse",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<RemoteKind> {
+        match name {
+            "streamable-http" => Some(RemoteKind::StreamableHttp),
+            "sse" => Some(RemoteKind::Sse),
+            _ => None,
+        }
+    }
 }
 
 /// Spawns a stdio server and runs the handshake over its pipes.
@@ -87,6 +120,7 @@ pub(super) async fn open_process(
     }
 }
 
+#[cfg(feature = "remote")]
 pub(super) async fn open_remote(
     spec: &ConnectSpec,
     remote: &RemoteSpec,

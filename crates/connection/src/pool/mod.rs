@@ -1,6 +1,7 @@
 //! The connection table: at most one live connection per server, concurrent connects to one
 //! server share a single attempt.
 
+mod auth_need;
 mod client_side;
 mod client_tasks;
 mod connection;
@@ -15,6 +16,7 @@ mod oversize;
 pub mod process;
 mod program;
 pub mod question_bounds;
+#[cfg(feature = "remote")]
 mod remote;
 pub mod run;
 pub mod shared;
@@ -22,6 +24,7 @@ mod spec;
 mod stderr;
 pub mod watchdog;
 
+pub use auth_need::AuthNeed;
 pub use client_side::LogTail;
 pub use connection::{created_task_id, Connection, Cut, ListBounds, Listing, RequestOptions};
 pub use handler::{Notice, Progress, ProgressSink};
@@ -29,14 +32,16 @@ pub use handshake::Protocol;
 pub use host::{
     Asker, Caller, ClientFeatures, ElicitationPolicy, Host, NoHost, Question, Reply, Root,
 };
+pub use link::RemoteKind;
 pub(crate) use nesting::{LEFT_OUT_FIELD, TOO_DEEP_FIELD};
 pub(crate) use oversize::TOO_LARGE_FIELD;
 pub use process::StdioSpec;
+#[cfg(feature = "remote")]
 pub use remote::client::builder as http_client_builder;
+#[cfg(feature = "remote")]
 pub use remote::describe_reqwest;
-pub use remote::{
-    display_url, AuthNeed, Credentials, HeadersProgram, RemoteKind, RemoteSpec, SharedCredentials,
-};
+#[cfg(feature = "remote")]
+pub use remote::{display_url, Credentials, HeadersProgram, RemoteSpec, SharedCredentials};
 pub use shared::{Broker, SharedSpec};
 pub use spec::{ConnectSpec, Keeper, Keeping, TransportSpec};
 

@@ -3,6 +3,7 @@
 use super::handshake::Protocol;
 use super::host::ClientFeatures;
 use super::process::StdioSpec;
+#[cfg(feature = "remote")]
 use super::remote::RemoteSpec;
 use super::shared::SharedSpec;
 use super::{Connection, Host, Notice};
@@ -65,6 +66,7 @@ pub trait Keeper: Send + Sync {
 #[derive(Clone, Debug, PartialEq)]
 pub enum TransportSpec {
     Stdio(StdioSpec),
+    #[cfg(feature = "remote")]
     Remote(RemoteSpec),
     /// A server listening on this Unix socket (`socket`).
     Socket(PathBuf),
@@ -77,6 +79,7 @@ impl TransportSpec {
     pub fn label(&self) -> &'static str {
         match self {
             TransportSpec::Stdio(_) => "stdio",
+            #[cfg(feature = "remote")]
             TransportSpec::Remote(_) => "http",
             TransportSpec::Socket(_) => "unix-socket",
             TransportSpec::Shared(_) => "shared",

@@ -8,5 +8,6 @@
 
 mod client;
 mod local;
+#[cfg(feature = "remote")]
 mod remote;
 mod support;

@@ -40,6 +40,10 @@ pub fn lifted(message: &str) -> Option<String> {
 
 /// An SSE event's data (one JSON-RPC message) as rmcp is to read it: readable (see
 /// [`nesting::readable`]) and [`lifted`] when it is a task-augmented request; `None` to drop it.
+#[cfg_attr(
+    not(feature = "remote"),
+    expect(dead_code, reason = "the remote transports read it")
+)]
 pub fn incoming(data: &str) -> Option<Cow<'_, str>> {
     let readable = nesting::readable(data)?;
     Some(lifted(&readable).map_or(readable, Cow::Owned))

@@ -6,9 +6,12 @@ use super::Connection;
 use crate::pool::link::{with_stderr, Link};
 use crate::pool::nesting::TOO_DEEP_FIELD;
 use crate::pool::oversize::TOO_LARGE_FIELD;
+#[cfg(feature = "remote")]
 use crate::pool::remote::param_headers::INVALID_ANNOTATION_FIELD;
-use crate::pool::remote::AuthNeed;
+#[cfg(feature = "remote")]
+use crate::pool::AuthNeed;
 use crate::pool::{BrowserStep, RequestError};
+#[cfg(feature = "remote")]
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 use rmcp::ServiceError;
 use serde_json::Value;
@@ -31,6 +34,7 @@ impl Connection {
                     _ if e.code.0 == URL_ELICITATION_REQUIRED => {
                         RequestError::BrowserSteps(browser_steps(&e))
                     }
+                    #[cfg(feature = "remote")]
                     _ if e
                         .data
                         .as_ref()
@@ -45,6 +49,7 @@ impl Connection {
                     },
                 }
             }
+            #[cfg(feature = "remote")]
             ServiceError::TransportSend(e) if self.remote_kind().is_some() => {
                 let refused = e
                     .error
@@ -63,6 +68,7 @@ impl Connection {
         }
     }
 
+    #[cfg(feature = "remote")]
     fn scrub(&self, text: &str) -> String {
         match &self.link {
             Link::Remote { scrubber, .. } => scrubber.scrub(text),

@@ -7,10 +7,11 @@ use super::client_tasks::{ClientTasks, Limits};
 use super::handler::{Handler, Notice, ProgressRoutes};
 use super::handshake::Service;
 use super::host::Host;
-use super::link::{open_process, open_remote, open_shared, open_socket, Link};
+#[cfg(feature = "remote")]
+use super::link::open_remote;
+use super::link::{open_process, open_shared, open_socket, Link, RemoteKind};
 use super::process;
 use super::question_bounds::QuestionSlots;
-use super::remote::RemoteKind;
 use super::spec::{ConnectSpec, Keeper, TransportSpec};
 use super::{ConnectError, RequestError};
 use parking_lot::Mutex;
@@ -92,6 +93,7 @@ impl Connection {
             TransportSpec::Stdio(stdio) => open_process(spec, stdio, handler, stop)
                 .await
                 .map_err(ConnectError::Failed)?,
+            #[cfg(feature = "remote")]
             TransportSpec::Remote(remote) => open_remote(spec, remote, handler, stop).await?,
             TransportSpec::Socket(path) => open_socket(spec, path, handler, stop)
                 .await

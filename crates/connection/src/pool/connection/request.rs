@@ -8,6 +8,7 @@ use crate::pool::client_side::{Origin, PendingRequest};
 use crate::pool::handler::{Progress, ProgressRoutes, ProgressSink};
 use crate::pool::host::Caller;
 use crate::pool::link::Link;
+#[cfg(feature = "remote")]
 use crate::pool::remote::param_headers::CalledTool;
 use crate::pool::{BrowserStep, RequestError};
 use rmcp::model::{
@@ -263,7 +264,13 @@ impl Connection {
             Link::Broker(link) => Some(link.admit(&params, &opts.cancel).await?),
             _ => None,
         };
+        #[cfg_attr(
+            not(feature = "remote"),
+            expect(unused_mut, reason = "only a remote call adds to it")
+        )]
         let mut custom = CustomRequest::new(method, Some(params));
+        // A remote transport sends the tool's `x-mcp-header` parameters as headers (SEP-2243).
+        #[cfg(feature = "remote")]
         if let Some(tool) = opts.tool.clone().filter(|_| method == "tools/call") {
             custom.extensions.insert(CalledTool(tool));
         }

@@ -12,9 +12,10 @@ mod sse;
 
 use super::handler::Handler;
 use super::handshake::{self, Protocol, Service};
-use super::ConnectError;
+use super::link::RemoteKind;
+use super::{AuthNeed, ConnectError};
 use crate::secret::{Scrubber, Secret};
-pub use credentials::{AuthNeed, Credentials, SharedCredentials};
+pub use credentials::{Credentials, SharedCredentials};
 pub use headers_program::HeadersProgram;
 use reqwest::header::HeaderMap;
 use rmcp::service::ClientInitializeError;
@@ -33,30 +34,6 @@ use url::Url;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a connect waits for the session's standalone stream (see `session`).
 const STANDALONE_WAIT: Duration = Duration::from_secs(2);
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RemoteKind {
-    StreamableHttp,
-    /// The legacy HTTP+SSE transport (2024-11-05).
-    Sse,
-}
-
-impl RemoteKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            RemoteKind::StreamableHttp => "streamable-http",
-            RemoteKind::Sse => "sse",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<RemoteKind> {
-        match name {
-            "streamable-http" => Some(RemoteKind::StreamableHttp),
-            "sse" => Some(RemoteKind::Sse),
-            _ => None,
-        }
-    }
-}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct RemoteSpec {

@@ -22,9 +22,10 @@
 use super::super::client_tasks::wire::{self, TaskCapability};
 use super::super::nesting;
 use super::super::oversize::MAX_LINE;
-use super::credentials::{AuthNeed, SharedCredentials};
+use super::credentials::SharedCredentials;
 use super::param_headers;
 use super::HeadersProgram;
+use crate::pool::AuthNeed;
 use crate::secret::Secret;
 use futures::stream::BoxStream;
 use futures::StreamExt;

@@ -3,12 +3,17 @@
 // descriptions and parameters), through the native API as the model's `mcp({ search })` runs it:
 // ranking, paging and the rendered answer. Prints p50/p99 per query for word searches, tasks of
 // 60 words, server-scoped searches and regex searches; the index's build (the first search after
-// a catalog change, median of fresh adapters), and the size of the addon measured. Build with
+// a catalog change, on fresh adapters), and the size of the addon measured. Build with
 // `npm run build` first for release figures.
+// The index's build is timed twice per fresh adapter: wall time, and the process's CPU time
+// (process.cpuUsage, user + system, every thread: the build runs on a worker of the addon's
+// runtime while Node's thread waits idle), each beside the 1-minute load average. On a shared
+// machine the wall time counts the time other processes hold the cores; the CPU time counts only
+// our own work, so it is the figure to compare with the bound (150 ms) under load.
 // Usage: node bench/search-speed.mjs [--tools N] [--rounds R] [--builds B]
 import { createRequire } from "node:module";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -117,14 +122,21 @@ try {
   for (let i = 0; i < BUILDS; i++) {
     const fresh = open();
     await fresh.status();
+    const load = loadavg()[0];
+    const cpu = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     await fresh.search("create a ticket", {});
-    builds.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    const wall = Number(process.hrtime.bigint() - t0) / 1e6;
+    const { user, system } = process.cpuUsage(cpu);
+    builds.push({ wall, cpu: (user + system) / 1e3, load });
     await fresh.shutdown();
   }
-  builds.sort((a, b) => a - b);
   console.log(`catalog: ${total} tools on ${Object.keys(catalog()).length} servers; open ${openMs.toFixed(1)} ms; first search (builds the index and the related-words table) ${firstMs.toFixed(1)} ms`);
-  console.log(`index build (first search of a fresh adapter, median of ${BUILDS}): ${percentile(builds, 50).toFixed(1)} ms (max ${builds.at(-1).toFixed(1)} ms)`);
+  console.log(`index build (first search of a fresh adapter; wall, and CPU of the process: user + system, all threads), per run:`);
+  for (const { wall, cpu, load } of builds) console.log(`  wall ${wall.toFixed(1)} ms  CPU ${cpu.toFixed(1)} ms  load ${load.toFixed(2)}`);
+  const median = (key) => percentile(builds.map((b) => b[key]).sort((a, b) => a - b), 50);
+  const max = (key) => Math.max(...builds.map((b) => b[key]));
+  console.log(`index build, median of ${BUILDS}: wall ${median("wall").toFixed(1)} ms (max ${max("wall").toFixed(1)}), CPU ${median("cpu").toFixed(1)} ms (max ${max("cpu").toFixed(1)})`);
   console.log(`addon: ${addonSize()}`);
   const words = [];
   for (const verb of VERBS) for (const noun of NOUNS.slice(0, 8)) words.push([`${verb} ${noun}`, {}]);

@@ -83,17 +83,32 @@ struct Postings {
 
 impl Postings {
     fn build(documents: &[Vec<Field>]) -> Postings {
-        let lengths: Vec<Vec<usize>> = documents
-            .iter()
-            .map(|fields| {
-                let count = |text| {
-                    let mut n = 0;
-                    each_word(text, |_| n += 1);
-                    n
-                };
-                fields.iter().map(|field| count(field.text)).collect()
-            })
-            .collect();
+        // Each field is read once, its words kept as numbers of their stems; catalogs repeat
+        // their words, so each is stemmed and hashed once per distinct word, not per use.
+        let mut words: HashMap<String, u32> = HashMap::new();
+        let mut stems: HashMap<String, u32> = HashMap::new();
+        let mut terms: Vec<u32> = Vec::new();
+        let mut lengths: Vec<Vec<usize>> = Vec::with_capacity(documents.len());
+        for fields in documents {
+            let mut of_fields = Vec::with_capacity(fields.len());
+            for field in fields {
+                let before = terms.len();
+                each_word(field.text, |word| {
+                    let term = match words.get(word) {
+                        Some(&term) => term,
+                        None => {
+                            let next = stems.len() as u32;
+                            let term = *stems.entry(stem(word)).or_insert(next);
+                            words.insert(word.to_string(), term);
+                            term
+                        }
+                    };
+                    terms.push(term);
+                });
+                of_fields.push(terms.len() - before);
+            }
+            lengths.push(of_fields);
+        }
         let mut average = vec![0.0f64; documents.first().map_or(0, Vec::len)];
         for lengths in &lengths {
             for (sum, length) in average.iter_mut().zip(lengths) {
@@ -103,40 +118,34 @@ impl Postings {
         for sum in &mut average {
             *sum = (*sum / documents.len().max(1) as f64).max(1.0);
         }
-        // Catalogs repeat their words: each is stemmed once.
-        let mut stems: HashMap<String, String> = HashMap::new();
-        let mut lists: HashMap<String, Vec<Posting>> = HashMap::new();
+        let mut by_term: Vec<Vec<Posting>> = vec![Vec::new(); stems.len()];
+        let mut terms = terms.iter();
         for (doc, (fields, lengths)) in documents.iter().zip(&lengths).enumerate() {
             let doc = doc as u32;
             for ((field, length), average) in fields.iter().zip(lengths).zip(&average) {
                 let norm = 1.0 - field.b + field.b * *length as f64 / average;
                 let add = (field.weight / norm) as f32;
                 let in_name = if field.name { add } else { 0.0 };
-                each_word(field.text, |word| {
-                    if !stems.contains_key(word) {
-                        stems.insert(word.to_string(), stem(word));
-                    }
-                    let stemmed = &stems[word];
-                    let posting = Posting {
-                        doc,
-                        tf: add,
-                        in_name,
-                    };
-                    match lists.get_mut(stemmed) {
-                        Some(list) => match list.last_mut() {
-                            Some(last) if last.doc == doc => {
-                                last.tf += add;
-                                last.in_name += in_name;
-                            }
-                            _ => list.push(posting),
-                        },
-                        None => {
-                            lists.insert(stemmed.clone(), vec![posting]);
+                for &term in terms.by_ref().take(*length) {
+                    let list = &mut by_term[term as usize];
+                    match list.last_mut() {
+                        Some(last) if last.doc == doc => {
+                            last.tf += add;
+                            last.in_name += in_name;
                         }
+                        _ => list.push(Posting {
+                            doc,
+                            tf: add,
+                            in_name,
+                        }),
                     }
-                });
+                }
             }
         }
+        let lists = stems
+            .into_iter()
+            .map(|(stem, term)| (stem, std::mem::take(&mut by_term[term as usize])))
+            .collect();
         Postings {
             lists,
             documents: documents.len(),
@@ -273,10 +282,11 @@ impl SearchIndex {
         servers: &[ServerText],
         keywords: &[String],
     ) -> SearchIndex {
-        let params: Vec<String> = tools
+        let parameters: Vec<Vec<&str>> = tools
             .iter()
-            .map(|tool| parameter_names(tool).collect::<Vec<_>>().join(" "))
+            .map(|tool| parameter_names(tool).collect())
             .collect();
+        let params: Vec<String> = parameters.iter().map(|names| names.join(" ")).collect();
         let field = |text, weight, b| Field {
             text,
             weight,
@@ -336,7 +346,11 @@ impl SearchIndex {
                 .iter()
                 .map(|t| [loose(&t.name), loose(&t.original)])
                 .collect(),
-            haystacks: tools.iter().map(haystack).collect(),
+            haystacks: tools
+                .iter()
+                .zip(&parameters)
+                .map(|(tool, parameters)| haystack(tool, parameters))
+                .collect(),
             scripts: tools
                 .iter()
                 .map(|t| script::of_text(&t.description))
@@ -593,12 +607,25 @@ pub fn loose(name: &str) -> String {
     name.trim().to_lowercase().replace('-', "_")
 }
 
-fn haystack(tool: &ToolInfo) -> String {
-    let mut lines = vec![
-        tool.name.clone(),
-        tool.original.clone(),
-        tool.description.replace(['\n', '\r'], " "),
-    ];
-    lines.extend(parameter_names(tool).map(str::to_string));
-    lines.join("\n").to_lowercase()
+/// A tool's display name, MCP name, description (on one line) and `parameters`' names, one per
+/// line, lowercase.
+fn haystack(tool: &ToolInfo, parameters: &[&str]) -> String {
+    let mut text = String::with_capacity(
+        tool.name.len() + tool.original.len() + tool.description.len() + 16 * parameters.len(),
+    );
+    text.push_str(&tool.name);
+    text.push('\n');
+    text.push_str(&tool.original);
+    text.push('\n');
+    for (i, part) in tool.description.split(['\n', '\r']).enumerate() {
+        if i > 0 {
+            text.push(' ');
+        }
+        text.push_str(part);
+    }
+    for name in parameters {
+        text.push('\n');
+        text.push_str(name);
+    }
+    text.to_lowercase()
 }

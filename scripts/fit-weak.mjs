@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Fits the model that says a task's search answer is a weak match ("No strong match";
-// src/search/weak.rs): a logistic regression of "no needed tool in the first five hits" on the
+// crates/core/src/search/weak.rs): a logistic regression of "no needed tool in the first five hits" on the
 // four signals the search reports in `details.signals`, over the task eval's tuning split only,
 // and the chance of a miss from which an answer is flagged: of those that flag at least 70 % of
 // the tuning split's misses, the one whose flagged answers miss most often. Prints the model as

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Writes the two tables src/render/o200k.rs compiles in to bound a text's o200k tokens without the
+// Writes the two tables crates/core/src/render/o200k.rs compiles in to bound a text's o200k tokens without the
 // tokenizer, from o200k's vocabulary (the npm package `gpt-tokenizer`, a devDependency):
 // - o200k_short.bin: every entry of 2 or 3 printable ASCII bytes, as sorted 3-byte records (a
 //   2-byte entry ends in a 0 byte);
@@ -11,7 +11,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import ranks from "gpt-tokenizer/bpeRanks/o200k_base";
 
-const dir = join(dirname(fileURLToPath(import.meta.url)), "..", "src", "render");
+const dir = join(dirname(fileURLToPath(import.meta.url)), "..", "crates", "core", "src", "render");
 const WORDS = 8000;
 
 /** Each file and its content. */

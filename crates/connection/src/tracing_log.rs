@@ -89,23 +89,23 @@ impl Subscriber for ToLog {
 #[derive(Default)]
 struct Text(String);
 
-impl Visit for Text {
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+impl Text {
+    fn push(&mut self, field: &Field, value: fmt::Arguments<'_>) {
         let sep = if self.0.is_empty() { "" } else { " " };
         let _ = match field.name() {
-            "message" => write!(self.0, "{sep}{value:?}"),
-            name => write!(self.0, "{sep}{name}={value:?}"),
+            "message" => write!(self.0, "{sep}{value}"),
+            name => write!(self.0, "{sep}{name}={value}"),
         };
+    }
+}
+
+impl Visit for Text {
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.push(field, format_args!("{value:?}"));
     }
 
     fn record_str(&mut self, field: &Field, value: &str) {
-        let sep = if self.0.is_empty() { "" } else { " " };
-        self.0.push_str(sep);
-        if field.name() != "message" {
-            self.0.push_str(field.name());
-            self.0.push('=');
-        }
-        self.0.push_str(value);
+        self.push(field, format_args!("{value}"));
     }
 }
 

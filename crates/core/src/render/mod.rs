@@ -34,6 +34,7 @@ pub use setup::{
 use crate::catalog::ToolInfo;
 use crate::search::{Hit, Page};
 use pi_mcp_connection::clean::{self, clip};
+pub use pi_mcp_connection::english::listed;
 use pi_mcp_connection::pool::Cut;
 use serde_json::{json, Value};
 use std::borrow::Cow;
@@ -641,8 +642,6 @@ pub fn plural(n: usize, noun: &str) -> String {
         format!("{n} {noun}s")
     }
 }
-
-pub use pi_mcp_connection::english::listed;
 
 #[cfg(test)]
 mod tests;

@@ -10,6 +10,24 @@
 //! `output` (every answer within the output guard) · `approval` (the gate every use of a server
 //! passes) · `auth`, `direct`, `doctor`.
 
+/// A feature service: a handle that borrows the kernel (the adapter's registry, pool, config,
+/// connect path, output guard and events) for one request, in the file of its feature.
+macro_rules! service {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        pub struct $name<'a>(pub &'a std::sync::Arc<super::Adapter>);
+
+        impl std::ops::Deref for $name<'_> {
+            type Target = std::sync::Arc<super::Adapter>;
+
+            fn deref(&self) -> &Self::Target {
+                self.0
+            }
+        }
+    };
+}
+use service;
+
 mod add;
 mod approval;
 mod apps;
@@ -66,8 +84,9 @@ use crate::events::{EventSink, Events};
 use lifecycle::Startup;
 use pi_mcp_connection::bounded_read::FileLimits;
 use pi_mcp_connection::broker::family::{family, LocalSession};
-use pi_mcp_connection::pool::{Broker, Pool, RemoteKind};
+use pi_mcp_connection::pool::{Broker, Pool, RemoteKind, RequestOptions};
 use pi_mcp_connection::unix_time::now_ms;
+use prompts::Prompts;
 use servers::{Cached, Servers};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -415,9 +434,50 @@ impl Adapter {
             .unwrap_or(DEFAULT_REQUEST_TIMEOUT)
     }
 
+    /// A request that is not a tool call (a prompt, an app's document or resources): bounded
+    /// by the server's request timeout alone, cancelled when the session ends.
+    fn plain_request(&self, server: &str) -> RequestOptions {
+        let timeout = self
+            .server(server)
+            .map_or(DEFAULT_REQUEST_TIMEOUT, |s| self.request_timeout(s));
+        RequestOptions {
+            timeout,
+            cancel: self.closing.child_token(),
+            on_progress: None,
+            caller: None,
+            total: Some(timeout),
+            tool: None,
+        }
+    }
+
     /// Cancels the call started with `call_id` (Pi's abort signal).
     pub fn cancel(&self, call_id: &str) {
         self.servers.cancel_call(call_id);
+    }
+}
+
+/// The services, one line each: what each feature offers, and where it is.
+impl Adapter {
+    // Servers' prompts as commands (prompts.rs).
+    pub fn prompt_commands(self: &Arc<Self>) -> Vec<PromptCommand> {
+        Prompts(self).prompt_commands()
+    }
+    pub async fn run_prompt(self: &Arc<Self>, command: &str, text: &str) -> Outcome {
+        Prompts(self).run_prompt(command, text).await
+    }
+    pub async fn get_prompt(
+        self: &Arc<Self>,
+        server: &str,
+        name: &str,
+        args: serde_json::Map<String, serde_json::Value>,
+    ) -> Outcome {
+        Prompts(self).get_prompt(server, name, args).await
+    }
+    pub async fn complete_prompt(self: &Arc<Self>, command: &str, text: &str) -> Vec<Completion> {
+        Prompts(self).complete_prompt(command, text).await
+    }
+    pub async fn prompts(self: &Arc<Self>, server: Option<&str>) -> Outcome {
+        Prompts(self).prompts(server).await
     }
 }
 

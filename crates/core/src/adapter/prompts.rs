@@ -5,12 +5,11 @@
 
 use super::connect::Need;
 use super::unlisted::Purpose;
-use super::{Adapter, ErrorCode, Outcome};
+use super::{ErrorCode, Outcome};
 use crate::approval::Subject;
 use crate::prompts::{self, Argument};
 use pi_mcp_connection::pool::{Connection, RequestError, RequestOptions};
 use serde_json::{json, Map, Value};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// How long completing a value may take (a person is typing).
@@ -36,6 +35,11 @@ pub struct Completion {
     pub label: String,
 }
 
+super::service!(
+    /// Servers' prompts: the commands, running and completing them, the listing.
+    Prompts
+);
+
 /// A prompt a server lists, found by its command.
 struct Found {
     server: String,
@@ -43,7 +47,7 @@ struct Found {
     arguments: Vec<Argument>,
 }
 
-impl Adapter {
+impl Prompts<'_> {
     /// Every prompt of every enabled server whose prompts are known, as a command.
     pub fn prompt_commands(&self) -> Vec<PromptCommand> {
         let mut commands = Vec::new();
@@ -91,7 +95,7 @@ impl Adapter {
 
     /// Runs command `command` with what was typed after it: the user message the prompt
     /// expands to, or why not (its usage, or that the server no longer offers it).
-    pub async fn run_prompt(self: &Arc<Self>, command: &str, text: &str) -> Outcome {
+    pub async fn run_prompt(&self, command: &str, text: &str) -> Outcome {
         let Some(found) = self.find_prompt(command) else {
             return Outcome::error(
                 "prompt",
@@ -108,12 +112,7 @@ impl Adapter {
     }
 
     /// `prompts/get`: the prompt's messages as one user message.
-    pub async fn get_prompt(
-        self: &Arc<Self>,
-        server: &str,
-        name: &str,
-        args: Map<String, Value>,
-    ) -> Outcome {
+    pub async fn get_prompt(&self, server: &str, name: &str, args: Map<String, Value>) -> Outcome {
         // Prompt arguments are strings.
         let args: Map<String, Value> = args
             .into_iter()
@@ -150,25 +149,9 @@ impl Adapter {
         outcome.with("server", server).with("prompt", name)
     }
 
-    /// A request that is not a tool call (a prompt, an app's document or resources): bounded
-    /// by the server's request timeout alone, cancelled when the session ends.
-    pub(super) fn plain_request(&self, server: &str) -> RequestOptions {
-        let timeout = self
-            .server(server)
-            .map_or(super::DEFAULT_REQUEST_TIMEOUT, |s| self.request_timeout(s));
-        RequestOptions {
-            timeout,
-            cancel: self.closing.child_token(),
-            on_progress: None,
-            caller: None,
-            total: Some(timeout),
-            tool: None,
-        }
-    }
-
     /// Completions of what was typed after `command`: argument names (`name=`) and, where the
     /// server completes values, values of the argument being typed.
-    pub async fn complete_prompt(self: &Arc<Self>, command: &str, text: &str) -> Vec<Completion> {
+    pub async fn complete_prompt(&self, command: &str, text: &str) -> Vec<Completion> {
         let Some(found) = self.find_prompt(command) else {
             return vec![];
         };
@@ -209,7 +192,7 @@ impl Adapter {
 
     /// `completion/complete` for one argument, where the server offers it.
     async fn complete_value(
-        self: &Arc<Self>,
+        &self,
         found: &Found,
         argument: &str,
         typed: &str,
@@ -267,10 +250,10 @@ fn quote(value: &str) -> String {
     }
 }
 
-impl Adapter {
+impl Prompts<'_> {
     /// Every prompt of `server` (or of every enabled server) as the command that runs it;
     /// servers not known yet are listed first (every server's under the listing bound).
-    pub async fn prompts(self: &Arc<Self>, server: Option<&str>) -> Outcome {
+    pub async fn prompts(&self, server: Option<&str>) -> Outcome {
         let names: Vec<String> = match server {
             Some(name) => match self.servers.enabled(name) {
                 Ok(_) => vec![name.to_string()],

@@ -8,6 +8,7 @@ use crate::config::{DirectTools as Selection, Exposure};
 use pi_mcp_connection::clean;
 use serde_json::{json, Value};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Names a direct tool may not take: Pi's built-in tools and our gateway.
 const RESERVED_NAMES: [&str; 8] = ["read", "bash", "edit", "write", "grep", "find", "ls", "mcp"];
@@ -76,7 +77,7 @@ pub struct ToolNamespace {
 }
 
 impl Adapter {
-    pub fn direct_tools(&self) -> DirectTools {
+    pub fn direct_tools(self: &Arc<Self>) -> DirectTools {
         let selection = self.direct_selection();
         let catalog = self.servers.view();
         let mut set = DirectTools::default();

@@ -86,6 +86,7 @@ use pi_mcp_connection::bounded_read::FileLimits;
 use pi_mcp_connection::broker::family::{family, LocalSession};
 use pi_mcp_connection::pool::{Broker, Pool, RemoteKind, RequestOptions};
 use pi_mcp_connection::unix_time::now_ms;
+use pi_resources::Resources;
 use prompts::Prompts;
 use servers::{Cached, Servers};
 use std::collections::HashMap;
@@ -478,6 +479,32 @@ impl Adapter {
     }
     pub async fn prompts(self: &Arc<Self>, server: Option<&str>) -> Outcome {
         Prompts(self).prompts(server).await
+    }
+}
+
+impl Adapter {
+    // Servers' resources: `mcp({ read })` (read.rs) and Pi's resource tools (pi_resources.rs).
+    pub async fn read(
+        self: &Arc<Self>,
+        uri: &str,
+        server: Option<&str>,
+        args: serde_json::Map<String, serde_json::Value>,
+        call_id: Option<String>,
+    ) -> Outcome {
+        Resources(self).read(uri, server, args, call_id).await
+    }
+    pub async fn pi_resource_tool(
+        self: &Arc<Self>,
+        name: &str,
+        params: &serde_json::Value,
+        call_id: Option<String>,
+    ) -> Outcome {
+        Resources(self)
+            .pi_resource_tool(name, params, call_id)
+            .await
+    }
+    fn pi_resource_tools(self: &Arc<Self>) -> Vec<DirectToolDefinition> {
+        Resources(self).pi_resource_tools()
     }
 }
 

@@ -13,13 +13,17 @@ mod page;
 use super::direct::{DirectToolDefinition, ToolAnnotations};
 use super::request::trimmed;
 use super::unlisted::{pending_details, Purpose};
-use super::{Adapter, ErrorCode, Outcome, ServerMeta};
+use super::{ErrorCode, Outcome, ServerMeta};
 use crate::config::{Exposure, ServerConfig};
 use crate::resources::is_app;
 use page::Cursor;
 use pi_mcp_connection::clean::clip;
 use serde_json::{json, Map, Value};
-use std::sync::Arc;
+
+super::service!(
+    /// Servers' resources: `mcp({ read })` (read.rs) and Pi's three resource tools.
+    Resources
+);
 
 /// Room in a page's text for what is not its entries (server, cursor, note).
 const PAGE_ENVELOPE: usize = 2 * 1024;
@@ -71,10 +75,10 @@ fn has_resources(meta: &ServerMeta) -> bool {
         .any(|r| !is_app(r))
 }
 
-impl Adapter {
+impl Resources<'_> {
     /// The three tools with the exposure Pi's rule gives them; none while no reachable enabled
     /// server is known to have resources.
-    pub(super) fn pi_resource_tools(&self) -> Vec<DirectToolDefinition> {
+    pub fn pi_resource_tools(&self) -> Vec<DirectToolDefinition> {
         let exposures: Vec<Exposure> = self
             .servers
             .configs()
@@ -151,7 +155,7 @@ impl Adapter {
 
     /// Runs one of the three tools.
     pub async fn pi_resource_tool(
-        self: &Arc<Self>,
+        &self,
         name: &str,
         params: &Value,
         call_id: Option<String>,
@@ -182,7 +186,7 @@ impl Adapter {
     }
 
     async fn list_for_pi(
-        self: &Arc<Self>,
+        &self,
         kind: Kind,
         mode: &str,
         server: Option<&str>,

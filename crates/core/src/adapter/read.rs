@@ -3,6 +3,7 @@
 //! offers subscriptions is then asked for updates of it, which arrive as events.
 
 use super::connect::Need;
+use super::pi_resources::Resources;
 use super::{Adapter, ErrorCode, Outcome};
 use crate::approval::Subject;
 use crate::resources;
@@ -10,9 +11,9 @@ use pi_mcp_connection::pool::{RequestError, RequestOptions};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
-impl Adapter {
+impl Resources<'_> {
     pub async fn read(
-        self: &Arc<Self>,
+        &self,
         uri: &str,
         server: Option<&str>,
         args: Map<String, Value>,
@@ -82,7 +83,7 @@ impl Adapter {
                 let mut outcome = Outcome::text("read", "");
                 outcome.content = resources::read_result(&raw);
                 match self.output_limits() {
-                    Some(limits) => Self::guarded(outcome, limits, &uri),
+                    Some(limits) => Adapter::guarded(outcome, limits, &uri),
                     None => outcome,
                 }
             }

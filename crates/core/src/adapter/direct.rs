@@ -8,7 +8,6 @@ use crate::config::{DirectTools as Selection, Exposure};
 use pi_mcp_connection::clean;
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// Names a direct tool may not take: Pi's built-in tools and our gateway.
 const RESERVED_NAMES: [&str; 8] = ["read", "bash", "edit", "write", "grep", "find", "ls", "mcp"];
@@ -76,8 +75,13 @@ pub struct ToolNamespace {
     pub instructions: Option<String>,
 }
 
-impl Adapter {
-    pub fn direct_tools(self: &Arc<Self>) -> DirectTools {
+super::service!(
+    /// The tools Pi registers of their own (direct, exposure-registered, Pi's resource tools).
+    Direct
+);
+
+impl Direct<'_> {
+    pub fn direct_tools(&self) -> DirectTools {
         let selection = self.direct_selection();
         let catalog = self.servers.view();
         let mut set = DirectTools::default();
@@ -152,7 +156,11 @@ impl Adapter {
             });
         }
     }
+}
 
+/// Which tools go direct, from the config and the registry: the kernel's, asked by the listing
+/// queue and the system prompt's section too.
+impl Adapter {
     /// Enabled servers some of whose tools Pi declares to the model (direct tools, `direct` in
     /// `exposure`/`toolExposure`) and whose tools are not known yet.
     pub(super) fn declared_unlisted(&self) -> Vec<String> {

@@ -4,15 +4,14 @@
 //! `direct` ones are declared to the model; `codemode` and `deferred` ones are for Pi's
 //! `codemode` scripts and `tool_search` (Pi ≥ 0.99). Hidden tools are not in the catalog.
 
-use super::direct::{definition, DirectTools, ToolNamespace};
-use super::Adapter;
+use super::direct::{definition, Direct, DirectTools, ToolNamespace};
 use crate::catalog::pi_tool_names;
 use crate::config::Exposure;
 use pi_mcp_connection::clean;
 
-impl Adapter {
+impl Direct<'_> {
     /// Adds the exposure-registered tools of every enabled server to `set`, and what they need.
-    pub(super) fn exposed_tools(&self, set: &mut DirectTools) {
+    pub fn exposed_tools(&self, set: &mut DirectTools) {
         let catalog = self.servers.view();
         for server in self
             .servers

@@ -81,6 +81,7 @@ use crate::cache::{self, Loaded};
 use crate::config::DEFAULT_REQUEST_TIMEOUT;
 use crate::config::{self, Config, Env, LoadOptions, ServerConfig};
 use crate::events::{EventSink, Events};
+use direct::Direct;
 use lifecycle::Startup;
 use pi_mcp_connection::bounded_read::FileLimits;
 use pi_mcp_connection::broker::family::{family, LocalSession};
@@ -502,6 +503,10 @@ impl Adapter {
         Resources(self)
             .pi_resource_tool(name, params, call_id)
             .await
+    }
+    /// The tools Pi registers of their own (direct.rs, exposed.rs).
+    pub fn direct_tools(self: &Arc<Self>) -> DirectTools {
+        Direct(self).direct_tools()
     }
     fn pi_resource_tools(self: &Arc<Self>) -> Vec<DirectToolDefinition> {
         Resources(self).pi_resource_tools()

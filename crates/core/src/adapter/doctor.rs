@@ -1,18 +1,22 @@
 //! `pi-mcp doctor`: every config source and what came of it, the merged servers with where each
 //! came from, every problem (notes included), and a fresh, timed connection to each server.
 
-use super::{Adapter, ErrorCode, Outcome};
+use super::{ErrorCode, Outcome};
 use crate::config::{Diagnostic, Level, Role, ServerConfig, Source, SourceState, Transport, Trust};
 use crate::render::{self, ConnectCheck};
 use futures::StreamExt;
 use serde_json::{json, Value};
-use std::sync::Arc;
 use std::time::Instant;
 
-impl Adapter {
+super::service!(
+    /// `doctor`: the config's sources and problems, each server's state, and a connect test.
+    Doctor
+);
+
+impl Doctor<'_> {
     /// With `connect`, (re)connects every enabled server under the listing queue's bound and
     /// times each; a lazy server it started is stopped once checked, unless the model wants it.
-    pub async fn doctor(self: &Arc<Self>, connect: bool) -> Outcome {
+    pub async fn doctor(&self, connect: bool) -> Outcome {
         let checks: Vec<ConnectCheck> = if connect {
             let names: Vec<String> = self
                 .server_names(false)
@@ -86,7 +90,7 @@ impl Adapter {
         outcome
     }
 
-    async fn timed_connect(self: &Arc<Self>, name: String) -> ConnectCheck {
+    async fn timed_connect(&self, name: String) -> ConnectCheck {
         let _turn = self.listings.turn().await;
         let started = Instant::now();
         let result = self.renew(&name).await;

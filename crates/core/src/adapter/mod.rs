@@ -82,6 +82,7 @@ use crate::config::DEFAULT_REQUEST_TIMEOUT;
 use crate::config::{self, Config, Env, LoadOptions, ServerConfig};
 use crate::events::{EventSink, Events};
 use direct::Direct;
+use doctor::Doctor;
 use lifecycle::Startup;
 use pi_mcp_connection::bounded_read::FileLimits;
 use pi_mcp_connection::broker::family::{family, LocalSession};
@@ -510,6 +511,13 @@ impl Adapter {
     }
     fn pi_resource_tools(self: &Arc<Self>) -> Vec<DirectToolDefinition> {
         Resources(self).pi_resource_tools()
+    }
+}
+
+impl Adapter {
+    // `doctor` (doctor.rs).
+    pub async fn doctor(self: &Arc<Self>, connect: bool) -> Outcome {
+        Doctor(self).doctor(connect).await
     }
 }
 

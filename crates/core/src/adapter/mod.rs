@@ -57,6 +57,7 @@ mod servers_section;
 mod setup;
 mod shared;
 mod sign_in;
+mod status;
 mod trace;
 mod unlisted;
 
@@ -91,6 +92,7 @@ use pi_mcp_connection::unix_time::now_ms;
 use pi_resources::Resources;
 use prompts::Prompts;
 use servers::{Cached, Servers};
+use status::Status;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -518,6 +520,25 @@ impl Adapter {
     // `doctor` (doctor.rs).
     pub async fn doctor(self: &Arc<Self>, connect: bool) -> Outcome {
         Doctor(self).doctor(connect).await
+    }
+}
+
+impl Adapter {
+    // The servers' state (status.rs; sharing and the broker in shared.rs).
+    pub fn status(self: &Arc<Self>) -> Outcome {
+        Status(self).status()
+    }
+    pub fn footer(self: &Arc<Self>) -> Option<String> {
+        Status(self).footer()
+    }
+    pub fn tools_overview(self: &Arc<Self>) -> Outcome {
+        Status(self).tools_overview()
+    }
+    pub async fn broker_status(self: &Arc<Self>) -> Outcome {
+        Status(self).broker_status().await
+    }
+    pub async fn broker_stop(self: &Arc<Self>) -> Outcome {
+        Status(self).broker_stop().await
     }
 }
 

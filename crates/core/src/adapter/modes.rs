@@ -1,10 +1,11 @@
-//! The read-only modes: status, list, search, describe, instructions; and connect.
+//! The read-only modes: list, search, describe, instructions; and connect (status is status.rs).
 
+use super::status::Status;
 use super::unlisted::{pending_details, Purpose};
 use super::{Adapter, ErrorCode, Outcome, Unavailable};
 use crate::catalog::{lookup, Lookup, ToolInfo};
 use crate::config::ServerConfig;
-use crate::render::{self, ServerState, ServerStatus};
+use crate::render;
 use crate::search::{self, SearchOptions};
 use serde_json::json;
 use std::sync::Arc;
@@ -21,149 +22,6 @@ pub struct Page {
 }
 
 impl Adapter {
-    pub fn status(&self) -> Outcome {
-        let servers = self.server_statuses();
-        let details: Vec<_> = servers
-            .iter()
-            .map(|s| {
-                let transport = self
-                    .pool
-                    .get(&s.name)
-                    .and_then(|c| c.remote_kind())
-                    .map(|kind| kind.name());
-                let config = self.server(&s.name);
-                let source = config.map(|c| c.source.display().to_string());
-                let registered = config.and_then(|c| c.registered.as_ref()).map(|p| p.display().to_string());
-                let imported = config.and_then(|c| c.imported.as_ref()).map(|i| i.kind.name());
-                let package = config.and_then(|c| c.package.as_ref()).map(|p| json!({ "name": p.name, "root": p.root, "settings": p.settings, "project": p.project }));
-                let exposure = config.and_then(|c| c.exposure.server).map(|e| e.name());
-                let problem = match &s.state {
-                    ServerState::Failed { reason, .. } | ServerState::NeedsAuth { reason } => Some(pi_mcp_connection::clean::text(reason)),
-                    _ => None,
-                };
-                let shared = config.map_or(serde_json::Value::Null, |c| self.sharing(c));
-                json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count, "leftOut": s.left_out, "source": source, "transport": transport, "description": s.description, "exposure": exposure, "imported": imported, "registeredBy": registered, "package": package, "problem": problem, "signIn": s.sign_in, "shared": shared })
-            })
-            .collect();
-        let total: usize = servers
-            .iter()
-            .filter(|s| s.state != ServerState::Disabled)
-            .map(|s| s.tool_count)
-            .sum();
-        let problems = self.diagnostics();
-        let mut text = render::status(&servers, &problems);
-        let listing = self.being_listed();
-        if !listing.is_empty() {
-            text.push_str("\n\n");
-            text.push_str(&render::status_still_listing(&listing));
-        }
-        if !self.config.servers.is_empty() {
-            text.push_str("\n\n");
-            text.push_str(&render::config_sources(&self.config_sources()));
-        }
-        let mut outcome = Outcome::text("status", text)
-            .with("servers", details)
-            .with("totalTools", total)
-            .with("problems", problems);
-        if let Some(role) = self.family_role() {
-            outcome.set("family", role);
-        }
-        self.bounded(match listing.is_empty() {
-            true => outcome,
-            false => outcome.with("listing", pending_details(&listing)),
-        })
-    }
-
-    /// Each config file that defines servers: its path (`~` for home), whether it belongs to the
-    /// project, and its servers in config order.
-    fn config_sources(&self) -> Vec<(String, bool, Vec<&str>)> {
-        let home = self.home();
-        let mut files: Vec<(String, bool, Vec<&str>)> = vec![];
-        for server in &self.config.servers {
-            let shown = match (&server.registered, &server.package) {
-                (Some(extension), _) if *extension == server.source => {
-                    format!(
-                        "registered by the Pi extension {}",
-                        render::tilde(extension, &home)
-                    )
-                }
-                (_, Some(package)) if server.files.len() == 1 => format!(
-                    "the Pi package {} ({})",
-                    package.name,
-                    render::tilde(&server.source, &home)
-                ),
-                _ => render::tilde(&server.source, &home),
-            };
-            match files.iter_mut().find(|(p, _, _)| *p == shown) {
-                Some((_, _, names)) => names.push(&server.name),
-                None => files.push((
-                    shown,
-                    server.source.starts_with(&self.cwd),
-                    vec![&server.name],
-                )),
-            }
-        }
-        files
-    }
-
-    /// The line for Pi's status bar; `None` without enabled servers.
-    pub fn footer(&self) -> Option<String> {
-        render::footer(&self.server_statuses())
-    }
-
-    /// Every server's tools (`/mcp tools`), from what is known now.
-    pub fn tools_overview(&self) -> Outcome {
-        let catalog = self.servers.view();
-        let groups: Vec<(String, Vec<&ToolInfo>)> = self
-            .server_names(false)
-            .into_iter()
-            .map(|name| (name.to_string(), catalog.server_tools(name)))
-            .collect();
-        Outcome::text("tools", render::tools_overview(&groups))
-            .with("totalTools", catalog.tools().len())
-    }
-
-    fn server_statuses(&self) -> Vec<ServerStatus> {
-        let catalog = self.servers.view();
-        self.servers
-            .configs()
-            .map(|s| ServerStatus {
-                name: s.name.clone(),
-                state: self.state_of(s, self.servers.has_meta(&s.name)),
-                tool_count: catalog.server_tools(&s.name).len(),
-                description: s.description.clone(),
-                sign_in: self.shown_sign_in(s),
-                left_out: self.servers.meta(&s.name).map_or(0, |m| m.left_out.len()),
-                sharing: self.sharing(s)["text"].as_str().map(str::to_string),
-            })
-            .collect()
-    }
-
-    fn state_of(&self, server: &ServerConfig, has_metadata: bool) -> ServerState {
-        let name = &server.name;
-        if server.disabled {
-            ServerState::Disabled
-        } else if self.pool.is_live(name) {
-            ServerState::Connected
-        } else if self.pool.is_connecting(name) {
-            ServerState::Connecting
-        } else if let Some((ago, cause)) = self.servers.failure(name) {
-            let reason = cause.reason(name);
-            if cause.needs_auth() {
-                ServerState::NeedsAuth { reason }
-            } else {
-                ServerState::Failed {
-                    ago_secs: ago.as_secs(),
-                    reason,
-                }
-            }
-        } else if has_metadata {
-            ServerState::Cached
-        } else {
-            ServerState::NotConnected
-        }
-    }
-
     /// A page of a server's tools (listing it at once when they are not known yet); a server
     /// that wants a sign-in gets one first under `autoAuth`.
     pub async fn list(self: &Arc<Self>, name: &str, page: Page) -> Outcome {
@@ -180,7 +38,7 @@ impl Adapter {
         }
         let outcome = {
             let catalog = self.servers.view();
-            let state = self.state_of(server, true);
+            let state = Status(self).state_of(server, true);
             let meta = self.servers.meta(name);
             let tools = catalog.server_tools(name);
             let listed = render::Listed {
@@ -448,17 +306,5 @@ fn append_unavailable(text: &mut String, unavailable: &[(String, Unavailable)]) 
         text.push_str(&format!(
             "\n(Server \"{name}\" was not searched: {first_line})"
         ));
-    }
-}
-
-fn state_name(state: &ServerState) -> &'static str {
-    match state {
-        ServerState::Connected => "connected",
-        ServerState::Connecting => "connecting",
-        ServerState::Cached => "cached",
-        ServerState::NotConnected => "not-connected",
-        ServerState::Failed { .. } => "failed",
-        ServerState::NeedsAuth { .. } => "needs-auth",
-        ServerState::Disabled => "disabled",
     }
 }

@@ -1,13 +1,14 @@
 //! Shared servers as a session sees them: which of its servers are shared and with how many
 //! sessions (status, `/mcp`), and `pi-mcp broker status|stop`.
 
-use super::{Adapter, ErrorCode, Outcome};
+use super::status::Status;
+use super::{ErrorCode, Outcome};
 use crate::config::{ServerConfig, Sharing};
 use crate::render;
 use pi_mcp_connection::pool::shared::control;
 use serde_json::{json, Value};
 
-impl Adapter {
+impl Status<'_> {
     /// `pi-mcp broker status`: the broker serving this agent dir, if one runs.
     pub async fn broker_status(&self) -> Outcome {
         let place = match self.broker.place() {
@@ -44,7 +45,7 @@ impl Adapter {
     /// How `server` is shared, for status and `/mcp`: `null` when it is not; else the sessions
     /// using it now (when it runs in the broker) and why this session runs it itself (when it
     /// does).
-    pub(super) fn sharing(&self, server: &ServerConfig) -> Value {
+    pub fn sharing(&self, server: &ServerConfig) -> Value {
         match server.sharing {
             Sharing::User { .. } => {}
             Sharing::Family => return self.family_sharing(server),

@@ -2,6 +2,7 @@
 //! the environment, or OAuth credentials kept in Pi's store), what to do when a server wants
 //! credentials, and the `/mcp-auth` instructions.
 
+use super::sign_in::SignIns;
 use super::{Adapter, CredentialSource, ErrorCode, Outcome};
 use crate::config::{self, HttpAuth, ServerConfig, Transport};
 use crate::oauth;
@@ -158,6 +159,15 @@ impl Adapter {
         }
     }
 
+    /// Whether `name` last failed for want of (valid) credentials.
+    pub(super) fn needs_auth(&self, name: &str) -> bool {
+        self.servers
+            .failure(name)
+            .is_some_and(|(_, why)| why.needs_auth())
+    }
+}
+
+impl SignIns<'_> {
     /// `/mcp-auth <server>`: how to give the server credentials, and where it stands now.
     pub fn auth_help(&self, name: &str) -> Outcome {
         if name.is_empty() {
@@ -188,12 +198,5 @@ impl Adapter {
             .with("server", name)
             .with("needsAuth", state.is_some())
             .with("oauth", oauth)
-    }
-
-    /// Whether `name` last failed for want of (valid) credentials.
-    pub(super) fn needs_auth(&self, name: &str) -> bool {
-        self.servers
-            .failure(name)
-            .is_some_and(|(_, why)| why.needs_auth())
     }
 }

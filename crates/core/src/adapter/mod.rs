@@ -92,6 +92,7 @@ use pi_mcp_connection::unix_time::now_ms;
 use pi_resources::Resources;
 use prompts::Prompts;
 use servers::{Cached, Servers};
+use sign_in::SignIns;
 use status::Status;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -171,7 +172,7 @@ pub struct Adapter {
     /// Everything known about each configured server, and the catalog derived from it.
     servers: Servers,
     /// When sign-ins may start by themselves.
-    sign_ins: sign_in::SignIns,
+    sign_ins: sign_in::AutoSignIn,
     /// Opened by `pi-mcp` (see [`OpenOptions::cli`]).
     cli: bool,
     /// Uses the person allowed for the rest of the session (its family's members' too).
@@ -308,7 +309,7 @@ impl Adapter {
             file_limits: opts.file_limits,
             cache_warning,
             servers,
-            sign_ins: sign_in::SignIns::new(auto_auth, opts.cli),
+            sign_ins: sign_in::AutoSignIn::new(auto_auth, opts.cli),
             cli: opts.cli,
             grants,
             assume_yes: opts.assume_yes,
@@ -539,6 +540,28 @@ impl Adapter {
     }
     pub async fn broker_stop(self: &Arc<Self>) -> Outcome {
         Status(self).broker_stop().await
+    }
+}
+
+impl Adapter {
+    // Sign-ins people ask for (sign_in.rs; `/mcp-auth` in auth.rs).
+    pub fn set_interactive(self: &Arc<Self>, interactive: bool) {
+        SignIns(self).set_interactive(interactive)
+    }
+    pub fn paste(self: &Arc<Self>, name: &str, text: &str) -> bool {
+        SignIns(self).paste(name, text)
+    }
+    pub fn cancel_sign_in(self: &Arc<Self>, name: &str) -> bool {
+        SignIns(self).cancel_sign_in(name)
+    }
+    pub async fn login(self: &Arc<Self>, name: &str) -> Outcome {
+        SignIns(self).login(name).await
+    }
+    pub async fn logout(self: &Arc<Self>, name: &str) -> Outcome {
+        SignIns(self).logout(name).await
+    }
+    pub fn auth_help(self: &Arc<Self>, name: &str) -> Outcome {
+        SignIns(self).auth_help(name)
     }
 }
 

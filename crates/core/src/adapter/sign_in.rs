@@ -21,16 +21,16 @@ use tokio::sync::mpsc;
 const SIGN_INS_PER_REQUEST: usize = 2;
 
 /// When sign-ins may start by themselves.
-pub(super) struct SignIns {
+pub(super) struct AutoSignIn {
     /// `autoAuth` (or `--auth`): sign in when a server asks, then retry.
     auto: AtomicBool,
     /// Someone can see the authorization URL (a terminal, Pi's UI).
     interactive: AtomicBool,
 }
 
-impl SignIns {
-    pub fn new(auto: bool, interactive: bool) -> SignIns {
-        SignIns {
+impl AutoSignIn {
+    pub fn new(auto: bool, interactive: bool) -> AutoSignIn {
+        AutoSignIn {
             auto: AtomicBool::new(auto),
             interactive: AtomicBool::new(interactive),
         }
@@ -47,7 +47,12 @@ impl SignIns {
     }
 }
 
-impl Adapter {
+super::service!(
+    /// Sign-ins people ask for: login, logout, the pasted redirect, `/mcp-auth` (auth.rs).
+    SignIns
+);
+
+impl SignIns<'_> {
     /// Whether someone can see a sign-in (Pi's UI, a terminal).
     pub fn set_interactive(&self, interactive: bool) {
         self.sign_ins
@@ -80,19 +85,10 @@ impl Adapter {
         waiting.map(|w| w.cancel.cancel()).is_some()
     }
 
-    /// The command that signs in to `name` where this adapter runs.
-    pub(super) fn login_command(&self, name: &str) -> String {
-        if self.cli {
-            format!("pi-mcp auth {name}")
-        } else {
-            format!("/mcp login {name}")
-        }
-    }
-
     /// `pi-mcp auth <server>`, `/mcp login <server>`: signs in unless the server already
     /// accepts us, then connects (a second sign-in when the server still refuses, e.g. for more
     /// scope or a new authorization server).
-    pub async fn login(self: &Arc<Self>, name: &str) -> Outcome {
+    pub async fn login(&self, name: &str) -> Outcome {
         let server = match self.oauth_server("login", name) {
             Ok(server) => server,
             Err(outcome) => return outcome,
@@ -162,7 +158,7 @@ impl Adapter {
     }
 
     /// `pi-mcp logout <server>`, `/mcp logout <server>`: revokes and deletes the sign-in.
-    pub async fn logout(self: &Arc<Self>, name: &str) -> Outcome {
+    pub async fn logout(&self, name: &str) -> Outcome {
         let server = match self.oauth_server("logout", name) {
             Ok(server) => server,
             Err(outcome) => return outcome,
@@ -226,6 +222,17 @@ impl Adapter {
             Outcome::error(mode, ErrorCode::SignInFailed, format!("\"{name}\" {why}."))
                 .with("server", name),
         )
+    }
+}
+
+impl Adapter {
+    /// The command that signs in to `name` where this adapter runs.
+    pub(super) fn login_command(&self, name: &str) -> String {
+        if self.cli {
+            format!("pi-mcp auth {name}")
+        } else {
+            format!("/mcp login {name}")
+        }
     }
 
     /// Runs the sign-in (one per server at a time), showing its URL through `auth-url` events.

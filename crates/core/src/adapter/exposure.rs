@@ -418,7 +418,7 @@ fn state_name(exposure: Option<Exposure>, pi_reads: bool) -> &'static str {
 
 /// The estimated tokens of a direct tool's declaration: the function the model is given
 /// (name, description, parameters) and its line in Pi's system prompt.
-pub(super) fn declared_tokens(def: &DirectToolDefinition) -> u32 {
+fn declared_tokens(def: &DirectToolDefinition) -> u32 {
     let declaration = json!({
         "type": "function",
         "function": {"name": def.name, "description": def.description, "parameters": def.parameters},

@@ -325,7 +325,7 @@ impl Adapter {
     }
 
     /// `server`'s sign-in as status shows it; `None` for servers without OAuth.
-    pub(super) fn sign_in_state(&self, server: &ServerConfig) -> Option<String> {
+    fn sign_in_state(&self, server: &ServerConfig) -> Option<String> {
         if !matches!(
             &server.transport,
             Transport::Http {

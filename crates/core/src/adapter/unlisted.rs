@@ -245,7 +245,7 @@ impl Adapter {
 
     /// Queues `servers` (each not queued yet goes to the end) and waits until they are listed or
     /// `wait` has passed.
-    pub(super) async fn list_queued(
+    async fn list_queued(
         self: &Arc<Self>,
         servers: &[String],
         wait: Duration,

@@ -2,6 +2,7 @@
 //! or `MCP_DIRECT_TOOLS=server,server/tool` from a parent agent), built from the known catalog
 //! so no server has to start. They are called through the same path as `mcp({ tool })`.
 
+use super::pi_resources::Resources;
 use super::Adapter;
 use crate::catalog::ToolInfo;
 use crate::config::{DirectTools as Selection, Exposure};
@@ -126,7 +127,7 @@ impl Direct<'_> {
             }
         }
         self.exposed_tools(&mut set);
-        set.resource_tools = self.pi_resource_tools();
+        set.resource_tools = Resources(self).pi_resource_tools();
         self.weigh_declared(&mut set);
         set
     }

@@ -41,6 +41,7 @@ mod doctor;
 mod errors;
 mod exposed;
 mod exposure;
+mod facade;
 mod family;
 mod host;
 mod lifecycle;
@@ -82,18 +83,12 @@ use crate::cache::{self, Loaded};
 use crate::config::DEFAULT_REQUEST_TIMEOUT;
 use crate::config::{self, Config, Env, LoadOptions, ServerConfig};
 use crate::events::{EventSink, Events};
-use direct::Direct;
-use doctor::Doctor;
 use lifecycle::Startup;
 use pi_mcp_connection::bounded_read::FileLimits;
 use pi_mcp_connection::broker::family::{family, LocalSession};
 use pi_mcp_connection::pool::{Broker, Pool, RemoteKind, RequestOptions};
 use pi_mcp_connection::unix_time::now_ms;
-use pi_resources::Resources;
-use prompts::Prompts;
 use servers::{Cached, Servers};
-use sign_in::SignIns;
-use status::Status;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -459,109 +454,6 @@ impl Adapter {
     /// Cancels the call started with `call_id` (Pi's abort signal).
     pub fn cancel(&self, call_id: &str) {
         self.servers.cancel_call(call_id);
-    }
-}
-
-/// The services, one line each: what each feature offers, and where it is.
-impl Adapter {
-    // Servers' prompts as commands (prompts.rs).
-    pub fn prompt_commands(self: &Arc<Self>) -> Vec<PromptCommand> {
-        Prompts(self).prompt_commands()
-    }
-    pub async fn run_prompt(self: &Arc<Self>, command: &str, text: &str) -> Outcome {
-        Prompts(self).run_prompt(command, text).await
-    }
-    pub async fn get_prompt(
-        self: &Arc<Self>,
-        server: &str,
-        name: &str,
-        args: serde_json::Map<String, serde_json::Value>,
-    ) -> Outcome {
-        Prompts(self).get_prompt(server, name, args).await
-    }
-    pub async fn complete_prompt(self: &Arc<Self>, command: &str, text: &str) -> Vec<Completion> {
-        Prompts(self).complete_prompt(command, text).await
-    }
-    pub async fn prompts(self: &Arc<Self>, server: Option<&str>) -> Outcome {
-        Prompts(self).prompts(server).await
-    }
-}
-
-impl Adapter {
-    // Servers' resources: `mcp({ read })` (read.rs) and Pi's resource tools (pi_resources.rs).
-    pub async fn read(
-        self: &Arc<Self>,
-        uri: &str,
-        server: Option<&str>,
-        args: serde_json::Map<String, serde_json::Value>,
-        call_id: Option<String>,
-    ) -> Outcome {
-        Resources(self).read(uri, server, args, call_id).await
-    }
-    pub async fn pi_resource_tool(
-        self: &Arc<Self>,
-        name: &str,
-        params: &serde_json::Value,
-        call_id: Option<String>,
-    ) -> Outcome {
-        Resources(self)
-            .pi_resource_tool(name, params, call_id)
-            .await
-    }
-    /// The tools Pi registers of their own (direct.rs, exposed.rs).
-    pub fn direct_tools(self: &Arc<Self>) -> DirectTools {
-        Direct(self).direct_tools()
-    }
-    fn pi_resource_tools(self: &Arc<Self>) -> Vec<DirectToolDefinition> {
-        Resources(self).pi_resource_tools()
-    }
-}
-
-impl Adapter {
-    // `doctor` (doctor.rs).
-    pub async fn doctor(self: &Arc<Self>, connect: bool) -> Outcome {
-        Doctor(self).doctor(connect).await
-    }
-}
-
-impl Adapter {
-    // The servers' state (status.rs; sharing and the broker in shared.rs).
-    pub fn status(self: &Arc<Self>) -> Outcome {
-        Status(self).status()
-    }
-    pub fn footer(self: &Arc<Self>) -> Option<String> {
-        Status(self).footer()
-    }
-    pub fn tools_overview(self: &Arc<Self>) -> Outcome {
-        Status(self).tools_overview()
-    }
-    pub async fn broker_status(self: &Arc<Self>) -> Outcome {
-        Status(self).broker_status().await
-    }
-    pub async fn broker_stop(self: &Arc<Self>) -> Outcome {
-        Status(self).broker_stop().await
-    }
-}
-
-impl Adapter {
-    // Sign-ins people ask for (sign_in.rs; `/mcp-auth` in auth.rs).
-    pub fn set_interactive(self: &Arc<Self>, interactive: bool) {
-        SignIns(self).set_interactive(interactive)
-    }
-    pub fn paste(self: &Arc<Self>, name: &str, text: &str) -> bool {
-        SignIns(self).paste(name, text)
-    }
-    pub fn cancel_sign_in(self: &Arc<Self>, name: &str) -> bool {
-        SignIns(self).cancel_sign_in(name)
-    }
-    pub async fn login(self: &Arc<Self>, name: &str) -> Outcome {
-        SignIns(self).login(name).await
-    }
-    pub async fn logout(self: &Arc<Self>, name: &str) -> Outcome {
-        SignIns(self).logout(name).await
-    }
-    pub fn auth_help(self: &Arc<Self>, name: &str) -> Outcome {
-        SignIns(self).auth_help(name)
     }
 }
 

@@ -245,11 +245,7 @@ impl Adapter {
 
     /// Queues `servers` (each not queued yet goes to the end) and waits until they are listed or
     /// `wait` has passed.
-    async fn list_queued(
-        self: &Arc<Self>,
-        servers: &[String],
-        wait: Duration,
-    ) -> Listed {
+    async fn list_queued(self: &Arc<Self>, servers: &[String], wait: Duration) -> Listed {
         let mut listings: FuturesUnordered<_> = self
             .queue(servers)
             .into_iter()

@@ -4,17 +4,17 @@
 //! the server asks for one, and only then is the entry written, in the shape `pi mcp add`
 //! writes, with the rest of the file kept. A failure or a name taken saves nothing.
 
+use super::config_edit::ConfigEdits;
 use super::{Adapter, ErrorCode, OpenOptions, Outcome};
 use crate::config::{self, add::AddRequest, Only};
 use crate::oauth::is_loopback;
 use crate::render;
 use serde_json::{json, Value};
 use std::path::PathBuf;
-use std::sync::Arc;
 
-impl Adapter {
+impl ConfigEdits<'_> {
     /// `add` typed as one line (`/mcp add …`): split into words as a shell would.
-    pub async fn add_typed(self: &Arc<Self>, text: &str, dry_run: bool) -> Outcome {
+    pub async fn add_typed(&self, text: &str, dry_run: bool) -> Outcome {
         match config::add::split_words(text) {
             Ok(words) => self.add_server(&words, dry_run).await,
             Err(why) => Outcome::error(
@@ -27,7 +27,7 @@ impl Adapter {
 
     /// Adds the server `words` describe (the words after `add`), once it connected and listed
     /// its tools; `dry_run` tries it and saves nothing.
-    pub async fn add_server(self: &Arc<Self>, words: &[String], dry_run: bool) -> Outcome {
+    pub async fn add_server(&self, words: &[String], dry_run: bool) -> Outcome {
         let usage = |why: String| {
             Outcome::error(
                 "add",
@@ -88,7 +88,7 @@ impl Adapter {
 
     /// The file `add` writes to: the user's Pi config, or with `local` the project's
     /// `.pi/mcp.json`, which only a trusted project reads.
-    pub(super) fn add_target(&self, local: bool) -> Result<PathBuf, Outcome> {
+    pub fn add_target(&self, local: bool) -> Result<PathBuf, Outcome> {
         if !local {
             return Ok(self.user_file());
         }
@@ -103,7 +103,7 @@ impl Adapter {
 
     /// Why `name` cannot be added to `file`: a configured server has that name (Pi counts `-`
     /// and `_` as the same), or the file defines it already (even turned off or invalid).
-    pub(super) fn name_taken(&self, name: &str, file: &std::path::Path) -> Option<Outcome> {
+    pub fn name_taken(&self, name: &str, file: &std::path::Path) -> Option<Outcome> {
         let namespace = |n: &str| n.replace('-', "_");
         let configured = self
             .config
@@ -123,7 +123,7 @@ impl Adapter {
     /// Connects and lists the new server through a gateway that reads only its entry, signing
     /// in when it asks; its tools' names, or why it cannot be used.
     async fn try_server(
-        self: &Arc<Self>,
+        &self,
         request: &AddRequest,
         file: &std::path::Path,
     ) -> Result<Vec<String>, Outcome> {

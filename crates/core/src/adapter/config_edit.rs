@@ -1,7 +1,6 @@
 //! Changes `/mcp` saves to the config files: turning a server on or off where it takes effect
 //! (see `config::switch`). The session's gateway is opened again afterwards by its front end.
 
-use super::Adapter;
 use crate::config::{switch, EditError, Role};
 use std::fmt;
 use std::path::PathBuf;
@@ -35,10 +34,16 @@ impl fmt::Display for SwitchError {
 
 impl std::error::Error for SwitchError {}
 
-impl Adapter {
+super::service!(
+    /// Changes to the config files: `add`, `setup`, enabling a server, exposures (add.rs,
+    /// setup.rs, exposure.rs).
+    ConfigEdits
+);
+
+impl ConfigEdits<'_> {
     /// The user's Pi config, where `pi mcp add` writes: `<agentDir>/mcp.json`, or the file
     /// `--mcp-config` names.
-    pub(super) fn user_file(&self) -> PathBuf {
+    pub fn user_file(&self) -> PathBuf {
         self.config
             .sources
             .iter()
@@ -47,7 +52,7 @@ impl Adapter {
     }
 
     /// The project's `.pi/mcp.json`, when the project is trusted (else it is not read).
-    pub(super) fn project_file(&self) -> Option<PathBuf> {
+    pub fn project_file(&self) -> Option<PathBuf> {
         self.config
             .trust
             .trusted

@@ -3,9 +3,8 @@
 //! ones cost in tokens, where a save goes, and the save (`config::expose`).
 
 use super::catalog_view::for_model;
-use super::config_edit::SavedChange;
+use super::config_edit::{ConfigEdits, SavedChange};
 use super::direct::{definition, DirectToolDefinition, ToolAnnotations};
-use super::Adapter;
 use crate::catalog::{build_server_tools, pi_tool_names, ToolInfo};
 use crate::config::expose::{self, Choice, Defaults, Keys, Tool, Wanted};
 use crate::config::{switch, EditError, Exposure, ServerConfig};
@@ -107,7 +106,7 @@ struct Planned<'a> {
     plan: expose::Plan,
 }
 
-impl Adapter {
+impl ConfigEdits<'_> {
     /// Every enabled server's exposure with `changes` made (nothing is saved); `pi_reads`: Pi
     /// reads `exposure` itself (≥ 0.99).
     pub fn exposure(

@@ -3,13 +3,15 @@
 //! pool, config, connect path, output guard and events: `mod.rs` and the files it names) for one
 //! request; its methods hold the docs.
 
+use super::config_edit::{ConfigEdits, SavedChange, SwitchError};
 use super::direct::{Direct, DirectTools};
 use super::doctor::Doctor;
+use super::exposure::{ExposureChange, ExposureError, ExposurePreview};
 use super::pi_resources::Resources;
 use super::prompts::{Completion, PromptCommand, Prompts};
 use super::sign_in::SignIns;
 use super::status::Status;
-use super::{Adapter, Outcome};
+use super::{Adapter, Outcome, SetupRequest};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -102,5 +104,41 @@ impl Adapter {
     }
     pub fn auth_help(self: &Arc<Self>, name: &str) -> Outcome {
         SignIns(self).auth_help(name)
+    }
+
+    // Changes to the config files (add.rs, setup.rs, config_edit.rs, exposure.rs).
+    pub async fn add_typed(self: &Arc<Self>, text: &str, dry_run: bool) -> Outcome {
+        ConfigEdits(self).add_typed(text, dry_run).await
+    }
+    pub async fn add_server(self: &Arc<Self>, words: &[String], dry_run: bool) -> Outcome {
+        ConfigEdits(self).add_server(words, dry_run).await
+    }
+    pub fn setup_plan(self: &Arc<Self>, project: bool) -> Outcome {
+        ConfigEdits(self).setup_plan(project)
+    }
+    pub fn setup_apply(self: &Arc<Self>, request: &SetupRequest) -> Outcome {
+        ConfigEdits(self).setup_apply(request)
+    }
+    pub fn set_enabled(
+        self: &Arc<Self>,
+        name: &str,
+        enabled: bool,
+        in_project: bool,
+    ) -> Result<SavedChange, SwitchError> {
+        ConfigEdits(self).set_enabled(name, enabled, in_project)
+    }
+    pub fn exposure(
+        self: &Arc<Self>,
+        changes: &[ExposureChange],
+        pi_reads: bool,
+    ) -> Result<ExposurePreview, ExposureError> {
+        ConfigEdits(self).exposure(changes, pi_reads)
+    }
+    pub fn save_exposure(
+        self: &Arc<Self>,
+        changes: &[ExposureChange],
+        pi_reads: bool,
+    ) -> Result<Vec<SavedChange>, ExposureError> {
+        ConfigEdits(self).save_exposure(changes, pi_reads)
     }
 }

@@ -3,7 +3,8 @@
 //! and written (comments kept, atomically) only when they confirmed it: as `imports`, or as
 //! copied entries, in the file `pi mcp add` writes to (`--project`: the trusted project's).
 
-use super::{Adapter, ErrorCode, Outcome};
+use super::config_edit::ConfigEdits;
+use super::{ErrorCode, Outcome};
 use crate::config::setup::{self, Choice, Found, WellKnown};
 use crate::config::{ImportKind, LoadOptions};
 use crate::render;
@@ -22,7 +23,7 @@ pub struct SetupRequest {
     pub dry_run: Option<bool>,
 }
 
-impl Adapter {
+impl ConfigEdits<'_> {
     /// What `setup` can do here: other tools' configs and what each would add, the well-known
     /// servers, and the file it would write.
     pub fn setup_plan(&self, project: bool) -> Outcome {

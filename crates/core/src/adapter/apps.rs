@@ -30,11 +30,17 @@ const OPENED: &str = "opened";
 const SHOWN: &str = "shown";
 const ENDED: &str = "ended";
 
-impl Adapter {
+super::service!(
+    /// MCP Apps as the embedder sees them: turning them on, the open apps, the "always" given
+    /// them, Pi's theme and the arguments the model is still writing.
+    McpApps
+);
+
+impl McpApps<'_> {
     /// Turns MCP Apps on for this session: `script` is the host page's script
     /// (`extension/pi-mcp-native/app-host.js`), `context` the host context's fixed part (theme,
     /// locale, time zone, platform). Once; later calls change nothing.
-    pub fn enable_apps(self: &Arc<Self>, script: Vec<u8>, context: Value) {
+    pub fn enable_apps(&self, script: Vec<u8>, context: Value) {
         let gate = Arc::new(AppGate(Arc::downgrade(self)));
         let _ = self.apps.set(Apps::new(gate, script, context));
     }
@@ -58,6 +64,27 @@ impl Adapter {
             .map_err(|e| format!("{}: {e}", self.agent_dir.join(grants::FILE).display()))
     }
 
+    /// Pi's side of the apps' host context changed (its theme): the open apps are told.
+    pub fn set_apps_context(&self, update: Map<String, Value>) {
+        if let Some(apps) = self.apps.get() {
+            apps.set_context(update);
+        }
+    }
+
+    /// The model is still writing a call of `name` (`server`'s, when it says): an open app of
+    /// the tool gets the arguments so far. Nothing starts, nothing opens.
+    pub fn app_input_partial(&self, name: &str, server: Option<&str>, args: Value) {
+        let (Some(apps), Ok(Some(tool))) = (self.apps.get(), self.lookup("call", name, server))
+        else {
+            return;
+        };
+        if let Some(input) = self.app_input(&tool, &args) {
+            apps.call_partial(&tool.server, &tool.original, input);
+        }
+    }
+}
+
+impl Adapter {
     /// What an "always" for `what` of `server`'s apps is kept as: its name, its launch's hash
     /// and `what`.
     fn app_grant(&self, server: &str, what: &str) -> Option<Always> {
@@ -77,25 +104,6 @@ impl Adapter {
                 .server(&tool.server)
                 .is_some_and(|s| self.config.client_settings(s).ui() != UiMode::Off);
         shows.then(|| args.clone())
-    }
-
-    /// Pi's side of the apps' host context changed (its theme): the open apps are told.
-    pub fn set_apps_context(&self, update: Map<String, Value>) {
-        if let Some(apps) = self.apps.get() {
-            apps.set_context(update);
-        }
-    }
-
-    /// The model is still writing a call of `name` (`server`'s, when it says): an open app of
-    /// the tool gets the arguments so far. Nothing starts, nothing opens.
-    pub fn app_input_partial(&self, name: &str, server: Option<&str>, args: Value) {
-        let (Some(apps), Ok(Some(tool))) = (self.apps.get(), self.lookup("call", name, server))
-        else {
-            return;
-        };
-        if let Some(input) = self.app_input(&tool, &args) {
-            apps.call_partial(&tool.server, &tool.original, input);
-        }
     }
 
     /// A call of `tool`, whose app is given `input`, is sent: an open app gets the input now.

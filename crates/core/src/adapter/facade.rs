@@ -3,6 +3,7 @@
 //! pool, config, connect path, output guard and events: `mod.rs` and the files it names) for one
 //! request; its methods hold the docs.
 
+use super::apps::McpApps;
 use super::config_edit::{ConfigEdits, SavedChange, SwitchError};
 use super::direct::{Direct, DirectTools};
 use super::doctor::Doctor;
@@ -12,6 +13,7 @@ use super::prompts::{Completion, PromptCommand, Prompts};
 use super::sign_in::SignIns;
 use super::status::Status;
 use super::{Adapter, Outcome, SetupRequest};
+use crate::apps::OpenApp;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -140,5 +142,25 @@ impl Adapter {
         pi_reads: bool,
     ) -> Result<Vec<SavedChange>, ExposureError> {
         ConfigEdits(self).save_exposure(changes, pi_reads)
+    }
+
+    // MCP Apps as the embedder sees them (apps.rs).
+    pub fn enable_apps(self: &Arc<Self>, script: Vec<u8>, context: Value) {
+        McpApps(self).enable_apps(script, context)
+    }
+    pub fn open_apps(self: &Arc<Self>) -> Vec<OpenApp> {
+        McpApps(self).open_apps()
+    }
+    pub fn app_grants(self: &Arc<Self>) -> Vec<(String, String)> {
+        McpApps(self).app_grants()
+    }
+    pub fn revoke_app_grants(self: &Arc<Self>, server: Option<&str>) -> Result<usize, String> {
+        McpApps(self).revoke_app_grants(server)
+    }
+    pub fn set_apps_context(self: &Arc<Self>, update: Map<String, Value>) {
+        McpApps(self).set_apps_context(update)
+    }
+    pub fn app_input_partial(self: &Arc<Self>, name: &str, server: Option<&str>, args: Value) {
+        McpApps(self).app_input_partial(name, server, args)
     }
 }

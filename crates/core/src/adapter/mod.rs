@@ -1,14 +1,21 @@
 //! The gateway: configuration, the server registry, the connection pool and the modes the `mcp`
 //! tool offers, behind one object that the napi binding (and tests) drive.
 //!
-//! Where things are: `servers` (the registry: one record per server, and the catalog view
-//! derived from it) · `connect` (the one way to reach a server) · `listing` (metadata in step
-//! with the servers, the cache writes) · `lifecycle` (start-up, cache fill, health loop, idle
-//! stop, shutdown) · `request` (the `mcp` tool's parameters, parsed once, dispatched by one match)
-//! · `unlisted` (servers whose tools are not known yet, listed under one bound) · `modes` and
-//! `call` (what each request does) · `errors` (codes, why a server is unavailable) ·
-//! `output` (every answer within the output guard) · `approval` (the gate every use of a server
-//! passes) · `auth`, `direct`, `doctor`.
+//! Where things are. The kernel, `Adapter`'s own fields and methods: `servers` (the registry:
+//! one record per server, and the catalog view derived from it) · `connect` (the one way to
+//! reach a server) · `auth` (credentials on the way there) · `listing` (metadata in step with
+//! the servers, the cache writes) · `lifecycle` (start-up, cache fill, health loop, idle stop,
+//! shutdown) · `request` (the `mcp` tool's parameters, parsed once, dispatched by one match) ·
+//! `unlisted` (servers whose tools are not known yet, listed under one bound) · `modes` and
+//! `call` (what each of the model's requests does) · `errors` (codes, why a server is
+//! unavailable) · `output` (every answer within the output guard) · `approval` (the gate every
+//! use of a server passes) · `host` (what servers ask of the session) · `family`, `apps`.
+//!
+//! The feature services, each a handle on the kernel (`service!`) in its own file, which
+//! `facade` delegates to in one line each: `Prompts` (prompts) · `Resources` (read,
+//! pi_resources) · `Direct` (direct, exposed) · `Doctor` (doctor) · `Status` (status, shared) ·
+//! `SignIns` (sign_in, and `/mcp-auth` in auth) · `McpApps` (apps) · `ConfigEdits` (add, setup,
+//! config_edit, exposure).
 
 /// A feature service: a handle that borrows the kernel (the adapter's registry, pool, config,
 /// connect path, output guard and events) for one request, in the file of its feature.

@@ -30,6 +30,14 @@ const OPENED: &str = "opened";
 const SHOWN: &str = "shown";
 const ENDED: &str = "ended";
 
+/// MCP Apps as this session has them.
+pub(super) struct AppsState {
+    /// Once the embedder turned them on ([`Adapter::enable_apps`]).
+    pub on: std::sync::OnceLock<Apps>,
+    /// The "always" the user gave servers' apps.
+    pub grants: grants::AlwaysGrants,
+}
+
 super::service!(
     /// MCP Apps as the embedder sees them: turning them on, the open apps, the "always" given
     /// them, Pi's theme and the arguments the model is still writing.
@@ -42,31 +50,32 @@ impl McpApps<'_> {
     /// locale, time zone, platform). Once; later calls change nothing.
     pub fn enable_apps(&self, script: Vec<u8>, context: Value) {
         let gate = Arc::new(AppGate(Arc::downgrade(self)));
-        let _ = self.apps.set(Apps::new(gate, script, context));
+        let _ = self.apps.on.set(Apps::new(gate, script, context));
     }
 
     /// The open apps, oldest first.
     pub fn open_apps(&self) -> Vec<OpenApp> {
-        self.apps.get().map(Apps::open_apps).unwrap_or_default()
+        self.apps.on.get().map(Apps::open_apps).unwrap_or_default()
     }
 
     /// The "always" given to servers' apps (`/mcp apps`): each server and what it covers
     /// (`conversation`, `tools`).
     pub fn app_grants(&self) -> Vec<(String, String)> {
-        let kept = self.app_grants.list();
+        let kept = self.apps.grants.list();
         kept.into_iter().map(|g| (g.server, g.what)).collect()
     }
 
     /// Takes back the "always" of `server`'s apps (every server's: `None`); how many.
     pub fn revoke_app_grants(&self, server: Option<&str>) -> Result<usize, String> {
-        self.app_grants
+        self.apps
+            .grants
             .revoke(server)
             .map_err(|e| format!("{}: {e}", self.agent_dir.join(grants::FILE).display()))
     }
 
     /// Pi's side of the apps' host context changed (its theme): the open apps are told.
     pub fn set_apps_context(&self, update: Map<String, Value>) {
-        if let Some(apps) = self.apps.get() {
+        if let Some(apps) = self.apps.on.get() {
             apps.set_context(update);
         }
     }
@@ -74,7 +83,7 @@ impl McpApps<'_> {
     /// The model is still writing a call of `name` (`server`'s, when it says): an open app of
     /// the tool gets the arguments so far. Nothing starts, nothing opens.
     pub fn app_input_partial(&self, name: &str, server: Option<&str>, args: Value) {
-        let (Some(apps), Ok(Some(tool))) = (self.apps.get(), self.lookup("call", name, server))
+        let (Some(apps), Ok(Some(tool))) = (self.apps.on.get(), self.lookup("call", name, server))
         else {
             return;
         };
@@ -98,7 +107,7 @@ impl Adapter {
 
     /// The arguments to give `tool`'s app, when its call will show one.
     pub(super) fn app_input(&self, tool: &ToolInfo, args: &Value) -> Option<Value> {
-        let shows = self.apps.get().is_some()
+        let shows = self.apps.on.get().is_some()
             && tool.definition.as_deref().and_then(resource_uri).is_some()
             && self
                 .server(&tool.server)
@@ -108,7 +117,7 @@ impl Adapter {
 
     /// A call of `tool`, whose app is given `input`, is sent: an open app gets the input now.
     pub(super) fn app_call_began(&self, tool: &ToolInfo, input: &Value) {
-        if let Some(apps) = self.apps.get() {
+        if let Some(apps) = self.apps.on.get() {
             apps.call_began(&tool.server, &tool.original, input.clone());
         }
     }
@@ -122,7 +131,7 @@ impl Adapter {
         input: Value,
         result: &Result<Value, RequestError>,
     ) {
-        let Some(apps) = self.apps.get() else {
+        let Some(apps) = self.apps.on.get() else {
             return;
         };
         let end = match result {
@@ -170,7 +179,7 @@ impl Adapter {
         input: Value,
         result: Value,
     ) -> Result<(Shown, String), String> {
-        let apps = self.apps.get().ok_or("apps are off")?;
+        let apps = self.apps.on.get().ok_or("apps are off")?;
         let server = self.server(&tool.server).ok_or("no such server")?;
         let mode = self.config.client_settings(server).ui();
         let definition = tool.definition.clone().unwrap_or_default();
@@ -444,7 +453,7 @@ impl AppHost for AppGate {
                 // Not kept (a file that cannot be written): it still holds for this app session.
                 for what in kept {
                     if let Some(always) = adapter.app_grant(&server, what) {
-                        let _ = adapter.app_grants.add(always);
+                        let _ = adapter.apps.grants.add(always);
                     }
                 }
             }
@@ -459,7 +468,7 @@ impl AppHost for AppGate {
         };
         adapter
             .app_grant(server, what)
-            .is_some_and(|grant| adapter.app_grants.covers(&grant))
+            .is_some_and(|grant| adapter.apps.grants.covers(&grant))
     }
 
     fn approval_asks(&self, app: &AppRef, name: &str) -> bool {

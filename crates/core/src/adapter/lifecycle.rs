@@ -208,7 +208,7 @@ impl Adapter {
     /// a short grace first; nothing starts any more.
     pub async fn shutdown(&self) {
         self.closing.cancel(); // every call's token is a child of it
-        if let Some(apps) = self.apps.get() {
+        if let Some(apps) = self.apps.on.get() {
             apps.close().await;
         }
         self.listings.tasks.close();

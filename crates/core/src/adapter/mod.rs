@@ -201,10 +201,8 @@ pub struct Adapter {
     /// The gateway `add` tries a new server with, while it runs: a sign-in it shows takes the
     /// pasted redirect through this adapter.
     trial: parking_lot::Mutex<Option<Arc<Adapter>>>,
-    /// MCP Apps, once the embedder turned them on ([`Adapter::enable_apps`]).
-    apps: std::sync::OnceLock<crate::apps::Apps>,
-    /// The "always" the user gave servers' apps.
-    app_grants: crate::apps::grants::AlwaysGrants,
+    /// MCP Apps, and the "always" the user gave them.
+    apps: apps::AppsState,
     /// Every task the adapter spawns; `shutdown` waits for them. Long-lived ones hold the
     /// adapter weakly, so dropping it stops them too.
     tasks: TaskTracker,
@@ -327,8 +325,10 @@ impl Adapter {
             closing: CancellationToken::new(),
             tasks: TaskTracker::new(),
             trial: parking_lot::Mutex::new(None),
-            apps: std::sync::OnceLock::new(),
-            app_grants: crate::apps::grants::AlwaysGrants::in_dir(&agent_dir),
+            apps: apps::AppsState {
+                on: std::sync::OnceLock::new(),
+                grants: crate::apps::grants::AlwaysGrants::in_dir(&agent_dir),
+            },
         })
     }
 

@@ -1,15 +1,16 @@
 //! The gateway: configuration, the server registry, the connection pool and the modes the `mcp`
 //! tool offers, behind one object that the napi binding (and tests) drive.
 //!
-//! Where things are. The kernel, `Adapter`'s own fields and methods: `servers` (the registry:
-//! one record per server, and the catalog view derived from it) · `connect` (the one way to
-//! reach a server) · `auth` (credentials on the way there) · `listing` (metadata in step with
-//! the servers, the cache writes) · `lifecycle` (start-up, cache fill, health loop, idle stop,
-//! shutdown) · `request` (the `mcp` tool's parameters, parsed once, dispatched by one match) ·
-//! `unlisted` (servers whose tools are not known yet, listed under one bound) · `modes` and
-//! `call` (what each of the model's requests does) · `errors` (codes, why a server is
-//! unavailable) · `output` (every answer within the output guard) · `approval` (the gate every
-//! use of a server passes) · `host` (what servers ask of the session) · `family`, `apps`.
+//! Where things are. The kernel, `Adapter`'s own fields and methods: `open` (its options, the
+//! config and cache read, the kernel assembled) · `servers` (the registry: one record per server,
+//! and the catalog view derived from it) · `connect` (the one way to reach a server) · `auth`
+//! (credentials on the way there) · `listing` (metadata in step with the servers, the cache writes)
+//! · `lifecycle` (start-up, cache fill, health loop, idle stop, shutdown) · `request` (the `mcp`
+//! tool's parameters, parsed once, dispatched by one match) · `unlisted` (servers whose tools are
+//! not known yet, listed under one bound) · `modes` and `call` (what each of the model's requests
+//! does) · `errors` (codes, why a server is unavailable) · `output` (every answer within the output
+//! guard) · `approval` (the gate every use of a server passes) · `host` (what servers ask of the
+//! session) · `family`, `apps`.
 //!
 //! The feature services, each a handle on the kernel (`service!`) in its own file, which
 //! `facade` delegates to in one line each: `Prompts` (prompts) · `Resources` (read,
@@ -54,6 +55,7 @@ mod host;
 mod lifecycle;
 mod listing;
 mod modes;
+mod open;
 mod outcome;
 mod output;
 mod pi_resources;
@@ -79,6 +81,7 @@ pub use exposure::{
 pub use host::{CredentialSource, FrontEnd};
 pub use lifecycle::{Bounds, StartOptions, Timing};
 pub use modes::{Page, DEFAULT_LIST_LIMIT};
+pub use open::{OpenOptions, RunTools};
 pub use outcome::Outcome;
 pub use prompts::{Completion, PromptCommand};
 pub use request::{Request, DEFAULT_LIMIT};
@@ -86,66 +89,20 @@ pub use servers::ServerMeta;
 pub use setup::SetupRequest;
 pub use unlisted::DeclaredListing;
 
-use crate::cache::{self, Loaded};
 use crate::config::DEFAULT_REQUEST_TIMEOUT;
-use crate::config::{self, Config, Env, LoadOptions, ServerConfig};
+use crate::config::{self, Config, Env, ServerConfig};
 use crate::events::{EventSink, Events};
 use lifecycle::Startup;
 use pi_mcp_connection::bounded_read::FileLimits;
-use pi_mcp_connection::broker::family::{family, LocalSession};
-use pi_mcp_connection::pool::{Broker, Pool, RemoteKind, RequestOptions};
+use pi_mcp_connection::broker::family::LocalSession;
+use pi_mcp_connection::pool::{Broker, Pool, RequestOptions};
 use pi_mcp_connection::unix_time::now_ms;
-use servers::{Cached, Servers};
-use std::collections::HashMap;
+use servers::Servers;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-
-#[derive(Clone, Debug, Default)]
-pub struct OpenOptions {
-    pub cwd: PathBuf,
-    pub agent_dir: Option<PathBuf>,
-    /// Replaces the Pi global config file (`--mcp-config`).
-    pub config_path: Option<PathBuf>,
-    /// The environment servers inherit and `${VAR}` reads; the process environment when `None`.
-    pub env: Option<Env>,
-    pub timing: Timing,
-    pub bounds: Bounds,
-    /// Whether the project's configs may be used (Pi's project trust); `None`: Pi's saved
-    /// decision, else trusted.
-    pub project_trusted: Option<bool>,
-    /// Caps on the config, cache, env and token files read.
-    pub file_limits: FileLimits,
-    /// Servers other Pi extensions registered.
-    pub registered: Vec<config::Registered>,
-    /// Opened by the `pi-mcp` command line: texts name its commands (`pi-mcp auth`), and a
-    /// sign-in can be shown (on the terminal).
-    pub cli: bool,
-    /// Overrides `settings.autoAuth` (`pi-mcp --auth`).
-    pub auto_auth: Option<bool>,
-    /// Pi's `--tools` / `--exclude-tools` for this run, as they bound MCP tools.
-    pub run_tools: RunTools,
-    /// Read this config instead of the files (a server `add` tries before saving it).
-    pub only: Option<config::Only>,
-    /// `pi-mcp call --yes`: uses `approveTools` asks for go ahead unasked (outside Pi, or where
-    /// `allowYesInsidePi` allows it).
-    pub assume_yes: bool,
-    /// Who this session is when another session of its family asks for it
-    /// (`subagent "worker"`, `pi -p`).
-    pub family_label: Option<String>,
-}
-
-/// Which MCP tools Pi's command line leaves callable in this run. Entries are Pi's tool names
-/// (`mcp__<server>__<tool>`) or patterns with `*`.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RunTools {
-    /// `--tools`, when one of its entries names MCP tools (starts with `mcp__`).
-    pub allow: Option<Vec<String>>,
-    /// `--exclude-tools`.
-    pub deny: Vec<String>,
-}
 
 /// The `mcp` tool as Pi registers it.
 /// JavaScript gets it as its mirror in the binding (`src/binding/mirror.rs`), which documents
@@ -209,129 +166,6 @@ pub struct Adapter {
 }
 
 impl Adapter {
-    /// Reads config and cache (no server I/O): fast enough for Pi's extension loading.
-    pub fn open(opts: OpenOptions) -> Arc<Adapter> {
-        let env = opts.env.unwrap_or_else(|| std::env::vars().collect());
-        let agent_dir = opts.agent_dir.unwrap_or_else(|| config::agent_dir(&env));
-        let load = LoadOptions {
-            cwd: opts.cwd.clone(),
-            agent_dir: agent_dir.clone(),
-            config_path: opts.config_path,
-            env: env.clone(),
-            project_trusted: opts.project_trusted,
-            limits: opts.file_limits,
-            registered: opts.registered,
-        };
-        let config = match &opts.only {
-            Some(only) => config::load_only(&load, only),
-            None => config::load(&load),
-        };
-        let cache_path = cache::cache_path(&agent_dir);
-        let (cached, cache_warning) = match cache::load(&cache_path, opts.file_limits.cache_bytes) {
-            Loaded::Missing => (None, None),
-            Loaded::Ok(cache) => (Some(cache), None),
-            Loaded::Unusable { warning } => (None, Some(warning)),
-        };
-        let now = now_ms();
-        // Entries are moved, not copied: a large catalog is cloned nowhere on the way to Pi.
-        let mut cached = cached.map(|c| c.servers).unwrap_or_default();
-        let mut known = HashMap::new();
-        for server in &config.servers {
-            let Some(entry) = cached.remove(&server.name) else {
-                continue;
-            };
-            let hash = cache::config_hash(&server.entry, &env);
-            // The transport holds while the config does, however old the tool list.
-            let remote_kind = entry
-                .transport
-                .as_deref()
-                .and_then(RemoteKind::from_name)
-                .filter(|_| entry.config_hash == hash);
-            let meta = entry.is_valid(&hash, now).then(|| ServerMeta {
-                tools: entry.tools.into_iter().map(Arc::new).collect(),
-                resources: entry.resources,
-                templates: entry.templates,
-                prompts: entry.prompts,
-                instructions: entry.instructions,
-                left_out: entry.left_out,
-                live_connection: None,
-                cut: None,
-            });
-            known.insert(server.name.clone(), Cached { meta, remote_kind });
-        }
-        let servers = Servers::new(config.servers.clone(), config.settings.tool_prefix, known);
-        let auto_approve = config
-            .servers
-            .iter()
-            .filter(|s| config.client_settings(s).sampling_auto_approve())
-            .map(|s| s.name.clone())
-            .collect();
-        let host = Arc::new(host::SessionHost::new(&opts.cwd, &agent_dir, auto_approve));
-        trace::start(&config, &opts.cwd, &host);
-        let asked: Arc<dyn pi_mcp_connection::pool::Host> = Arc::new(host::PoolHost(host.clone()));
-        let (pool, notices) = Pool::with_host(asked.clone());
-        let label = opts.family_label.map(|l| {
-            pi_mcp_connection::clean::line(&l)
-                .chars()
-                .take(80)
-                .collect()
-        });
-        let broker = Arc::new(Broker::new(
-            &agent_dir,
-            &env,
-            pi_mcp_connection::helper::path(),
-            label,
-        ));
-        family().inherit(&env);
-        broker.set_ui(opts.cli);
-        let grants = Arc::new(crate::approval::Grants::default());
-        let answerer = Arc::new(approval::FamilyAnswers {
-            grants: grants.clone(),
-            host: host.clone(),
-            wait: config.settings.approval_timeout,
-            home: env.get("HOME").cloned().unwrap_or_default(),
-        });
-        let in_family = family().enter(LocalSession {
-            info: broker.clone(),
-            host: asked,
-            answerer,
-        });
-        let auto_auth = opts.auto_auth.unwrap_or(config.settings.auto_auth);
-        let bounds = opts.bounds.lowered_from_default();
-        Arc::new(Adapter {
-            run_tools: opts.run_tools,
-            cwd: opts.cwd,
-            agent_dir: agent_dir.clone(),
-            env,
-            config,
-            cache_path,
-            launch_memo: agent_dir.join("mcp-npx-cache.json"),
-            file_limits: opts.file_limits,
-            cache_warning,
-            servers,
-            sign_ins: sign_in::AutoSignIn::new(auto_auth, opts.cli),
-            cli: opts.cli,
-            grants,
-            assume_yes: opts.assume_yes,
-            pool,
-            broker,
-            in_family,
-            host,
-            startup: Startup::new(notices),
-            listings: unlisted::ListQueue::new(bounds.fill_concurrency),
-            timing: opts.timing,
-            bounds,
-            events: Events::default(),
-            closing: CancellationToken::new(),
-            tasks: TaskTracker::new(),
-            trial: parking_lot::Mutex::new(None),
-            apps: apps::AppsState {
-                on: std::sync::OnceLock::new(),
-                grants: crate::apps::grants::AlwaysGrants::in_dir(&agent_dir),
-            },
-        })
-    }
-
     pub fn config(&self) -> &Config {
         &self.config
     }

@@ -33,7 +33,7 @@ static WORDS: &str = include_str!("o200k_words.txt");
 const MOST_BYTES_PER_TOKEN: usize = 16;
 
 /// The `…` that ends a cut line, and what it counts: its 3 bytes (it is a pre-token of its own
-/// after a letter or digit, which `clip` makes sure of).
+/// after a letter or digit, which `clip_to_tokens` makes sure of).
 const ELLIPSIS: &str = "…";
 
 /// At least as many o200k tokens as `line` has. `line` is as `pi_mcp_connection::clean::one_line` leaves it (words
@@ -69,7 +69,7 @@ pub fn bound(line: &str) -> usize {
 /// ended with `…`, at a word boundary where that keeps at least half of what a cut anywhere keeps.
 /// A cut never splits a character shown as `\u{…}` (the one rule's visible form), nor drops the
 /// closing bracket or quote of what it keeps.
-pub fn clip(line: &str, budget: usize) -> Cow<'_, str> {
+pub fn clip_to_tokens(line: &str, budget: usize) -> Cow<'_, str> {
     let longest = MOST_BYTES_PER_TOKEN * budget;
     if line.len() <= longest && bound(line) <= budget {
         return Cow::Borrowed(line);
@@ -343,7 +343,7 @@ mod tests {
     #[test]
     fn a_cut_keeps_characters_shown_as_escapes_whole() {
         let line = "Red alert: \\u{202e}exe.txt\\u{202c} and \\u{9b}31mC1\\u{7} bells\\u{8}\\u{0}";
-        let cut = clip(line, 20);
+        let cut = clip_to_tokens(line, 20);
         assert!(bound(&cut) <= 20, "{cut}");
         let kept = cut.strip_suffix(ELLIPSIS).expect("cut");
         assert!(line.starts_with(kept), "{cut}");
@@ -354,7 +354,7 @@ mod tests {
         );
         assert!(kept.starts_with("Red alert: \\u{202e}exe.txt"), "{cut}");
         for budget in 4..30 {
-            let cut = clip(line, budget);
+            let cut = clip_to_tokens(line, budget);
             let kept = cut.strip_suffix(ELLIPSIS).unwrap_or(&cut);
             assert_eq!(
                 kept.matches("\\u{").count(),
@@ -367,9 +367,9 @@ mod tests {
     #[test]
     fn clip_keeps_within_the_budget_and_cuts_at_words() {
         let short = "Knowledge graph memory";
-        assert_eq!(clip(short, 20), short);
+        assert_eq!(clip_to_tokens(short, 20), short);
         let long = "Filesystem operations: read, write and search files in the allowed directories";
-        let cut = clip(long, 20);
+        let cut = clip_to_tokens(long, 20);
         assert!(
             cut.ends_with('…') && long.starts_with(cut.trim_end_matches('…')),
             "{cut}"
@@ -383,15 +383,15 @@ mod tests {
         );
         // One long word is cut inside it; so are CJK and emoji, at a character.
         let base64 = "aGVsbG8gd29ybGQgdGhpcyBpcyBiYXNlNjQgZW5jb2RlZCB0ZXh0IHRoYXQgZ29lcyBvbg";
-        assert!(clip(base64, 20).len() > 10);
+        assert!(clip_to_tokens(base64, 20).len() > 10);
         assert_eq!(
-            clip("日本語のテキストはここで切られます", 20),
+            clip_to_tokens("日本語のテキストはここで切られます", 20),
             "日本語のテ…"
         );
-        assert_eq!(clip("🙂🙂🙂🙂🙂🙂", 20), "🙂🙂🙂🙂…");
+        assert_eq!(clip_to_tokens("🙂🙂🙂🙂🙂🙂", 20), "🙂🙂🙂🙂…");
         // Far past the budget: a megabyte of one word.
         let huge = "x".repeat(1 << 20);
-        let cut = clip(&huge, 20);
+        let cut = clip_to_tokens(&huge, 20);
         assert!(
             bound(cut.trim_end_matches('…')) + 3 <= 20 && cut.len() < 100,
             "{}",

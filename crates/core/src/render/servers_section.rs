@@ -65,7 +65,7 @@ pub fn summary(description: Option<&str>, instructions: Option<&str>) -> String 
                 .next()
                 .unwrap_or_default();
             let head: String = first.chars().take(FIRST_LINE_CHARS).collect();
-            o200k::clip(&one_line(&head), SUMMARY_TOKENS).into_owned()
+            o200k::clip_to_tokens(&one_line(&head), SUMMARY_TOKENS).into_owned()
         })
         .find(|line| !line.is_empty())
         .unwrap_or_default()

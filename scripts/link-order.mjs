@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Writes link-order.txt: the functions of the addon that a session runs, for the linker to place
-// together at the start of the code (build.rs passes the file to lld as --symbol-ordering-file).
+// together at the start of the code (build.rs gives the list to lld in a linker script).
 // Linux maps a shared library's code 64 KiB or more at a time around each page a process first
 // touches, so code spread over the whole library makes Pi hold most of it in memory; placed
 // together, a session maps little more than the code it runs.
@@ -10,11 +10,15 @@
 // the `mcp` tool's status, search, a cold and a warm call.
 // It builds the release addon (as the release workflow does, with the linker's map of where each
 // function went), runs the sessions, and writes the functions run as patterns of their symbols
-// without the hashes Rust puts in them (which change with every dependency or compiler update). Usage: node scripts/link-order.mjs, then `npm run build`; again when the code a session
+// without the hashes Rust puts in them (which change with every dependency or compiler update);
+// it fails, writing nothing, when callgrind saw implausibly little of the addon run.
+// Usage: node scripts/link-order.mjs [--map MAP] (MAP: the map of the release addon built here
+// already, which is then not built again), then `npm run build`; again when the code a session
 // runs changes much. `node scripts/link-order.mjs --check MAP` reads the map of a release link
-// (build.rs writes one where PI_MCP_NATIVE_LINK_MAP says) and fails when less than 90 % of the list
-// was found: the release workflow runs it.
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+// (build.rs writes one where PI_MCP_NATIVE_LINK_MAP says) and fails when less than 90 % of the
+// list matches the link's functions, as the linker matches it, or when the linker did not place
+// them first: the release workflow runs it.
+import { chmodSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -29,60 +33,90 @@ const PIS = ["0.87.1", "1.6.0"];
 
 /** The share of the list's names that must name a function of the build. */
 const LEAST_FOUND = 0.9;
+/** The share of the addon's functions below which a recording missed code (a session runs about 15 %). */
+const LEAST_RUN = 0.05;
+/** The share of the functions the list placed first that a recording must see run again. */
+const LEAST_RUN_AGAIN = 0.5;
 
 /**
  * A function's symbol as link-order.txt gives it, a pattern (`*` any characters) that still finds it
  * when the build's metadata changes: a v0 Rust name (.cargo/config.toml) without its crates'
  * disambiguators (`Cs…_`, hashes of their metadata) and back-references (`B…_`, offsets into the
- * name, which move with the hashes' lengths); a legacy one without its hash (`17h…E`).
+ * name, which move with the hashes' lengths); a legacy one without its hash (`17h…E`); either
+ * without the number LLVM appends to the copies of a function it makes local (`.4633`), which
+ * moves with every change to the code.
  */
 export function listName(symbol) {
-  if (symbol.startsWith("_R")) return symbol.replace(/Cs[0-9A-Za-z]*_/g, "Cs*_").replace(/B[0-9A-Za-z]*_/g, "B*_");
-  if (symbol.startsWith("_ZN")) return symbol.replace(/17h[0-9a-f]{16}E$/, "17h*E");
-  return symbol;
+  const name = symbol.replace(/\.\d+$/, ".*");
+  if (name.startsWith("_R")) return name.replace(/Cs[0-9A-Za-z]*_/g, "Cs*_").replace(/B[0-9A-Za-z]*_/g, "B*_");
+  if (name.startsWith("_ZN")) return name.replace(/17h[0-9a-f]{16}E$/, "17h*E");
+  return name;
 }
 
-/** The names of link-order.txt that name no function placed first by the link whose map is `mapFile`. */
-export function missingNames(mapFile, list = readFileSync(ORDER_FILE, "utf8").split("\n").filter(Boolean)) {
-  const placed = new Set();
-  let inSession = false;
-  for (const line of readFileSync(mapFile, "utf8").split("\n")) {
-    const entry = /^\s*[0-9a-f]+\s+[0-9a-f]+\s+[0-9a-f]+\s+\d+ (\s*)(.*)$/.exec(line);
-    if (!entry) continue;
-    if (entry[1] === "") inSession = entry[2] === ".text.session";
-    const section = inSession && /:\(\.text\.(?:unlikely\.|startup\.)?([^)]*)\)$/.exec(entry[2]);
-    if (section) placed.add(listName(section[1]));
-  }
-  return list.filter((name) => !placed.has(name));
+/** A name of the list as the linker reads it (build.rs's linker script): a glob, `*` any characters. */
+function globRegex(name) {
+  return new RegExp(`^${name.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
 }
 
 /**
- * The code of the linker's map, by input section: [{ start, end, name }], `name` the section's
- * first symbol (one function for Rust's `.text.<function>` sections; a whole object's `.text`, or
- * the static constructors' `.text.startup`, moves with any of its symbols).
+ * The code of the linker's map, by input section, in address order: [{ start, end, section }],
+ * `section` the function a `.text.<function>` section holds, as the linker script names it
+ * (`.text.unlikely.` and `.text.startup.` too); undefined for a whole object's `.text`, which no
+ * name can place.
  */
-function codeSections(mapFile) {
+export function codeSections(mapFile) {
   const sections = [];
-  let current;
   for (const line of readFileSync(mapFile, "utf8").split("\n")) {
-    const section = /^\s*([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)\s+\d+\s+.*:\((\.[^)]*)\)$/.exec(line);
-    if (section) {
-      const start = parseInt(section[1], 16);
-      current = section[3].startsWith(".text") ? { start, end: start + parseInt(section[2], 16), name: undefined } : undefined;
-      if (current) sections.push(current);
-      continue;
-    }
-    const symbol = /^\s*[0-9a-f]+\s+[0-9a-f]+\s+[0-9a-f]+\s+\d+\s+(\S+)$/.exec(line);
-    if (symbol && current && !current.name) current.name = symbol[1];
+    const input = /^\s*([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)\s+\d+\s+.*:\((\.text[^)]*)\)$/.exec(line);
+    if (!input) continue;
+    const start = parseInt(input[1], 16);
+    sections.push({ start, end: start + parseInt(input[2], 16), section: /^\.text(?:\.unlikely|\.startup)?\.(?!(?:unlikely|startup)$)(.+)$/.exec(input[3])?.[1] });
   }
-  return sections.filter((s) => s.name).sort((a, b) => a.start - b.start);
+  return sections.sort((a, b) => a.start - b.start);
 }
 
-/** The functions whose code callgrind saw run (its instruction addresses are the library's own). */
+/**
+ * How the list fared in the link whose code is `sections` (codeSections): `missing`, its names
+ * that match no function of the link; `placed`, the functions they match, which the linker put
+ * first; `outOfPlace`, how many of those lie after code no name matches (the list was not given
+ * to the linker). A name counts as the linker counts it: a glob matching a function's section.
+ */
+export function listInLink(sections, list) {
+  const functions = sections.filter((s) => s.section);
+  const byListName = new Map();
+  for (const f of functions) {
+    const name = listName(f.section);
+    byListName.set(name, [...(byListName.get(name) ?? []), f]);
+  }
+  const placed = new Set();
+  const missing = [];
+  for (const name of list) {
+    // listName leaves a pattern that matches the name it came from: most names are found as such.
+    let matches = byListName.get(name);
+    if (!matches && name.includes("*")) {
+      const glob = globRegex(name);
+      matches = functions.filter((f) => glob.test(f.section));
+    }
+    if (!matches?.length) missing.push(name);
+    else for (const f of matches) placed.add(f);
+  }
+  const code = sections.filter((s) => s.end > s.start);
+  const firstOther = code.findIndex((s) => !placed.has(s));
+  const outOfPlace = firstOther < 0 ? 0 : code.slice(firstOther).filter((s) => placed.has(s)).length;
+  return { missing, placed, outOfPlace };
+}
+
+/**
+ * The functions whose code callgrind saw run (its instruction addresses are the library's own), by
+ * section as the list names them. Fails when callgrind saw nothing of `library`: Pi loaded
+ * another addon, or callgrind could not tell the library's code apart.
+ */
 function functionsRun(callgrindOut, library, sections) {
   const names = [];
   const seen = new Set();
+  const objects = new Set();
   let object = "";
+  let instructions = 0;
   const find = (vma) => {
     let [low, high] = [0, sections.length - 1];
     while (low <= high) {
@@ -94,15 +128,21 @@ function functionsRun(callgrindOut, library, sections) {
     return undefined;
   };
   for (const line of readFileSync(callgrindOut, "utf8").split("\n")) {
-    if (line.startsWith("ob=")) object = line.slice(3);
+    if (line.startsWith("ob=")) objects.add((object = line.slice(3)));
     const address = object === library && /^0x([0-9a-f]+) /.exec(line);
-    const section = address && find(parseInt(address[1], 16));
-    if (section && !seen.has(section.name)) {
-      seen.add(section.name);
-      names.push(section.name);
+    if (!address) continue;
+    instructions++;
+    const section = find(parseInt(address[1], 16));
+    if (section?.section && !seen.has(section)) {
+      seen.add(section);
+      names.push(section.section);
     }
   }
-  return names;
+  if (!instructions) {
+    const addons = [...objects].filter((o) => o.endsWith(".node"));
+    throw new Error(`callgrind saw no code of ${library} run (${addons.length ? `native addons it saw: ${addons.join(", ")}` : "it saw no native addon"}): is PI_MCP_NATIVE_BINARY set?`);
+  }
+  return { names, seen };
 }
 
 /** The bench's session in Pi `version` under callgrind, writing `out`. */
@@ -116,37 +156,71 @@ async function recordSession(version, paths, home, out) {
     chmodSync(node, 0o755);
     const r = await runPi({ node, cli: suite.paths.piCli, extensionDir: root, mcpConfig: suite.mcpConfig(suite.variants.native), cacheJson: suite.cacheJson, script: SEARCH_SESSION, env: { PI_MCP_CONFIG_MODE: "exclusive" }, tmpDir: suite.tmpDir, timeoutMs: 900_000 });
     if (r.code !== 0 || r.requests.length !== SEARCH_SESSION.steps.length) throw new Error(`Pi ${version} under callgrind exited ${r.code} after ${r.requests.length} requests\n${r.stderr.slice(-2000)}`);
+    const echoes = r.toolResults.filter((t) => /^Echo: (cold|warm)/.test(t.text)).length;
+    if (echoes !== 2) throw new Error(`Pi ${version} under callgrind: the calls failed, so the session did not run their code: ${JSON.stringify(r.toolResults.map((t) => t.text.slice(0, 300)))}`);
   } finally {
     suite.close();
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === "--check") {
+/** The list's names the link whose map is `mapFile` places first; fails (exit 1) below LEAST_FOUND or when the linker was not given the list. */
+function check(mapFile) {
   const list = readFileSync(ORDER_FILE, "utf8").split("\n").filter(Boolean);
-  const missing = missingNames(process.argv[3], list);
+  const { missing, outOfPlace } = listInLink(codeSections(mapFile), list);
   const found = 1 - missing.length / list.length;
   console.log(`link-order.txt: ${list.length - missing.length} of ${list.length} functions found and placed first (${(found * 100).toFixed(1)} %).`);
+  if (outOfPlace) {
+    console.error(`${outOfPlace} of the functions it names lie after other code: the linker was not given link-order.txt (build.rs gives it to lld in a release build for x86_64-unknown-linux-gnu, Rust 1.90 or later).`);
+    process.exit(1);
+  }
   if (found < LEAST_FOUND) {
     console.error(`Less than ${LEAST_FOUND * 100} %: the code a session runs has changed. Run \`node scripts/link-order.mjs\` and commit link-order.txt. Not found:\n${missing.slice(0, 20).join("\n")}`);
     process.exit(1);
   }
-} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
+}
+
+/**
+ * Records the sessions with the addon built here (its linker map `map`) and writes the list. Fails
+ * rather than write a fraction of the session's code: when callgrind saw few of the addon's
+ * functions run, or few of those the present list placed first (code it could not see).
+ */
+async function record(map, home) {
+  const sections = codeSections(map);
+  const functions = sections.filter((s) => s.section).length;
+  const { placed } = listInLink(sections, readFileSync(ORDER_FILE, "utf8").split("\n").filter(Boolean));
+  const addon = realpathSync(join(root, "pi-mcp-native.linux-x64-gnu.node"));
+  const paths = ensureInstalled();
+  const names = [];
+  const seen = new Set();
+  for (const version of PIS) {
+    const out = join(home, `callgrind-${version}.out`);
+    await recordSession(version, paths, home, out);
+    const run = functionsRun(out, addon, sections);
+    for (const name of run.names.map(listName)) if (!names.includes(name)) names.push(name);
+    for (const section of run.seen) seen.add(section);
+  }
+  if (names.length < LEAST_RUN * functions) {
+    throw new Error(`callgrind saw ${names.length} of the addon's ${functions} functions run, fewer than a session runs (about 15 %): it did not see all of the addon's code. link-order.txt is left as it was.`);
+  }
+  const placedRun = [...placed].filter((section) => seen.has(section)).length;
+  if (placedRun < LEAST_RUN_AGAIN * placed.size) {
+    throw new Error(`Of the ${placed.size} functions link-order.txt placed first in this build, callgrind saw ${placedRun} run: it did not see all of the addon's code (or the session changed that much: then empty link-order.txt, build and run this again). link-order.txt is left as it was.`);
+  }
+  writeFileSync(ORDER_FILE, `${names.join("\n")}\n`);
+  console.log(`Wrote ${ORDER_FILE}: ${names.length} functions (${placedRun} of the ${placed.size} the list placed first in this build); \`npm run build\` places them first.`);
+}
+
+const main = process.argv[1] === fileURLToPath(import.meta.url);
+if (main && process.argv[2] === "--check") check(process.argv[3]);
+else if (main) {
   const home = mkdtempSync(join(tmpdir(), "pi-mcp-link-order-"));
   try {
-    // The release build as the release workflow makes it, with the linker's map beside it.
-    const map = join(home, "link.map");
-    releaseBuild({ env: { ...process.env, PI_MCP_NATIVE_LINK_MAP: map } });
-    const addon = join(root, "pi-mcp-native.linux-x64-gnu.node");
-    const paths = ensureInstalled();
-    const sections = codeSections(map);
-    const names = [];
-    for (const version of PIS) {
-      const out = join(home, `callgrind-${version}.out`);
-      await recordSession(version, paths, home, out);
-      for (const name of functionsRun(out, addon, sections).map(listName)) if (!names.includes(name)) names.push(name);
-    }
-    writeFileSync(ORDER_FILE, `${names.join("\n")}\n`);
-    console.log(`Wrote ${ORDER_FILE}: ${names.length} functions; \`npm run build\` places them first.`);
+    // The release build as the release workflow makes it, with the linker's map beside it; or, with
+    // `--map MAP`, the addon built here already, whose link wrote MAP.
+    const given = process.argv.indexOf("--map");
+    const map = given > 0 ? process.argv[given + 1] : join(home, "link.map");
+    if (given < 0) releaseBuild({ env: { ...process.env, PI_MCP_NATIVE_LINK_MAP: map } });
+    await record(map, home);
   } finally {
     rmSync(home, { recursive: true, force: true });
   }

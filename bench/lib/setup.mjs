@@ -70,13 +70,17 @@ export function ensurePi(version, { log = console.error } = {}) {
 }
 
 /**
- * The release workflow's build for x86_64 Linux (GNU), here: its own command (napi's glibc 2.17
- * cross gcc driving Rust's lld), then the helper put beside the addon. Returns the command.
+ * The release workflow's build for x86_64 Linux (GNU), here: its own commands (napi's glibc 2.17
+ * cross gcc driving Rust's lld) for the addon and the helper, then the helper put beside the
+ * addon. Returns the addon's command.
  */
 export function releaseBuild({ log = console.error, env = process.env } = {}) {
   const workflow = load(readFileSync(join(ROOT, ".github", "workflows", "release.yml"), "utf8"));
   const { target, build } = workflow.jobs.build.strategy.matrix.settings.find((s) => s.target === "x86_64-unknown-linux-gnu");
-  for (const command of [build, `node scripts/place-helper.mjs --release --target ${target}`]) {
+  const [helper, place] = ["--package pi-mcp-helper", "scripts/place-helper.mjs"].map((what) =>
+    workflow.jobs.build.steps.find((s) => s.run?.includes(what)).run.replaceAll("${{ matrix.settings.build }}", build).replaceAll("${{ matrix.settings.target }}", target),
+  );
+  for (const command of [build, helper, place]) {
     log(`as the release workflow builds the addon: ${command}`);
     const r = spawnSync(command, { cwd: ROOT, env, shell: true, stdio: ["ignore", "inherit", "inherit"] });
     if (r.status !== 0) throw new Error(`${command} failed (exit ${r.status ?? r.signal})`);

@@ -1,17 +1,21 @@
 //! The napi surface: converts between JS and the core's types, nothing else.
 
+#[macro_use]
 mod mirror;
+mod front_end;
+mod json;
 
-use futures::future::BoxFuture;
+use front_end::{FieldTaken, FrontEndCallbacks, JsFrontEnd, SessionEntry};
+use json::{JsonObject, McpParams, OutcomeDetails};
 use mirror::{
     Completion, DeclaredListing, DirectTools, ExposureChange, ExposurePreview, Js, LifecycleEvent,
     PromptCommand, SavedChange, SetupRequest, ToolDefinition,
 };
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 use pi_mcp_connection::bounded_read::FileLimits;
-use pi_mcp_core::adapter::{self, Adapter, Bounds, CallOptions, FrontEnd, Timing};
+use pi_mcp_core::adapter::{self, Adapter, Bounds, CallOptions, Timing};
 use pi_mcp_core::search::SearchOptions;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -95,8 +99,7 @@ pub struct FamilyVariable {
 pub struct RegisteredServer {
     pub name: String,
     /// An entry of the `mcpServers` shape.
-    #[napi(ts_type = "Record<string, unknown>")]
-    pub config: Value,
+    pub config: Map<String, Value>,
     /// The extension's path (`extensionPath`).
     pub extension_path: String,
 }
@@ -115,12 +118,10 @@ pub struct SearchOpts {
 pub struct Outcome {
     pub content: Vec<ContentBlock>,
     /// `mode` names the mode; failures set `error` to a stable code.
-    #[napi(ts_type = "OutcomeDetails")]
-    pub details: Value,
+    pub details: OutcomeDetails,
     pub is_error: bool,
     /// The result as JSON, for tools that declare an output schema.
-    #[napi(ts_type = "Record<string, unknown>")]
-    pub structured_content: Option<Value>,
+    pub structured_content: Option<JsonObject>,
 }
 
 /// A text or image block as Pi shows it to the model.
@@ -187,72 +188,6 @@ pub struct CallOpts {
     pub timeout_ms: Option<u32>,
 }
 
-/// A JS function called from any thread that answers with a promise; it keeps Node alive only
-/// while a call is out.
-type Asks = ThreadsafeFunction<Value, Promise<Value>, Value, Status, false, true>;
-type Tells = ThreadsafeFunction<Value, (), Value, Status, false, true>;
-
-/// Where servers' questions for a person or a model are shown (see `setFrontEnd`).
-#[napi(object, object_to_js = false)]
-pub struct FrontEndCallbacks {
-    /// Shows a question; resolves with `{ action: "accept" | "decline" | "cancel", content? }`,
-    /// or null when nobody can answer.
-    #[napi(ts_type = "(question: Question) => Promise<QuestionAnswer | null>")]
-    pub elicit: Option<Asks>,
-    /// Runs a sampling request on the model; resolves with Pi's assistant message,
-    /// `{ refused: "declined" | "no-ui" | "no-model" }`, or null when no model runs here.
-    #[napi(ts_type = "(request: SamplingRequest) => Promise<unknown>")]
-    pub sample: Option<Asks>,
-    /// The question or request with this id no longer needs an answer: close its dialog.
-    #[napi(ts_type = "(id: number) => void")]
-    pub withdraw: Option<Tells>,
-    /// Asks whether a tool may run; resolves with `{ choice }` (the value of the option picked,
-    /// null when the dialog closed without one), or null when nobody can answer.
-    #[napi(ts_type = "(question: ApprovalQuestion) => Promise<{ choice: string | null } | null>")]
-    pub approve: Option<Asks>,
-}
-
-struct JsFrontEnd {
-    elicit: Option<Arc<Asks>>,
-    sample: Option<Arc<Asks>>,
-    withdraw: Option<Tells>,
-    approve: Option<Arc<Asks>>,
-}
-
-/// Calls `callback` (if any) and awaits its promise; a missing callback, a throw or a rejection
-/// is null (nobody answered).
-fn ask(callback: Option<Arc<Asks>>, value: Value) -> BoxFuture<'static, Value> {
-    Box::pin(async move {
-        let Some(callback) = callback else {
-            return Value::Null;
-        };
-        match callback.call_async_catch(value).await {
-            Ok(promise) => promise.await.unwrap_or(Value::Null),
-            Err(_) => Value::Null,
-        }
-    })
-}
-
-impl FrontEnd for JsFrontEnd {
-    fn elicit(&self, question: Value) -> BoxFuture<'static, Value> {
-        ask(self.elicit.clone(), question)
-    }
-
-    fn sample(&self, request: Value) -> BoxFuture<'static, Value> {
-        ask(self.sample.clone(), request)
-    }
-
-    fn withdraw(&self, id: u64) {
-        if let Some(withdraw) = &self.withdraw {
-            withdraw.call(Value::from(id), ThreadsafeFunctionCallMode::NonBlocking);
-        }
-    }
-
-    fn approve(&self, question: Value) -> BoxFuture<'static, Value> {
-        ask(self.approve.clone(), question)
-    }
-}
-
 fn file_limits(opts: &OpenOptions) -> FileLimits {
     let default = FileLimits::default();
     let bytes = |v: Option<u32>, default: u64| v.map_or(default, u64::from);
@@ -312,10 +247,10 @@ fn init() {
 
 /// pi-mcp-adapter's `configHash` of a server entry (as written in mcp.json); `${VAR}`
 /// references resolve from `env`, else from the process environment.
-#[napi(ts_args_type = "entry: Record<string, unknown>, env?: Record<string, string>")]
-pub fn config_hash(entry: Value, env: Option<HashMap<String, String>>) -> String {
+#[napi]
+pub fn config_hash(entry: Map<String, Value>, env: Option<HashMap<String, String>>) -> String {
     let env = env.unwrap_or_else(|| std::env::vars().collect());
-    pi_mcp_core::cache::config_hash(&entry, &env)
+    pi_mcp_core::cache::config_hash(&Value::Object(entry), &env)
 }
 
 #[napi]
@@ -354,7 +289,7 @@ impl McpAdapter {
                 .into_iter()
                 .map(|r| pi_mcp_core::config::Registered {
                     name: r.name,
-                    config: r.config,
+                    config: Value::Object(r.config),
                     extension: PathBuf::from(r.extension_path),
                 })
                 .collect(),
@@ -405,11 +340,11 @@ impl McpAdapter {
     pub async fn pi_resource_tool(
         &self,
         name: String,
-        #[napi(ts_arg_type = "Record<string, unknown>")] params: Value,
+        params: Map<String, Value>,
         call_id: Option<String>,
     ) -> Outcome {
         self.inner
-            .pi_resource_tool(&name, &params, call_id)
+            .pi_resource_tool(&name, &Value::Object(params), call_id)
             .await
             .into()
     }
@@ -467,7 +402,7 @@ impl McpAdapter {
     /// `add`, or the line typed) is connected and listed, signed in to if it asks, then saved to
     /// the user's `mcp.json` (`-l`: the project's `.pi/mcp.json`) as `pi mcp add` writes it; a
     /// failure or a taken name saves nothing. `dryRun` tries it without saving.
-    #[napi(ts_args_type = "args: string | string[], dryRun?: boolean")]
+    #[napi]
     pub async fn add_server(
         &self,
         args: Either<String, Vec<String>>,
@@ -700,20 +635,22 @@ impl McpAdapter {
     }
 
     /// `prompts/get` of prompt `name` of `server`: its messages as one user message.
-    #[napi(ts_args_type = "server: string, name: string, args?: Record<string, string>")]
+    #[napi]
     pub async fn get_prompt(
         &self,
         server: String,
         name: String,
-        args: Option<Map<String, Value>>,
+        args: Option<HashMap<String, String>>,
     ) -> Outcome {
+        let args = args.unwrap_or_default().into_iter();
+        let args = args.map(|(key, value)| (key, Value::String(value)));
         self.inner
-            .get_prompt(&server, &name, args.unwrap_or_default())
+            .get_prompt(&server, &name, args.collect())
             .await
             .into()
     }
 
-    #[napi(ts_args_type = "tool: string, args?: Record<string, unknown>, opts?: CallOpts")]
+    #[napi]
     pub async fn call(
         &self,
         tool: String,
@@ -733,8 +670,8 @@ impl McpAdapter {
     }
 
     /// Runs the `mcp` tool with the parameters the model gave.
-    #[napi(ts_args_type = "params: McpParams, callId?: string")]
-    pub async fn execute(&self, params: Value, call_id: Option<String>) -> Outcome {
+    #[napi]
+    pub async fn execute(&self, params: McpParams, call_id: Option<String>) -> Outcome {
         self.inner.execute(&params, call_id).await.into()
     }
 
@@ -754,7 +691,7 @@ impl McpAdapter {
 
     /// Where the credentials of Pi's providers come from (`auth: {"provider": …}`): asked at each
     /// connect of such a server, never kept. Without it those servers cannot be used.
-    #[napi(ts_args_type = "callback: (provider: string) => Promise<string | undefined | null>")]
+    #[napi]
     pub fn on_credential(&self, callback: Function<String, Promise<Option<String>>>) -> Result<()> {
         let tsfn = Arc::new(
             callback
@@ -787,31 +724,24 @@ impl McpAdapter {
     /// it nobody can be asked and the `elicitation` setting decides.
     #[napi]
     pub fn set_front_end(&self, callbacks: FrontEndCallbacks) {
-        self.inner.attach_front_end(Arc::new(JsFrontEnd {
-            elicit: callbacks.elicit.map(Arc::new),
-            sample: callbacks.sample.map(Arc::new),
-            withdraw: callbacks.withdraw,
-            approve: callbacks.approve.map(Arc::new),
-        }));
+        self.inner
+            .attach_front_end(Arc::new(JsFrontEnd::from(callbacks)));
     }
 
     /// The session's approval grants are the ones its entries hold: pass every custom entry of
-    /// the current branch (`{ customType, data }`; others' are passed over) when the session
-    /// starts, reloads, resumes or moves to another branch.
-    #[napi(ts_args_type = "entries: Array<{ customType: string; data?: unknown }>")]
-    pub fn restore_grants(&self, entries: Vec<Value>) {
+    /// the current branch (others' are passed over) when the session starts, reloads, resumes or
+    /// moves to another branch.
+    #[napi]
+    pub fn restore_grants(&self, entries: Vec<SessionEntry>) {
+        let entries: Vec<_> = entries.into_iter().map(Into::into).collect();
         self.inner.restore_grants(&entries);
     }
 
     /// Field `name` of open question `id` from what was typed (a string) or picked (an
-    /// option's value or a list of them): `{ value }` (null: left empty) or `{ error }` to show
-    /// before asking again.
-    #[napi(
-        ts_args_type = "id: number, name: string, answer: unknown",
-        ts_return_type = "{ value?: unknown; error?: string }"
-    )]
-    pub fn take_field(&self, id: u32, name: String, answer: Value) -> Value {
-        self.inner.take_field(u64::from(id), &name, &answer)
+    /// option's value or a list of them), or the error to show before asking again.
+    #[napi]
+    pub fn take_field(&self, id: u32, name: String, answer: Value) -> FieldTaken {
+        self.inner.take_field(u64::from(id), &name, &answer).into()
     }
 
     /// Opens `url` in the user's browser (`$BROWSER`, else the platform's opener) after they
@@ -826,21 +756,15 @@ impl McpAdapter {
     /// page's script (`extension/pi-mcp-native/app-host.js`), `context` the host context's fixed
     /// part (`theme`, `locale`, `timeZone`, `platform`).
     #[napi]
-    pub fn enable_apps(
-        &self,
-        script: Buffer,
-        #[napi(ts_arg_type = "Record<string, unknown>")] context: Value,
-    ) {
-        self.inner.enable_apps(script.to_vec(), context);
+    pub fn enable_apps(&self, script: Buffer, context: Map<String, Value>) {
+        self.inner
+            .enable_apps(script.to_vec(), Value::Object(context));
     }
 
     /// Pi's side of the apps' host context changed (`{ theme }`, say): what differs is sent to
     /// the open apps (`ui/notifications/host-context-changed`) and given to those opened later.
     #[napi]
-    pub fn set_apps_context(
-        &self,
-        #[napi(ts_arg_type = "Record<string, unknown>")] update: Map<String, Value>,
-    ) {
+    pub fn set_apps_context(&self, update: Map<String, Value>) {
         self.inner.set_apps_context(update);
     }
 
@@ -851,10 +775,11 @@ impl McpAdapter {
     pub fn app_input_partial(
         &self,
         tool: String,
-        #[napi(ts_arg_type = "Record<string, unknown>")] args: Value,
+        args: Map<String, Value>,
         server: Option<String>,
     ) {
-        self.inner.app_input_partial(&tool, server.as_deref(), args);
+        self.inner
+            .app_input_partial(&tool, server.as_deref(), Value::Object(args));
     }
 
     /// The apps open now, oldest first.

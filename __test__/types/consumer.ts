@@ -6,6 +6,9 @@
 import { McpAdapter, configHash } from "../../index.js";
 import type {
   AppGrant,
+  ApprovalAnswer,
+  ApprovalChoice,
+  ApprovalOption,
   ApprovalQuestion,
   CallOpts,
   Completion,
@@ -19,6 +22,9 @@ import type {
   ExposureChange,
   ExposurePreview,
   FamilyVariable,
+  FieldKind,
+  FieldOption,
+  FieldTaken,
   FrontEndCallbacks,
   LifecycleEvent,
   ListOpts,
@@ -31,12 +37,17 @@ import type {
   Question,
   QuestionAnswer,
   QuestionField,
+  QuestionLabels,
   Reach,
   RegisteredServer,
+  SamplingContext,
+  SamplingOptions,
   SamplingRequest,
+  SamplingTool,
   SavedChange,
   SearchOpts,
   ServerExposure,
+  SessionEntry,
   SetupRequest,
   StartOpts,
   ToolAnnotations,
@@ -203,15 +214,17 @@ const appGrantFields: Exactly<AppGrant, "server" | "what"> = true;
 
 // The questions the core asks the front end, read as a front end does.
 const questionFieldFields: Exactly<QuestionField, "name" | "kind" | "required" | "skippable" | "prompt" | "placeholder" | "options" | "minItems" | "maxItems"> = true;
+const fieldOptionFields: Exactly<FieldOption, "value" | "label"> = true;
 function readQuestionField(field: QuestionField): unknown[] {
   const { name, kind, required, skippable, prompt, placeholder, options, minItems, maxItems } = field;
-  const kinds: Record<QuestionField["kind"], true> = { text: true, number: true, boolean: true, choice: true, choices: true };
-  const offered: [unknown, string][] = (options ?? []).map(({ value, label }) => [value, label]);
-  return [name, kinds[kind], required satisfies boolean, skippable satisfies boolean, prompt, placeholder, offered, minItems satisfies number | undefined, maxItems satisfies number | null | undefined];
+  const kinds: Record<FieldKind, true> = { text: true, number: true, boolean: true, choice: true, choices: true };
+  const offered: [unknown, string][] = (options ?? []).map(({ value, label }: FieldOption) => [value, label]);
+  return [name, kinds[kind], required satisfies boolean, skippable satisfies boolean, prompt, placeholder, offered, minItems satisfies number | undefined, maxItems satisfies number | undefined];
 }
+const labelFields: Exactly<QuestionLabels, "answer" | "decline" | "done" | "skip" | "chosen" | "open"> = true;
 function readQuestion(question: Question): unknown[] {
   const { id, server, title, labels } = question;
-  const { answer, decline, done, skip, chosen, open }: Question["labels"] = labels;
+  const { answer, decline, done, skip, chosen, open }: QuestionLabels = labels;
   const common = [id satisfies number, server, title, answer, decline, done, skip, chosen, open];
   switch (question.mode) {
     case "form":
@@ -222,25 +235,33 @@ function readQuestion(question: Question): unknown[] {
       return unreachable(question);
   }
 }
-const approvalFields: Exactly<ApprovalQuestion, "id" | "server" | "mode" | "title" | "options" | "timeoutMs"> = true;
-function readApproval({ id, server, mode, title, options, timeoutMs }: ApprovalQuestion): unknown[] {
-  const values: Record<ApprovalQuestion["options"][number]["value"], true> = { once: true, tool: true, server: true, deny: true };
-  const picked = options.map(({ label, value, remember }) => [label, values[value], remember?.customType, remember?.data satisfies Record<string, unknown> | undefined]);
-  return [id, server, mode satisfies "approval", title, picked, timeoutMs satisfies number];
+const approvalFields: Exactly<ApprovalQuestion, "id" | "server" | "title" | "options" | "timeoutMs"> = true;
+const approvalOptionFields: Exactly<ApprovalOption, "label" | "value" | "remember"> = true;
+const entryFields: Exactly<SessionEntry, "customType" | "data"> = true;
+function readApproval({ id, server, title, options, timeoutMs }: ApprovalQuestion): unknown[] {
+  const values: Record<ApprovalChoice, true> = { once: true, tool: true, server: true, session: true, always: true, deny: true };
+  const picked = options.map(({ label, value, remember }) => [label, values[value], remember?.customType, remember?.data satisfies unknown]);
+  return [id satisfies number, server, title, picked, timeoutMs satisfies number];
 }
 const samplingFields: Exactly<SamplingRequest, "id" | "server" | "approve" | "title" | "preview" | "context" | "options" | "hints"> = true;
+const samplingContextFields: Exactly<SamplingContext, "systemPrompt" | "messages" | "tools"> = true;
+const samplingToolFields: Exactly<SamplingTool, "name" | "description" | "parameters"> = true;
+const samplingOptionsFields: Exactly<SamplingOptions, "maxTokens" | "temperature"> = true;
 function readSampling({ id, server, approve, title, preview, context, options, hints }: SamplingRequest): unknown[] {
-  const { systemPrompt, messages, tools }: SamplingRequest["context"] = context;
-  const { maxTokens, temperature }: SamplingRequest["options"] = options;
-  return [id, server, approve satisfies boolean, title, preview, systemPrompt, messages, tools, maxTokens, temperature, ...hints];
+  const { systemPrompt, messages, tools }: SamplingContext = context;
+  const offered = (tools ?? []).map(({ name, description, parameters }: SamplingTool) => [name, description, parameters]);
+  const { maxTokens, temperature }: SamplingOptions = options;
+  return [id, server, approve satisfies boolean, title, preview, systemPrompt, messages satisfies unknown[], offered, maxTokens, temperature, ...hints];
 }
 const frontEndFields: Exactly<FrontEndCallbacks, "elicit" | "sample" | "withdraw" | "approve"> = true;
 const answers: QuestionAnswer[] = [{ action: "accept", content: { name: "x" } }, { action: "decline" }, { action: "cancel" }];
+const approvalAnswerFields: Exactly<ApprovalAnswer, "choice"> = true;
+const fieldTakenFields: Exactly<FieldTaken, "value" | "error"> = true;
 const frontEnd: FrontEndCallbacks = {
   elicit: async (question) => (readQuestion(question).length ? answers[0] : null),
   sample: async (request) => readSampling(request),
   withdraw: (id: number) => void id,
-  approve: async (question) => ({ choice: readApproval(question).length ? "once" : null }),
+  approve: async (question): Promise<ApprovalAnswer> => ({ choice: readApproval(question).length ? "once" : null }),
 };
 
 // What a program passes in: every option spelled out, so that a renamed one fails.
@@ -355,7 +376,7 @@ export async function everyMethod(): Promise<unknown[]> {
     setFrontEnd: (): void => adapter.setFrontEnd(frontEnd),
     restoreGrants: (): void => adapter.restoreGrants([{ customType: "pi-mcp-native-grant", data: {} }, { customType: "other" }]),
     takeField: () => {
-      const { value, error }: { value?: unknown; error?: string } = adapter.takeField(1, "name", "x");
+      const { value, error }: FieldTaken = adapter.takeField(1, "name", "x");
       return [value, error];
     },
     openUrl: (): string | null => adapter.openUrl("https://example.com/"),
@@ -390,8 +411,17 @@ export async function everyMethod(): Promise<unknown[]> {
     openAppFields,
     appGrantFields,
     questionFieldFields,
+    fieldOptionFields,
+    labelFields,
     approvalFields,
+    approvalOptionFields,
+    entryFields,
+    approvalAnswerFields,
+    fieldTakenFields,
     samplingFields,
+    samplingContextFields,
+    samplingToolFields,
+    samplingOptionsFields,
     frontEndFields,
   ];
   return [...seen, fieldChecks];

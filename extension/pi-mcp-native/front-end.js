@@ -17,7 +17,7 @@
  * @param {object} sources
  * @param {() => Dialogs | undefined} sources.ui
  * @param {(request: SamplingRequest, signal: AbortSignal) => Promise<unknown>} [sources.runModel]
- * @param {(entry: { customType: string; data: Record<string, unknown> }) => void} [sources.remember]
+ * @param {(entry: import("../../index.js").SessionEntry) => void} [sources.remember]
  * @returns {Required<import("../../index.js").FrontEndCallbacks>}
  */
 export function frontEnd(adapter, { ui, runModel, remember }) {

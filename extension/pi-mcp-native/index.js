@@ -90,6 +90,7 @@ export default function piMcpNative(pi) {
   const sessionUi = () => (footerCtx?.hasUI ? footerCtx.ui : undefined);
   // Approvals granted for the session are kept as its entries (names and a hash), so that they
   // follow it through /reload, resume and branch changes.
+  /** @param {import("../../index.js").SessionEntry} entry */
   const remember = ({ customType, data }) => pi.appendEntry(customType, data);
   const open = (cwd, projectTrusted, registered = []) => {
     const core = McpAdapter.open({ cwd, configPath, projectTrusted, registered, familyLabel: label, ...bounds });

@@ -134,8 +134,8 @@ async function pickMany(ui, q, field, signal, previous) {
  * @param {Dialogs} ui
  * @param {import("../../index.js").ApprovalQuestion} q
  * @param {AbortSignal} signal
- * @param {(entry: { customType: string; data: Record<string, unknown> }) => void} [remember]
- * @returns {Promise<{ choice: string | null }>}
+ * @param {(entry: import("../../index.js").SessionEntry) => void} [remember]
+ * @returns {Promise<import("../../index.js").ApprovalAnswer>}
  */
 export async function askApproval(ui, q, signal, remember) {
   let picked;

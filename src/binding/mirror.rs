@@ -3,6 +3,7 @@
 //! conversion destructures it whole, and matches every variant), so a field or variant the core
 //! gains fails the build until JavaScript's contract says what it is.
 
+use super::json::JsonObject;
 use napi_derive::napi;
 use pi_mcp_core::{adapter, events};
 use serde_json::Value;
@@ -24,6 +25,21 @@ macro_rules! as_itself {
     };
 }
 as_itself!(String, bool, u32, f64, Value);
+
+impl Js for &'static str {
+    type Js = String;
+    fn js(self) -> String {
+        self.to_string()
+    }
+}
+
+/// An id or a count: exact as a JavaScript number up to 2^53, far beyond any the core makes.
+impl Js for u64 {
+    type Js = f64;
+    fn js(self) -> f64 {
+        self as f64
+    }
+}
 
 impl<T: Js> Js for Vec<T> {
     type Js = Vec<T::Js>;
@@ -69,8 +85,7 @@ pub struct ToolDefinition {
     pub description: String,
     pub prompt_snippet: String,
     /// Its parameters' JSON Schema.
-    #[napi(ts_type = "Record<string, unknown>")]
-    pub parameters: Value,
+    pub parameters: JsonObject,
 }
 mirror!(ToolDefinition <- adapter::ToolDefinition {
     name, label, description, prompt_snippet, parameters,
@@ -116,8 +131,7 @@ pub struct DirectToolDefinition {
     pub description: String,
     pub prompt_snippet: String,
     /// An object schema (what Pi registers).
-    #[napi(ts_type = "Record<string, unknown>")]
-    pub parameters: Value,
+    pub parameters: JsonObject,
     pub server: String,
     /// The tool's MCP name.
     pub tool: String,
@@ -130,8 +144,7 @@ pub struct DirectToolDefinition {
     /// Pi's namespace of the server's tools (exposure-registered tools only).
     pub namespace: Option<ToolNamespace>,
     /// The JSON schema of the tool's `structuredContent` (what Pi's codemode scripts get).
-    #[napi(ts_type = "Record<string, unknown>")]
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<JsonObject>,
 }
 mirror!(DirectToolDefinition <- adapter::DirectToolDefinition {
     name, label, description, prompt_snippet, parameters, server, tool, annotations, exposure,

@@ -7,13 +7,53 @@ use crate::render::plural;
 use pi_mcp_connection::clean;
 use serde_json::{json, Map, Value};
 
+/// A server's request for the model as the front end runs it (request `id` of `server`): after
+/// the user allows it (`approve`: not with `samplingAutoApprove`) in a dialog of `title` and
+/// `preview`, Pi's model completes `context` with `options`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    pub id: u64,
+    pub server: String,
+    pub approve: bool,
+    pub title: String,
+    pub preview: String,
+    pub context: Context,
+    pub options: Options,
+    /// Model names the server would like, best first (`modelPreferences.hints`).
+    pub hints: Vec<String>,
+}
+
 /// What the front end runs: Pi's `Context`, its options, and the server's model hints.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PiRequest {
-    pub context: Value,
-    pub options: Value,
-    /// Model names the server would like, best first (`modelPreferences.hints`).
+    pub context: Context,
+    pub options: Options,
     pub hints: Vec<String>,
+}
+
+/// Pi's `Context`: its messages are Pi's (user, assistant and tool result messages).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Context {
+    pub system_prompt: Option<String>,
+    pub messages: Vec<Value>,
+    /// The tools the model is offered (none with `toolChoice` `none`).
+    pub tools: Option<Vec<Tool>>,
+}
+
+/// A tool as Pi's `Context` offers it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tool {
+    pub name: String,
+    pub description: String,
+    /// Its input's JSON Schema.
+    pub parameters: Value,
+}
+
+/// The options of Pi's `complete` that a server may set.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Options {
+    pub max_tokens: Option<f64>,
+    pub temperature: Option<f64>,
 }
 
 /// The params as a request for Pi's model; the error says what cannot be carried over.
@@ -37,33 +77,27 @@ pub fn to_pi(params: &Value) -> Result<PiRequest, String> {
             other => return Err(format!("message {i} has the role {other:?}")),
         }
     }
-    let mut context = Map::new();
-    if let Some(system) = params.get("systemPrompt").and_then(Value::as_str) {
-        context.insert("systemPrompt".into(), json!(system));
-    }
-    context.insert("messages".into(), Value::Array(out));
     let tool_choice = params.pointer("/toolChoice/mode").and_then(Value::as_str);
-    if let Some(tools) = params.get("tools").and_then(Value::as_array) {
-        if tool_choice != Some("none") && !tools.is_empty() {
-            let tools: Vec<Value> = tools
-                .iter()
-                .map(|t| {
-                    json!({
-                        "name": t.get("name").cloned().unwrap_or(json!("")),
-                        "description": t.get("description").cloned().unwrap_or(json!("")),
-                        "parameters": t.get("inputSchema").cloned().unwrap_or(json!({ "type": "object" })),
-                    })
-                })
-                .collect();
-            context.insert("tools".into(), Value::Array(tools));
-        }
-    }
-    let mut options = Map::new();
-    for (from, to) in [("maxTokens", "maxTokens"), ("temperature", "temperature")] {
-        if let Some(value) = params.get(from).filter(|v| v.is_number()) {
-            options.insert(to.into(), value.clone());
-        }
-    }
+    let text = |value: &Value, key: &str| {
+        let text = value.get(key).and_then(Value::as_str);
+        text.unwrap_or_default().to_string()
+    };
+    let tools = params
+        .get("tools")
+        .and_then(Value::as_array)
+        .filter(|tools| tool_choice != Some("none") && !tools.is_empty())
+        .map(|tools| {
+            let tool = |t: &Value| Tool {
+                name: text(t, "name"),
+                description: text(t, "description"),
+                parameters: t
+                    .get("inputSchema")
+                    .cloned()
+                    .unwrap_or(json!({ "type": "object" })),
+            };
+            tools.iter().map(tool).collect()
+        });
+    let number = |key: &str| params.get(key).and_then(Value::as_f64);
     let hints = params
         .pointer("/modelPreferences/hints")
         .and_then(Value::as_array)
@@ -73,8 +107,18 @@ pub fn to_pi(params: &Value) -> Result<PiRequest, String> {
         .map(str::to_string)
         .collect();
     Ok(PiRequest {
-        context: Value::Object(context),
-        options: Value::Object(options),
+        context: Context {
+            system_prompt: params
+                .get("systemPrompt")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            messages: out,
+            tools,
+        },
+        options: Options {
+            max_tokens: number("maxTokens"),
+            temperature: number("temperature"),
+        },
         hints,
     })
 }

@@ -6,18 +6,82 @@
 
 use super::{Field, Form, Kind};
 use crate::clean::{self, Link};
-use serde_json::{json, Value};
+use serde_json::Value;
+
+/// A question as the front end shows it: for question `id` of `server`, its title, the words of
+/// its buttons, and what it asks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Question {
+    pub id: u64,
+    pub server: String,
+    pub title: String,
+    pub labels: Labels,
+    pub asks: Asks,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Asks {
+    /// Fields to fill in, in the server's order.
+    Form { fields: Vec<ShownField> },
+    /// A page to open: `message` shows it, `url` is what the front end hands back to open.
+    Url { message: String, url: String },
+}
 
 /// The words of the dialogs.
-fn labels() -> Value {
-    json!({
-        "answer": "Answer",
-        "decline": "Decline",
-        "done": "Done",
-        "skip": "(leave empty)",
-        "chosen": "✓ ",
-        "open": "Open in the browser",
-    })
+#[derive(Clone, Debug, PartialEq)]
+pub struct Labels {
+    pub answer: &'static str,
+    pub decline: &'static str,
+    pub done: &'static str,
+    pub skip: &'static str,
+    pub chosen: &'static str,
+    pub open: &'static str,
+}
+
+pub const LABELS: Labels = Labels {
+    answer: "Answer",
+    decline: "Decline",
+    done: "Done",
+    skip: "(leave empty)",
+    chosen: "✓ ",
+    open: "Open in the browser",
+};
+
+/// One field of a form as the front end asks it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShownField {
+    pub name: String,
+    pub kind: KindName,
+    pub required: bool,
+    /// May be left empty: optional, or it has a default.
+    pub skippable: bool,
+    /// Label, what it takes, its default or whether it is optional, and the description.
+    pub prompt: String,
+    /// The default as text (empty without one).
+    pub placeholder: String,
+    /// For `Boolean`, `Choice` and `Choices`: what to offer.
+    pub options: Option<Vec<ShownOption>>,
+    /// For `Choices`: how many may be chosen (no most: any number).
+    pub min_items: Option<u64>,
+    pub max_items: Option<u64>,
+}
+
+/// What a field takes, as the front end asks it (`input` for text and numbers, `select` for the
+/// rest).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KindName {
+    Text,
+    Number,
+    Boolean,
+    Choice,
+    Choices,
+}
+
+/// An option to pick: the value the front end hands back, and its label.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShownOption {
+    pub value: Value,
+    pub label: String,
 }
 
 /// ` for subagent "worker" (pid 4242)`: whom a question is asked for, when it is another
@@ -27,86 +91,105 @@ pub fn for_whom(on_behalf: Option<&str>) -> String {
 }
 
 /// A form to fill in, for question `id` of `server` (asked `on_behalf` of another session).
-pub fn form(id: u64, server: &str, on_behalf: Option<&str>, message: &str, form: &Form) -> Value {
-    json!({
-        "id": id,
-        "server": server,
-        "mode": "form",
-        "title": format!("MCP server \"{}\" asks{}:\n\n{}", clean::line(server), for_whom(on_behalf), clean::text(message)),
-        "fields": form.fields.iter().map(field).collect::<Vec<_>>(),
-        "labels": labels(),
-    })
+pub fn form(
+    id: u64,
+    server: &str,
+    on_behalf: Option<&str>,
+    message: &str,
+    form: &Form,
+) -> Question {
+    Question {
+        id,
+        server: server.to_string(),
+        title: format!(
+            "MCP server \"{}\" asks{}:\n\n{}",
+            clean::line(server),
+            for_whom(on_behalf),
+            clean::text(message)
+        ),
+        labels: LABELS,
+        asks: Asks::Form {
+            fields: form.fields.iter().map(field).collect(),
+        },
+    }
 }
 
 /// A URL to visit, for question `id` of `server`: the page first, with a look-alike host's ASCII
 /// form beside it, then the server's words indented under a heading of ours, so that no line the
 /// server wrote can pass for the page or for our question; `url` is what the front end hands back
 /// to open.
-pub fn url(id: u64, server: &str, on_behalf: Option<&str>, message: &str, url: &Link) -> Value {
+pub fn url(id: u64, server: &str, on_behalf: Option<&str>, message: &str, url: &Link) -> Question {
     let said: Vec<String> = clean::text(message)
         .lines()
         .map(|line| format!("  {line}"))
         .collect();
-    json!({
-        "id": id,
-        "server": server,
-        "mode": "url",
-        "title": format!("MCP server \"{}\" asks you to open a page{}", clean::line(server), for_whom(on_behalf)),
-        "message": format!(
-            "Page: {}\n\nThe server's message:\n{}\n\nOpen it in your browser?",
-            url.shown(),
-            said.join("\n")
+    Question {
+        id,
+        server: server.to_string(),
+        title: format!(
+            "MCP server \"{}\" asks you to open a page{}",
+            clean::line(server),
+            for_whom(on_behalf)
         ),
-        "url": url.as_str(),
-        "labels": labels(),
-    })
+        labels: LABELS,
+        asks: Asks::Url {
+            message: format!(
+                "Page: {}\n\nThe server's message:\n{}\n\nOpen it in your browser?",
+                url.shown(),
+                said.join("\n")
+            ),
+            url: url.as_str().to_string(),
+        },
+    }
 }
 
-fn field(field: &Field) -> Value {
-    let mut shown = json!({
-        "name": field.name,
-        "kind": kind_name(&field.kind),
-        "required": field.required,
-        // May be left empty: optional, or has a default.
-        "skippable": !field.required || field.default.is_some(),
-        "prompt": prompt(field),
-        "placeholder": clean::line(&field.default.as_ref().map(text_of).unwrap_or_default()),
-    });
-    let options: Option<Vec<Value>> = match &field.kind {
+fn field(field: &Field) -> ShownField {
+    let option = |value: Value, label: &str| ShownOption {
+        value,
+        label: clean::line(label).into_owned(),
+    };
+    let options = match &field.kind {
         Kind::Boolean => Some(vec![
-            json!({ "value": true, "label": "Yes" }),
-            json!({ "value": false, "label": "No" }),
+            option(Value::Bool(true), "Yes"),
+            option(Value::Bool(false), "No"),
         ]),
         Kind::Choice { options } | Kind::Choices { options, .. } => Some(
             options
                 .iter()
-                .map(|o| json!({ "value": o.value, "label": clean::line(o.label()) }))
+                .map(|o| option(Value::String(o.value.clone()), o.label()))
                 .collect(),
         ),
         _ => None,
     };
-    if let Some(options) = options {
-        shown["options"] = Value::Array(options);
-    }
-    if let Kind::Choices {
+    let (min_items, max_items) = match &field.kind {
+        Kind::Choices {
+            min_items,
+            max_items,
+            ..
+        } => (Some(min_items.unwrap_or(0)), *max_items),
+        _ => (None, None),
+    };
+    ShownField {
+        name: field.name.clone(),
+        kind: kind_name(&field.kind),
+        required: field.required,
+        skippable: !field.required || field.default.is_some(),
+        prompt: prompt(field),
+        placeholder: clean::line(&field.default.as_ref().map(text_of).unwrap_or_default())
+            .into_owned(),
+        options,
         min_items,
         max_items,
-        ..
-    } = &field.kind
-    {
-        shown["minItems"] = json!(min_items.unwrap_or(0));
-        shown["maxItems"] = json!(max_items);
     }
-    shown
 }
 
-fn kind_name(kind: &Kind) -> &'static str {
+fn kind_name(kind: &Kind) -> KindName {
     match kind {
-        Kind::Text { .. } => "text",
-        Kind::Number { .. } => "number",
-        Kind::Boolean => "boolean",
-        Kind::Choice { .. } => "choice",
-        Kind::Choices { .. } => "choices",
+        Kind::Text { .. } => KindName::Text,
+        Kind::Number { .. } => KindName::Number,
+        Kind::Boolean => KindName::Boolean,
+        Kind::Choice { .. } => KindName::Choice,
+        Kind::Choices { .. } => KindName::Choices,
     }
 }
 

@@ -227,36 +227,41 @@ fn front_end_answers_are_taken_field_by_field() {
     );
 
     let shown = present::form(7, "ev", None, "Who are you?", &form);
-    assert_eq!(shown["id"], 7);
-    assert_eq!(shown["title"], "MCP server \"ev\" asks:\n\nWho are you?");
-    let fields = shown["fields"].as_array().unwrap();
-    assert_eq!(fields[0]["prompt"], "Name (text; required)\nYour full name");
+    assert_eq!(shown.id, 7);
+    assert_eq!(shown.title, "MCP server \"ev\" asks:\n\nWho are you?");
+    let present::Asks::Form { fields } = &shown.asks else {
+        panic!("a form: {shown:?}")
+    };
+    assert_eq!(fields[0].prompt, "Name (text; required)\nYour full name");
     assert_eq!(
-        fields[1]["prompt"],
+        fields[1].prompt,
         "n (whole number from 1 to 100; default 42)"
     );
-    assert_eq!(fields[1]["placeholder"], "42");
-    assert_eq!(
-        fields[2]["options"],
-        json!([{ "value": true, "label": "Yes" }, { "value": false, "label": "No" }])
-    );
-    assert_eq!(fields[3]["kind"], "choices");
-    assert_eq!(fields[3]["maxItems"], 1);
+    assert_eq!(fields[1].placeholder, "42");
+    let options: Vec<(Value, &str)> = fields[2]
+        .options
+        .iter()
+        .flatten()
+        .map(|o| (o.value.clone(), o.label.as_str()))
+        .collect();
+    assert_eq!(options, [(json!(true), "Yes"), (json!(false), "No")]);
+    assert_eq!(fields[3].kind, present::KindName::Choices);
+    assert_eq!(fields[3].max_items, Some(1));
 }
 
 #[test]
 fn a_question_shows_the_servers_text_cleaned_and_a_look_alike_host_beside_its_ascii_form() {
     let hostile = "\x1b]0;pwned\x07Pay\u{202e}lap\r\nnow";
     let link = crate::clean::Link::parse("https://\u{430}pple.com/pay").unwrap();
-    let shown = present::url(3, "ev", None, hostile, &link);
+    let present::Asks::Url { message, url } = present::url(3, "ev", None, hostile, &link).asks
+    else {
+        panic!("a URL question")
+    };
     assert_eq!(
-        shown["message"],
+        message,
         "Page: https://\u{430}pple.com/pay (host in ASCII: xn--pple-43d.com)\n\nThe server's message:\n  Pay\\u{202e}lap\n  now\n\nOpen it in your browser?"
     );
-    assert_eq!(
-        shown["url"], "https://xn--pple-43d.com/pay",
-        "what is opened"
-    );
+    assert_eq!(url, "https://xn--pple-43d.com/pay", "what is opened");
     let form = Form::from_schema(&json!({"type": "object", "properties": {
         "pick": {"type": "string", "title": "Pick\nOne\x1b[2J", "description": hostile, "default": "a",
                  "oneOf": [{"const": "a", "title": "A\u{9b}1m\n✓ forged"}]}
@@ -264,14 +269,18 @@ fn a_question_shows_the_servers_text_cleaned_and_a_look_alike_host_beside_its_as
     .unwrap();
     let shown = present::form(4, "ev", None, hostile, &form);
     assert_eq!(
-        shown["title"],
+        shown.title,
         "MCP server \"ev\" asks:\n\nPay\\u{202e}lap\nnow"
     );
-    let field = &shown["fields"][0];
+    let present::Asks::Form { fields } = &shown.asks else {
+        panic!("a form: {shown:?}")
+    };
+    let field = &fields[0];
+    let option = &field.options.as_ref().unwrap()[0];
     assert_eq!(
-        field["prompt"],
+        field.prompt,
         "Pick\\nOne (one of the options; default A\\n✓ forged)\nPay\\u{202e}lap\nnow"
     );
-    assert_eq!(field["options"][0]["label"], "A\\n✓ forged");
-    assert_eq!(field["options"][0]["value"], "a", "handed back as it is");
+    assert_eq!(option.label, "A\\n✓ forged");
+    assert_eq!(option.value, "a", "handed back as it is");
 }

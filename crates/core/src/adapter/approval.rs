@@ -7,7 +7,7 @@
 use super::host::SessionHost;
 use super::{Adapter, ErrorCode, Outcome};
 use crate::approval::present::{self, By, Refusal};
-use crate::approval::{Answer, Grants, Request, Subject};
+use crate::approval::{Answer, Entry, Grants, Request, Subject};
 use crate::render::tilde;
 use futures::future::BoxFuture;
 use pi_mcp_connection::broker::family::family;
@@ -94,7 +94,7 @@ impl Adapter {
     /// The session's grants are the ones its entries hold (`[{ customType, data }]`, other
     /// entries among them are passed over): it started, resumed, reloaded or moved to another
     /// branch.
-    pub fn restore_grants(&self, entries: &[Value]) {
+    pub fn restore_grants(&self, entries: &[Entry]) {
         self.grants.restore(entries);
     }
 

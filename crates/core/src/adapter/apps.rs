@@ -7,7 +7,8 @@
 
 use super::connect::Need;
 use super::{Adapter, CallOptions};
-use crate::approval::{present, Answer};
+use crate::approval::present::{self, Choice};
+use crate::approval::Answer;
 use crate::apps::grants::{self, Always};
 use crate::apps::{
     policy::{Csp, Frame},
@@ -545,7 +546,7 @@ fn consent_question(
     asks: &[Ask],
     call: impl Fn(&str, &Value, bool) -> String,
     wait: std::time::Duration,
-) -> impl FnOnce(u64) -> Value {
+) -> impl FnOnce(u64) -> present::Question {
     let mut lines = vec![format!(
         "The app of {} (MCP server \"{}\") asks:",
         clean::line(&app.tool),
@@ -575,16 +576,27 @@ fn consent_question(
     if asks.len() > 1 {
         lines.push(format!("One answer for all {}.", asks.len()));
     }
-    let mut options = vec![json!({ "label": "Allow once", "value": "once" })];
+    let offer = |label: String, choice| present::Offered {
+        label,
+        choice,
+        remember: None,
+    };
+    let mut options = vec![offer("Allow once".into(), Choice::Once)];
     if for_session {
-        options.push(json!({ "label": "Allow for this app session", "value": "session" }));
+        options.push(offer("Allow for this app session".into(), Choice::Session));
         let always = format!(
             "Always allow the apps of \"{}\" (until /mcp apps revoke)",
             clean::line(&app.server)
         );
-        options.push(json!({ "label": always, "value": "always" }));
+        options.push(offer(always, Choice::Always));
     }
-    options.push(json!({ "label": "Deny", "value": "deny" }));
-    let title = lines.join("\n");
-    move |id| json!({ "id": id, "title": title, "options": options, "timeoutMs": wait.as_millis() as u64 })
+    options.push(offer("Deny".into(), Choice::Deny));
+    let (server, title) = (app.server.clone(), lines.join("\n"));
+    move |id| present::Question {
+        id,
+        server,
+        title,
+        options,
+        timeout: wait,
+    }
 }

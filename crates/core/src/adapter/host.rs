@@ -1,24 +1,25 @@
 //! The session's answers to what servers ask: roots are the session's directory, log messages go
 //! to `<agentDir>/mcp.log`, and questions for a person or a model go to the front end (Pi's
 //! dialogs and model, a terminal) when one is attached; without one nobody can be asked. What
-//! the front end gets and gives back is JSON written here (see `elicitation::present`), so it
-//! only shows dialogs and runs the model. One dialog is open at a time (a form, a URL, a sampling
+//! the front end gets is written here (`elicitation::present`, `approval::present`, `sampling`),
+//! so it only shows dialogs and runs the model. One dialog is open at a time (a form, a URL, a sampling
 //! approval); the questions after it wait their turn, in order, and one withdrawn while waiting
 //! is never shown. The credentials of Pi's providers (`auth.provider`) come from the session too,
 //! when Pi gives them.
 
+use crate::approval::present::{ApprovalAnswer, Question as ApprovalQuestion};
 use crate::approval::Answer;
 use crate::sampling;
 use futures::future::BoxFuture;
 use parking_lot::{Mutex, RwLock};
 use pi_mcp_connection::clean;
-use pi_mcp_connection::elicitation::{present, Content, Form};
+use pi_mcp_connection::elicitation::{present, Form};
 use pi_mcp_connection::pool::{Asker, Host, Question, Reply, Root};
 use pi_mcp_connection::secret::Secret;
 use pi_mcp_connection::server_log::{LogMessage, ServerLog};
 use pi_mcp_connection::trace::Trace;
 use pi_mcp_connection::tracing_log;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,20 +32,17 @@ pub const MAX_OPEN_DIALOGS: usize = 1;
 
 /// Where a person or a model answers: implemented by the Pi extension and the command line.
 pub trait FrontEnd: Send + Sync + 'static {
-    /// Shows a question (`elicitation::present`); resolves with `{ action, content? }`, or null
-    /// when nobody can answer here.
-    fn elicit(&self, question: Value) -> BoxFuture<'static, Value>;
-    /// Runs a sampling request (`{ id, server, approve, preview, context, options, hints }`);
-    /// resolves with Pi's assistant message, `{ refused: "declined" | "no-ui" | "no-model" }`, or
-    /// null when it cannot run models.
-    fn sample(&self, request: Value) -> BoxFuture<'static, Value>;
+    /// Shows a question; resolves with the answer, or `None` when nobody can answer here.
+    fn elicit(&self, question: present::Question) -> BoxFuture<'static, Option<Reply>>;
+    /// Runs a sampling request; resolves with Pi's assistant message, `{ refused: "declined" |
+    /// "no-ui" | "no-model" }`, or null when it cannot run models.
+    fn sample(&self, request: sampling::Request) -> BoxFuture<'static, Value>;
     /// Question or request `id` no longer needs an answer: close its dialog.
     fn withdraw(&self, id: u64);
-    /// Asks whether a tool may run (`approval::present::question`); resolves with
-    /// `{ choice }` (an option's value, or null when the dialog was closed unanswered), or null
-    /// when nobody can answer here (the default).
-    fn approve(&self, _question: Value) -> BoxFuture<'static, Value> {
-        Box::pin(async { Value::Null })
+    /// Asks whether a tool may run; resolves with the option picked, or `None` when nobody can
+    /// answer here (the default).
+    fn approve(&self, _question: ApprovalQuestion) -> BoxFuture<'static, Option<ApprovalAnswer>> {
+        Box::pin(async { None })
     }
 }
 
@@ -134,7 +132,7 @@ impl SessionHost {
     /// (and the front end's own timer did not close it) is closed.
     pub fn approve(
         self: &Arc<Self>,
-        question: impl FnOnce(u64) -> Value,
+        question: impl FnOnce(u64) -> ApprovalQuestion,
         wait: Duration,
     ) -> BoxFuture<'static, Option<Answer>> {
         let Some(front_end) = self.front_end() else {
@@ -157,19 +155,13 @@ impl SessionHost {
                             Ok(answer) => answer,
                             Err(_) => {
                                 front_end.withdraw(id);
-                                json!({ "choice": null })
+                                Some(ApprovalAnswer { choice: None })
                             }
                         }
                     })
                 })
                 .await;
-            if answer.is_null() {
-                return None;
-            }
-            let choice = answer
-                .get("choice")
-                .and_then(Value::as_str)
-                .map(str::to_string);
+            let choice = answer?.choice;
             let open_for = shown_at.get().map_or(Duration::ZERO, Instant::elapsed);
             Some(match choice {
                 Some(choice) => Answer::Picked(choice),
@@ -219,12 +211,12 @@ impl Asking {
 
     /// Shows `shown` with `show` once it is this question's turn at the dialogs (at once when
     /// it needs none), and waits for the answer.
-    async fn answer(
+    async fn answer<T>(
         mut self,
         dialog: bool,
         form: Option<Form>,
-        show: impl FnOnce() -> BoxFuture<'static, Value>,
-    ) -> Value {
+        show: impl FnOnce() -> BoxFuture<'static, T>,
+    ) -> T {
         let _turn = match dialog {
             true => self.host.dialogs.clone().acquire_owned().await.ok(),
             false => None,
@@ -277,10 +269,7 @@ impl Host for PoolHost {
             ),
         };
         let asking = Asking::new(self, &front_end, id);
-        Box::pin(async move {
-            let answer = asking.answer(true, form, || front_end.elicit(shown)).await;
-            reply(&answer)
-        })
+        Box::pin(async move { asking.answer(true, form, || front_end.elicit(shown)).await })
     }
 
     fn sample(&self, asker: Asker, params: Value) -> BoxFuture<'static, Result<Value, String>> {
@@ -299,19 +288,19 @@ impl Host for PoolHost {
         };
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let approve = !self.auto_approve.contains(&server);
-        let shown = json!({
-            "id": id,
-            "server": server,
-            "approve": approve,
-            "title": format!(
+        let shown = sampling::Request {
+            id,
+            title: format!(
                 "Allow MCP server \"{server}\" to use the model{}?",
                 present::for_whom(asker.on_behalf.as_deref())
             ),
-            "preview": sampling::preview(&server, &params),
-            "context": request.context,
-            "options": request.options,
-            "hints": request.hints,
-        });
+            preview: sampling::preview(&server, &params),
+            server: server.clone(),
+            approve,
+            context: request.context,
+            options: request.options,
+            hints: request.hints,
+        };
         let stops: Vec<String> = params
             .get("stopSequences")
             .and_then(Value::as_array)
@@ -351,22 +340,6 @@ impl Host for PoolHost {
     fn trace(&self, server: &str) -> Option<Arc<Trace>> {
         let (trace, servers) = self.trace.get()?;
         servers.contains(server).then(|| trace.clone())
-    }
-}
-
-/// The front end's answer as a reply; null: nobody could answer.
-fn reply(answer: &Value) -> Option<Reply> {
-    match answer.get("action").and_then(Value::as_str)? {
-        "accept" => {
-            let content: Content = answer
-                .get("content")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
-            Some(Reply::Accept(content))
-        }
-        "decline" => Some(Reply::Decline),
-        _ => Some(Reply::Cancel),
     }
 }
 

@@ -217,12 +217,14 @@ impl Adapter {
     }
 
     /// Field `name` of open question `id` (see `FrontEnd::elicit`) as what the front end got for
-    /// it: `{ value }` (null: left empty) or `{ error }` to show before asking again.
-    pub fn take_field(&self, id: u64, name: &str, answer: &serde_json::Value) -> serde_json::Value {
-        match self.host.take_field(id, name, answer) {
-            Ok(value) => serde_json::json!({ "value": value }),
-            Err(error) => serde_json::json!({ "error": error }),
-        }
+    /// it (`None`: left empty), or the error to show before asking again.
+    pub fn take_field(
+        &self,
+        id: u64,
+        name: &str,
+        answer: &serde_json::Value,
+    ) -> Result<Option<serde_json::Value>, String> {
+        self.host.take_field(id, name, answer)
     }
 
     /// Opens `url` (a server's URL question the user agreed to) in the browser; what to tell the

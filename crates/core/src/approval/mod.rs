@@ -76,6 +76,14 @@ pub enum Answer {
     Unanswered,
 }
 
+/// A session entry (Pi's `appendEntry(customType, data)`): a grant's, or any other extension's
+/// when the session gives its entries back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub custom_type: String,
+    pub data: Value,
+}
+
 /// A session grant: every use of `server`, or of its `tool`, while `hash` still fits.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Grant {
@@ -135,20 +143,23 @@ impl Grant {
         }
     }
 
-    /// The session entry that keeps it (`{ customType, data }`).
-    pub fn entry(&self) -> Value {
+    /// The session entry that keeps it.
+    pub fn entry(&self) -> Entry {
         let mut data = json!({ "server": self.server, "hash": self.hash });
         if let Some(tool) = &self.tool {
             data["tool"] = json!(tool);
         }
-        json!({ "customType": ENTRY_TYPE, "data": data })
+        Entry {
+            custom_type: ENTRY_TYPE.to_string(),
+            data,
+        }
     }
 
-    fn from_entry(entry: &Value) -> Option<Grant> {
-        if entry.get("customType")?.as_str()? != ENTRY_TYPE {
+    fn from_entry(entry: &Entry) -> Option<Grant> {
+        if entry.custom_type != ENTRY_TYPE {
             return None;
         }
-        let data = entry.get("data")?;
+        let data = &entry.data;
         let text = |key: &str| data.get(key).and_then(Value::as_str).map(str::to_string);
         Some(Grant {
             server: text("server")?,
@@ -178,10 +189,9 @@ pub struct Grants {
 }
 
 impl Grants {
-    /// The grants the session's entries hold (`[{ customType, data }]`, others' entries among
-    /// them), in place of the ones held so far: the session resumed, reloaded or moved to another
-    /// branch.
-    pub fn restore(&self, entries: &[Value]) {
+    /// The grants the session's entries hold (others' entries among them), in place of the ones
+    /// held so far: the session resumed, reloaded or moved to another branch.
+    pub fn restore(&self, entries: &[Entry]) {
         *self.granted.lock() = entries.iter().filter_map(Grant::from_entry).collect();
     }
 

@@ -2,7 +2,7 @@
 //! terminal say the same), and what the model is told when a use is not approved. Arguments are
 //! shown clipped and cleaned, and a value whose key or schema says it is a credential never is.
 
-use super::{Request, Subject, Used};
+use super::{Entry, Request, Subject, Used};
 use crate::config::ServerConfig;
 use crate::render::{hints, tilde};
 use pi_mcp_connection::clean;
@@ -53,9 +53,61 @@ pub enum By<'a> {
     Member(&'a str),
 }
 
-/// The dialog asking to allow `request` (question `id`): a select of the options, each with the
-/// `value` the front end hands back and, for a session grant, the entry it keeps (`remember`).
-pub fn question(id: u64, request: &Request, wait: Duration, by: By) -> Value {
+/// The approval dialog as the front end shows it: a select of `options` titled `title`; unanswered
+/// after `timeout`, it closes and the use is denied.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Question {
+    pub id: u64,
+    pub server: String,
+    pub title: String,
+    pub options: Vec<Offered>,
+    pub timeout: Duration,
+}
+
+/// An option of the dialog: its label, the choice the front end hands back, and for a session
+/// grant the entry that keeps it (to give back through `restore_grants`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Offered {
+    pub label: String,
+    pub choice: Choice,
+    pub remember: Option<Entry>,
+}
+
+/// What an option allows: once; for the session, the tool or the whole server (the approval
+/// gate's dialog); for the app's session, or always (an MCP App's consent dialog); nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    Once,
+    Tool,
+    Server,
+    Session,
+    Always,
+    Deny,
+}
+
+impl Choice {
+    /// Its name, as the front end hands it back.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Choice::Once => "once",
+            Choice::Tool => "tool",
+            Choice::Server => "server",
+            Choice::Session => "session",
+            Choice::Always => "always",
+            Choice::Deny => "deny",
+        }
+    }
+}
+
+/// What the front end answers: the choice of the option picked (as [`Choice::as_str`] names it),
+/// `None` when the dialog was closed without one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApprovalAnswer {
+    pub choice: Option<String>,
+}
+
+/// The dialog asking to allow `request` (question `id`).
+pub fn question(id: u64, request: &Request, wait: Duration, by: By) -> Question {
     let name = clean::line(&request.server).into_owned();
     let mut lines = vec![match &request.used {
         Used::Tool { name: tool, .. } => {
@@ -86,28 +138,26 @@ pub fn question(id: u64, request: &Request, wait: Duration, by: By) -> Value {
     }
     lines.push(asked_because(request));
     let (whole, tool) = super::request::grants(request);
-    let mut options = vec![json!({ "label": "Allow once", "value": "once" })];
+    let offer = |label: String, choice, remember| Offered {
+        label,
+        choice,
+        remember,
+    };
+    let mut options = vec![offer("Allow once".into(), Choice::Once, None)];
     if let (Some(grant), Used::Tool { name: tool, .. }) = (tool, &request.used) {
-        options.push(json!({
-            "label": format!("Allow {} for this session", clean::line(tool)),
-            "value": "tool",
-            "remember": grant.entry(),
-        }));
+        let label = format!("Allow {} for this session", clean::line(tool));
+        options.push(offer(label, Choice::Tool, Some(grant.entry())));
     }
-    options.push(json!({
-        "label": format!("Allow everything of \"{name}\" for this session"),
-        "value": "server",
-        "remember": whole.entry(),
-    }));
-    options.push(json!({ "label": "Deny", "value": "deny" }));
-    json!({
-        "id": id,
-        "server": request.server,
-        "mode": "approval",
-        "title": lines.join("\n"),
-        "options": options,
-        "timeoutMs": wait.as_millis() as u64,
-    })
+    let label = format!("Allow everything of \"{name}\" for this session");
+    options.push(offer(label, Choice::Server, Some(whole.entry())));
+    options.push(offer("Deny".into(), Choice::Deny, None));
+    Question {
+        id,
+        server: request.server.clone(),
+        title: lines.join("\n"),
+        options,
+        timeout: wait,
+    }
 }
 
 /// What the approval dialog says of `request` beside its name, for a dialog that lists it among

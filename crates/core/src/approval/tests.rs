@@ -43,18 +43,22 @@ fn a_grant_holds_names_and_a_hash_and_a_changed_tool_or_launch_drops_it() {
     let rm = tool("fs", "rm", definition.clone());
     let grant = Grant::tool(fs, &rm);
     let entry = grant.entry();
-    assert_eq!(entry["customType"], ENTRY_TYPE);
-    let data = entry["data"].as_object().unwrap();
+    assert_eq!(entry.custom_type, ENTRY_TYPE);
+    let data = entry.data.as_object().unwrap();
     let mut keys: Vec<&str> = data.keys().map(String::as_str).collect();
     keys.sort();
     assert_eq!(keys, ["hash", "server", "tool"]);
     // The launch is hashed as written: the variable's value is in no entry, hashed or not.
-    assert!(!entry.to_string().contains("t0k"));
+    assert!(!entry.data.to_string().contains("t0k"));
 
     let grants = Grants::default();
     let subject = Subject::Tool(&rm);
     assert!(!grants.covers(fs, &subject));
-    grants.restore(&[json!({ "customType": "other", "data": {} }), entry.clone()]);
+    let other = Entry {
+        custom_type: "other".into(),
+        data: json!({}),
+    };
+    grants.restore(&[other, entry.clone()]);
     assert!(grants.covers(fs, &subject));
     // Another schema or other hints: another tool, asked again.
     let mut changed = definition.clone();
@@ -191,7 +195,7 @@ fn the_dialog_names_server_tool_hints_and_arguments_without_secrets() {
     });
     let request = request::new(&Subject::Tool(&push), gh, &args, &home);
     let q = question(7, &request, Duration::from_secs(120), By::Model);
-    let title = q["title"].as_str().unwrap();
+    let title = &q.title;
     assert!(
         title.starts_with("MCP server \"gh\" wants to run push"),
         "{title}"
@@ -213,15 +217,10 @@ fn the_dialog_names_server_tool_hints_and_arguments_without_secrets() {
         title.contains("`approveTools` in ~/.pi/agent/mcp.json"),
         "{title}"
     );
-    let values: Vec<&str> = q["options"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["value"].as_str().unwrap())
-        .collect();
+    let values: Vec<&str> = q.options.iter().map(|o| o.choice.as_str()).collect();
     assert_eq!(values, ["once", "tool", "server", "deny"]);
-    assert_eq!(q["options"][1]["remember"], Grant::tool(gh, &push).entry());
-    assert_eq!(q["timeoutMs"], 120_000);
+    assert_eq!(q.options[1].remember, Some(Grant::tool(gh, &push).entry()));
+    assert_eq!(q.timeout, Duration::from_secs(120));
     // A read offers no tool grant; a prompt shows its arguments.
     let read = Subject::Read {
         server: "gh",
@@ -229,7 +228,7 @@ fn the_dialog_names_server_tool_hints_and_arguments_without_secrets() {
     };
     let request = request::new(&read, gh, &Value::Null, &home);
     let q = question(8, &request, Duration::from_secs(1), By::Model);
-    assert_eq!(q["options"].as_array().unwrap().len(), 3);
+    assert_eq!(q.options.len(), 3);
     let many: serde_json::Map<String, Value> =
         (0..20).map(|i| (format!("k{i}"), json!(i))).collect();
     let shown = arguments(&Value::Object(many), None);
@@ -311,7 +310,7 @@ fn a_members_request_is_shown_and_granted_as_its_own_dialog_would_be() {
 
     let who = "subagent \"worker\" (pid 42) in ~/p";
     let q = question(3, &received, Duration::from_secs(5), By::Member(who));
-    let title = q["title"].as_str().unwrap();
+    let title = &q.title;
     assert!(
         title.contains("Asked for subagent \"worker\" (pid 42) in ~/p, in this session's family"),
         "{title}"
@@ -324,7 +323,7 @@ fn a_members_request_is_shown_and_granted_as_its_own_dialog_would_be() {
         title.contains("  path: \"/tmp/x\"") && title.contains("  token: (hidden)"),
         "{title}"
     );
-    assert_eq!(q["options"][1]["remember"], Grant::tool(fs, &rm).entry());
+    assert_eq!(q.options[1].remember, Some(Grant::tool(fs, &rm).entry()));
 }
 
 #[test]

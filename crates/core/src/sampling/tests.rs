@@ -13,14 +13,20 @@ fn a_plain_request_becomes_pis_context_and_options() {
     let request = to_pi(&params).unwrap();
     assert_eq!(
         request.context,
-        json!({
-            "systemPrompt": "You are a helpful test server.",
-            "messages": [{ "role": "user", "content": [{ "type": "text", "text": "Hello" }], "timestamp": 0 }]
-        })
+        Context {
+            system_prompt: Some("You are a helpful test server.".into()),
+            messages: vec![
+                json!({ "role": "user", "content": [{ "type": "text", "text": "Hello" }], "timestamp": 0 })
+            ],
+            tools: None,
+        }
     );
     assert_eq!(
         request.options,
-        json!({ "maxTokens": 100, "temperature": 0.7 })
+        Options {
+            max_tokens: Some(100.0),
+            temperature: Some(0.7)
+        }
     );
     assert_eq!(request.hints, ["claude-3-sonnet", "gpt"]);
 }
@@ -45,7 +51,7 @@ fn images_and_a_tool_round_carry_over() {
         "maxTokens": 50
     });
     let request = to_pi(&params).unwrap();
-    let messages = request.context["messages"].as_array().unwrap();
+    let messages = &request.context.messages;
     assert_eq!(
         messages[0]["content"][1],
         json!({ "type": "image", "data": "iVBORw0=", "mimeType": "image/png" })
@@ -58,13 +64,17 @@ fn images_and_a_tool_round_carry_over() {
     assert_eq!(messages[2]["role"], "toolResult");
     assert_eq!(messages[2]["toolName"], "weather");
     assert_eq!(
-        request.context["tools"],
-        json!([{ "name": "weather", "description": "Weather", "parameters": { "type": "object" } }])
+        request.context.tools,
+        Some(vec![Tool {
+            name: "weather".into(),
+            description: "Weather".into(),
+            parameters: json!({ "type": "object" })
+        }])
     );
     // toolChoice "none": the model is not offered the tools.
     let mut none = params.clone();
     none["toolChoice"] = json!({ "mode": "none" });
-    assert!(to_pi(&none).unwrap().context.get("tools").is_none());
+    assert!(to_pi(&none).unwrap().context.tools.is_none());
 }
 
 #[test]

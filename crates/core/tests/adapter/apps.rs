@@ -3,6 +3,10 @@
 //! a user gives a server's apps.
 
 use crate::support::*;
+use futures::future::BoxFuture;
+use pi_mcp_connection::elicitation::present::Question as Shown;
+use pi_mcp_connection::pool::Reply;
+use pi_mcp_core::approval::present::{self, ApprovalAnswer};
 use pi_mcp_core::events::Event;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -124,30 +128,32 @@ const NEVER: &str = "never";
 /// [`NEVER`]), keeping the questions.
 struct Consenting {
     choice: &'static str,
-    asked: parking_lot::Mutex<Vec<Value>>,
+    asked: parking_lot::Mutex<Vec<present::Question>>,
 }
 
 impl pi_mcp_core::adapter::FrontEnd for Consenting {
-    fn elicit(&self, _: Value) -> futures::future::BoxFuture<'static, Value> {
-        Box::pin(async { Value::Null })
+    fn elicit(&self, _: Shown) -> BoxFuture<'static, Option<Reply>> {
+        Box::pin(async { None })
     }
 
-    fn sample(&self, _: Value) -> futures::future::BoxFuture<'static, Value> {
+    fn sample(&self, _: pi_mcp_core::sampling::Request) -> BoxFuture<'static, Value> {
         Box::pin(async { Value::Null })
     }
 
     fn withdraw(&self, _: u64) {}
 
-    fn approve(&self, question: Value) -> futures::future::BoxFuture<'static, Value> {
-        let offered = question["options"]
-            .as_array()
-            .is_some_and(|o| o.iter().any(|o| o["value"] == self.choice));
+    fn approve(&self, question: present::Question) -> BoxFuture<'static, Option<ApprovalAnswer>> {
+        let offered = question
+            .options
+            .iter()
+            .any(|o| o.choice.as_str() == self.choice);
         let choice = if offered { self.choice } else { "once" };
         self.asked.lock().push(question);
         if self.choice == NEVER {
             return Box::pin(futures::future::pending());
         }
-        Box::pin(async move { json!({ "choice": choice }) })
+        let choice = Some(choice.to_string());
+        Box::pin(async move { Some(ApprovalAnswer { choice }) })
     }
 }
 
@@ -224,7 +230,7 @@ async fn the_app_s_calls_pass_the_approval_gate_saying_who_asks_and_its_logs_and
     );
     let asked = person.asked.lock().clone();
     assert_eq!(asked.len(), 1);
-    let title = asked[0]["title"].as_str().unwrap();
+    let title = &asked[0].title;
     assert!(
         title.starts_with("MCP server \"s\" wants to run clock_tick\nAsked by its app (clock in your browser), not by the model.\n"),
         "{title}"
@@ -253,12 +259,7 @@ async fn always_is_kept_for_the_server_s_apps_until_revoked() {
     let answer = message_from_the_clock(&session, always.clone()).await;
     assert_eq!(answer, json!({ "result": {} }));
     let asked = always.asked.lock().clone();
-    let labels: Vec<&str> = asked[0]["options"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["label"].as_str().unwrap())
-        .collect();
+    let labels: Vec<&str> = asked[0].options.iter().map(|o| o.label.as_str()).collect();
     assert_eq!(
         labels,
         [
@@ -329,7 +330,7 @@ async fn what_the_app_asks_together_is_one_dialog_and_always_keeps_each_kind() {
     assert_eq!(ticked["result"]["content"][0]["text"], "clock_tick called");
     let asked = always.asked.lock().clone();
     assert_eq!(asked.len(), 1, "{asked:?}");
-    let title = asked[0]["title"].as_str().unwrap();
+    let title = &asked[0].title;
     assert!(
         title.starts_with("The app of clock (MCP server \"s\") asks:\n"),
         "{title}"
@@ -374,7 +375,7 @@ async fn a_call_the_approval_gate_asks_about_sent_with_a_message_is_in_the_one_d
     assert_eq!(ticked["result"]["content"][0]["text"], "clock_tick called");
     let asked = person.asked.lock().clone();
     assert_eq!(asked.len(), 1, "the gate does not ask again: {asked:?}");
-    let title = asked[0]["title"].as_str().unwrap();
+    let title = &asked[0].title;
     assert!(title.contains("\n- to run clock_tick (`approveTools` asks before each call: allowed this once)\n  Hints: none (a tool without hints may change or delete things)\n  Arguments:\n    token: (hidden)\n  Asked because of `approveTools` in "), "{title}");
     assert!(!title.contains("sk-123"), "{title}");
     // "For this app session" covers the conversation; the gate asks before the next call.
@@ -388,7 +389,13 @@ async fn a_call_the_approval_gate_asks_about_sent_with_a_message_is_in_the_one_d
     assert_eq!(ticked["result"]["content"][0]["text"], "clock_tick called");
     let asked = person.asked.lock().clone();
     assert_eq!(asked.len(), 2);
-    assert_eq!(asked[1]["mode"], "approval", "alone, the gate's own dialog");
+    assert!(
+        asked[1]
+            .title
+            .starts_with("MCP server \"s\" wants to run clock_tick"),
+        "alone, the gate's own dialog: {}",
+        asked[1].title
+    );
     finish(session, &home).await;
 }
 
@@ -425,7 +432,10 @@ async fn an_unanswered_dialog_refuses_all_it_lists() {
         "{ticked}"
     );
     assert_eq!(nobody.asked.lock().len(), 1);
-    assert_eq!(nobody.asked.lock()[0]["timeoutMs"], 100);
+    assert_eq!(
+        nobody.asked.lock()[0].timeout,
+        std::time::Duration::from_millis(100)
+    );
     finish(session, &home).await;
 }
 

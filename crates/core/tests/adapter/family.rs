@@ -6,7 +6,10 @@
 use crate::support::*;
 use futures::future::BoxFuture;
 use parking_lot::Mutex;
+use pi_mcp_connection::elicitation::present::Question as Shown;
+use pi_mcp_connection::pool::Reply;
 use pi_mcp_core::adapter::{FrontEnd, Outcome, StartOptions};
+use pi_mcp_core::approval::present::{ApprovalAnswer, Question as ApprovalQuestion};
 use pi_mcp_core::events::Event;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -140,36 +143,40 @@ async fn a_session_that_ends_mid_call_of_another_hands_its_server_over() {
 
 /// A front end whose person answers every question with `{"who": "parent"}` and approval
 /// questions with the next of `choices` (`"hold"`: once `release` is notified, allowing once),
-/// keeping what was shown.
+/// keeping the titles shown.
 #[derive(Default)]
 struct Person {
-    shown: Mutex<Vec<Value>>,
+    shown: Mutex<Vec<String>>,
     choices: Mutex<Vec<&'static str>>,
     release: Arc<tokio::sync::Notify>,
 }
 
 impl FrontEnd for Person {
-    fn elicit(&self, question: Value) -> BoxFuture<'static, Value> {
-        self.shown.lock().push(question);
-        Box::pin(async { json!({ "action": "accept", "content": { "who": "parent" } }) })
+    fn elicit(&self, question: Shown) -> BoxFuture<'static, Option<Reply>> {
+        self.shown.lock().push(question.title);
+        let mut content = serde_json::Map::new();
+        content.insert("who".into(), json!("parent"));
+        Box::pin(async { Some(Reply::Accept(content)) })
     }
 
-    fn sample(&self, _: Value) -> BoxFuture<'static, Value> {
+    fn sample(&self, _: pi_mcp_core::sampling::Request) -> BoxFuture<'static, Value> {
         Box::pin(async { Value::Null })
     }
 
     fn withdraw(&self, _: u64) {}
 
-    fn approve(&self, question: Value) -> BoxFuture<'static, Value> {
-        self.shown.lock().push(question);
+    fn approve(&self, question: ApprovalQuestion) -> BoxFuture<'static, Option<ApprovalAnswer>> {
+        self.shown.lock().push(question.title);
         let choice = self.choices.lock().remove(0);
         let release = self.release.clone();
         Box::pin(async move {
             if choice == "hold" {
                 release.notified().await;
-                return json!({ "choice": "once" });
             }
-            json!({ "choice": choice })
+            let choice = if choice == "hold" { "once" } else { choice };
+            Some(ApprovalAnswer {
+                choice: Some(choice.to_string()),
+            })
         })
     }
 }
@@ -191,7 +198,7 @@ async fn a_question_during_a_headless_sessions_call_goes_to_the_familys_ui() {
     assert!(answer.contains(r#""who":"parent""#), "{answer}");
     let shown = person.shown.lock().clone();
     assert_eq!(shown.len(), 1);
-    let title = shown[0]["title"].as_str().unwrap_or_default();
+    let title = &shown[0];
     let pid = std::process::id();
     assert!(
         title.starts_with(&format!(
@@ -247,10 +254,7 @@ async fn a_headless_sessions_gated_call_is_asked_in_the_familys_ui() {
         .call("s_echo", json!({ "text": "c", "api_key": "k-123" }))
         .await;
     assert_eq!(text(&once), "echo: c");
-    let title = person.shown.lock()[1]["title"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let title = person.shown.lock()[1].clone();
     let pid = std::process::id();
     assert!(
         title.starts_with(&format!(
@@ -291,14 +295,8 @@ async fn a_headless_sessions_gated_call_is_asked_in_the_familys_ui() {
     assert_eq!(text(&owners.await.unwrap()), "echo: h");
     assert_eq!(text(&guests.await.unwrap()), "echo: i");
     let shown = person.shown.lock().clone();
-    assert!(!shown[4]["title"]
-        .as_str()
-        .unwrap_or_default()
-        .contains("Asked for"));
-    assert!(shown[5]["title"]
-        .as_str()
-        .unwrap_or_default()
-        .contains("Asked for another session"));
+    assert!(!shown[4].contains("Asked for"));
+    assert!(shown[5].contains("Asked for another session"));
     assert!(person.choices.lock().is_empty());
     guest.adapter.shutdown().await;
     finish(owner, &home).await;

@@ -1,5 +1,6 @@
 use super::*;
 use pi_mcp_connection::pool::{Asker, Question};
+use serde_json::json;
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -7,8 +8,14 @@ use tokio_util::sync::CancellationToken;
 /// Dialogs that stay open until the test answers them.
 #[derive(Default)]
 struct Dialogs {
-    shown: Mutex<Vec<(u64, Option<oneshot::Sender<Value>>)>>,
+    shown: Mutex<Vec<(u64, Option<oneshot::Sender<Given>>)>>,
     withdrawn: Mutex<Vec<u64>>,
+}
+
+/// What the test answers a dialog with.
+enum Given {
+    Reply(Reply),
+    Choice(Option<&'static str>),
 }
 
 impl Dialogs {
@@ -16,22 +23,31 @@ impl Dialogs {
         self.shown.lock().iter().map(|(id, _)| *id).collect()
     }
 
-    fn answer(&self, at: usize, answer: Value) {
+    fn answer(&self, at: usize, answer: Given) {
         if let Some(answered) = self.shown.lock()[at].1.take() {
             let _ = answered.send(answer);
         }
     }
+
+    fn show(&self, id: u64) -> oneshot::Receiver<Given> {
+        let (answered, answer) = oneshot::channel();
+        self.shown.lock().push((id, Some(answered)));
+        answer
+    }
 }
 
 impl FrontEnd for Dialogs {
-    fn elicit(&self, question: Value) -> BoxFuture<'static, Value> {
-        let (answered, answer) = oneshot::channel();
-        let id = question["id"].as_u64().unwrap_or_default();
-        self.shown.lock().push((id, Some(answered)));
-        Box::pin(async move { answer.await.unwrap_or(Value::Null) })
+    fn elicit(&self, question: present::Question) -> BoxFuture<'static, Option<Reply>> {
+        let answer = self.show(question.id);
+        Box::pin(async move {
+            match answer.await {
+                Ok(Given::Reply(reply)) => Some(reply),
+                _ => None,
+            }
+        })
     }
 
-    fn sample(&self, _: Value) -> BoxFuture<'static, Value> {
+    fn sample(&self, _: sampling::Request) -> BoxFuture<'static, Value> {
         Box::pin(async { Value::Null })
     }
 
@@ -39,8 +55,27 @@ impl FrontEnd for Dialogs {
         self.withdrawn.lock().push(id);
     }
 
-    fn approve(&self, question: Value) -> BoxFuture<'static, Value> {
-        self.elicit(question)
+    fn approve(&self, question: ApprovalQuestion) -> BoxFuture<'static, Option<ApprovalAnswer>> {
+        let answer = self.show(question.id);
+        Box::pin(async move {
+            match answer.await {
+                Ok(Given::Choice(choice)) => Some(ApprovalAnswer {
+                    choice: choice.map(str::to_string),
+                }),
+                _ => None,
+            }
+        })
+    }
+}
+
+/// An approval question with nothing to pick.
+fn approval(id: u64) -> ApprovalQuestion {
+    ApprovalQuestion {
+        id,
+        server: "s".into(),
+        title: String::new(),
+        options: vec![],
+        timeout: Duration::ZERO,
     }
 }
 
@@ -88,7 +123,7 @@ async fn one_dialog_at_a_time_in_order_and_a_question_withdrawn_while_waiting_is
     assert_eq!(dialogs.ids(), [1], "the others wait their turn");
     second.abort();
     let _ = second.await;
-    dialogs.answer(0, json!({ "action": "decline" }));
+    dialogs.answer(0, Given::Reply(Reply::Decline));
     assert_eq!(first.await.ok().flatten(), Some(Reply::Decline));
     until("the next dialog", || dialogs.ids().len() == 2).await;
     assert_eq!(dialogs.ids(), [1, 3], "the withdrawn one was skipped");
@@ -108,18 +143,18 @@ async fn an_approval_closed_at_once_after_waiting_its_turn_is_closed_not_unanswe
     let dialogs = Arc::new(Dialogs::default());
     host.attach(dialogs.clone());
     let wait = Duration::from_millis(2600);
-    let ask = || tokio::spawn(host.approve(|id| json!({ "id": id }), wait));
+    let ask = || tokio::spawn(host.approve(approval, wait));
     let (first, second) = (ask(), ask());
     until("the first dialog", || dialogs.ids().len() == 1).await;
     // The second waits its turn behind the first, a while.
     tokio::time::sleep(Duration::from_millis(1000)).await;
-    dialogs.answer(0, json!({ "choice": "once" }));
+    dialogs.answer(0, Given::Choice(Some("once")));
     assert_eq!(
         first.await.ok().flatten(),
         Some(Answer::Picked("once".into()))
     );
     until("the second dialog", || dialogs.ids().len() == 2).await;
-    dialogs.answer(1, json!({ "choice": null }));
+    dialogs.answer(1, Given::Choice(None));
     assert_eq!(
         second.await.ok().flatten(),
         Some(Answer::Closed),

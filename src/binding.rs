@@ -16,6 +16,7 @@ use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 use pi_mcp_connection::bounded_read::FileLimits;
 use pi_mcp_core::adapter::{self, Adapter, Bounds, CallOptions, Timing};
+use pi_mcp_core::render::Block;
 use pi_mcp_core::search::SearchOptions;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -131,39 +132,29 @@ pub enum ContentBlock {
     Image { data: String, mime_type: String },
 }
 
-impl From<Value> for ContentBlock {
-    /// The core renders text and image blocks only; the strings are moved, not copied.
-    fn from(block: Value) -> Self {
-        let Value::Object(mut block) = block else {
-            return ContentBlock::Text {
-                text: block.to_string(),
-            };
-        };
-        let mut take = |key: &str| match block.remove(key) {
-            Some(Value::String(s)) => s,
-            _ => String::new(),
-        };
-        match take("type").as_str() {
-            "image" => ContentBlock::Image {
-                data: take("data"),
-                mime_type: take("mimeType"),
-            },
-            _ => ContentBlock::Text { text: take("text") },
+impl Js for Block {
+    type Js = ContentBlock;
+    fn js(self) -> ContentBlock {
+        match self {
+            Block::Text(text) => ContentBlock::Text { text },
+            Block::Image { data, mime_type } => ContentBlock::Image { data, mime_type },
         }
     }
 }
 
 impl From<adapter::Outcome> for Outcome {
     fn from(outcome: adapter::Outcome) -> Self {
+        let adapter::Outcome {
+            content,
+            details,
+            is_error,
+            structured,
+        } = outcome;
         Outcome {
-            content: outcome
-                .content
-                .into_iter()
-                .map(ContentBlock::from)
-                .collect(),
-            details: outcome.details,
-            is_error: outcome.is_error,
-            structured_content: outcome.structured.map(|v| *v),
+            content: content.js(),
+            details,
+            is_error,
+            structured_content: structured.map(|v| *v),
         }
     }
 }

@@ -2,8 +2,8 @@
 //! preview, and the whole text is saved to a private file the model can read in pieces. Images
 //! pass through untouched and do not count.
 
+use crate::render::content::Block;
 use pi_mcp_connection::clean::file_part;
-use serde_json::{json, Value};
 use std::fs::{self, DirBuilder, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -26,14 +26,11 @@ pub const DEFAULT_LIMITS: Limits = Limits {
 /// `content` as shown to the model: unchanged when its text fits `limits`, otherwise one text
 /// block with the head of the text and a note naming the file `save` wrote the whole text to.
 pub fn guard(
-    content: Vec<Value>,
+    content: Vec<Block>,
     limits: Limits,
     save: impl FnOnce(&str) -> io::Result<PathBuf>,
-) -> Vec<Value> {
-    let texts: Vec<&str> = content
-        .iter()
-        .filter_map(|b| b.get("text").and_then(Value::as_str))
-        .collect();
+) -> Vec<Block> {
+    let texts: Vec<&str> = content.iter().filter_map(Block::text).collect();
     let bytes: usize = texts
         .iter()
         .map(|t| t.len() + 1)
@@ -58,8 +55,8 @@ pub fn guard(
         size(preview.len()),
         size(full.len())
     );
-    let mut guarded = vec![json!({ "type": "text", "text": format!("{preview}\n\n{note}") })];
-    guarded.extend(content.into_iter().filter(|b| b.get("text").is_none()));
+    let mut guarded = vec![Block::Text(format!("{preview}\n\n{note}"))];
+    guarded.extend(content.into_iter().filter(|b| b.text().is_none()));
     guarded
 }
 
@@ -159,12 +156,12 @@ fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    fn text(t: &str) -> Value {
-        json!({ "type": "text", "text": t })
+    fn text(t: &str) -> Block {
+        Block::Text(t.into())
     }
 
-    fn image() -> Value {
-        json!({ "type": "image", "data": "A".repeat(200_000), "mimeType": "image/png" })
+    fn image() -> Block {
+        Block::image(&"A".repeat(200_000), "image/png")
     }
 
     const SMALL: Limits = Limits {
@@ -188,7 +185,7 @@ mod tests {
             Ok(PathBuf::from("/tmp/x/t-1.txt"))
         });
         assert_eq!(saved, long);
-        let shown = out[0]["text"].as_str().unwrap();
+        let shown = out[0].text().unwrap();
         assert!(shown.starts_with(
             "line 1\nline 2\nline 3\nline 4\nline 5\n\n[Output cut: showing 5 of 12 lines"
         ));
@@ -196,7 +193,7 @@ mod tests {
             shown.contains("/tmp/x/t-1.txt — read it in parts"),
             "{shown}"
         );
-        assert_eq!(out[1]["type"], "image", "images are kept after the text");
+        assert_eq!(out[1], image(), "images are kept after the text");
     }
 
     #[test]
@@ -205,7 +202,7 @@ mod tests {
         let out = guard(vec![text(&long)], SMALL, |_| {
             Err(io::Error::other("disk full"))
         });
-        let shown = out[0]["text"].as_str().unwrap();
+        let shown = out[0].text().unwrap();
         assert!(shown.starts_with(&format!(
             "{}\n{}\n\n[Output cut: showing 2 of 3 lines",
             "a".repeat(60),
@@ -218,7 +215,7 @@ mod tests {
     fn one_endless_line_is_cut_on_a_char_boundary() {
         let long = "é".repeat(80); // 160 bytes
         let out = guard(vec![text(&long)], SMALL, |_| Ok(PathBuf::from("f")));
-        let shown = out[0]["text"].as_str().unwrap();
+        let shown = out[0].text().unwrap();
         assert!(shown.starts_with(&"é".repeat(50)));
         assert!(shown.contains("showing 1 of 1 lines (0.1 KB of 0.2 KB)"));
     }

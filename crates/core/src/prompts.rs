@@ -5,10 +5,10 @@
 //! missing arguments name [`MAX_NAMED_ARGUMENTS`] and count the rest, a description is at most
 //! [`MAX_DESCRIPTION_CHARS`] characters and an error [`MAX_ERROR_CHARS`].
 
-use crate::render::content::{block, text_block};
+use crate::render::content::{block, text_block, Block};
 use pi_mcp_connection::clean;
 use pi_mcp_connection::clean::clip;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// Arguments a usage line, or a list of missing ones, names; the rest are counted.
 pub const MAX_NAMED_ARGUMENTS: usize = 10;
@@ -234,7 +234,7 @@ pub fn argument_at_end<'a>(
 
 /// A `prompts/get` result as the user message Pi sends: each message's content (text, images,
 /// embedded resources as text); with several messages, each starts with its role.
-pub fn prompt_messages(raw: &Value) -> Vec<Value> {
+pub fn prompt_messages(raw: &Value) -> Vec<Block> {
     let messages: Vec<&Value> = raw
         .get("messages")
         .and_then(Value::as_array)
@@ -248,7 +248,7 @@ pub fn prompt_messages(raw: &Value) -> Vec<Value> {
             .get("role")
             .and_then(Value::as_str)
             .unwrap_or("user");
-        let blocks: Vec<Value> = match message.get("content") {
+        let blocks: Vec<Block> = match message.get("content") {
             Some(Value::Array(items)) => {
                 items.iter().filter_map(|item| block(item, None)).collect()
             }
@@ -257,9 +257,9 @@ pub fn prompt_messages(raw: &Value) -> Vec<Value> {
         };
         for (i, mut b) in blocks.into_iter().enumerate() {
             if several && i == 0 {
-                match b.get("text").and_then(Value::as_str) {
-                    Some(text) => b["text"] = json!(format!("[{role}] {text}")),
-                    None => content.push(text_block(format!("[{role}]"))),
+                match &mut b {
+                    Block::Text(text) => *text = format!("[{role}] {text}"),
+                    Block::Image { .. } => content.push(text_block(format!("[{role}]"))),
                 }
             }
             content.push(b);

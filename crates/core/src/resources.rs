@@ -4,10 +4,10 @@
 //! out of what the model sees.
 
 use crate::output_guard::save_private;
-use crate::render::content::text_block;
+use crate::render::content::{text_block, Block};
 use base64::Engine;
 use pi_mcp_connection::clean;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// Whether a listed resource or template is an MCP App's user interface.
 pub fn is_app(item: &Value) -> bool {
@@ -192,7 +192,7 @@ fn encode(value: &str, keep_reserved: bool) -> String {
 
 /// A `resources/read` result for the model: text as text, images as images, other binary saved
 /// to a private file (0600) that the text names.
-pub fn read_result(raw: &Value) -> Vec<Value> {
+pub fn read_result(raw: &Value) -> Vec<Block> {
     let contents: Vec<&Value> = raw
         .get("contents")
         .and_then(Value::as_array)
@@ -215,8 +215,7 @@ pub fn read_result(raw: &Value) -> Vec<Value> {
                     if several {
                         blocks.push(text_block(format!("[Resource: {}]", clean::line(uri))));
                     }
-                    let image = clean::line(image);
-                    blocks.push(json!({ "type": "image", "data": blob, "mimeType": image }));
+                    blocks.push(Block::image(blob, image));
                 }
                 None => blocks.push(text_block(saved(uri, mime, blob))),
             }

@@ -1,13 +1,12 @@
 //! What every mode returns: content blocks for Pi, details for programs, and the error flag.
 
 use super::ErrorCode;
-use crate::render::content::text_block;
+use crate::render::content::{text_block, Block};
 use serde_json::{json, Value};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
-    /// `{type:"text",text}` and `{type:"image",data,mimeType}` blocks.
-    pub content: Vec<Value>,
+    pub content: Vec<Block>,
     /// Always has `mode`; failures add `error` (a stable code) and usually `server`.
     pub details: Value,
     pub is_error: bool,
@@ -54,7 +53,7 @@ impl Outcome {
     pub fn joined_text(&self) -> String {
         self.content
             .iter()
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .filter_map(Block::text)
             .collect::<Vec<_>>()
             .join("\n")
     }

@@ -10,8 +10,8 @@ use crate::config::{Grant, HttpAuth, ServerConfig, Transport};
 use crate::events::Event;
 use crate::oauth::{self, AuthStatus, Challenge, OAuthError, SignIn};
 use crate::render;
+use crate::render::content::text_block;
 use pi_mcp_connection::pool::AuthNeed;
-use serde_json::json;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -304,10 +304,9 @@ impl Adapter {
             };
             let signed_in = self.sign_in(server, self.servers.refusal(&name)).await;
             if let Err(e) = signed_in {
-                outcome.content.push(json!({
-                    "type": "text",
-                    "text": format!("Signing in by itself (autoAuth) did not work: {e}"),
-                }));
+                outcome.content.push(text_block(format!(
+                    "Signing in by itself (autoAuth) did not work: {e}"
+                )));
                 break;
             }
             self.servers.clear_failure(&name);

@@ -352,10 +352,7 @@ fn a_rogue_members_request_gets_no_grant_but_for_what_its_dialog_names() {
     forged["hash"] = json!(Grant::tool(fs, &rm).hash);
     let request: Request = serde_json::from_value(forged).unwrap();
     let request = request.cleaned();
-    let title = question(1, &request, Duration::from_secs(5), By::Member("m"))["title"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let title = question(1, &request, Duration::from_secs(5), By::Member("m")).title;
     assert!(
         !title.contains('\u{1b}') && !title.contains('\u{202e}'),
         "{title}"

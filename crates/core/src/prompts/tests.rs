@@ -1,4 +1,5 @@
 use super::*;
+use crate::render::content::Block;
 use serde_json::json;
 
 fn args() -> Vec<Argument> {
@@ -70,10 +71,7 @@ fn the_argument_being_typed() {
 fn prompt_messages_become_one_user_message() {
     let one =
         json!({ "messages": [{ "role": "user", "content": { "type": "text", "text": "Hi" } }] });
-    assert_eq!(
-        prompt_messages(&one),
-        vec![json!({ "type": "text", "text": "Hi" })]
-    );
+    assert_eq!(prompt_messages(&one), vec![Block::Text("Hi".into())]);
     let several = json!({ "messages": [
         { "role": "user", "content": { "type": "text", "text": "Look:" } },
         { "role": "user", "content": { "type": "resource", "resource": { "uri": "demo://r/1", "text": "body" } } },
@@ -82,15 +80,15 @@ fn prompt_messages_become_one_user_message() {
     assert_eq!(
         prompt_messages(&several),
         vec![
-            json!({ "type": "text", "text": "[user] Look:" }),
-            json!({ "type": "text", "text": "[user] [Resource: demo://r/1]\nbody" }),
-            json!({ "type": "text", "text": "[assistant]" }),
-            json!({ "type": "image", "data": "AAAA", "mimeType": "image/png" }),
+            Block::Text("[user] Look:".into()),
+            Block::Text("[user] [Resource: demo://r/1]\nbody".into()),
+            Block::Text("[assistant]".into()),
+            Block::image("AAAA", "image/png"),
         ]
     );
     assert_eq!(
         prompt_messages(&json!({})),
-        vec![json!({ "type": "text", "text": "(the prompt is empty)" })]
+        vec![Block::Text("(the prompt is empty)".into())]
     );
 }
 

@@ -5,13 +5,36 @@
 //! `pi-mcp` show it.
 
 use pi_mcp_connection::clean;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::borrow::Cow;
+
+/// A block of what Pi shows the model: text (cleaned) or an image.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Block {
+    Text(String),
+    Image { data: String, mime_type: String },
+}
+
+impl Block {
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Block::Text(text) => Some(text),
+            Block::Image { .. } => None,
+        }
+    }
+
+    /// An image block; its MIME type is cleaned to one line.
+    pub(crate) fn image(data: &str, mime_type: &str) -> Block {
+        Block::Image {
+            data: data.to_string(),
+            mime_type: clean::line(mime_type).into_owned(),
+        }
+    }
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rendered {
-    /// `{type:"text",text}` and `{type:"image",data,mimeType}` blocks.
-    pub content: Vec<Value>,
+    pub content: Vec<Block>,
     pub is_error: bool,
 }
 
@@ -22,7 +45,7 @@ pub fn call_result(raw: &Value) -> Rendered {
 
 /// A `tools/call` result of `server`'s (its resource links say how to read them from it).
 pub fn call_result_of(server: Option<&str>, raw: &Value) -> Rendered {
-    let mut content: Vec<Value> = raw
+    let mut content: Vec<Block> = raw
         .get("content")
         .and_then(Value::as_array)
         .into_iter()
@@ -53,15 +76,14 @@ pub fn call_result_of(server: Option<&str>, raw: &Value) -> Rendered {
 
 /// One content block of a result as Pi shows it; a resource link says how to read it (from
 /// `server`, when known).
-pub(crate) fn block(item: &Value, server: Option<&str>) -> Option<Value> {
+pub(crate) fn block(item: &Value, server: Option<&str>) -> Option<Block> {
     let field = |key: &str| item.get(key).and_then(Value::as_str);
     Some(match field("type")? {
         "text" => text_block(field("text").unwrap_or_default()),
-        "image" => json!({
-            "type": "image",
-            "data": field("data").unwrap_or_default(),
-            "mimeType": clean::line(field("mimeType").unwrap_or("image/png")),
-        }),
+        "image" => Block::image(
+            field("data").unwrap_or_default(),
+            field("mimeType").unwrap_or("image/png"),
+        ),
         "audio" => text_block(format!(
             "[Audio: {}, {} bytes, not shown]",
             clean::line(field("mimeType").unwrap_or("unknown type")),
@@ -129,21 +151,21 @@ fn base64_len(data: &str) -> usize {
 }
 
 /// A text block, cleaned (`clean::text`).
-pub(crate) fn text_block(text: impl Into<String>) -> Value {
+pub(crate) fn text_block(text: impl Into<String>) -> Block {
     let text: String = text.into();
     let cleaned = match clean::text(&text) {
         Cow::Owned(cleaned) => Some(cleaned),
         Cow::Borrowed(_) => None,
     };
-    json!({ "type": "text", "text": cleaned.unwrap_or(text) })
+    Block::Text(cleaned.unwrap_or(text))
 }
 
 /// Whether the text blocks already carry `structured`: servers are asked to repeat structured
 /// results as JSON text, and SDKs wrap a plain return value as `{"result": value}`.
-fn already_shown(content: &[Value], structured: &Value) -> bool {
+fn already_shown(content: &[Block], structured: &Value) -> bool {
     let texts: Vec<&str> = content
         .iter()
-        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .filter_map(Block::text)
         .map(str::trim)
         .collect();
     let shown = |value: &Value| {
@@ -165,12 +187,10 @@ fn already_shown(content: &[Value], structured: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn texts(r: &Rendered) -> Vec<&str> {
-        r.content
-            .iter()
-            .filter_map(|b| b["text"].as_str())
-            .collect()
+        r.content.iter().filter_map(Block::text).collect()
     }
 
     #[test]
@@ -188,7 +208,10 @@ mod tests {
         assert!(!r.is_error);
         assert_eq!(
             r.content[1],
-            json!({"type": "image", "data": "aGk=", "mimeType": "image/jpeg"})
+            Block::Image {
+                data: "aGk=".into(),
+                mime_type: "image/jpeg".into()
+            }
         );
         assert_eq!(
             texts(&r),

@@ -18,7 +18,7 @@ pub use auth::{
     signed_in, signed_out, signed_out_reason, AuthKind,
 };
 pub use broker::{broker_status, broker_stopped, family};
-pub use content::{call_result, call_result_of, resource_updated, Rendered};
+pub use content::{call_result, call_result_of, resource_updated, Block, Rendered};
 pub use doctor::{doctor, tilde, ConnectCheck};
 pub use listing::{
     declared_still_listing, lookup_still_listing, search_still_listing, status_still_listing,

@@ -1,4 +1,5 @@
 use super::*;
+use crate::render::content::Block;
 use serde_json::json;
 
 fn args(value: Value) -> Map<String, Value> {
@@ -54,19 +55,16 @@ fn apps_are_recognized() {
 fn reads_give_text_images_and_saved_files() {
     assert_eq!(
         read_result(&json!({ "contents": [{ "uri": "demo://t", "text": "hello" }] })),
-        vec![json!({ "type": "text", "text": "hello" })]
+        vec![Block::Text("hello".into())]
     );
     let image = read_result(
         &json!({ "contents": [{ "uri": "demo://i", "mimeType": "image/png", "blob": "iVBORw0KGgo=" }] }),
     );
-    assert_eq!(
-        image,
-        vec![json!({ "type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png" })]
-    );
+    assert_eq!(image, vec![Block::image("iVBORw0KGgo=", "image/png")]);
     let blob = read_result(
         &json!({ "contents": [{ "uri": "demo://resource/dynamic/blob/3", "mimeType": "application/octet-stream", "blob": "aGVsbG8gYmxvYg==" }] }),
     );
-    let text = blob[0]["text"].as_str().unwrap();
+    let text = blob[0].text().unwrap();
     let path = text
         .split("saved to ")
         .nth(1)
@@ -85,10 +83,7 @@ fn reads_give_text_images_and_saved_files() {
     }
     std::fs::remove_file(path).unwrap();
     let bad = read_result(&json!({ "contents": [{ "uri": "demo://b", "blob": "!!" }] }));
-    assert!(bad[0]["text"]
-        .as_str()
-        .unwrap()
-        .contains("not valid base64"));
+    assert!(bad[0].text().unwrap().contains("not valid base64"));
 }
 
 #[test]
@@ -98,7 +93,7 @@ fn a_saved_files_name_holds_nothing_of_the_uri_but_plain_characters() {
         { "uri": "res://h/pic.\u{202e}gnp", "mimeType": "application/pdf\x1b]0;x\x07", "blob": "aGk=" },
     ] }));
     for (block, extension) in blob.iter().zip(["bin", "bin"]) {
-        let text = block["text"].as_str().unwrap();
+        let text = block.text().unwrap();
         assert!(
             !text.chars().any(|c| c.is_control() || c == '\u{202e}'),
             "{text:?}"
@@ -121,8 +116,8 @@ fn a_saved_files_name_holds_nothing_of_the_uri_but_plain_characters() {
         assert!(name.ends_with(&format!(".{extension}")), "{name}");
         std::fs::remove_file(path).unwrap();
     }
-    assert!(blob[0]["text"]
-        .as_str()
+    assert!(blob[0]
+        .text()
         .unwrap()
         .starts_with("[Resource: res://h/data.\\x07 (application/octet-stream)"));
 }

@@ -473,10 +473,10 @@ export interface FrontEndCallbacks {
   /** Shows a question; resolves with the answer, or null when nobody can answer. */
   elicit?: ((arg: Question) => Promise<QuestionAnswer | undefined | null>)
   /**
-   * Runs a sampling request on the model; resolves with Pi's assistant message,
-   * `{ refused: "declined" | "no-ui" | "no-model" }`, or null when no model runs here.
+   * Runs a sampling request on the model; resolves with Pi's assistant message or why the
+   * model did not run, or null when no model runs here.
    */
-  sample?: ((arg: SamplingRequest) => Promise<JsonValue>)
+  sample?: ((arg: SamplingRequest) => Promise<SamplingAnswer | undefined | null>)
   /** The question or request with this id no longer needs an answer: close its dialog. */
   withdraw?: ((arg: number) => void)
   /**
@@ -674,6 +674,18 @@ export interface RegisteredServer {
   config: Record<string, any>
   /** The extension's path (`extensionPath`). */
   extensionPath: string
+}
+
+/**
+ * What `sample` resolves with: Pi's assistant message (`complete`'s; the fields read here), or
+ * `{ refused: "declined" | "no-ui" | "no-model" }` when the model did not run.
+ */
+export interface SamplingAnswer {
+  refused?: string
+  content?: Array<JsonValue>
+  stopReason?: string
+  errorMessage?: string
+  model?: string
 }
 
 /**

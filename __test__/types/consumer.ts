@@ -40,6 +40,7 @@ import type {
   QuestionLabels,
   Reach,
   RegisteredServer,
+  SamplingAnswer,
   SamplingContext,
   SamplingOptions,
   SamplingRequest,
@@ -247,6 +248,7 @@ const samplingFields: Exactly<SamplingRequest, "id" | "server" | "approve" | "ti
 const samplingContextFields: Exactly<SamplingContext, "systemPrompt" | "messages" | "tools"> = true;
 const samplingToolFields: Exactly<SamplingTool, "name" | "description" | "parameters"> = true;
 const samplingOptionsFields: Exactly<SamplingOptions, "maxTokens" | "temperature"> = true;
+const samplingAnswerFields: Exactly<SamplingAnswer, "refused" | "content" | "stopReason" | "errorMessage" | "model"> = true;
 function readSampling({ id, server, approve, title, preview, context, options, hints }: SamplingRequest): unknown[] {
   const { systemPrompt, messages, tools }: SamplingContext = context;
   const offered = (tools ?? []).map(({ name, description, parameters }: SamplingTool) => [name, description, parameters]);
@@ -259,7 +261,7 @@ const approvalAnswerFields: Exactly<ApprovalAnswer, "choice"> = true;
 const fieldTakenFields: Exactly<FieldTaken, "value" | "error"> = true;
 const frontEnd: FrontEndCallbacks = {
   elicit: async (question) => (readQuestion(question).length ? answers[0] : null),
-  sample: async (request) => readSampling(request),
+  sample: async (request): Promise<SamplingAnswer> => ({ content: readSampling(request), stopReason: "stop", model: "m" }),
   withdraw: (id: number) => void id,
   approve: async (question): Promise<ApprovalAnswer> => ({ choice: readApproval(question).length ? "once" : null }),
 };
@@ -422,6 +424,7 @@ export async function everyMethod(): Promise<unknown[]> {
     samplingContextFields,
     samplingToolFields,
     samplingOptionsFields,
+    samplingAnswerFields,
     frontEndFields,
   ];
   return [...seen, fieldChecks];

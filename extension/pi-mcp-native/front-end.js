@@ -9,6 +9,7 @@
 /**
  * @typedef {import("../../index.js").McpAdapter} McpAdapter
  * @typedef {import("../../index.js").SamplingRequest} SamplingRequest
+ * @typedef {import("../../index.js").SamplingAnswer} SamplingAnswer
  * @typedef {import("./questions.js").Dialogs} Dialogs
  */
 
@@ -16,7 +17,7 @@
  * @param {McpAdapter} adapter
  * @param {object} sources
  * @param {() => Dialogs | undefined} sources.ui
- * @param {(request: SamplingRequest, signal: AbortSignal) => Promise<unknown>} [sources.runModel]
+ * @param {(request: SamplingRequest, signal: AbortSignal) => Promise<SamplingAnswer | null>} [sources.runModel]
  * @param {(entry: import("../../index.js").SessionEntry) => void} [sources.remember]
  * @returns {Required<import("../../index.js").FrontEndCallbacks>}
  */
@@ -53,7 +54,7 @@ export function frontEnd(adapter, { ui, runModel, remember }) {
 /**
  * Runs a sampling request on Pi's model (`ctx.modelRegistry.complete`), after the user allows it.
  * @param {() => any} getCtx  Pi's session context (its model registry differs between versions)
- * @returns {(request: SamplingRequest, signal: AbortSignal) => Promise<unknown>}
+ * @returns {(request: SamplingRequest, signal: AbortSignal) => Promise<SamplingAnswer | null>}
  */
 export function piModel(getCtx) {
   return async (request, signal) => {

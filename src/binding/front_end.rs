@@ -340,6 +340,36 @@ pub struct SamplingOptions {
 }
 mirror!(SamplingOptions <- sampling::Options { max_tokens, temperature });
 
+/// What `sample` resolves with: Pi's assistant message (`complete`'s; the fields read here), or
+/// `{ refused: "declined" | "no-ui" | "no-model" }` when the model did not run.
+#[napi(object)]
+pub struct SamplingAnswer {
+    pub refused: Option<String>,
+    pub content: Option<Vec<JsonValue>>,
+    pub stop_reason: Option<String>,
+    pub error_message: Option<String>,
+    pub model: Option<String>,
+}
+
+impl From<SamplingAnswer> for sampling::Answer {
+    fn from(answer: SamplingAnswer) -> sampling::Answer {
+        let SamplingAnswer {
+            refused,
+            content,
+            stop_reason,
+            error_message,
+            model,
+        } = answer;
+        sampling::Answer {
+            refused,
+            content: content.unwrap_or_default(),
+            stop_reason,
+            error_message,
+            model,
+        }
+    }
+}
+
 /// A JS function called from any thread that answers with a promise (written out in full: the
 /// TypeScript is made from these types); it keeps Node alive only while a call is out.
 type Asks<T, A> = ThreadsafeFunction<T, Promise<A>, T, Status, false, true>;
@@ -358,12 +388,12 @@ pub struct FrontEndCallbacks {
             true,
         >,
     >,
-    /// Runs a sampling request on the model; resolves with Pi's assistant message,
-    /// `{ refused: "declined" | "no-ui" | "no-model" }`, or null when no model runs here.
+    /// Runs a sampling request on the model; resolves with Pi's assistant message or why the
+    /// model did not run, or null when no model runs here.
     pub sample: Option<
         ThreadsafeFunction<
             SamplingRequest,
-            Promise<JsonValue>,
+            Promise<Option<SamplingAnswer>>,
             SamplingRequest,
             Status,
             false,
@@ -388,7 +418,7 @@ pub struct FrontEndCallbacks {
 
 pub struct JsFrontEnd {
     elicit: Option<Arc<Asks<Question, Option<QuestionAnswer>>>>,
-    sample: Option<Arc<Asks<SamplingRequest, JsonValue>>>,
+    sample: Option<Arc<Asks<SamplingRequest, Option<SamplingAnswer>>>>,
     withdraw: Option<ThreadsafeFunction<f64, (), f64, Status, false, true>>,
     approve: Option<Arc<Asks<ApprovalQuestion, Option<ApprovalAnswer>>>>,
 }
@@ -423,9 +453,9 @@ impl FrontEnd for JsFrontEnd {
         Box::pin(async move { asked.await.flatten().map(Reply::from) })
     }
 
-    fn sample(&self, request: sampling::Request) -> BoxFuture<'static, JsonValue> {
+    fn sample(&self, request: sampling::Request) -> BoxFuture<'static, Option<sampling::Answer>> {
         let asked = ask(self.sample.clone(), request.js());
-        Box::pin(async move { asked.await.unwrap_or_default() })
+        Box::pin(async move { asked.await.flatten().map(sampling::Answer::from) })
     }
 
     fn withdraw(&self, id: u64) {

@@ -123,24 +123,28 @@ pub fn to_pi(params: &Value) -> Result<PiRequest, String> {
     })
 }
 
+/// What the front end answers a sampling request with: Pi's assistant message (the parts read
+/// here), or why the model did not run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Answer {
+    /// `declined`, `no-ui` or `no-model`: the model did not run.
+    pub refused: Option<String>,
+    /// The message's blocks, Pi's (`text`, `toolCall`, `thinking`, …).
+    pub content: Vec<Value>,
+    pub stop_reason: Option<String>,
+    pub error_message: Option<String>,
+    pub model: Option<String>,
+}
+
 /// Pi's assistant message as a `CreateMessageResult`; an error or aborted answer is the error.
-pub fn from_pi(message: &Value, stop_sequences: &[String]) -> Result<Value, String> {
-    let reason = message
-        .get("stopReason")
-        .and_then(Value::as_str)
-        .unwrap_or("stop");
+pub fn from_pi(message: &Answer, stop_sequences: &[String]) -> Result<Value, String> {
+    let reason = message.stop_reason.as_deref().unwrap_or("stop");
     if matches!(reason, "error" | "aborted") {
-        let why = message
-            .get("errorMessage")
-            .and_then(Value::as_str)
-            .unwrap_or("the model did not answer");
+        let why = message.error_message.as_deref();
+        let why = why.unwrap_or("the model did not answer");
         return Err(format!("the model failed: {why}"));
     }
-    let blocks = message
-        .get("content")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let blocks = &message.content;
     let mut text: String = blocks
         .iter()
         .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
@@ -187,7 +191,7 @@ pub fn from_pi(message: &Value, stop_sequences: &[String]) -> Result<Value, Stri
     Ok(json!({
         "role": "assistant",
         "content": content,
-        "model": message.get("model").cloned().unwrap_or(json!("unknown")),
+        "model": message.model.as_deref().unwrap_or("unknown"),
         "stopReason": stop_reason,
     }))
 }

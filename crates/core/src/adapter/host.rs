@@ -34,9 +34,9 @@ pub const MAX_OPEN_DIALOGS: usize = 1;
 pub trait FrontEnd: Send + Sync + 'static {
     /// Shows a question; resolves with the answer, or `None` when nobody can answer here.
     fn elicit(&self, question: present::Question) -> BoxFuture<'static, Option<Reply>>;
-    /// Runs a sampling request; resolves with Pi's assistant message, `{ refused: "declined" |
-    /// "no-ui" | "no-model" }`, or null when it cannot run models.
-    fn sample(&self, request: sampling::Request) -> BoxFuture<'static, Value>;
+    /// Runs a sampling request; resolves with Pi's assistant message or why the model did not
+    /// run, or `None` when it cannot run models.
+    fn sample(&self, request: sampling::Request) -> BoxFuture<'static, Option<sampling::Answer>>;
     /// Question or request `id` no longer needs an answer: close its dialog.
     fn withdraw(&self, id: u64);
     /// Asks whether a tool may run; resolves with the option picked, or `None` when nobody can
@@ -313,7 +313,12 @@ impl Host for PoolHost {
             let answer = asking
                 .answer(approve, None, || front_end.sample(shown))
                 .await;
-            match answer.get("refused").and_then(Value::as_str) {
+            let Some(answer) = answer else {
+                return Err(format!(
+                    "{server} asked the model (sampling), but no model is available here"
+                ));
+            };
+            match answer.refused.as_deref() {
                 Some("declined") => Err(format!("the user declined {server}'s sampling request")),
                 Some("no-ui") => Err(format!(
                     "{server}'s sampling request needs the user's approval, but nobody can be asked \
@@ -321,9 +326,6 @@ impl Host for PoolHost {
                 )),
                 Some("no-model") => Err("no model is selected in Pi to answer it".into()),
                 Some(other) => Err(format!("refused ({other})")),
-                None if answer.is_null() => Err(format!(
-                    "{server} asked the model (sampling), but no model is available here"
-                )),
                 None => sampling::from_pi(&answer, &stops),
             }
         })

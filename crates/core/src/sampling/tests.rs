@@ -96,12 +96,15 @@ fn what_cannot_be_carried_over_is_named() {
 
 #[test]
 fn the_answer_becomes_a_create_message_result() {
-    let answer = json!({
-        "role": "assistant",
-        "content": [{ "type": "thinking", "thinking": "hmm" }, { "type": "text", "text": "Hi there. END more" }],
-        "model": "fake-model",
-        "stopReason": "stop"
-    });
+    let answer = Answer {
+        content: vec![
+            json!({ "type": "thinking", "thinking": "hmm" }),
+            json!({ "type": "text", "text": "Hi there. END more" }),
+        ],
+        model: Some("fake-model".into()),
+        stop_reason: Some("stop".into()),
+        ..Answer::default()
+    };
     assert_eq!(
         from_pi(&answer, &[]).unwrap(),
         json!({ "role": "assistant", "content": { "type": "text", "text": "Hi there. END more" }, "model": "fake-model", "stopReason": "endTurn" })
@@ -110,20 +113,33 @@ fn the_answer_becomes_a_create_message_result() {
     assert_eq!(cut["content"]["text"], "Hi there. ");
     assert_eq!(cut["stopReason"], "stopSequence");
 
-    let tool = json!({
-        "content": [{ "type": "toolCall", "id": "c1", "name": "weather", "arguments": { "city": "Oslo" } }],
-        "model": "m", "stopReason": "toolUse"
-    });
+    let tool = Answer {
+        content: vec![
+            json!({ "type": "toolCall", "id": "c1", "name": "weather", "arguments": { "city": "Oslo" } }),
+        ],
+        model: Some("m".into()),
+        stop_reason: Some("toolUse".into()),
+        ..Answer::default()
+    };
     assert_eq!(
         from_pi(&tool, &[]).unwrap()["content"],
         json!([{ "type": "tool_use", "id": "c1", "name": "weather", "input": { "city": "Oslo" } }])
     );
-    let failed = json!({ "content": [], "stopReason": "error", "errorMessage": "401 no key" });
+    let failed = Answer {
+        stop_reason: Some("error".into()),
+        error_message: Some("401 no key".into()),
+        ..Answer::default()
+    };
     assert_eq!(
         from_pi(&failed, &[]).unwrap_err(),
         "the model failed: 401 no key"
     );
-    let long = json!({ "content": [{ "type": "text", "text": "a" }], "stopReason": "length", "model": "m" });
+    let long = Answer {
+        content: vec![json!({ "type": "text", "text": "a" })],
+        stop_reason: Some("length".into()),
+        model: Some("m".into()),
+        ..Answer::default()
+    };
     assert_eq!(from_pi(&long, &[]).unwrap()["stopReason"], "maxTokens");
 }
 

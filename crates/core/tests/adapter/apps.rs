@@ -136,8 +136,11 @@ impl pi_mcp_core::adapter::FrontEnd for Consenting {
         Box::pin(async { None })
     }
 
-    fn sample(&self, _: pi_mcp_core::sampling::Request) -> BoxFuture<'static, Value> {
-        Box::pin(async { Value::Null })
+    fn sample(
+        &self,
+        _: pi_mcp_core::sampling::Request,
+    ) -> BoxFuture<'static, Option<pi_mcp_core::sampling::Answer>> {
+        Box::pin(async { None })
     }
 
     fn withdraw(&self, _: u64) {}

@@ -159,8 +159,11 @@ impl FrontEnd for Person {
         Box::pin(async { Some(Reply::Accept(content)) })
     }
 
-    fn sample(&self, _: pi_mcp_core::sampling::Request) -> BoxFuture<'static, Value> {
-        Box::pin(async { Value::Null })
+    fn sample(
+        &self,
+        _: pi_mcp_core::sampling::Request,
+    ) -> BoxFuture<'static, Option<pi_mcp_core::sampling::Answer>> {
+        Box::pin(async { None })
     }
 
     fn withdraw(&self, _: u64) {}

@@ -47,8 +47,8 @@ impl FrontEnd for Dialogs {
         })
     }
 
-    fn sample(&self, _: sampling::Request) -> BoxFuture<'static, Value> {
-        Box::pin(async { Value::Null })
+    fn sample(&self, _: sampling::Request) -> BoxFuture<'static, Option<sampling::Answer>> {
+        Box::pin(async { None })
     }
 
     fn withdraw(&self, id: u64) {

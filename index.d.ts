@@ -17,7 +17,7 @@ export type JsonObject = Record<string, unknown>
  * `server`). Written here until the modes' details are structs of the core.
  */
 export interface OutcomeDetails {
-  mode: string
+  mode: Mode
   error?: ErrorCode
   server?: string
   tool?: string
@@ -507,6 +507,9 @@ export interface ListOpts {
   limit?: number
   offset?: number
 }
+
+/** What an outcome answers (`details.mode`; exported to TypeScript as a string-literal union). */
+export type Mode = 'call' | 'read' | 'search' | 'list' | 'describe' | 'status' | 'connect' | 'instructions' | 'tools' | 'prompts' | 'prompt' | 'login' | 'logout' | 'auth' | 'doctor' | 'broker' | 'setup' | 'add' | 'list_mcp_resources' | 'list_mcp_resource_templates' | 'read_mcp_resource'
 
 /**
  * An MCP App open now: its server, its tool, its tab's address, and since when (ms since

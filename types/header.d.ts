@@ -17,7 +17,7 @@ export type JsonObject = Record<string, unknown>
  * `server`). Written here until the modes' details are structs of the core.
  */
 export interface OutcomeDetails {
-  mode: string
+  mode: Mode
   error?: ErrorCode
   server?: string
   tool?: string

@@ -29,6 +29,7 @@ import type {
   LifecycleEvent,
   ListOpts,
   McpParams,
+  Mode,
   OpenApp,
   OpenOptions,
   Outcome,
@@ -64,6 +65,31 @@ type Exactly<T, K extends DeclaredKeys<T>> = [Exclude<DeclaredKeys<T>, K>] exten
 function unreachable(member: never): never {
   throw new Error(`unexpected ${JSON.stringify(member)}`);
 }
+
+// Every mode an outcome answers, no more and no fewer.
+const modes: Record<Mode, true> = {
+  call: true,
+  read: true,
+  search: true,
+  list: true,
+  describe: true,
+  status: true,
+  connect: true,
+  instructions: true,
+  tools: true,
+  prompts: true,
+  prompt: true,
+  login: true,
+  logout: true,
+  auth: true,
+  doctor: true,
+  broker: true,
+  setup: true,
+  add: true,
+  list_mcp_resources: true,
+  list_mcp_resource_templates: true,
+  read_mcp_resource: true,
+};
 
 // Every stable error code, no more and no fewer.
 const errorCodes: Record<ErrorCode, true> = {
@@ -117,9 +143,9 @@ const detailFields: Exactly<OutcomeDetails, "mode" | "error" | "server" | "tool"
 function readOutcome(outcome: Outcome): string[] {
   const { content, details, isError, structuredContent }: { content: ContentBlock[]; details: OutcomeDetails; isError: boolean; structuredContent?: Record<string, unknown> } =
     outcome;
-  const { mode, error, server, tool, listing, elapsedMs }: { mode: string; error?: ErrorCode; server?: string; tool?: string; listing?: { pending: number; servers: string[] }; elapsedMs?: number } =
+  const { mode, error, server, tool, listing, elapsedMs }: { mode: Mode; error?: ErrorCode; server?: string; tool?: string; listing?: { pending: number; servers: string[] }; elapsedMs?: number } =
     details;
-  const known: boolean = error === undefined || errorCodes[error];
+  const known: boolean = modes[mode] && (error === undefined || errorCodes[error]);
   const pending: number = listing?.pending ?? 0;
   const listed: string[] = listing?.servers ?? [];
   // Fields of one mode are read through the index signature, as unknown.

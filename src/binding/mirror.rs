@@ -550,3 +550,58 @@ impl Js for adapter::ErrorCode {
         }
     }
 }
+
+/// What an outcome answers (`details.mode`; exported to TypeScript as a string-literal union).
+#[napi(string_enum = "snake_case")]
+pub enum Mode {
+    Call,
+    Read,
+    Search,
+    List,
+    Describe,
+    Status,
+    Connect,
+    Instructions,
+    Tools,
+    Prompts,
+    Prompt,
+    Login,
+    Logout,
+    Auth,
+    Doctor,
+    Broker,
+    Setup,
+    Add,
+    ListMcpResources,
+    ListMcpResourceTemplates,
+    ReadMcpResource,
+}
+
+impl Js for adapter::Mode {
+    type Js = Mode;
+    fn js(self) -> Mode {
+        match self {
+            adapter::Mode::Call => Mode::Call,
+            adapter::Mode::Read => Mode::Read,
+            adapter::Mode::Search => Mode::Search,
+            adapter::Mode::List => Mode::List,
+            adapter::Mode::Describe => Mode::Describe,
+            adapter::Mode::Status => Mode::Status,
+            adapter::Mode::Connect => Mode::Connect,
+            adapter::Mode::Instructions => Mode::Instructions,
+            adapter::Mode::Tools => Mode::Tools,
+            adapter::Mode::Prompts => Mode::Prompts,
+            adapter::Mode::Prompt => Mode::Prompt,
+            adapter::Mode::Login => Mode::Login,
+            adapter::Mode::Logout => Mode::Logout,
+            adapter::Mode::Auth => Mode::Auth,
+            adapter::Mode::Doctor => Mode::Doctor,
+            adapter::Mode::Broker => Mode::Broker,
+            adapter::Mode::Setup => Mode::Setup,
+            adapter::Mode::Add => Mode::Add,
+            adapter::Mode::ListMcpResources => Mode::ListMcpResources,
+            adapter::Mode::ListMcpResourceTemplates => Mode::ListMcpResourceTemplates,
+            adapter::Mode::ReadMcpResource => Mode::ReadMcpResource,
+        }
+    }
+}

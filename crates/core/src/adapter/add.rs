@@ -5,6 +5,7 @@
 //! writes, with the rest of the file kept. A failure or a name taken saves nothing.
 
 use super::config_edit::ConfigEdits;
+use super::Mode;
 use super::{Adapter, ErrorCode, OpenOptions, Outcome};
 use crate::config::{self, add::AddRequest, Only};
 use crate::oauth::is_loopback;
@@ -18,7 +19,7 @@ impl ConfigEdits<'_> {
         match config::add::split_words(text) {
             Ok(words) => self.add_server(&words, dry_run).await,
             Err(why) => Outcome::error(
-                "add",
+                Mode::Add,
                 ErrorCode::BadUsage,
                 render::add_usage(&why, self.cli),
             ),
@@ -30,7 +31,7 @@ impl ConfigEdits<'_> {
     pub async fn add_server(&self, words: &[String], dry_run: bool) -> Outcome {
         let usage = |why: String| {
             Outcome::error(
-                "add",
+                Mode::Add,
                 ErrorCode::BadUsage,
                 render::add_usage(&why, self.cli),
             )
@@ -57,14 +58,14 @@ impl ConfigEdits<'_> {
             Err(mut outcome) => {
                 let text = render::add_failed(&request.name, &outcome.joined_text());
                 outcome.content = vec![render::content::text_block(text)];
-                outcome.set("mode", "add");
+                outcome.set_mode(Mode::Add);
                 return outcome;
             }
         };
         let entry = Value::Object(request.entry.clone());
         let done = |saved: bool| {
             Outcome::text(
-                "add",
+                Mode::Add,
                 render::added(&request.name, &file, &tools, saved, self.cli),
             )
             .with("server", request.name.as_str())
@@ -79,7 +80,7 @@ impl ConfigEdits<'_> {
         match config::add_server(&file, &request.name, &entry) {
             Ok(()) => done(true),
             Err(e) => Outcome::error(
-                "add",
+                Mode::Add,
                 ErrorCode::ConfigError,
                 format!("{e}; nothing was saved."),
             ),
@@ -94,7 +95,7 @@ impl ConfigEdits<'_> {
         }
         self.project_file().ok_or_else(|| {
             Outcome::error(
-                "add",
+                Mode::Add,
                 ErrorCode::ProjectUntrusted,
                 render::project_untrusted(&self.cwd.join(".pi").join("mcp.json"), self.cli),
             )
@@ -117,7 +118,7 @@ impl ConfigEdits<'_> {
             .map(|_| (name.to_string(), file.to_path_buf()));
         let (taken, source) = configured.or(in_file)?;
         let text = render::name_taken(name, &taken, &source);
-        Some(Outcome::error("add", ErrorCode::ServerExists, text).with("server", name))
+        Some(Outcome::error(Mode::Add, ErrorCode::ServerExists, text).with("server", name))
     }
 
     /// Connects and lists the new server through a gateway that reads only its entry, signing
@@ -148,7 +149,7 @@ impl ConfigEdits<'_> {
             .find(|d| d.level == config::Level::Error)
         {
             return Err(Outcome::error(
-                "add",
+                Mode::Add,
                 ErrorCode::ConfigError,
                 problem.to_string(),
             ));

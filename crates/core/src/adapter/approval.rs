@@ -5,6 +5,7 @@
 //! family's UI (`approval::family`). Nobody to ask is a refusal.
 
 use super::host::SessionHost;
+use super::Mode;
 use super::{Adapter, ErrorCode, Outcome};
 use crate::approval::present::{self, By, Refusal};
 use crate::approval::{Answer, Entry, Grants, Request, Subject};
@@ -22,7 +23,7 @@ impl Adapter {
     /// Whether `subject` (with `args`) may go ahead; the refusal is the answer of `mode`.
     pub(super) async fn approved(
         self: &Arc<Self>,
-        mode: &str,
+        mode: Mode,
         subject: Subject<'_>,
         args: &Value,
     ) -> Result<(), Outcome> {
@@ -33,7 +34,7 @@ impl Adapter {
     /// dialog says who.
     pub(super) async fn approved_for(
         self: &Arc<Self>,
-        mode: &str,
+        mode: Mode,
         subject: Subject<'_>,
         args: &Value,
         asker: Option<&str>,

@@ -6,6 +6,7 @@
 //! conversation (as events).
 
 use super::connect::Need;
+use super::Mode;
 use super::{Adapter, CallOptions};
 use crate::approval::present::{self, Choice};
 use crate::approval::Answer;
@@ -84,7 +85,8 @@ impl McpApps<'_> {
     /// The model is still writing a call of `name` (`server`'s, when it says): an open app of
     /// the tool gets the arguments so far. Nothing starts, nothing opens.
     pub fn app_input_partial(&self, name: &str, server: Option<&str>, args: Value) {
-        let (Some(apps), Ok(Some(tool))) = (self.apps.on.get(), self.lookup("call", name, server))
+        let (Some(apps), Ok(Some(tool))) =
+            (self.apps.on.get(), self.lookup(Mode::Call, name, server))
         else {
             return;
         };
@@ -317,7 +319,7 @@ impl Adapter {
             .ok_or_else(|| format!("{name} is not a tool of {server}"))?;
         let asker = format!("its app ({} in your browser)", clean::line(&app.tool));
         let subject = crate::approval::Subject::Tool(&tool);
-        self.approved_for("call", subject, args, Some(&asker))
+        self.approved_for(Mode::Call, subject, args, Some(&asker))
             .await
             .map_err(|refused| refused.joined_text())?;
         Ok(tool)

@@ -3,6 +3,7 @@
 //! credentials, and the `/mcp-auth` instructions.
 
 use super::sign_in::SignIns;
+use super::Mode;
 use super::{Adapter, CredentialSource, ErrorCode, Outcome};
 use crate::config::{self, HttpAuth, ServerConfig, Transport};
 use crate::oauth;
@@ -178,12 +179,12 @@ impl SignIns<'_> {
                 .map(|s| (s.name.as_str(), self.needs_auth(&s.name)))
                 .collect();
             return Outcome::error(
-                "auth",
+                Mode::Auth,
                 ErrorCode::ServerRequired,
                 render::auth_usage(&remote),
             );
         }
-        let server = match self.enabled_server("auth", name) {
+        let server = match self.enabled_server(Mode::Auth, name) {
             Ok(server) => server,
             Err(outcome) => return outcome,
         };
@@ -194,7 +195,7 @@ impl SignIns<'_> {
             .map(|(_, cause)| cause.reason(name));
         let kind = self.auth_kind(server);
         let oauth = matches!(kind, render::AuthKind::OAuth { .. });
-        Outcome::text("auth", render::auth_help(name, &kind, state.as_deref()))
+        Outcome::text(Mode::Auth, render::auth_help(name, &kind, state.as_deref()))
             .with("server", name)
             .with("needsAuth", state.is_some())
             .with("oauth", oauth)

@@ -1,6 +1,7 @@
 //! Calling a tool (or reading a resource tool).
 
 use super::connect::Need;
+use super::Mode;
 use super::{Adapter, ErrorCode, Outcome, DEFAULT_REQUEST_TIMEOUT};
 use crate::approval::Subject;
 use crate::catalog::{pi_tool_name, ToolInfo};
@@ -77,13 +78,13 @@ impl Adapter {
         opts: &CallOptions,
         approved: &AtomicBool,
     ) -> Outcome {
-        let tool = match self.resolve("call", name, opts.server.as_deref()).await {
+        let tool = match self.resolve(Mode::Call, name, opts.server.as_deref()).await {
             Ok(tool) => tool,
             Err(outcome) => return outcome,
         };
         if let Some(why) = self.not_in_this_run(&tool) {
             let text = render::not_in_this_run(&tool.name, &why);
-            return Outcome::error("call", ErrorCode::ToolExcluded, text)
+            return Outcome::error(Mode::Call, ErrorCode::ToolExcluded, text)
                 .with("tool", tool.name.clone());
         }
         // Checked against the known schema before any server starts: a wrong call costs nothing.
@@ -92,7 +93,7 @@ impl Adapter {
             Err(outcome) => return outcome,
         };
         if !approved.load(Ordering::Relaxed) {
-            if let Err(outcome) = self.approved("call", Subject::Tool(&tool), &args).await {
+            if let Err(outcome) = self.approved(Mode::Call, Subject::Tool(&tool), &args).await {
                 return outcome;
             }
             approved.store(true, Ordering::Relaxed);
@@ -122,7 +123,7 @@ impl Adapter {
             // The credentials were refused mid-session: the fix names the sign-in to run.
             let why = self.refused(server, need.clone());
             return why
-                .outcome("call", &tool.server)
+                .outcome(Mode::Call, &tool.server)
                 .with("tool", tool.name.as_str());
         }
         let Some(args) = again else {
@@ -176,11 +177,14 @@ impl Adapter {
         let reached = self
             .ready(&tool.server, Need::Handshake)
             .await
-            .map_err(|why| why.outcome("call", &tool.server))?;
+            .map_err(|why| why.outcome(Mode::Call, &tool.server))?;
         self.servers.mark_used(&tool.server);
         // A new listing may have changed the catalog: call what the server lists now.
         let tool = match reached.refreshed {
-            true => self.resolve("call", &tool.name, Some(&tool.server)).await?,
+            true => {
+                self.resolve(Mode::Call, &tool.name, Some(&tool.server))
+                    .await?
+            }
             false => tool,
         };
         Ok((reached.conn, tool))
@@ -256,7 +260,8 @@ impl Adapter {
             return AfterEarly::Stands;
         }
         match (
-            self.resolve("call", &tool.name, Some(&tool.server)).await,
+            self.resolve(Mode::Call, &tool.name, Some(&tool.server))
+                .await,
             stale,
         ) {
             (Ok(fresh), true) if fresh.definition != tool.definition => AfterEarly::Again(fresh),
@@ -278,7 +283,7 @@ impl Adapter {
                     },
                     false => render::call_result_of(Some(&tool.server), &raw),
                 };
-                let mut outcome = Outcome::text("call", "");
+                let mut outcome = Outcome::text(Mode::Call, "");
                 outcome.content = rendered.content;
                 if rendered.is_error {
                     outcome.fail(ErrorCode::ToolError);
@@ -289,7 +294,7 @@ impl Adapter {
                 }
             }
             Err(RequestError::Aborted) => Outcome::error(
-                "call",
+                Mode::Call,
                 ErrorCode::Aborted,
                 format!(
                     "Call to {} was aborted; the server was told to stop.",
@@ -304,7 +309,7 @@ impl Adapter {
                         render::parameters(schema)
                     ));
                 }
-                Outcome::error("call", ErrorCode::from(&e), text)
+                Outcome::error(Mode::Call, ErrorCode::from(&e), text)
             }
         };
         outcome
@@ -361,7 +366,7 @@ fn checked_arguments(tool: &ToolInfo, args: Map<String, Value>) -> Result<Value,
         return Ok(args);
     }
     let text = render::invalid_arguments(&tool.name, &problems, schema);
-    Err(Outcome::error("call", ErrorCode::InvalidArgs, text)
+    Err(Outcome::error(Mode::Call, ErrorCode::InvalidArgs, text)
         .with("server", tool.server.clone())
         .with("tool", tool.name.clone())
         .with("problems", problems))

@@ -1,6 +1,7 @@
 //! `pi-mcp doctor`: every config source and what came of it, the merged servers with where each
 //! came from, every problem (notes included), and a fresh, timed connection to each server.
 
+use super::Mode;
 use super::{ErrorCode, Outcome};
 use crate::config::{Diagnostic, Level, Role, ServerConfig, Source, SourceState, Transport, Trust};
 use crate::render::{self, ConnectCheck};
@@ -48,7 +49,7 @@ impl Doctor<'_> {
         if let Some(line) = self.family_line() {
             text.push_str(&format!("\n\n{line}"));
         }
-        let mut outcome = Outcome::text("doctor", text)
+        let mut outcome = Outcome::text(Mode::Doctor, text)
             .with("trust", trust_json(&config.trust))
             .with(
                 "sources",

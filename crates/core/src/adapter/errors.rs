@@ -1,36 +1,46 @@
 //! The adapter's typed failures: the stable codes a failed mode puts in `details.error`, and why a
 //! server cannot be used right now.
 
+use super::Mode;
 use super::Outcome;
 use pi_mcp_connection::pool::RequestError;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Declares the codes: the enum, [`ErrorCode::ALL`] and [`ErrorCode::as_str`], from one list.
-macro_rules! error_codes {
-    ($($(#[$doc:meta])* $code:ident = $name:literal,)*) => {
-        /// The stable codes of `details.error`, the one list of them (the binding mirrors it for
-        /// TypeScript as a string-literal union). Programs branch on these; the text beside them
-        /// is for the model.
+/// Declares an enum of names the binding mirrors for TypeScript as a string-literal union: the
+/// enum, its `ALL` and its `as_str`, from one list.
+macro_rules! named_enum {
+    ($(#[$meta:meta])* $enum:ident { $($(#[$doc:meta])* $variant:ident = $name:literal,)* }) => {
+        $(#[$meta])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum ErrorCode {
-            $($(#[$doc])* $code,)*
+        pub enum $enum {
+            $($(#[$doc])* $variant,)*
         }
 
-        impl ErrorCode {
-            /// Every code, in the order declared.
-            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$code),*];
+        impl $enum {
+            /// Every one, in the order declared.
+            pub const ALL: &'static [$enum] = &[$($enum::$variant),*];
 
-            pub fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static str {
                 match self {
-                    $(ErrorCode::$code => $name,)*
+                    $($enum::$variant => $name,)*
                 }
+            }
+        }
+
+        impl std::fmt::Display for $enum {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
             }
         }
     };
 }
+pub(super) use named_enum;
 
-error_codes! {
+named_enum! {
+    /// The stable codes of `details.error`, the one list of them. Programs branch on these; the
+    /// text beside them is for the model.
+    ErrorCode {
     /// `args` is not an object, or does not fit the tool's input schema.
     InvalidArgs = "invalid_args",
     /// Gateway fields (`tool`, `search`, …) were passed inside `args`.
@@ -92,7 +102,7 @@ error_codes! {
     ApprovalRequired = "approval_required",
     /// The user declined the use, or nobody answered the dialog in time.
     ApprovalDenied = "approval_denied",
-}
+}}
 
 impl From<&RequestError> for ErrorCode {
     fn from(error: &RequestError) -> Self {
@@ -186,7 +196,7 @@ impl Unavailable {
     }
 
     /// The answer of `mode` when `server` is needed and unavailable.
-    pub fn outcome(&self, mode: &str, server: &str) -> Outcome {
+    pub fn outcome(&self, mode: Mode, server: &str) -> Outcome {
         Outcome::error(
             mode,
             self.code(),
@@ -200,10 +210,10 @@ impl Unavailable {
         let code = match self {
             Unavailable::NeedsAuth { .. } => ErrorCode::AuthRequired,
             Unavailable::StartFailed(_) | Unavailable::ListingFailed(_) => ErrorCode::ConnectFailed,
-            other => return other.outcome("connect", server),
+            other => return other.outcome(Mode::Connect, server),
         };
         Outcome::error(
-            "connect",
+            Mode::Connect,
             code,
             format!("Failed to connect to \"{server}\": {}", self.reason(server)),
         )
@@ -215,22 +225,27 @@ impl Unavailable {
 mod tests {
     use super::*;
 
-    #[test]
-    fn codes_are_distinct_and_each_its_name_in_snake_case() {
-        let names: std::collections::HashSet<_> =
-            ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
-        assert_eq!(names.len(), ErrorCode::ALL.len());
-        // napi names the binding's mirror of each code the same way (`string_enum = "snake_case"`).
-        for code in ErrorCode::ALL {
+    /// Whether `names` are distinct and each its variant's in snake case: napi names the
+    /// binding's mirror of each the same way (`string_enum = "snake_case"`).
+    fn each_in_snake_case<T: std::fmt::Debug>(all: &[T], name: impl Fn(&T) -> &'static str) {
+        let names: std::collections::HashSet<_> = all.iter().map(&name).collect();
+        assert_eq!(names.len(), all.len());
+        for one in all {
             let mut snake = String::new();
-            for (i, c) in format!("{code:?}").chars().enumerate() {
+            for (i, c) in format!("{one:?}").chars().enumerate() {
                 if c.is_ascii_uppercase() && i > 0 {
                     snake.push('_');
                 }
                 snake.push(c.to_ascii_lowercase());
             }
-            assert_eq!(code.as_str(), snake);
+            assert_eq!(name(one), snake);
         }
+    }
+
+    #[test]
+    fn codes_and_modes_are_distinct_and_each_its_name_in_snake_case() {
+        each_in_snake_case(ErrorCode::ALL, |c| c.as_str());
+        each_in_snake_case(super::super::Mode::ALL, |m| m.as_str());
     }
 
     #[test]
@@ -250,7 +265,7 @@ mod tests {
             text.starts_with("not available (failed 3 s ago; retried automatically after 60 s, or now with mcp({ connect: \"s\" })): needs authentication"),
             "{text}"
         );
-        let outcome = backing_off.outcome("call", "s");
+        let outcome = backing_off.outcome(Mode::Call, "s");
         assert_eq!(outcome.details["error"], "auth_required");
         let failed = Unavailable::StartFailed("cannot start `x`".into()).connect_outcome("s");
         assert_eq!(failed.details["error"], "connect_failed");

@@ -82,7 +82,7 @@ pub use host::{CredentialSource, FrontEnd};
 pub use lifecycle::{Bounds, StartOptions, Timing};
 pub use modes::{Page, DEFAULT_LIST_LIMIT};
 pub use open::{OpenOptions, RunTools};
-pub use outcome::Outcome;
+pub use outcome::{Mode, Outcome};
 pub use prompts::{Completion, PromptCommand};
 pub use request::{Request, DEFAULT_LIMIT};
 pub use servers::ServerMeta;

@@ -2,6 +2,7 @@
 
 use super::status::Status;
 use super::unlisted::{pending_details, Purpose};
+use super::Mode;
 use super::{Adapter, ErrorCode, Outcome, Unavailable};
 use crate::catalog::{lookup, Lookup, ToolInfo};
 use crate::config::ServerConfig;
@@ -29,12 +30,12 @@ impl Adapter {
     }
 
     async fn list_once(self: &Arc<Self>, name: &str, page: Page) -> Outcome {
-        let server = match self.enabled_server("list", name) {
+        let server = match self.enabled_server(Mode::List, name) {
             Ok(server) => server,
             Err(outcome) => return outcome,
         };
         if let Err(why) = self.look_at(name).await {
-            return why.outcome("list", name);
+            return why.outcome(Mode::List, name);
         }
         let outcome = {
             let catalog = self.servers.view();
@@ -51,7 +52,7 @@ impl Adapter {
                 cut: meta.as_ref().and_then(|m| m.cut),
                 left_out: meta.as_ref().map_or(&[][..], |m| &m.left_out),
             };
-            Outcome::text("list", render::list(&listed))
+            Outcome::text(Mode::List, render::list(&listed))
                 .with("server", name)
                 .with("tools", tools.len())
                 .with("offset", page.offset)
@@ -66,7 +67,7 @@ impl Adapter {
         include_schemas: bool,
     ) -> Outcome {
         if let Some(name) = opts.server.as_deref() {
-            if let Err(outcome) = self.enabled_server("search", name) {
+            if let Err(outcome) = self.enabled_server(Mode::Search, name) {
                 return outcome;
             }
         }
@@ -75,7 +76,7 @@ impl Adapter {
         let catalog = self.servers.view();
         let page = match search::search(catalog.tools(), catalog.index(), query, &opts) {
             Ok(page) => page,
-            Err(why) => return Outcome::error("search", ErrorCode::InvalidQuery, why),
+            Err(why) => return Outcome::error(Mode::Search, ErrorCode::InvalidQuery, why),
         };
         let mut text = render::search(query, opts.server.as_deref(), &page, include_schemas);
         append_unavailable(&mut text, &listed.failed);
@@ -99,7 +100,7 @@ impl Adapter {
                 found
             })
             .collect();
-        let outcome = Outcome::text("search", text)
+        let outcome = Outcome::text(Mode::Search, text)
             .with("query", query)
             .with("matches", matches)
             .with("total", page.total)
@@ -148,9 +149,9 @@ impl Adapter {
         server: Option<&str>,
         audience: render::Audience,
     ) -> Outcome {
-        match self.resolve("describe", name, server).await {
+        match self.resolve(Mode::Describe, name, server).await {
             Ok(tool) => self.bounded(
-                Outcome::text("describe", render::describe(&tool, audience))
+                Outcome::text(Mode::Describe, render::describe(&tool, audience))
                     .with("server", tool.server.clone())
                     .with("tool", tool.name.clone())
                     // For programs: the schema exactly as the server sent it.
@@ -164,16 +165,17 @@ impl Adapter {
     }
 
     pub async fn instructions(self: &Arc<Self>, name: &str) -> Outcome {
-        if let Err(outcome) = self.enabled_server("instructions", name) {
+        if let Err(outcome) = self.enabled_server(Mode::Instructions, name) {
             return outcome;
         }
         if let Err(why) = self.look_at(name).await {
-            return why.outcome("instructions", name);
+            return why.outcome(Mode::Instructions, name);
         }
         let meta = self.servers.meta(name);
         let text = meta.as_ref().and_then(|m| m.instructions.as_deref());
         self.bounded(
-            Outcome::text("instructions", render::instructions(name, text)).with("server", name),
+            Outcome::text(Mode::Instructions, render::instructions(name, text))
+                .with("server", name),
         )
     }
 
@@ -184,13 +186,13 @@ impl Adapter {
     }
 
     async fn connect_once(self: &Arc<Self>, name: &str) -> Outcome {
-        if let Err(outcome) = self.enabled_server("connect", name) {
+        if let Err(outcome) = self.enabled_server(Mode::Connect, name) {
             return outcome;
         }
         match self.reconnect(name).await {
             Ok(_) => {
                 let mut listed = self.list_once(name, Page::default()).await;
-                listed.set("mode", "connect");
+                listed.set_mode(Mode::Connect);
                 listed
             }
             Err(why) => why.connect_outcome(name),
@@ -200,7 +202,7 @@ impl Adapter {
     /// Resolves a tool name for `describe` / `call`; fetches metadata it lacks before giving up.
     pub(super) async fn resolve(
         self: &Arc<Self>,
-        mode: &str,
+        mode: Mode,
         name: &str,
         server: Option<&str>,
     ) -> Result<ToolInfo, Outcome> {
@@ -215,7 +217,7 @@ impl Adapter {
         if !unlisted.servers.is_empty() {
             // A call keeps the server it lists; a describe only looks.
             let purpose = match mode {
-                "call" => Purpose::Call,
+                Mode::Call => Purpose::Call,
                 _ => Purpose::Look,
             };
             // A call through the queue keeps the server it finds the tool on running for it.
@@ -275,7 +277,7 @@ impl Adapter {
 
     pub(super) fn lookup(
         &self,
-        mode: &str,
+        mode: Mode,
         name: &str,
         server: Option<&str>,
     ) -> Result<Option<ToolInfo>, Outcome> {
@@ -292,7 +294,7 @@ impl Adapter {
         }
     }
 
-    pub(super) fn enabled_server(&self, mode: &str, name: &str) -> Result<&ServerConfig, Outcome> {
+    pub(super) fn enabled_server(&self, mode: Mode, name: &str) -> Result<&ServerConfig, Outcome> {
         self.servers
             .enabled(name)
             .map_err(|why| why.outcome(mode, name))

@@ -1,8 +1,38 @@
 //! What every mode returns: content blocks for Pi, details for programs, and the error flag.
 
+use super::errors::named_enum;
 use super::ErrorCode;
 use crate::render::content::{text_block, Block};
 use serde_json::{json, Value};
+
+named_enum! {
+    /// What an outcome answers, as `details.mode` names it: a mode of the `mcp` tool, of Pi's
+    /// resource tools, or a command.
+    Mode {
+        Call = "call",
+        Read = "read",
+        Search = "search",
+        List = "list",
+        Describe = "describe",
+        Status = "status",
+        Connect = "connect",
+        Instructions = "instructions",
+        /// Every server's tools (`/mcp tools`).
+        Tools = "tools",
+        Prompts = "prompts",
+        Prompt = "prompt",
+        Login = "login",
+        Logout = "logout",
+        Auth = "auth",
+        Doctor = "doctor",
+        Broker = "broker",
+        Setup = "setup",
+        Add = "add",
+        ListMcpResources = "list_mcp_resources",
+        ListMcpResourceTemplates = "list_mcp_resource_templates",
+        ReadMcpResource = "read_mcp_resource",
+    }
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
@@ -16,17 +46,17 @@ pub struct Outcome {
 
 impl Outcome {
     /// A text answer; what a server wrote in it is cleaned here at the latest (`clean::text`).
-    pub fn text(mode: &str, text: impl Into<String>) -> Self {
+    pub fn text(mode: Mode, text: impl Into<String>) -> Self {
         Outcome {
             content: vec![text_block(text.into())],
-            details: json!({ "mode": mode }),
+            details: json!({ "mode": mode.as_str() }),
             is_error: false,
             structured: None,
         }
     }
 
     /// A failure the model can act on: `code` goes to `details.error`.
-    pub fn error(mode: &str, code: ErrorCode, text: impl Into<String>) -> Self {
+    pub fn error(mode: Mode, code: ErrorCode, text: impl Into<String>) -> Self {
         let mut outcome = Outcome::text(mode, text);
         outcome.fail(code);
         outcome
@@ -36,6 +66,16 @@ impl Outcome {
     pub fn fail(&mut self, code: ErrorCode) {
         self.is_error = true;
         self.set("error", code.as_str());
+    }
+
+    /// Says the outcome answers `mode` after all.
+    pub fn set_mode(&mut self, mode: Mode) {
+        self.set("mode", mode.as_str());
+    }
+
+    pub fn with_mode(mut self, mode: Mode) -> Self {
+        self.set_mode(mode);
+        self
     }
 
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {

@@ -13,6 +13,7 @@ mod page;
 use super::direct::{DirectToolDefinition, ToolAnnotations};
 use super::request::trimmed;
 use super::unlisted::{pending_details, Purpose};
+use super::Mode;
 use super::{ErrorCode, Outcome, ServerMeta};
 use crate::config::{Exposure, ServerConfig};
 use crate::resources::is_app;
@@ -28,9 +29,9 @@ super::service!(
 /// Room in a page's text for what is not its entries (server, cursor, note).
 const PAGE_ENVELOPE: usize = 2 * 1024;
 
-pub const LIST_RESOURCES: &str = "list_mcp_resources";
-pub const LIST_TEMPLATES: &str = "list_mcp_resource_templates";
-pub const READ_RESOURCE: &str = "read_mcp_resource";
+pub const LIST_RESOURCES: &str = Mode::ListMcpResources.as_str();
+pub const LIST_TEMPLATES: &str = Mode::ListMcpResourceTemplates.as_str();
+pub const READ_RESOURCE: &str = Mode::ReadMcpResource.as_str();
 
 /// Which of a server's lists a listing tool gives, and under which key.
 #[derive(Clone, Copy)]
@@ -161,24 +162,26 @@ impl Resources<'_> {
         call_id: Option<String>,
     ) -> Outcome {
         let text = |key: &str| trimmed(params, key);
+        let mode = Mode::ReadMcpResource;
         match name {
-            LIST_RESOURCES => self.list_for_pi(Kind::Resources, name, text("server"), text("cursor")).await,
-            LIST_TEMPLATES => self.list_for_pi(Kind::Templates, name, text("server"), text("cursor")).await,
+            LIST_RESOURCES => self.list_for_pi(Kind::Resources, Mode::ListMcpResources, text("server"), text("cursor")).await,
+            LIST_TEMPLATES => self.list_for_pi(Kind::Templates, Mode::ListMcpResourceTemplates, text("server"), text("cursor")).await,
             READ_RESOURCE => match (text("server"), text("uri")) {
                 (Some(server), Some(_)) if self.servers.configs().any(|s| s.name == server && !reached(s)) => {
-                    Outcome::error(name, ErrorCode::ToolHidden, format!("MCP server \"{server}\" is disabled or hidden by its config (`exposure: \"hidden\"`); its resources are not read.")).with("server", server)
+                    Outcome::error(mode, ErrorCode::ToolHidden, format!("MCP server \"{server}\" is disabled or hidden by its config (`exposure: \"hidden\"`); its resources are not read.")).with("server", server)
                 }
                 (Some(server), Some(uri)) => {
                     self.read(uri, Some(server), Map::new(), call_id).await
                 }
                 _ => Outcome::error(
-                    name,
+                    mode,
                     ErrorCode::InvalidArgs,
                     "read_mcp_resource needs `server` and `uri`; list_mcp_resources gives both.",
                 ),
             },
+            // Not a tool of Pi's; the call of one, then.
             other => Outcome::error(
-                other,
+                Mode::Call,
                 ErrorCode::ToolNotFound,
                 format!("{other} is not one of the MCP resource tools ({LIST_RESOURCES}, {LIST_TEMPLATES}, {READ_RESOURCE})."),
             ),
@@ -188,7 +191,7 @@ impl Resources<'_> {
     async fn list_for_pi(
         &self,
         kind: Kind,
-        mode: &str,
+        mode: Mode,
         server: Option<&str>,
         cursor: Option<&str>,
     ) -> Outcome {
@@ -310,7 +313,7 @@ impl Resources<'_> {
 
 /// The cursor `text` given to `mode` (with `server`, if given), or why it does not continue
 /// this listing.
-fn continued(mode: &str, server: Option<&str>, text: &str) -> Result<Cursor, String> {
+fn continued(mode: Mode, server: Option<&str>, text: &str) -> Result<Cursor, String> {
     let cursor = Cursor::decode(text).ok_or_else(|| {
         format!(
             "{mode}: the cursor \"{}\" is not one this tool gave; call it without `cursor` for the first page.",
@@ -321,7 +324,7 @@ fn continued(mode: &str, server: Option<&str>, text: &str) -> Result<Cursor, Str
         Some(s) => format!("server \"{s}\""),
         None => "every server".to_string(),
     };
-    if cursor.tool != mode {
+    if cursor.tool != mode.as_str() {
         return Err(format!(
             "{mode}: this cursor continues {} of {whose}; call that tool with it, or this one without `cursor`.",
             cursor.tool

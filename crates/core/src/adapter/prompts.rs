@@ -5,6 +5,7 @@
 
 use super::connect::Need;
 use super::unlisted::Purpose;
+use super::Mode;
 use super::{ErrorCode, Outcome};
 use crate::approval::Subject;
 use crate::prompts::{self, Argument};
@@ -98,16 +99,15 @@ impl Prompts<'_> {
     pub async fn run_prompt(&self, command: &str, text: &str) -> Outcome {
         let Some(found) = self.find_prompt(command) else {
             return Outcome::error(
-                "prompt",
+                Mode::Prompt,
                 ErrorCode::ToolNotFound,
                 format!("/{command}: its server no longer offers this prompt (it withdrew it, or its config changed)."),
             );
         };
         match prompts::parse_arguments(command, &found.arguments, text) {
             Ok(args) => self.get_prompt(&found.server, &found.prompt, args).await,
-            Err(why) => {
-                Outcome::error("prompt", ErrorCode::InvalidArgs, why).with("server", found.server)
-            }
+            Err(why) => Outcome::error(Mode::Prompt, ErrorCode::InvalidArgs, why)
+                .with("server", found.server),
         }
     }
 
@@ -123,12 +123,12 @@ impl Prompts<'_> {
             .collect();
         let subject = Subject::Prompt { server, name };
         let shown = Value::Object(args.clone());
-        if let Err(outcome) = self.approved("prompt", subject, &shown).await {
+        if let Err(outcome) = self.approved(Mode::Prompt, subject, &shown).await {
             return outcome;
         }
         let conn = match self.ready(server, Need::Handshake).await {
             Ok(ready) => ready.conn,
-            Err(why) => return why.outcome("prompt", server),
+            Err(why) => return why.outcome(Mode::Prompt, server),
         };
         let params = json!({ "name": name, "arguments": args });
         let outcome = match conn
@@ -136,12 +136,12 @@ impl Prompts<'_> {
             .await
         {
             Ok(raw) => {
-                let mut outcome = Outcome::text("prompt", "");
+                let mut outcome = Outcome::text(Mode::Prompt, "");
                 outcome.content = prompts::prompt_messages(&raw);
                 outcome
             }
             Err(e) => Outcome::error(
-                "prompt",
+                Mode::Prompt,
                 ErrorCode::from(&e),
                 format!("Cannot get prompt {name} of {server}: {e}"),
             ),
@@ -257,7 +257,7 @@ impl Prompts<'_> {
         let names: Vec<String> = match server {
             Some(name) => match self.servers.enabled(name) {
                 Ok(_) => vec![name.to_string()],
-                Err(why) => return why.outcome("prompts", name),
+                Err(why) => return why.outcome(Mode::Prompts, name),
             },
             None => self
                 .servers
@@ -304,6 +304,6 @@ impl Prompts<'_> {
         if lines.is_empty() {
             lines.push("No MCP servers are configured.".into());
         }
-        Outcome::text("prompts", lines.join("\n")).with("prompts", listed)
+        Outcome::text(Mode::Prompts, lines.join("\n")).with("prompts", listed)
     }
 }

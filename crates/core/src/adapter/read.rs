@@ -4,6 +4,7 @@
 
 use super::connect::Need;
 use super::pi_resources::Resources;
+use super::Mode;
 use super::{Adapter, ErrorCode, Outcome};
 use crate::approval::Subject;
 use crate::resources;
@@ -31,7 +32,7 @@ impl Resources<'_> {
                 Ok(uri) => uri,
                 Err(why) => {
                     return Outcome::error(
-                        "read",
+                        Mode::Read,
                         ErrorCode::InvalidArgs,
                         format!("Cannot read: {why}."),
                     )
@@ -41,7 +42,7 @@ impl Resources<'_> {
         };
         if resources::is_app(&json!({ "uri": uri })) {
             return Outcome::error(
-                "read",
+                Mode::Read,
                 ErrorCode::InvalidArgs,
                 format!("{uri} is an MCP App's user interface, which is not shown to the model."),
             );
@@ -50,12 +51,12 @@ impl Resources<'_> {
             server: &server,
             uri: &uri,
         };
-        if let Err(outcome) = self.approved("read", subject, &Value::Null).await {
+        if let Err(outcome) = self.approved(Mode::Read, subject, &Value::Null).await {
             return outcome;
         }
         let reached = match self.ready(&server, Need::Handshake).await {
             Ok(reached) => reached,
-            Err(why) => return why.outcome("read", &server),
+            Err(why) => return why.outcome(Mode::Read, &server),
         };
         let cancel = self.closing.child_token();
         let _pending = call_id
@@ -80,7 +81,7 @@ impl Resources<'_> {
         {
             Ok(raw) => {
                 conn.subscribe(&uri).await;
-                let mut outcome = Outcome::text("read", "");
+                let mut outcome = Outcome::text(Mode::Read, "");
                 outcome.content = resources::read_result(&raw);
                 match self.output_limits() {
                     Some(limits) => Adapter::guarded(outcome, limits, &uri),
@@ -88,12 +89,12 @@ impl Resources<'_> {
                 }
             }
             Err(RequestError::Aborted) => Outcome::error(
-                "read",
+                Mode::Read,
                 ErrorCode::Aborted,
                 format!("Reading {uri} was aborted."),
             ),
             Err(e) => Outcome::error(
-                "read",
+                Mode::Read,
                 ErrorCode::from(&e),
                 format!("Cannot read {uri}: {e}"),
             ),
@@ -130,7 +131,7 @@ impl Resources<'_> {
         match with_resources[..] {
             [only] => Ok(only.to_string()),
             _ => Err(Outcome::error(
-                "read",
+                Mode::Read,
                 ErrorCode::ServerRequired,
                 format!(
                     "No server is known to list {uri}; say which one: mcp({{ read: \"{uri}\", server: \"…\" }}). Servers with resources: {}.",

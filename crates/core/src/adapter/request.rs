@@ -3,6 +3,7 @@
 //! instructions > search > server (list) > nothing (status).
 
 use super::modes::Page;
+use super::Mode;
 use super::{Adapter, CallOptions, ErrorCode, Outcome};
 use crate::search::SearchOptions;
 use pi_mcp_connection::value_kind::value_kind;
@@ -76,7 +77,7 @@ impl Request {
         }
         if GATEWAY_FIELDS.iter().any(|f| args.contains_key(*f)) {
             return Err(Outcome::error(
-                "call",
+                Mode::Call,
                 ErrorCode::NestedParams,
                 "Gateway fields were nested inside `args`; pass them at the top level, e.g. mcp({ search: \"...\" }) or mcp({ tool: \"name\", args: {...} }).",
             ));
@@ -163,7 +164,7 @@ pub(super) fn trimmed<'a>(params: &'a Value, key: &str) -> Option<&'a str> {
 
 /// `args` as an object: given as one, or as a JSON string encoding one.
 fn parse_args(args: Option<&Value>) -> Result<Map<String, Value>, Outcome> {
-    let invalid = |why: String| Outcome::error("call", ErrorCode::InvalidArgs, why);
+    let invalid = |why: String| Outcome::error(Mode::Call, ErrorCode::InvalidArgs, why);
     match args {
         None | Some(Value::Null) => Ok(Map::new()),
         Some(Value::Object(map)) => Ok(map.clone()),

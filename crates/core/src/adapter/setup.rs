@@ -4,6 +4,7 @@
 //! copied entries, in the file `pi mcp add` writes to (`--project`: the trusted project's).
 
 use super::config_edit::ConfigEdits;
+use super::Mode;
 use super::{ErrorCode, Outcome};
 use crate::config::setup::{self, Choice, Found, WellKnown};
 use crate::config::{ImportKind, LoadOptions};
@@ -41,7 +42,7 @@ impl ConfigEdits<'_> {
             })
             .collect();
         let text = render::setup_plan(&file, &found, &offers, self.cli);
-        Outcome::text("setup", text)
+        Outcome::text(Mode::Setup, text)
             .with("file", file.display().to_string())
             .with("exists", file.exists())
             .with("found", found.iter().map(found_json).collect::<Vec<_>>())
@@ -56,7 +57,7 @@ impl ConfigEdits<'_> {
 
     /// Makes the change the user chose: its preview, and unless `dry_run` the file written.
     pub fn setup_apply(&self, request: &SetupRequest) -> Outcome {
-        let usage = |why: String| Outcome::error("setup", ErrorCode::BadUsage, why);
+        let usage = |why: String| Outcome::error(Mode::Setup, ErrorCode::BadUsage, why);
         let file = match self.setup_target(request.project.unwrap_or(false)) {
             Ok(file) => file,
             Err(outcome) => return outcome,
@@ -93,7 +94,7 @@ impl ConfigEdits<'_> {
                 return usage(render::unknown_well_known(id, &ids));
             };
             if let Some(outcome) = self.name_taken(id, &file) {
-                return outcome.with("mode", "setup");
+                return outcome.with_mode(Mode::Setup);
             }
             servers.push((offer.id.clone(), Value::Object(offer.entry.clone())));
         }
@@ -110,7 +111,7 @@ impl ConfigEdits<'_> {
                     "cannot change {}: {why}; nothing was written.",
                     file.display()
                 );
-                return Outcome::error("setup", ErrorCode::ConfigError, text);
+                return Outcome::error(Mode::Setup, ErrorCode::ConfigError, text);
             }
         };
         let preview = setup::preview(&old, &new);
@@ -124,12 +125,12 @@ impl ConfigEdits<'_> {
                         "cannot write {}: {why}; nothing was written.",
                         file.display()
                     );
-                    return Outcome::error("setup", ErrorCode::ConfigError, text);
+                    return Outcome::error(Mode::Setup, ErrorCode::ConfigError, text);
                 }
             },
         };
         let text = render::setup_done(&file, &preview, written, old == new, self.cli);
-        Outcome::text("setup", text)
+        Outcome::text(Mode::Setup, text)
             .with("file", file.display().to_string())
             .with("preview", preview)
             .with("written", written)
@@ -138,7 +139,7 @@ impl ConfigEdits<'_> {
     /// The file `setup` writes: the user's Pi config, or the trusted project's `.pi/mcp.json`.
     fn setup_target(&self, project: bool) -> Result<PathBuf, Outcome> {
         self.add_target(project).map_err(|mut outcome| {
-            outcome.set("mode", "setup");
+            outcome.set_mode(Mode::Setup);
             outcome
         })
     }

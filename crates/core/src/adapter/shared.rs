@@ -2,6 +2,7 @@
 //! sessions (status, `/mcp`), and `pi-mcp broker status|stop`.
 
 use super::status::Status;
+use super::Mode;
 use super::{ErrorCode, Outcome};
 use crate::config::{ServerConfig, Sharing};
 use crate::render;
@@ -13,14 +14,14 @@ impl Status<'_> {
     pub async fn broker_status(&self) -> Outcome {
         let place = match self.broker.place() {
             Ok(place) => place,
-            Err(why) => return Outcome::error("broker", ErrorCode::ConnectFailed, why.clone()),
+            Err(why) => return Outcome::error(Mode::Broker, ErrorCode::ConnectFailed, why.clone()),
         };
         match control::status(place).await {
             Ok(status) => {
                 let text = render::broker_status(status.as_ref(), &self.shown_agent_dir());
-                Outcome::text("broker", text).with("broker", json!(status))
+                Outcome::text(Mode::Broker, text).with("broker", json!(status))
             }
-            Err(why) => Outcome::error("broker", ErrorCode::ConnectFailed, why),
+            Err(why) => Outcome::error(Mode::Broker, ErrorCode::ConnectFailed, why),
         }
     }
 
@@ -29,16 +30,16 @@ impl Status<'_> {
     pub async fn broker_stop(&self) -> Outcome {
         let place = match self.broker.place() {
             Ok(place) => place,
-            Err(why) => return Outcome::error("broker", ErrorCode::ConnectFailed, why.clone()),
+            Err(why) => return Outcome::error(Mode::Broker, ErrorCode::ConnectFailed, why.clone()),
         };
         let before = control::status(place).await.ok().flatten();
         match control::stop(place).await {
             Ok(stopped) => {
                 let stopped = before.filter(|_| stopped);
-                Outcome::text("broker", render::broker_stopped(stopped.as_ref()))
+                Outcome::text(Mode::Broker, render::broker_stopped(stopped.as_ref()))
                     .with("stopped", json!(stopped))
             }
-            Err(why) => Outcome::error("broker", ErrorCode::ConnectFailed, why),
+            Err(why) => Outcome::error(Mode::Broker, ErrorCode::ConnectFailed, why),
         }
     }
 

@@ -5,6 +5,7 @@
 
 use super::connect::Need;
 use super::servers::WaitingSignIn;
+use super::Mode;
 use super::{Adapter, ErrorCode, Outcome, Unavailable};
 use crate::config::{Grant, HttpAuth, ServerConfig, Transport};
 use crate::events::Event;
@@ -89,7 +90,7 @@ impl SignIns<'_> {
     /// accepts us, then connects (a second sign-in when the server still refuses, e.g. for more
     /// scope or a new authorization server).
     pub async fn login(&self, name: &str) -> Outcome {
-        let server = match self.oauth_server("login", name) {
+        let server = match self.oauth_server(Mode::Login, name) {
             Ok(server) => server,
             Err(outcome) => return outcome,
         };
@@ -104,7 +105,7 @@ impl SignIns<'_> {
         };
         for attempt in 1..=SIGN_INS_PER_REQUEST {
             if let Err(e) = self.sign_in(server, need).await {
-                return sign_in_failed("login", name, &e);
+                return sign_in_failed(Mode::Login, name, &e);
             }
             self.servers.clear_failure(name);
             match self.ready(name, Need::Listed).await {
@@ -140,7 +141,7 @@ impl SignIns<'_> {
         } else {
             return None;
         };
-        Some(Outcome::text("login", text).with("server", name.as_str()))
+        Some(Outcome::text(Mode::Login, text).with("server", name.as_str()))
     }
 
     fn signed_in(&self, server: &ServerConfig) -> Outcome {
@@ -152,20 +153,20 @@ impl SignIns<'_> {
             .and_then(|a| a.server().tokens().ok().flatten())
             .and_then(|t| t.expires_at)
             .map(|at| ((at - super::now_ms()) / 1000.0).max(0.0) as u64);
-        Outcome::text("login", render::signed_in(name, expires, tools))
+        Outcome::text(Mode::Login, render::signed_in(name, expires, tools))
             .with("server", name.as_str())
             .with("tools", tools)
     }
 
     /// `pi-mcp logout <server>`, `/mcp logout <server>`: revokes and deletes the sign-in.
     pub async fn logout(&self, name: &str) -> Outcome {
-        let server = match self.oauth_server("logout", name) {
+        let server = match self.oauth_server(Mode::Logout, name) {
             Ok(server) => server,
             Err(outcome) => return outcome,
         };
         let access = match self.oauth(server) {
             Ok(access) => access,
-            Err(why) => return Outcome::error("logout", ErrorCode::SignInFailed, why),
+            Err(why) => return Outcome::error(Mode::Logout, ErrorCode::SignInFailed, why),
         };
         self.pool.close(name).await;
         match oauth::sign_out(access.server()).await {
@@ -186,18 +187,18 @@ impl SignIns<'_> {
                     );
                 }
                 let text = render::signed_out(name, out.removed, out.revocation.as_ref());
-                let mut outcome = Outcome::text("logout", text).with("server", name);
+                let mut outcome = Outcome::text(Mode::Logout, text).with("server", name);
                 if let Some(Err(_)) = out.revocation {
                     outcome.set("revocationFailed", true);
                 }
                 outcome
             }
-            Err(e) => sign_in_failed("logout", name, &e),
+            Err(e) => sign_in_failed(Mode::Logout, name, &e),
         }
     }
 
     /// The server `name` if it may sign in with OAuth, else the answer saying why not.
-    fn oauth_server(&self, mode: &str, name: &str) -> Result<&ServerConfig, Outcome> {
+    fn oauth_server(&self, mode: Mode, name: &str) -> Result<&ServerConfig, Outcome> {
         let server = self.enabled_server(mode, name)?;
         let why = match &server.transport {
             Transport::Http {
@@ -388,14 +389,14 @@ fn auth_required(outcome: &Outcome) -> Option<String> {
 
 fn not_signed_in(name: &str, code: ErrorCode, why: &Unavailable) -> Outcome {
     Outcome::error(
-        "login",
+        Mode::Login,
         code,
         format!("Not signed in to \"{name}\": {}", why.reason(name)),
     )
     .with("server", name)
 }
 
-fn sign_in_failed(mode: &str, name: &str, e: &OAuthError) -> Outcome {
+fn sign_in_failed(mode: Mode, name: &str, e: &OAuthError) -> Outcome {
     let (code, text) = match e {
         OAuthError::Cancelled => (ErrorCode::Aborted, render::sign_in_cancelled(name)),
         OAuthError::SignInRequired(_) => (

@@ -2,6 +2,7 @@
 //! part and `pi-mcp broker status|stop` in shared.rs).
 
 use super::unlisted::pending_details;
+use super::Mode;
 use super::Outcome;
 use crate::catalog::ToolInfo;
 use crate::config::ServerConfig;
@@ -54,7 +55,7 @@ impl Status<'_> {
             text.push_str("\n\n");
             text.push_str(&render::config_sources(&self.config_sources()));
         }
-        let mut outcome = Outcome::text("status", text)
+        let mut outcome = Outcome::text(Mode::Status, text)
             .with("servers", details)
             .with("totalTools", total)
             .with("problems", problems);
@@ -112,7 +113,7 @@ impl Status<'_> {
             .into_iter()
             .map(|name| (name.to_string(), catalog.server_tools(name)))
             .collect();
-        Outcome::text("tools", render::tools_overview(&groups))
+        Outcome::text(Mode::Tools, render::tools_overview(&groups))
             .with("totalTools", catalog.tools().len())
     }
 

@@ -226,7 +226,7 @@ export declare class McpAdapter {
    * Field `name` of open question `id` from what was typed (a string) or picked (an
    * option's value or a list of them), or the error to show before asking again.
    */
-  takeField(id: number, name: string, answer: any): FieldTaken
+  takeField(id: number, name: string, answer: JsonValue): FieldTaken
   /**
    * Opens `url` in the user's browser (`$BROWSER`, else the platform's opener) after they
    * agreed to a server's URL question; the text to show when no browser could be started.

@@ -6,7 +6,7 @@ mod front_end;
 mod json;
 
 use front_end::{FieldTaken, FrontEndCallbacks, JsFrontEnd, SessionEntry};
-use json::{JsonObject, McpParams, OutcomeDetails};
+use json::{JsonObject, JsonValue, McpParams, OutcomeDetails};
 use mirror::{
     Completion, DeclaredListing, DirectTools, ExposureChange, ExposurePreview, Js, LifecycleEvent,
     PromptCommand, SavedChange, SetupRequest, ToolDefinition,
@@ -731,7 +731,7 @@ impl McpAdapter {
     /// Field `name` of open question `id` from what was typed (a string) or picked (an
     /// option's value or a list of them), or the error to show before asking again.
     #[napi]
-    pub fn take_field(&self, id: u32, name: String, answer: Value) -> FieldTaken {
+    pub fn take_field(&self, id: u32, name: String, answer: JsonValue) -> FieldTaken {
         self.inner.take_field(u64::from(id), &name, &answer).into()
     }
 

@@ -6,7 +6,9 @@
 // needs into bench/.cache, builds the release addon, then writes bench/RESULTS.md.
 // Not a test and not part of CI. Usage: npm run bench [-- --reps 30 --no-build --out FILE]
 // (--report-only: rewrite the report from the samples of the last run; --only memory: only Pi's
-// peak RSS against the adapter, see bench/memory.mjs for its flags).
+// peak RSS against the adapter, see bench/memory.mjs for its flags; --compare BASE: this
+// commit's predecessor BASE against main (or --head REF) in interleaved pairs, see
+// bench/compare.mjs).
 import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -34,6 +36,11 @@ function step(title, command, args) {
 if (arg("only") === "memory") {
   const { runMemoryBench } = await import("./memory.mjs");
   console.log((await runMemoryBench(argv)).table);
+  process.exit(0);
+}
+if (arg("compare")) {
+  const { runCompare } = await import("./compare.mjs");
+  console.log(await runCompare(argv));
   process.exit(0);
 }
 const paths = ensureInstalled({ log });

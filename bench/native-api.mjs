@@ -6,48 +6,19 @@
 // the raw client (`npm run bench` builds both).
 // Usage: node bench/native-api.mjs [--reps 10] [--warm 200] [--burst 1000] [--inflight 50] [--json]
 import { createRequire } from "node:module";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { burst, echo, everythingHome, time } from "./lib/calls.mjs";
 import { rawRmcp } from "./lib/raw.mjs";
 import { ROOT } from "./lib/setup.mjs";
 import { fmt, summary } from "./lib/stats.mjs";
 
-const { McpAdapter } = createRequire(import.meta.url)(join(ROOT, "index.js"));
-
-const time = async (fn) => {
-  const t = performance.now();
-  await fn();
-  return performance.now() - t;
-};
-
-async function echo(adapter, message) {
-  const r = await adapter.call("everything_echo", { message });
-  if (r.isError) throw new Error(JSON.stringify(r.content));
-}
-
-/** `count` calls with `inflight` at a time → { latencies, totalMs }. */
-async function burst(adapter, count, inflight) {
-  const latencies = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < count) {
-      const i = next++;
-      latencies.push(await time(() => echo(adapter, `burst ${i}`)));
-    }
-  };
-  const totalMs = await time(() => Promise.all(Array.from({ length: inflight }, worker)));
-  return { latencies, totalMs };
-}
-
 /** Raw samples (ms) of the native API and of the raw rmcp client, interleaved over `reps`. */
 export async function measureNativeApi({ serverCommand, reps = 10, warm = 200, burstCalls = 1000, inflight = 50 }) {
-  const home = mkdtempSync(join(tmpdir(), "pi-mcp-native-bench-"));
-  const agentDir = join(home, "agent");
-  mkdirSync(agentDir);
-  const [command, ...args] = serverCommand;
-  writeFileSync(join(agentDir, "mcp.json"), JSON.stringify({ mcpServers: { everything: { command, args } } }));
+  // Loaded here, not at import: the report imports this module without running it.
+  const { McpAdapter } = createRequire(import.meta.url)(join(ROOT, "index.js"));
+  const { home, agentDir } = everythingHome(serverCommand);
   const open = () => McpAdapter.open({ cwd: home, agentDir, env: {} });
   const out = { inflight, open: [], cold: [], rawCold: [], rawColdListed: [], warm: [], rawWarm: [], burst: [], rawBurst: [] };
   const warmPerRep = Math.ceil(warm / reps);

@@ -12,10 +12,11 @@
 // our own work, so it is the figure to compare with the bound (150 ms) under load.
 // Usage: node bench/search-speed.mjs [--tools N] [--rounds R] [--builds B]
 import { createRequire } from "node:module";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { NOUNS, VERBS, writeCatalog } from "./lib/catalog.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { McpAdapter, configHash } = createRequire(import.meta.url)(join(root, "index.js"));
@@ -26,50 +27,6 @@ const arg = (name, fallback) => {
 const TOOLS = arg("--tools", 10_000);
 const ROUNDS = arg("--rounds", 5);
 const BUILDS = arg("--builds", 5);
-const PER_SERVER = 100;
-
-const VERBS = ["get", "list", "create", "update", "delete", "search", "read", "write", "run", "send", "fetch", "sync", "move", "copy", "start", "stop"];
-const NOUNS = ["file", "issue", "user", "page", "record", "event", "message", "branch", "commit", "table", "row", "image", "note", "task", "ticket", "invoice", "deployment", "secret", "metric", "alert"];
-const QUALIFIERS = ["", "_by_id", "_batch", "_details", "_history", "_status", "_summary", "_v2"];
-
-/** A deterministic pseudo-random catalog: tool i of server s. */
-function catalog() {
-  let seed = 42;
-  const pick = (list) => list[(seed = (seed * 1103515245 + 12345) % 2 ** 31) % list.length];
-  const servers = {};
-  for (let s = 0; s * PER_SERVER < TOOLS; s++) {
-    const tools = [];
-    for (let t = 0; t < PER_SERVER && s * PER_SERVER + t < TOOLS; t++) {
-      const [verb, noun, other] = [pick(VERBS), pick(NOUNS), pick(NOUNS)];
-      tools.push({
-        name: `${verb}_${noun}${pick(QUALIFIERS)}_${t}`,
-        description: `${verb[0].toUpperCase()}${verb.slice(1)} a ${noun} in the service, optionally linked to a ${other}. Returns the ${noun} as JSON with its id, owner and timestamps.`,
-        inputSchema: {
-          type: "object",
-          properties: { [`${noun}Id`]: { type: "string" }, [`${other}Filter`]: { type: "string" }, limit: { type: "number" } },
-          required: [`${noun}Id`],
-        },
-      });
-    }
-    servers[`service${String(s).padStart(3, "0")}`] = tools;
-  }
-  return servers;
-}
-
-/** Writes the config and metadata cache of the catalog into `home`; returns its agent dir. */
-function writeCatalog(home) {
-  const agentDir = join(home, "agent");
-  mkdirSync(agentDir, { recursive: true });
-  const mcpServers = {};
-  const servers = {};
-  for (const [name, tools] of Object.entries(catalog())) {
-    mcpServers[name] = { command: `never-started-${name}`, description: `The ${name} API: its records, files and messages.` };
-    servers[name] = { configHash: configHash(mcpServers[name], {}), tools, resources: [], cachedAt: Date.now() };
-  }
-  writeFileSync(join(agentDir, "mcp.json"), JSON.stringify({ mcpServers }));
-  writeFileSync(join(agentDir, "mcp-cache.json"), JSON.stringify({ version: 1, servers }));
-  return agentDir;
-}
 
 const FILLER = ["the", "after", "last", "night", "team", "then", "and", "with", "from", "our", "please", "for", "every", "that", "failed", "new", "old", "latest", "in", "on"];
 
@@ -107,7 +64,7 @@ async function measure(adapter, label, queries) {
 
 const home = mkdtempSync(join(tmpdir(), "pi-mcp-search-speed-"));
 try {
-  const agentDir = writeCatalog(home);
+  const { agentDir, servers } = writeCatalog(home, TOOLS, configHash);
   const open = () => McpAdapter.open({ cwd: home, agentDir, env: {} });
   const opened = process.hrtime.bigint();
   const adapter = open();
@@ -131,7 +88,7 @@ try {
     builds.push({ wall, cpu: (user + system) / 1e3, load });
     await fresh.shutdown();
   }
-  console.log(`catalog: ${total} tools on ${Object.keys(catalog()).length} servers; open ${openMs.toFixed(1)} ms; first search (builds the index and the related-words table) ${firstMs.toFixed(1)} ms`);
+  console.log(`catalog: ${total} tools on ${servers} servers; open ${openMs.toFixed(1)} ms; first search (builds the index and the related-words table) ${firstMs.toFixed(1)} ms`);
   console.log(`index build (first search of a fresh adapter; wall, and CPU of the process: user + system, all threads), per run:`);
   for (const { wall, cpu, load } of builds) console.log(`  wall ${wall.toFixed(1)} ms  CPU ${cpu.toFixed(1)} ms  load ${load.toFixed(2)}`);
   const median = (key) => percentile(builds.map((b) => b[key]).sort((a, b) => a - b), 50);

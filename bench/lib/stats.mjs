@@ -76,3 +76,22 @@ export function bootstrap(a, b = null, { rounds = 4000, seed = 30 } = {}) {
   for (let i = 0; i < rounds; i++) stats.push(resampled(a) - (b ? resampled(b) : 0));
   return [quantile(stats, 0.025), quantile(stats, 0.975)];
 }
+
+/**
+ * The median of paired differences `diffs` with the sign test's distribution-free 95 % interval:
+ * the order statistics d(k) and d(n + 1 − k) of the sorted differences, k the largest with
+ * P(Binomial(n, ½) ≤ k − 1) ≤ 2.5 %; it assumes independent pairs only (no symmetry, unlike the
+ * Wilcoxon–Walsh interval). → { median, low, high, coverage, n } (no interval below 6 pairs).
+ */
+export function medianDifference(diffs) {
+  const d = diffs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  const n = d.length;
+  let k = 0;
+  let tail = 0;
+  for (let pmf = 2 ** -n; tail + pmf <= 0.025; k++) {
+    tail += pmf;
+    pmf = (pmf * (n - k)) / (k + 1);
+  }
+  const interval = k > 0 ? { low: d[k - 1], high: d[n - k], coverage: 1 - 2 * tail } : { low: NaN, high: NaN, coverage: NaN };
+  return { median: median(d), n, ...interval };
+}

@@ -37,6 +37,8 @@ export const MEASURES = [
   ["openMs", "opening a 10,000-tool cache (open + status; median of 5)"],
   ["indexMs", "search index build over 10,000 tools (a fresh adapter's first search; median of 3)"],
   ["piStartupMs", "Pi's start-up with the extension (spawn → first LLM request)"],
+  ["piImportMs", "… of it, the extension's import (Pi's `PI_TIMING`, whole ms)"],
+  ["piFactoryMs", "… of it, the extension's factory (Pi's `PI_TIMING`, whole ms)"],
 ];
 
 const git = (...args) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8" }).trim();
@@ -103,7 +105,10 @@ async function measure({ paths, piCli, dirs, reps }) {
   const jobs = {
     calls: (side) => probe(paths.node, dirs[side], "calls", suite.serverCommand),
     catalog: (side) => probe(paths.node, dirs[side], "catalog", suite.serverCommand),
-    pi: async (side) => ({ piStartupMs: (await suite.run(side, { session: false, cached: true })).startupMs }),
+    pi: async (side) => {
+      const r = await suite.run(side, { session: false, cached: true });
+      return { piStartupMs: r.startupMs, piImportMs: r.importMs, piFactoryMs: r.factoryMs };
+    },
   };
   const names = Object.keys(jobs);
   const pairs = [];
@@ -136,7 +141,7 @@ const verdict = (d) => (d.low > 0 ? "**regression**" : d.high < 0 ? "faster" : "
 export function compareRows(pairs) {
   const head = ["measure (ms)", "base median", "head median", "head − base: median paired difference [95 % interval]", "relative", "verdict"];
   const lines = [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`];
-  for (const [key, label] of MEASURES) {
+  for (const [key, label] of MEASURES.filter(([key]) => pairs.some((p) => key in p.base))) {
     const base = summary(pairs.map((p) => p.base[key]));
     const headMedian = summary(pairs.map((p) => p.head[key])).median;
     const d = medianDifference(pairs.map((p) => p.head[key] - p.base[key]));
@@ -160,7 +165,6 @@ export function figureRows({ base, head }) {
   const rows = [
     ["addon (`pi-mcp-native.linux-x64-gnu.node`)", binary(base, "addon"), binary(head, "addon")],
     ["helper (`pi-mcp-native-helper-linux-x64-gnu`)", binary(base, "helper"), binary(head, "helper")],
-    ["release build (`npm run build`, cold target, under the load of the run)", `${base.build.seconds.toFixed(0)} s`, `${head.build.seconds.toFixed(0)} s`],
     ["Rust lines under `src/` (all: tests included)", `${total(base, "lines").toLocaleString("en")}: ${crates(base, "lines")}`, `${total(head, "lines").toLocaleString("en")}: ${crates(head, "lines")}`],
     ["Rust lines under `src/` outside tests", `${total(base, "nonTestLines").toLocaleString("en")}: ${crates(base, "nonTestLines")}`, `${total(head, "nonTestLines").toLocaleString("en")}: ${crates(head, "nonTestLines")}`],
     ...Object.keys(PATTERNS).map((p) => [`\`${p}\` outside tests`, `${total(base, p)}: ${crates(base, p)}`, `${total(head, p)}: ${crates(head, p)}`]),
@@ -168,8 +172,15 @@ export function figureRows({ base, head }) {
   return ["| figure | base | head |", "|---|---|---|", ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
 }
 
-/** bench/COMPARE.md from one run's result. */
-function report(result) {
+/** The hand-written section of the report in `out` (from its "## Notes" heading on), kept when it is rewritten. */
+function notes(out) {
+  const text = existsSync(out) ? readFileSync(out, "utf8") : "";
+  const at = text.indexOf("\n## Notes");
+  return at >= 0 ? text.slice(at + 1).trim() : "";
+}
+
+/** bench/COMPARE.md from one run's result (with the notes of the one it replaces). */
+function report(result, out) {
   const { base, head, before, after, reps, pi, pairs } = result;
   const command = `npm run bench -- --compare ${base.ref} --head ${head.ref} --reps ${reps}${pi === VERSIONS.pi[1] ? "" : ` --pi ${pi}`}`;
   return [
@@ -192,6 +203,8 @@ function report(result) {
     "",
     figureRows(result),
     "",
+    notes(out),
+    "",
   ].join("\n");
 }
 
@@ -205,7 +218,7 @@ export async function runCompare(argv) {
   const samples = join(COMPARE, `${base.short}-${head.short}.json`);
   if (argv.includes("--report-only")) {
     const result = JSON.parse(readFileSync(samples, "utf8"));
-    writeFileSync(out, report(result));
+    writeFileSync(out, report(result, out));
     return compareRows(result.pairs);
   }
   const reps = Number(arg("reps", 20));
@@ -222,7 +235,7 @@ export async function runCompare(argv) {
   const pairs = await measure({ paths, piCli: ensurePi(pi, { log }), dirs, reps });
   const result = { base, head, before, after: machine(), reps, pi, pairs };
   writeFileSync(samples, JSON.stringify(result, null, 1));
-  writeFileSync(out, report(result));
+  writeFileSync(out, report(result, out));
   log(`wrote ${out} (raw samples: ${samples})`);
   if (argv.includes("--clean")) {
     for (const dir of Object.values(dirs)) {

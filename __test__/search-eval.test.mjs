@@ -26,7 +26,7 @@ import {
   taskTable,
 } from "../bench/search-eval.mjs";
 import { bm25, tokens } from "../bench/lib/bm25.mjs";
-import { bootstrap, wilson } from "../bench/lib/stats.mjs";
+import { bootstrap, medianDifference, wilson } from "../bench/lib/stats.mjs";
 import { calibration, catalogScripts, coverage, scriptOf, taskSummary } from "../bench/lib/task-scores.mjs";
 
 const spec = loadEval();
@@ -265,6 +265,18 @@ describe("the task eval's machinery (synthetic tasks)", () => {
     assert.deepEqual(bootstrap(a, b), bootstrap(a, b), "reproducible");
     const [dlo, dhi] = bootstrap(a, b);
     assert.ok(dlo > 0 && dhi < 1 && dlo < dhi, `${dlo} ${dhi}`);
+  });
+
+  test("the comparison's interval: the sign test's order statistics of the paired differences", () => {
+    // The sign test's 95 % interval: d(2)–d(9) of 10 (97.9 %), d(6)–d(15) of 20 (95.9 %), d(10)–d(21) of 30.
+    for (const [n, low, high, coverage] of [[10, 2, 9, 0.9785], [20, 6, 15, 0.9586], [30, 10, 21, 0.9572]]) {
+      const shuffled = Array.from({ length: n }, (_, i) => ((i * 7) % n) + 1);
+      const d = medianDifference(shuffled);
+      assert.deepEqual([d.low, d.high, d.n, d.median], [low, high, n, (n + 1) / 2], `n=${n}`);
+      assert.ok(Math.abs(d.coverage - coverage) < 1e-3, `n=${n}: ${d.coverage}`);
+    }
+    assert.ok(Number.isNaN(medianDifference([1, 2, 3, 4, 5]).low), "no 95 % interval from 5 pairs");
+    assert.equal(medianDifference([3, NaN, 1, 2, 4, 5, 6]).n, 6, "unfinished samples are left out");
   });
 
   test("tasks run through our search and BM25 over the catalogs, grouped by set, language and script", async () => {

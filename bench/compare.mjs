@@ -3,14 +3,14 @@
 // commits of pi-mcp-native. Each commit is checked out into a git worktree under
 // bench/.cache/compare/<hash> (reused while it is at that commit) and built by its own
 // `npm run build` (the release addon and helper, cargo alone) into a target of its own beside it.
-// Then, in ≥ 20 interleaved pairs (each pair runs both builds, the order alternating from pair to
-// pair and from measure to measure), bench/compare-probe.mjs times in fresh processes a warm call,
-// a cold call, 500 calls with 50 in flight, opening a 10,000-tool cache and the search index's
-// build over it, and the real Pi (0.87.1 unless --pi) times its start-up with each build's
-// extension. Per measure: the medians, the median of the paired differences (head − base) with the
-// sign test's distribution-free 95 % interval, and "regression" iff that interval lies above zero.
-// Also each commit's addon and helper sizes, Rust lines per crate and its `json!` and `.get("…")`
-// outside tests. Writes bench/COMPARE.md; raw samples in bench/.cache/compare/<base>-<head>.json.
+// Then, in ≥ 20 interleaved pairs (each pair runs every measure on both builds, the measures in a
+// rotated order, each measure's base first every other pair), bench/compare-probe.mjs times in
+// fresh processes a warm call, a cold call, 500 calls with 50 in flight, opening a 10,000-tool
+// cache and the search index's build over it, and the real Pi (0.87.1 unless --pi) times its
+// start-up with each build's extension. Per measure: the medians, the median of the paired
+// differences (head − base) with the sign test's distribution-free 95 % interval, and
+// "regression" iff that interval lies above zero. Also each commit's addon and helper sizes, Rust
+// lines per crate and its `json!` and `.get("…")` outside tests. Writes bench/COMPARE.md; raw samples in bench/.cache/compare/<base>-<head>.json.
 // Not a test and not part of CI.
 // Usage: npm run bench -- --compare BASE [--head main] [--reps 20] [--pi 0.87.1] [--no-build]
 //   [--rebuild] [--report-only] [--clean] [--out FILE]
@@ -120,8 +120,10 @@ async function measure({ paths, piCli, dirs, reps }) {
       const started = Date.now();
       const pair = { base: {}, head: {}, order: [], loadBefore: machine().load };
       for (let k = 0; k < names.length; k++) {
-        const name = names[(i + k) % names.length];
-        const order = (i + k) % 2 ? ["head", "base"] : ["base", "head"];
+        // The measures in a rotated order; each measure's two builds in turn, base first every other pair.
+        const m = (i + k) % names.length;
+        const name = names[m];
+        const order = (i + m) % 2 ? ["head", "base"] : ["base", "head"];
         pair.order.push(`${name}: ${order.join(" → ")}`);
         for (const side of order) Object.assign(pair[side], await jobs[name](side));
       }
@@ -192,7 +194,7 @@ function report(result, out) {
     `- Head: \`${head.short}\` (${head.ref}) ${head.subject}`,
     `- Each built by its own \`npm run build\` (base: \`${base.build.script}\`; head: \`${head.build.script}\`): cargo's release profile (LTO, one codegen unit, symbols stripped), x86_64-unknown-linux-gnu, the host's linker, in a worktree and target of its own under bench/.cache/compare.`,
     `- Machine: ${before.cpu}, ${before.memGb} GB, Linux ${before.kernel}, shared with other work: load average ${before.load} at the start, ${after.load} at the end.`,
-    `- ${reps} pairs; each pair runs every measure on both builds, the order alternating from pair to pair and from measure to measure. Calls go to ${VERSIONS.everything.join("@")} over stdio from fresh Node ${VERSIONS.node[1]} processes (bench/compare-probe.mjs says what each sample is); Pi ${pi} runs headless against a scripted fake LLM with a metadata cache on disk and only the \`mcp\` tool.`,
+    `- ${reps} pairs; each pair runs every measure on both builds, the measures in a rotated order and each measure's builds in turn, base first every other pair. Calls go to ${VERSIONS.everything.join("@")} over stdio from fresh Node ${VERSIONS.node[1]} processes (bench/compare-probe.mjs says what each sample is); Pi ${pi} runs headless against a scripted fake LLM with a metadata cache on disk and only the \`mcp\` tool.`,
     "- The interval is the sign test's distribution-free 95 % interval for the median of the paired differences (order statistics of the sorted differences; it assumes independent pairs, not symmetry); **regression** means the whole interval lies above zero, *faster* below it.",
     "",
     compareRows(pairs),

@@ -152,7 +152,7 @@ impl From<adapter::Outcome> for Outcome {
         } = outcome;
         Outcome {
             content: content.js(),
-            details,
+            details: details.to_json(),
             is_error,
             structured_content: structured.map(|v| *v),
         }

@@ -68,7 +68,7 @@ impl ConfigEdits<'_> {
                 Mode::Add,
                 render::added(&request.name, &file, &tools, saved, self.cli),
             )
-            .with("server", request.name.as_str())
+            .with_server(request.name.as_str())
             .with("file", file.display().to_string())
             .with("entry", entry.clone())
             .with("tools", tools.len())
@@ -118,7 +118,7 @@ impl ConfigEdits<'_> {
             .map(|_| (name.to_string(), file.to_path_buf()));
         let (taken, source) = configured.or(in_file)?;
         let text = render::name_taken(name, &taken, &source);
-        Some(Outcome::error(Mode::Add, ErrorCode::ServerExists, text).with("server", name))
+        Some(Outcome::error(Mode::Add, ErrorCode::ServerExists, text).with_server(name))
     }
 
     /// Connects and lists the new server through a gateway that reads only its entry, signing
@@ -161,7 +161,7 @@ impl ConfigEdits<'_> {
         *self.trial.lock() = Some(trial.clone());
         let name = request.name.as_str();
         let mut outcome = trial.connect(name).await;
-        if outcome.details["error"] == ErrorCode::AuthRequired.as_str() && trial.is_oauth(name) {
+        if outcome.details.error == Some(ErrorCode::AuthRequired) && trial.is_oauth(name) {
             outcome = trial.login(name).await;
         }
         let tools = trial

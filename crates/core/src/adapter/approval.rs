@@ -48,11 +48,11 @@ impl Adapter {
         let home = self.home();
         let refuse = |refusal: Refusal, code: ErrorCode| {
             let text = present::refusal(&refusal, &subject, server, &home);
-            let outcome = Outcome::error(mode, code, text).with("server", server.name.clone());
+            let outcome = Outcome::error(mode, code, text).with_server(server.name.clone());
             Err(match subject {
-                Subject::Tool(tool) => outcome.with("tool", tool.name.clone()),
-                Subject::Read { uri, .. } => outcome.with("uri", uri),
-                Subject::Prompt { name, .. } => outcome.with("prompt", name),
+                Subject::Tool(tool) => outcome.with_tool(tool.name.clone()),
+                Subject::Read { uri, .. } => outcome.with_uri(uri),
+                Subject::Prompt { name, .. } => outcome.with_prompt(name),
             })
         };
         if self.assume_yes {

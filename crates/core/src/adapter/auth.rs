@@ -196,7 +196,7 @@ impl SignIns<'_> {
         let kind = self.auth_kind(server);
         let oauth = matches!(kind, render::AuthKind::OAuth { .. });
         Outcome::text(Mode::Auth, render::auth_help(name, &kind, state.as_deref()))
-            .with("server", name)
+            .with_server(name)
             .with("needsAuth", state.is_some())
             .with("oauth", oauth)
     }

@@ -67,8 +67,10 @@ impl Adapter {
         } else {
             self.call_once(name, args, &opts, &approved).await
         };
-        let ms = (started.elapsed().as_secs_f64() * 10_000.0).round() / 10.0;
-        outcome.with("elapsedMs", ms)
+        let mut outcome = outcome;
+        outcome.details.elapsed_ms =
+            Some((started.elapsed().as_secs_f64() * 10_000.0).round() / 10.0);
+        outcome
     }
 
     async fn call_once(
@@ -85,7 +87,7 @@ impl Adapter {
         if let Some(why) = self.not_in_this_run(&tool) {
             let text = render::not_in_this_run(&tool.name, &why);
             return Outcome::error(Mode::Call, ErrorCode::ToolExcluded, text)
-                .with("tool", tool.name.clone());
+                .with_tool(tool.name.clone());
         }
         // Checked against the known schema before any server starts: a wrong call costs nothing.
         let args = match checked_arguments(&tool, args) {
@@ -124,7 +126,7 @@ impl Adapter {
             let why = self.refused(server, need.clone());
             return why
                 .outcome(Mode::Call, &tool.server)
-                .with("tool", tool.name.as_str());
+                .with_tool(tool.name.as_str());
         }
         let Some(args) = again else {
             return self.call_outcome(&tool, result);
@@ -313,8 +315,8 @@ impl Adapter {
             }
         };
         outcome
-            .with("server", tool.server.clone())
-            .with("tool", tool.name.clone())
+            .with_server(tool.server.clone())
+            .with_tool(tool.name.clone())
     }
 }
 
@@ -367,7 +369,7 @@ fn checked_arguments(tool: &ToolInfo, args: Map<String, Value>) -> Result<Value,
     }
     let text = render::invalid_arguments(&tool.name, &problems, schema);
     Err(Outcome::error(Mode::Call, ErrorCode::InvalidArgs, text)
-        .with("server", tool.server.clone())
-        .with("tool", tool.name.clone())
+        .with_server(tool.server.clone())
+        .with_tool(tool.name.clone())
         .with("problems", problems))
 }

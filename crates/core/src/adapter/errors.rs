@@ -28,6 +28,12 @@ macro_rules! named_enum {
             }
         }
 
+        impl serde::Serialize for $enum {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
         impl std::fmt::Display for $enum {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(self.as_str())
@@ -202,7 +208,7 @@ impl Unavailable {
             self.code(),
             format!("Server \"{server}\" {}", self.reason(server)),
         )
-        .with("server", server)
+        .with_server(server)
     }
 
     /// The answer of an explicit connect that failed.
@@ -217,7 +223,7 @@ impl Unavailable {
             code,
             format!("Failed to connect to \"{server}\": {}", self.reason(server)),
         )
-        .with("server", server)
+        .with_server(server)
     }
 }
 
@@ -266,9 +272,15 @@ mod tests {
             "{text}"
         );
         let outcome = backing_off.outcome(Mode::Call, "s");
-        assert_eq!(outcome.details["error"], "auth_required");
+        assert_eq!(
+            outcome.details.error.map(|e| e.as_str()),
+            Some("auth_required")
+        );
         let failed = Unavailable::StartFailed("cannot start `x`".into()).connect_outcome("s");
-        assert_eq!(failed.details["error"], "connect_failed");
+        assert_eq!(
+            failed.details.error.map(|e| e.as_str()),
+            Some("connect_failed")
+        );
         assert_eq!(
             failed.joined_text(),
             "Failed to connect to \"s\": cannot start `x`"

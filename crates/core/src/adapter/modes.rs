@@ -1,7 +1,7 @@
 //! The read-only modes: list, search, describe, instructions; and connect (status is status.rs).
 
 use super::status::Status;
-use super::unlisted::{pending_details, Purpose};
+use super::unlisted::Purpose;
 use super::Mode;
 use super::{Adapter, ErrorCode, Outcome, Unavailable};
 use crate::catalog::{lookup, Lookup, ToolInfo};
@@ -53,7 +53,7 @@ impl Adapter {
                 left_out: meta.as_ref().map_or(&[][..], |m| &m.left_out),
             };
             Outcome::text(Mode::List, render::list(&listed))
-                .with("server", name)
+                .with_server(name)
                 .with("tools", tools.len())
                 .with("offset", page.offset)
         };
@@ -129,10 +129,7 @@ impl Adapter {
             ),
             None => outcome,
         };
-        let outcome = match listed.pending.is_empty() {
-            true => outcome,
-            false => outcome.with("listing", pending_details(&listed.pending)),
-        };
+        let outcome = outcome.with_listing(&listed.pending);
         drop(catalog);
         self.bounded(outcome)
     }
@@ -152,8 +149,8 @@ impl Adapter {
         match self.resolve(Mode::Describe, name, server).await {
             Ok(tool) => self.bounded(
                 Outcome::text(Mode::Describe, render::describe(&tool, audience))
-                    .with("server", tool.server.clone())
-                    .with("tool", tool.name.clone())
+                    .with_server(tool.server.clone())
+                    .with_tool(tool.name.clone())
                     // For programs: the schema exactly as the server sent it.
                     .with(
                         "inputSchema",
@@ -174,8 +171,7 @@ impl Adapter {
         let meta = self.servers.meta(name);
         let text = meta.as_ref().and_then(|m| m.instructions.as_deref());
         self.bounded(
-            Outcome::text(Mode::Instructions, render::instructions(name, text))
-                .with("server", name),
+            Outcome::text(Mode::Instructions, render::instructions(name, text)).with_server(name),
         )
     }
 
@@ -256,11 +252,11 @@ impl Adapter {
                 .map(|s| s.source.clone())
                 .unwrap_or_default();
             let text = render::hidden(&tool.name, &tool.server, &source);
-            return Err(Outcome::error(mode, ErrorCode::ToolHidden, text).with("tool", name));
+            return Err(Outcome::error(mode, ErrorCode::ToolHidden, text).with_tool(name));
         }
         if let Lookup::Found(tool) = lookup(catalog.app_only(), name, server) {
             let text = render::for_app(&tool.name, &tool.server);
-            return Err(Outcome::error(mode, ErrorCode::ToolForApp, text).with("tool", name));
+            return Err(Outcome::error(mode, ErrorCode::ToolForApp, text).with_tool(name));
         }
         let suggestions = search::did_you_mean(catalog.tools(), catalog.index(), name, server, 5);
         let mut text = render::not_found(name, server, &suggestions);
@@ -268,11 +264,9 @@ impl Adapter {
             text.push('\n');
             text.push_str(&render::lookup_still_listing(&pending));
         }
-        let outcome = Outcome::error(mode, ErrorCode::ToolNotFound, text).with("tool", name);
-        Err(match pending.is_empty() {
-            true => outcome,
-            false => outcome.with("listing", pending_details(&pending)),
-        })
+        Err(Outcome::error(mode, ErrorCode::ToolNotFound, text)
+            .with_tool(name)
+            .with_listing(&pending))
     }
 
     pub(super) fn lookup(
@@ -289,7 +283,7 @@ impl Adapter {
                 ErrorCode::AmbiguousTool,
                 render::ambiguous(name, &candidates),
             )
-            .with("tool", name)),
+            .with_tool(name)),
             Lookup::NotFound => Ok(None),
         }
     }

@@ -3,7 +3,8 @@
 use super::errors::named_enum;
 use super::ErrorCode;
 use crate::render::content::{text_block, Block};
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 named_enum! {
     /// What an outcome answers, as `details.mode` names it: a mode of the `mcp` tool, of Pi's
@@ -37,8 +38,8 @@ named_enum! {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
     pub content: Vec<Block>,
-    /// Always has `mode`; failures add `error` (a stable code) and usually `server`.
-    pub details: Value,
+    /// What the answer is about, for programs; failures set `error` and usually `server`.
+    pub details: Details,
     pub is_error: bool,
     /// The result as JSON, for tools that declare an output schema (boxed: most have none).
     pub structured: Option<Box<Value>>,
@@ -49,7 +50,7 @@ impl Outcome {
     pub fn text(mode: Mode, text: impl Into<String>) -> Self {
         Outcome {
             content: vec![text_block(text.into())],
-            details: json!({ "mode": mode.as_str() }),
+            details: Details::of(mode),
             is_error: false,
             structured: None,
         }
@@ -65,16 +66,41 @@ impl Outcome {
     /// Marks the outcome failed with `code`.
     pub fn fail(&mut self, code: ErrorCode) {
         self.is_error = true;
-        self.set("error", code.as_str());
+        self.details.error = Some(code);
     }
 
     /// Says the outcome answers `mode` after all.
     pub fn set_mode(&mut self, mode: Mode) {
-        self.set("mode", mode.as_str());
+        self.details.mode = mode;
     }
 
     pub fn with_mode(mut self, mode: Mode) -> Self {
         self.set_mode(mode);
+        self
+    }
+
+    pub fn with_server(mut self, server: impl Into<String>) -> Self {
+        self.details.server = Some(server.into());
+        self
+    }
+
+    pub fn with_tool(mut self, tool: impl Into<String>) -> Self {
+        self.details.tool = Some(tool.into());
+        self
+    }
+
+    pub fn with_uri(mut self, uri: impl Into<String>) -> Self {
+        self.details.uri = Some(uri.into());
+        self
+    }
+
+    pub fn with_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.details.prompt = Some(prompt.into());
+        self
+    }
+
+    pub fn with_listing(mut self, pending: &[String]) -> Self {
+        self.details.listing = (!pending.is_empty()).then(|| Listing::of(pending));
         self
     }
 
@@ -83,10 +109,9 @@ impl Outcome {
         self
     }
 
+    /// A field only some modes set, by its name in `details`.
     pub fn set(&mut self, key: &str, value: impl Into<Value>) {
-        if let Value::Object(map) = &mut self.details {
-            map.insert(key.to_string(), value.into());
-        }
+        self.details.extra.insert(key.to_string(), value.into());
     }
 
     /// All text blocks joined; what a person or a test reads.
@@ -96,5 +121,76 @@ impl Outcome {
             .filter_map(Block::text)
             .collect::<Vec<_>>()
             .join("\n")
+    }
+}
+
+/// `Outcome.details`: the fields every mode may set, typed, and what only some modes set.
+/// Serialized, it is the flat object programs read (`details.mode`, `details.server`, …).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Details {
+    pub mode: Mode,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorCode>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The resource an answer (or a refusal to read it) is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
+    /// The prompt an answer (or a refusal to get it) is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// Servers still being listed when the answer was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listing: Option<Listing>,
+    /// A tool call's time in the core, from the call to its answer (ms, one decimal).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elapsed_ms: Option<f64>,
+    /// Where the whole text went when the output guard cut it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+    /// The fields of one mode, by name.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Details {
+    pub fn of(mode: Mode) -> Self {
+        Details {
+            mode,
+            error: None,
+            server: None,
+            tool: None,
+            uri: None,
+            prompt: None,
+            listing: None,
+            elapsed_ms: None,
+            full_output_path: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// The flat JSON object programs read.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).expect("details serialize")
+    }
+}
+
+/// `details.listing`: how many servers were still being listed, and the first few.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Listing {
+    pub pending: usize,
+    pub servers: Vec<String>,
+}
+
+impl Listing {
+    pub fn of(pending: &[String]) -> Self {
+        let shown = pending.len().min(crate::render::NAMES_SHOWN);
+        Listing {
+            pending: pending.len(),
+            servers: pending[..shown].to_vec(),
+        }
     }
 }

@@ -4,7 +4,6 @@
 
 use super::{Adapter, Outcome};
 use crate::output_guard::{guard, spill, Limits, DEFAULT_LIMITS};
-use serde_json::Value;
 
 impl Adapter {
     /// The limits of call results: `settings.outputGuard`, unless `MCP_OUTPUT_GUARD=0` turns the
@@ -37,8 +36,8 @@ impl Adapter {
             spilled = Some(path.display().to_string());
             Ok(path)
         });
-        if let (Some(path), Value::Object(map)) = (spilled, &mut details) {
-            map.insert("fullOutputPath".into(), path.into());
+        if spilled.is_some() {
+            details.full_output_path = spilled;
         }
         Outcome {
             content,
@@ -52,18 +51,14 @@ impl Adapter {
     /// byte limit is left out there (it is in the saved text).
     pub(super) fn bounded(&self, mut outcome: Outcome) -> Outcome {
         let limits = self.metadata_limits();
-        if let Value::Object(map) = &mut outcome.details {
-            if map
-                .get("inputSchema")
-                .is_some_and(|schema| schema.to_string().len() > limits.max_bytes)
-            {
-                map.remove("inputSchema");
-            }
+        let extra = &mut outcome.details.extra;
+        if extra
+            .get("inputSchema")
+            .is_some_and(|schema| schema.to_string().len() > limits.max_bytes)
+        {
+            extra.remove("inputSchema");
         }
-        let label = outcome.details["mode"]
-            .as_str()
-            .unwrap_or("mcp")
-            .to_string();
-        Self::guarded(outcome, limits, &label)
+        let label = outcome.details.mode.as_str();
+        Self::guarded(outcome, limits, label)
     }
 }

@@ -11,8 +11,9 @@
 mod page;
 
 use super::direct::{DirectToolDefinition, ToolAnnotations};
+use super::outcome::Listing;
 use super::request::trimmed;
-use super::unlisted::{pending_details, Purpose};
+use super::unlisted::Purpose;
 use super::Mode;
 use super::{ErrorCode, Outcome, ServerMeta};
 use crate::config::{Exposure, ServerConfig};
@@ -168,7 +169,7 @@ impl Resources<'_> {
             LIST_TEMPLATES => self.list_for_pi(Kind::Templates, Mode::ListMcpResourceTemplates, text("server"), text("cursor")).await,
             READ_RESOURCE => match (text("server"), text("uri")) {
                 (Some(server), Some(_)) if self.servers.configs().any(|s| s.name == server && !reached(s)) => {
-                    Outcome::error(mode, ErrorCode::ToolHidden, format!("MCP server \"{server}\" is disabled or hidden by its config (`exposure: \"hidden\"`); its resources are not read.")).with("server", server)
+                    Outcome::error(mode, ErrorCode::ToolHidden, format!("MCP server \"{server}\" is disabled or hidden by its config (`exposure: \"hidden\"`); its resources are not read.")).with_server(server)
                 }
                 (Some(server), Some(uri)) => {
                     self.read(uri, Some(server), Map::new(), call_id).await
@@ -237,8 +238,7 @@ impl Resources<'_> {
         if let Some(name) = server {
             if let Some(error) = errors.first() {
                 let why = error["error"].as_str().unwrap_or_default().to_string();
-                return Outcome::error(mode, ErrorCode::ServerUnavailable, why)
-                    .with("server", name);
+                return Outcome::error(mode, ErrorCode::ServerUnavailable, why).with_server(name);
             }
             if !with_resources.contains(&name.to_string()) {
                 let known = match with_resources.is_empty() {
@@ -250,7 +250,7 @@ impl Resources<'_> {
                     ErrorCode::InvalidArgs,
                     format!("MCP server \"{name}\" has no resources.{known}"),
                 )
-                .with("server", name);
+                .with_server(name);
             }
         }
         let errors_size = Value::Array(errors.clone()).to_string().len();
@@ -299,12 +299,12 @@ impl Resources<'_> {
             payload.insert("errors".into(), Value::Array(errors));
         }
         if !fetched.pending.is_empty() {
-            payload.insert("listing".into(), pending_details(&fetched.pending));
+            payload.insert("listing".into(), json!(Listing::of(&fetched.pending)));
         }
         let payload = Value::Object(payload);
         let mut outcome = Outcome::text(mode, pi_mcp_connection::clean::json(&payload));
         if let Some(name) = server {
-            outcome.set("server", name);
+            outcome.details.server = Some(name.to_string());
         }
         outcome.structured = Some(Box::new(payload));
         self.bounded(outcome)

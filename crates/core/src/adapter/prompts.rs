@@ -106,8 +106,9 @@ impl Prompts<'_> {
         };
         match prompts::parse_arguments(command, &found.arguments, text) {
             Ok(args) => self.get_prompt(&found.server, &found.prompt, args).await,
-            Err(why) => Outcome::error(Mode::Prompt, ErrorCode::InvalidArgs, why)
-                .with("server", found.server),
+            Err(why) => {
+                Outcome::error(Mode::Prompt, ErrorCode::InvalidArgs, why).with_server(found.server)
+            }
         }
     }
 
@@ -146,7 +147,7 @@ impl Prompts<'_> {
                 format!("Cannot get prompt {name} of {server}: {e}"),
             ),
         };
-        outcome.with("server", server).with("prompt", name)
+        outcome.with_server(server).with_prompt(name)
     }
 
     /// Completions of what was typed after `command`: argument names (`name=`) and, where the

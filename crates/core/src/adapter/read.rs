@@ -99,7 +99,7 @@ impl Resources<'_> {
                 format!("Cannot read {uri}: {e}"),
             ),
         };
-        outcome.with("server", server).with("uri", uri)
+        outcome.with_server(server).with_uri(uri)
     }
 
     /// The server that lists `uri` (or a template it fits); the only server with resources

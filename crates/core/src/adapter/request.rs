@@ -240,14 +240,17 @@ mod tests {
         assert_eq!(args["a"], 1);
         let refused = |params: Value| Request::parse(&params).unwrap_err();
         assert_eq!(
-            refused(json!({ "tool": "t", "args": "[1]" })).details["error"],
-            "invalid_args"
+            refused(json!({ "tool": "t", "args": "[1]" })).details.error,
+            Some(ErrorCode::InvalidArgs)
         );
         assert_eq!(
-            refused(json!({ "tool": "t", "args": 3 })).details["error"],
-            "invalid_args"
+            refused(json!({ "tool": "t", "args": 3 })).details.error,
+            Some(ErrorCode::InvalidArgs)
         );
         let nested = refused(json!({ "args": { "search": "x" } }));
-        assert_eq!(nested.details["error"], "nested_params");
+        assert_eq!(
+            nested.details.error.map(|e| e.as_str()),
+            Some("nested_params")
+        );
     }
 }

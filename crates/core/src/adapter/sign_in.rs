@@ -141,7 +141,7 @@ impl SignIns<'_> {
         } else {
             return None;
         };
-        Some(Outcome::text(Mode::Login, text).with("server", name.as_str()))
+        Some(Outcome::text(Mode::Login, text).with_server(name.as_str()))
     }
 
     fn signed_in(&self, server: &ServerConfig) -> Outcome {
@@ -154,7 +154,7 @@ impl SignIns<'_> {
             .and_then(|t| t.expires_at)
             .map(|at| ((at - super::now_ms()) / 1000.0).max(0.0) as u64);
         Outcome::text(Mode::Login, render::signed_in(name, expires, tools))
-            .with("server", name.as_str())
+            .with_server(name.as_str())
             .with("tools", tools)
     }
 
@@ -187,7 +187,7 @@ impl SignIns<'_> {
                     );
                 }
                 let text = render::signed_out(name, out.removed, out.revocation.as_ref());
-                let mut outcome = Outcome::text(Mode::Logout, text).with("server", name);
+                let mut outcome = Outcome::text(Mode::Logout, text).with_server(name);
                 if let Some(Err(_)) = out.revocation {
                     outcome.set("revocationFailed", true);
                 }
@@ -221,7 +221,7 @@ impl SignIns<'_> {
         };
         Err(
             Outcome::error(mode, ErrorCode::SignInFailed, format!("\"{name}\" {why}."))
-                .with("server", name),
+                .with_server(name),
         )
     }
 }
@@ -376,15 +376,10 @@ fn is_explicit(server: &ServerConfig) -> bool {
 
 /// The server of an `auth_required` outcome.
 fn auth_required(outcome: &Outcome) -> Option<String> {
-    let code = outcome.details.get("error").and_then(|e| e.as_str());
-    if code != Some(ErrorCode::AuthRequired.as_str()) {
-        return None;
+    match outcome.details.error {
+        Some(ErrorCode::AuthRequired) => outcome.details.server.clone(),
+        _ => None,
     }
-    outcome
-        .details
-        .get("server")
-        .and_then(|s| s.as_str())
-        .map(str::to_string)
 }
 
 fn not_signed_in(name: &str, code: ErrorCode, why: &Unavailable) -> Outcome {
@@ -393,7 +388,7 @@ fn not_signed_in(name: &str, code: ErrorCode, why: &Unavailable) -> Outcome {
         code,
         format!("Not signed in to \"{name}\": {}", why.reason(name)),
     )
-    .with("server", name)
+    .with_server(name)
 }
 
 fn sign_in_failed(mode: Mode, name: &str, e: &OAuthError) -> Outcome {
@@ -408,5 +403,5 @@ fn sign_in_failed(mode: Mode, name: &str, e: &OAuthError) -> Outcome {
             format!("Signing in to \"{name}\" failed: {e}"),
         ),
     };
-    Outcome::error(mode, code, text).with("server", name)
+    Outcome::error(mode, code, text).with_server(name)
 }

@@ -1,7 +1,6 @@
 //! What `status`, `/mcp`, `/mcp tools` and Pi's status bar show of the servers (shared servers'
 //! part and `pi-mcp broker status|stop` in shared.rs).
 
-use super::unlisted::pending_details;
 use super::Mode;
 use super::Outcome;
 use crate::catalog::ToolInfo;
@@ -62,10 +61,7 @@ impl Status<'_> {
         if let Some(role) = self.family_role() {
             outcome.set("family", role);
         }
-        self.bounded(match listing.is_empty() {
-            true => outcome,
-            false => outcome.with("listing", pending_details(&listing)),
-        })
+        self.bounded(outcome.with_listing(&listing))
     }
 
     /// Each config file that defines servers: its path (`~` for home), whether it belongs to the

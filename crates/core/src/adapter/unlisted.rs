@@ -19,7 +19,6 @@ use futures::future::{BoxFuture, FutureExt, Shared};
 use futures::stream::{FuturesUnordered, StreamExt};
 use parking_lot::Mutex;
 use pi_mcp_connection::broker::FAMILY_GRACE;
-use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -124,13 +123,6 @@ impl Listed {
 pub struct DeclaredListing {
     pub pending: Vec<String>,
     pub notice: Option<String>,
-}
-
-/// `details.listing` of an answer given while servers were still being listed: how many, and
-/// the first few.
-pub(super) fn pending_details(pending: &[String]) -> Value {
-    let shown = pending.len().min(crate::render::NAMES_SHOWN);
-    json!({ "pending": pending.len(), "servers": &pending[..shown] })
 }
 
 impl Adapter {

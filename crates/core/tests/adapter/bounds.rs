@@ -155,8 +155,10 @@ async fn metadata_answers_stay_within_the_output_guard() {
             "{params}: {} bytes",
             text(&answer).len()
         );
-        let full = answer.details["fullOutputPath"]
-            .as_str()
+        let full = answer
+            .details
+            .full_output_path
+            .as_deref()
             .unwrap_or_else(|| panic!("{params}: not cut"));
         assert!(std::fs::metadata(full).unwrap().len() > 1024);
         std::fs::remove_file(full).unwrap();
@@ -177,7 +179,7 @@ async fn metadata_is_guarded_even_with_the_guard_off_for_results() {
         "{} bytes",
         text(&described).len()
     );
-    assert!(described.details["fullOutputPath"].is_string());
-    std::fs::remove_file(described.details["fullOutputPath"].as_str().unwrap()).unwrap();
+    assert!(described.details.full_output_path.is_some());
+    std::fs::remove_file(described.details.full_output_path.as_deref().unwrap()).unwrap();
     finish(session, &home).await;
 }

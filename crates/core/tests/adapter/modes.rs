@@ -13,24 +13,33 @@ async fn the_first_mode_given_is_run() {
         let adapter = session.adapter.clone();
         async move { adapter.execute(&params, None).await }
     };
-    assert_eq!(run(json!({})).await.details["mode"], "status");
-    assert_eq!(run(json!({ "server": "s" })).await.details["mode"], "list");
+    assert_eq!(run(json!({})).await.details.mode.as_str(), "status");
+    assert_eq!(
+        run(json!({ "server": "s" })).await.details.mode.as_str(),
+        "list"
+    );
     assert_eq!(
         run(json!({ "search": "echo", "server": "s" }))
             .await
-            .details["mode"],
+            .details
+            .mode
+            .as_str(),
         "search"
     );
     assert_eq!(
         run(json!({ "describe": "s_echo", "search": "x" }))
             .await
-            .details["mode"],
+            .details
+            .mode
+            .as_str(),
         "describe"
     );
     assert_eq!(
         run(json!({ "instructions": "s", "search": "x" }))
             .await
-            .details["mode"],
+            .details
+            .mode
+            .as_str(),
         "instructions"
     );
     let call =
@@ -40,7 +49,9 @@ async fn the_first_mode_given_is_run() {
     assert_eq!(
         run(json!({ "connect": "s", "describe": "s_echo" }))
             .await
-            .details["mode"],
+            .details
+            .mode
+            .as_str(),
         "connect"
     );
     finish(session, &home).await;
@@ -113,7 +124,7 @@ async fn search_lists_the_servers_it_lacks_and_says_which_it_could_not() {
         text(&found)
     );
     assert_eq!(
-        found.details["matches"][0],
+        found.details.extra["matches"][0],
         json!({ "server": "good", "tool": "good_echo" })
     );
     finish(session, &home).await;
@@ -131,7 +142,12 @@ async fn unknown_and_ambiguous_tools_get_names_to_try() {
     let scoped = session
         .execute(json!({ "describe": "echo", "server": "b" }))
         .await;
-    assert_eq!(scoped.details["server"], "b", "{}", text(&scoped));
+    assert_eq!(
+        scoped.details.server.as_deref(),
+        Some("b"),
+        "{}",
+        text(&scoped)
+    );
     let unknown = session.execute(json!({ "tool": "ecko" })).await;
     assert_eq!(code(&unknown), "tool_not_found");
     assert!(text(&unknown).contains("echo"), "{}", text(&unknown));
@@ -150,7 +166,7 @@ async fn describe_shows_the_parameters_and_the_schema_for_programs() {
     );
     assert!(text(&described).contains("text"), "{}", text(&described));
     assert_eq!(
-        described.details["inputSchema"]["properties"]["text"]["type"],
+        described.details.extra["inputSchema"]["properties"]["text"]["type"],
         "string"
     );
     finish(session, &home).await;
@@ -174,7 +190,7 @@ async fn instructions_and_list_show_what_the_server_said() {
         "{}",
         text(&listed)
     );
-    assert_eq!(listed.details["tools"], 8);
+    assert_eq!(listed.details.extra["tools"], 8);
     finish(session, &home).await;
 }
 
@@ -225,7 +241,7 @@ async fn a_result_past_the_output_guard_is_cut_and_saved() {
         "{}",
         &text(&big)[text(&big).len() - 300..]
     );
-    let path = big.details["fullOutputPath"].as_str().unwrap().to_string();
+    let path = big.details.full_output_path.clone().unwrap();
     assert_eq!(std::fs::metadata(&path).unwrap().len(), 1024 * 1024);
     std::fs::remove_file(path).unwrap();
     finish(session, &home).await;
@@ -313,7 +329,7 @@ async fn doctor_times_a_fresh_connection_to_each_server() {
     let session = home.open();
     let report = session.adapter.doctor(true).await;
     assert_eq!(code(&report), "connect_failed");
-    let servers = report.details["servers"].as_array().unwrap().clone();
+    let servers = report.details.extra["servers"].as_array().unwrap().clone();
     assert_eq!(servers[0]["connect"]["ok"], true);
     assert_eq!(servers[0]["connect"]["tools"], 8);
     assert_eq!(servers[1]["connect"]["ok"], false);
@@ -384,7 +400,10 @@ async fn pis_resource_tools_take_the_widest_exposure_of_the_servers_with_resourc
     .await;
     assert!(!read.is_error, "{}", text(&read));
     let missing = run("read_mcp_resource", json!({ "server": "docs" })).await;
-    assert_eq!(missing.details["error"], "invalid_args");
+    assert_eq!(
+        missing.details.error.map(|e| e.as_str()),
+        Some("invalid_args")
+    );
     finish(session, &home).await;
 
     // One direct server with resources makes them direct.

@@ -30,7 +30,7 @@ async fn opening_starts_nothing() {
         "{}",
         text(&status)
     );
-    assert_eq!(status.details["servers"][0]["state"], "not-connected");
+    assert_eq!(status.details.extra["servers"][0]["state"], "not-connected");
     assert!(home.processes().is_empty());
     finish(session, &home).await;
 }
@@ -397,7 +397,7 @@ async fn overlapping_reconnects_share_one_new_process_and_stop_the_old() {
     let connects = (0..5).map(|_| session.adapter.connect("s"));
     for outcome in futures::future::join_all(connects).await {
         assert!(!outcome.is_error, "{}", text(&outcome));
-        assert_eq!(outcome.details["mode"], "connect");
+        assert_eq!(outcome.details.mode.as_str(), "connect");
     }
     assert_eq!(home.starts(), 2, "one process for the five reconnects");
     let now = home.processes();

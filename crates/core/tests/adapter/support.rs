@@ -191,7 +191,7 @@ pub fn text(outcome: &Outcome) -> String {
 
 /// The outcome's `details.error`, or "" when it succeeded.
 pub fn code(outcome: &Outcome) -> &str {
-    outcome.details["error"].as_str().unwrap_or("")
+    outcome.details.error.map_or("", |e| e.as_str())
 }
 
 /// Live processes whose working directory is `dir`.

@@ -5,6 +5,7 @@
 //! writes, with the rest of the file kept. A failure or a name taken saves nothing.
 
 use super::config_edit::ConfigEdits;
+use super::details::*;
 use super::Mode;
 use super::{Adapter, ErrorCode, OpenOptions, Outcome};
 use crate::config::{self, add::AddRequest, Only};
@@ -69,10 +70,12 @@ impl ConfigEdits<'_> {
                 render::added(&request.name, &file, &tools, saved, self.cli),
             )
             .with_server(request.name.as_str())
-            .with("file", file.display().to_string())
-            .with("entry", entry.clone())
-            .with("tools", tools.len())
-            .with("saved", saved)
+            .with_part(AddDetails {
+                file: file.display().to_string(),
+                entry: entry.clone(),
+                tools: tools.len(),
+                saved,
+            })
         };
         if dry_run {
             return done(false);

@@ -2,6 +2,7 @@
 //! the environment, or OAuth credentials kept in Pi's store), what to do when a server wants
 //! credentials, and the `/mcp-auth` instructions.
 
+use super::details::*;
 use super::sign_in::SignIns;
 use super::Mode;
 use super::{Adapter, CredentialSource, ErrorCode, Outcome};
@@ -197,7 +198,9 @@ impl SignIns<'_> {
         let oauth = matches!(kind, render::AuthKind::OAuth { .. });
         Outcome::text(Mode::Auth, render::auth_help(name, &kind, state.as_deref()))
             .with_server(name)
-            .with("needsAuth", state.is_some())
-            .with("oauth", oauth)
+            .with_part(AuthDetails {
+                needs_auth: state.is_some(),
+                oauth,
+            })
     }
 }

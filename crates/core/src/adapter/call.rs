@@ -1,6 +1,7 @@
 //! Calling a tool (or reading a resource tool).
 
 use super::connect::Need;
+use super::details::*;
 use super::Mode;
 use super::{Adapter, ErrorCode, Outcome, DEFAULT_REQUEST_TIMEOUT};
 use crate::approval::Subject;
@@ -371,5 +372,5 @@ fn checked_arguments(tool: &ToolInfo, args: Map<String, Value>) -> Result<Value,
     Err(Outcome::error(Mode::Call, ErrorCode::InvalidArgs, text)
         .with_server(tool.server.clone())
         .with_tool(tool.name.clone())
-        .with("problems", problems))
+        .with_part(CallDetails { problems }))
 }

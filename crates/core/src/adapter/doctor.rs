@@ -1,6 +1,7 @@
 //! `pi-mcp doctor`: every config source and what came of it, the merged servers with where each
 //! came from, every problem (notes included), and a fresh, timed connection to each server.
 
+use super::details::*;
 use super::Mode;
 use super::{ErrorCode, Outcome};
 use crate::config::{Diagnostic, Level, Role, ServerConfig, Source, SourceState, Transport, Trust};
@@ -49,40 +50,24 @@ impl Doctor<'_> {
         if let Some(line) = self.family_line() {
             text.push_str(&format!("\n\n{line}"));
         }
-        let mut outcome = Outcome::text(Mode::Doctor, text)
-            .with("trust", trust_json(&config.trust))
-            .with(
-                "sources",
-                config.sources.iter().map(source_json).collect::<Vec<_>>(),
-            )
-            .with(
-                "servers",
-                config
-                    .servers
-                    .iter()
-                    .map(|s| {
-                        let mut json = server_json(s, checks.iter().find(|c| c.server == s.name));
-                        if let Some(sign_in) = self.shown_sign_in(s) {
-                            json["signIn"] = sign_in.into();
-                        }
-                        json
-                    })
-                    .collect::<Vec<_>>(),
-            )
-            .with(
-                "diagnostics",
-                config
-                    .diagnostics
-                    .iter()
-                    .map(diagnostic_json)
-                    .collect::<Vec<_>>(),
-            );
-        if let Some(warning) = &self.cache_warning {
-            outcome.set("cacheWarning", warning.as_str());
-        }
-        if let Some(warning) = log_warning {
-            outcome.set("logWarning", warning);
-        }
+        let mut outcome = Outcome::text(Mode::Doctor, text).with_part(DoctorDetails {
+            trust: trust_json(&config.trust),
+            sources: config.sources.iter().map(source_json).collect(),
+            servers: config
+                .servers
+                .iter()
+                .map(|s| {
+                    let mut json = server_json(s, checks.iter().find(|c| c.server == s.name));
+                    if let Some(sign_in) = self.shown_sign_in(s) {
+                        json["signIn"] = sign_in.into();
+                    }
+                    json
+                })
+                .collect(),
+            diagnostics: config.diagnostics.iter().map(diagnostic_json).collect(),
+            cache_warning: self.cache_warning.clone(),
+            log_warning,
+        });
         if failed {
             outcome.fail(ErrorCode::ConnectFailed);
         } else if errors {

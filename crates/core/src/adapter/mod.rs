@@ -44,6 +44,7 @@ mod call;
 mod catalog_view;
 mod config_edit;
 mod connect;
+mod details;
 mod direct;
 mod doctor;
 mod errors;
@@ -73,6 +74,7 @@ mod unlisted;
 
 pub use call::CallOptions;
 pub use config_edit::{SavedChange, SwitchError};
+pub use details::*;
 pub use direct::{DirectToolDefinition, DirectTools, Reach, ToolAnnotations, ToolNamespace};
 pub use errors::{ErrorCode, Unavailable};
 pub use exposure::{

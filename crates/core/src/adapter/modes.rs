@@ -1,5 +1,6 @@
 //! The read-only modes: list, search, describe, instructions; and connect (status is status.rs).
 
+use super::details::*;
 use super::status::Status;
 use super::unlisted::Purpose;
 use super::Mode;
@@ -8,7 +9,6 @@ use crate::catalog::{lookup, Lookup, ToolInfo};
 use crate::config::ServerConfig;
 use crate::render;
 use crate::search::{self, SearchOptions};
-use serde_json::json;
 use std::sync::Arc;
 
 /// Tools a `list` shows unless `limit` says otherwise.
@@ -54,8 +54,10 @@ impl Adapter {
             };
             Outcome::text(Mode::List, render::list(&listed))
                 .with_server(name)
-                .with("tools", tools.len())
-                .with("offset", page.offset)
+                .with_part(ListDetails {
+                    tools: tools.len(),
+                    offset: page.offset,
+                })
         };
         self.bounded(outcome)
     }
@@ -84,52 +86,34 @@ impl Adapter {
             text.push('\n');
             text.push_str(&render::search_still_listing(&listed.pending));
         }
-        let matches: Vec<_> = page
+        let matches = page
             .hits
             .iter()
-            .map(|hit| {
-                let mut found = json!({ "server": hit.tool.server, "tool": hit.tool.name });
-                if !hit.also.is_empty() {
-                    let also: Vec<_> = hit
-                        .also
-                        .iter()
-                        .map(|t| json!({ "server": t.server, "tool": t.name }))
-                        .collect();
-                    found["also"] = json!(also);
-                }
-                found
+            .map(|hit| SearchMatch {
+                server: hit.tool.server.clone(),
+                tool: hit.tool.name.clone(),
+                also: hit
+                    .also
+                    .iter()
+                    .map(|t| ToolRef {
+                        server: t.server.clone(),
+                        tool: t.name.clone(),
+                    })
+                    .collect(),
             })
             .collect();
+        let weak = page.weak.as_ref();
         let outcome = Outcome::text(Mode::Search, text)
-            .with("query", query)
-            .with("matches", matches)
-            .with("total", page.total)
-            .with("offset", page.offset);
-        let outcome = match &page.weak {
-            Some(servers) => outcome.with("weak", true).with(
-                "servers",
-                servers
-                    .iter()
-                    .map(|(name, _)| name.as_str())
-                    .collect::<Vec<_>>(),
-            ),
-            None => outcome,
-        };
-        let outcome = match &page.signals {
-            // What "No strong match" is decided on, for scripts/fit-weak.mjs.
-            Some(s) => outcome.with(
-                "signals",
-                json!({
-                    "strength": s.strength,
-                    "firstShare": s.first_share,
-                    "firstScore": s.first_score,
-                    "fifthOfFirst": s.fifth_of_first,
-                    "terms": s.terms,
-                }),
-            ),
-            None => outcome,
-        };
-        let outcome = outcome.with_listing(&listed.pending);
+            .with_part(SearchDetails {
+                query: query.to_string(),
+                matches,
+                total: page.total,
+                offset: page.offset,
+                weak: weak.map(|_| true),
+                servers: weak.map(|servers| servers.iter().map(|(name, _)| name.clone()).collect()),
+                signals: page.signals,
+            })
+            .with_listing(&listed.pending);
         drop(catalog);
         self.bounded(outcome)
     }
@@ -152,10 +136,9 @@ impl Adapter {
                     .with_server(tool.server.clone())
                     .with_tool(tool.name.clone())
                     // For programs: the schema exactly as the server sent it.
-                    .with(
-                        "inputSchema",
-                        tool.input_schema().cloned().unwrap_or_default(),
-                    ),
+                    .with_part(DescribeDetails {
+                        input_schema: Some(tool.input_schema().cloned().unwrap_or_default()),
+                    }),
             ),
             Err(outcome) => outcome,
         }

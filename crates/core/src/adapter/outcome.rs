@@ -1,10 +1,10 @@
 //! What every mode returns: content blocks for Pi, details for programs, and the error flag.
 
+use super::details::{Details, Listing, Part};
 use super::errors::named_enum;
 use super::ErrorCode;
 use crate::render::content::{text_block, Block};
-use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 named_enum! {
     /// What an outcome answers, as `details.mode` names it: a mode of the `mcp` tool, of Pi's
@@ -104,14 +104,10 @@ impl Outcome {
         self
     }
 
-    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
-        self.set(key, value);
+    /// The fields only this mode sets.
+    pub fn with_part(mut self, part: impl Into<Part>) -> Self {
+        self.details.part = Some(part.into());
         self
-    }
-
-    /// A field only some modes set, by its name in `details`.
-    pub fn set(&mut self, key: &str, value: impl Into<Value>) {
-        self.details.extra.insert(key.to_string(), value.into());
     }
 
     /// All text blocks joined; what a person or a test reads.
@@ -121,76 +117,5 @@ impl Outcome {
             .filter_map(Block::text)
             .collect::<Vec<_>>()
             .join("\n")
-    }
-}
-
-/// `Outcome.details`: the fields every mode may set, typed, and what only some modes set.
-/// Serialized, it is the flat object programs read (`details.mode`, `details.server`, …).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Details {
-    pub mode: Mode,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<ErrorCode>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub server: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool: Option<String>,
-    /// The resource an answer (or a refusal to read it) is about.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub uri: Option<String>,
-    /// The prompt an answer (or a refusal to get it) is about.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prompt: Option<String>,
-    /// Servers still being listed when the answer was given.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub listing: Option<Listing>,
-    /// A tool call's time in the core, from the call to its answer (ms, one decimal).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub elapsed_ms: Option<f64>,
-    /// Where the whole text went when the output guard cut it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub full_output_path: Option<String>,
-    /// The fields of one mode, by name.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl Details {
-    pub fn of(mode: Mode) -> Self {
-        Details {
-            mode,
-            error: None,
-            server: None,
-            tool: None,
-            uri: None,
-            prompt: None,
-            listing: None,
-            elapsed_ms: None,
-            full_output_path: None,
-            extra: Map::new(),
-        }
-    }
-
-    /// The flat JSON object programs read.
-    pub fn to_json(&self) -> Value {
-        serde_json::to_value(self).expect("details serialize")
-    }
-}
-
-/// `details.listing`: how many servers were still being listed, and the first few.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Listing {
-    pub pending: usize,
-    pub servers: Vec<String>,
-}
-
-impl Listing {
-    pub fn of(pending: &[String]) -> Self {
-        let shown = pending.len().min(crate::render::NAMES_SHOWN);
-        Listing {
-            pending: pending.len(),
-            servers: pending[..shown].to_vec(),
-        }
     }
 }

@@ -2,8 +2,9 @@
 //! user may turn off), and metadata (lists, descriptions, instructions, schemas) always, since no
 //! server should be able to flood the model's context by what it lists.
 
-use super::{Adapter, Outcome};
+use super::{Adapter, Outcome, Part};
 use crate::output_guard::{guard, spill, Limits, DEFAULT_LIMITS};
+use serde_json::Value;
 
 impl Adapter {
     /// The limits of call results: `settings.outputGuard`, unless `MCP_OUTPUT_GUARD=0` turns the
@@ -51,12 +52,11 @@ impl Adapter {
     /// byte limit is left out there (it is in the saved text).
     pub(super) fn bounded(&self, mut outcome: Outcome) -> Outcome {
         let limits = self.metadata_limits();
-        let extra = &mut outcome.details.extra;
-        if extra
-            .get("inputSchema")
-            .is_some_and(|schema| schema.to_string().len() > limits.max_bytes)
-        {
-            extra.remove("inputSchema");
+        if let Some(Part::Describe(describe)) = &mut outcome.details.part {
+            let over = |schema: &Value| schema.to_string().len() > limits.max_bytes;
+            if describe.input_schema.as_ref().is_some_and(over) {
+                describe.input_schema = None;
+            }
         }
         let label = outcome.details.mode.as_str();
         Self::guarded(outcome, limits, label)

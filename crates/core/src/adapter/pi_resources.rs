@@ -10,8 +10,8 @@
 
 mod page;
 
+use super::details::Listing;
 use super::direct::{DirectToolDefinition, ToolAnnotations};
-use super::outcome::Listing;
 use super::request::trimmed;
 use super::unlisted::Purpose;
 use super::Mode;

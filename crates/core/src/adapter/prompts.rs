@@ -4,6 +4,7 @@
 //! `completion/complete`, of values; and the listing `pi-mcp prompts` and `/mcp prompts` show.
 
 use super::connect::Need;
+use super::details::*;
 use super::unlisted::Purpose;
 use super::Mode;
 use super::{ErrorCode, Outcome};
@@ -296,15 +297,15 @@ impl Prompts<'_> {
                     .iter()
                     .map(|c| format!("- /{}: {}", c.name, c.description)),
             );
-            listed.extend(
-                commands
-                    .iter()
-                    .map(|c| json!({ "server": c.server, "prompt": c.prompt, "command": c.name })),
-            );
+            listed.extend(commands.iter().map(|c| PromptCommandDetails {
+                server: c.server.clone(),
+                prompt: c.prompt.clone(),
+                command: c.name.clone(),
+            }));
         }
         if lines.is_empty() {
             lines.push("No MCP servers are configured.".into());
         }
-        Outcome::text(Mode::Prompts, lines.join("\n")).with("prompts", listed)
+        Outcome::text(Mode::Prompts, lines.join("\n")).with_part(PromptsDetails { prompts: listed })
     }
 }

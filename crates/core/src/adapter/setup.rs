@@ -4,6 +4,7 @@
 //! copied entries, in the file `pi mcp add` writes to (`--project`: the trusted project's).
 
 use super::config_edit::ConfigEdits;
+use super::details::*;
 use super::Mode;
 use super::{ErrorCode, Outcome};
 use crate::config::setup::{self, Choice, Found, WellKnown};
@@ -43,16 +44,15 @@ impl ConfigEdits<'_> {
             .collect();
         let text = render::setup_plan(&file, &found, &offers, self.cli);
         Outcome::text(Mode::Setup, text)
-            .with("file", file.display().to_string())
-            .with("exists", file.exists())
-            .with("found", found.iter().map(found_json).collect::<Vec<_>>())
-            .with(
-                "wellKnown",
-                offers
+            .with_part(SetupPlanDetails {
+                file: file.display().to_string(),
+                exists: file.exists(),
+                found: found.iter().map(found_json).collect(),
+                well_known: offers
                     .iter()
                     .map(|(w, taken)| json!({ "id": w.id, "title": w.title, "about": w.about, "entry": w.entry, "configured": taken }))
-                    .collect::<Vec<_>>(),
-            )
+                    .collect(),
+            })
     }
 
     /// Makes the change the user chose: its preview, and unless `dry_run` the file written.
@@ -130,10 +130,11 @@ impl ConfigEdits<'_> {
             },
         };
         let text = render::setup_done(&file, &preview, written, old == new, self.cli);
-        Outcome::text(Mode::Setup, text)
-            .with("file", file.display().to_string())
-            .with("preview", preview)
-            .with("written", written)
+        Outcome::text(Mode::Setup, text).with_part(SetupDoneDetails {
+            file: file.display().to_string(),
+            preview,
+            written,
+        })
     }
 
     /// The file `setup` writes: the user's Pi config, or the trusted project's `.pi/mcp.json`.

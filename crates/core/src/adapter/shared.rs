@@ -1,6 +1,7 @@
 //! Shared servers as a session sees them: which of its servers are shared and with how many
 //! sessions (status, `/mcp`), and `pi-mcp broker status|stop`.
 
+use super::details::*;
 use super::status::Status;
 use super::Mode;
 use super::{ErrorCode, Outcome};
@@ -19,7 +20,9 @@ impl Status<'_> {
         match control::status(place).await {
             Ok(status) => {
                 let text = render::broker_status(status.as_ref(), &self.shown_agent_dir());
-                Outcome::text(Mode::Broker, text).with("broker", json!(status))
+                Outcome::text(Mode::Broker, text).with_part(BrokerDetails {
+                    broker: json!(status),
+                })
             }
             Err(why) => Outcome::error(Mode::Broker, ErrorCode::ConnectFailed, why),
         }
@@ -36,8 +39,11 @@ impl Status<'_> {
         match control::stop(place).await {
             Ok(stopped) => {
                 let stopped = before.filter(|_| stopped);
-                Outcome::text(Mode::Broker, render::broker_stopped(stopped.as_ref()))
-                    .with("stopped", json!(stopped))
+                Outcome::text(Mode::Broker, render::broker_stopped(stopped.as_ref())).with_part(
+                    BrokerStoppedDetails {
+                        stopped: json!(stopped),
+                    },
+                )
             }
             Err(why) => Outcome::error(Mode::Broker, ErrorCode::ConnectFailed, why),
         }

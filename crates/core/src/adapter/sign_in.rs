@@ -4,6 +4,7 @@
 //! server's credentials, last refusal and waiting sign-in live in its registry record.
 
 use super::connect::Need;
+use super::details::*;
 use super::servers::WaitingSignIn;
 use super::Mode;
 use super::{Adapter, ErrorCode, Outcome, Unavailable};
@@ -155,7 +156,7 @@ impl SignIns<'_> {
             .map(|at| ((at - super::now_ms()) / 1000.0).max(0.0) as u64);
         Outcome::text(Mode::Login, render::signed_in(name, expires, tools))
             .with_server(name.as_str())
-            .with("tools", tools)
+            .with_part(LoginDetails { tools })
     }
 
     /// `pi-mcp logout <server>`, `/mcp logout <server>`: revokes and deletes the sign-in.
@@ -187,11 +188,10 @@ impl SignIns<'_> {
                     );
                 }
                 let text = render::signed_out(name, out.removed, out.revocation.as_ref());
-                let mut outcome = Outcome::text(Mode::Logout, text).with_server(name);
-                if let Some(Err(_)) = out.revocation {
-                    outcome.set("revocationFailed", true);
-                }
-                outcome
+                let revocation_failed = matches!(out.revocation, Some(Err(_))).then_some(true);
+                Outcome::text(Mode::Logout, text)
+                    .with_server(name)
+                    .with_part(LogoutDetails { revocation_failed })
             }
             Err(e) => sign_in_failed(Mode::Logout, name, &e),
         }

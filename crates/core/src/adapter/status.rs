@@ -1,6 +1,7 @@
 //! What `status`, `/mcp`, `/mcp tools` and Pi's status bar show of the servers (shared servers'
 //! part and `pi-mcp broker status|stop` in shared.rs).
 
+use super::details::*;
 use super::Mode;
 use super::Outcome;
 use crate::catalog::ToolInfo;
@@ -54,13 +55,12 @@ impl Status<'_> {
             text.push_str("\n\n");
             text.push_str(&render::config_sources(&self.config_sources()));
         }
-        let mut outcome = Outcome::text(Mode::Status, text)
-            .with("servers", details)
-            .with("totalTools", total)
-            .with("problems", problems);
-        if let Some(role) = self.family_role() {
-            outcome.set("family", role);
-        }
+        let outcome = Outcome::text(Mode::Status, text).with_part(StatusDetails {
+            servers: details,
+            total_tools: total,
+            problems,
+            family: self.family_role(),
+        });
         self.bounded(outcome.with_listing(&listing))
     }
 
@@ -109,8 +109,9 @@ impl Status<'_> {
             .into_iter()
             .map(|name| (name.to_string(), catalog.server_tools(name)))
             .collect();
-        Outcome::text(Mode::Tools, render::tools_overview(&groups))
-            .with("totalTools", catalog.tools().len())
+        Outcome::text(Mode::Tools, render::tools_overview(&groups)).with_part(ToolsDetails {
+            total_tools: catalog.tools().len(),
+        })
     }
 
     fn server_statuses(&self) -> Vec<ServerStatus> {

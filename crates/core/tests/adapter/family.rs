@@ -34,7 +34,7 @@ fn family_home(servers: Value) -> Home {
 /// The `shared` status details of `server` in `session`.
 async fn sharing(session: &Session, server: &str) -> Value {
     let status = session.execute(json!({})).await;
-    let servers = status.details.extra["servers"]
+    let servers = status.details.to_json()["servers"]
         .as_array()
         .cloned()
         .unwrap_or_default();

@@ -124,7 +124,7 @@ async fn search_lists_the_servers_it_lacks_and_says_which_it_could_not() {
         text(&found)
     );
     assert_eq!(
-        found.details.extra["matches"][0],
+        found.details.to_json()["matches"][0],
         json!({ "server": "good", "tool": "good_echo" })
     );
     finish(session, &home).await;
@@ -166,7 +166,7 @@ async fn describe_shows_the_parameters_and_the_schema_for_programs() {
     );
     assert!(text(&described).contains("text"), "{}", text(&described));
     assert_eq!(
-        described.details.extra["inputSchema"]["properties"]["text"]["type"],
+        described.details.to_json()["inputSchema"]["properties"]["text"]["type"],
         "string"
     );
     finish(session, &home).await;
@@ -190,7 +190,7 @@ async fn instructions_and_list_show_what_the_server_said() {
         "{}",
         text(&listed)
     );
-    assert_eq!(listed.details.extra["tools"], 8);
+    assert_eq!(listed.details.to_json()["tools"], 8);
     finish(session, &home).await;
 }
 
@@ -329,7 +329,10 @@ async fn doctor_times_a_fresh_connection_to_each_server() {
     let session = home.open();
     let report = session.adapter.doctor(true).await;
     assert_eq!(code(&report), "connect_failed");
-    let servers = report.details.extra["servers"].as_array().unwrap().clone();
+    let servers = report.details.to_json()["servers"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert_eq!(servers[0]["connect"]["ok"], true);
     assert_eq!(servers[0]["connect"]["tools"], 8);
     assert_eq!(servers[1]["connect"]["ok"], false);

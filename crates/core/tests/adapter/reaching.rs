@@ -30,7 +30,10 @@ async fn opening_starts_nothing() {
         "{}",
         text(&status)
     );
-    assert_eq!(status.details.extra["servers"][0]["state"], "not-connected");
+    assert_eq!(
+        status.details.to_json()["servers"][0]["state"],
+        "not-connected"
+    );
     assert!(home.processes().is_empty());
     finish(session, &home).await;
 }

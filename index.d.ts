@@ -13,22 +13,6 @@ export type JsonValue = unknown
 export type JsonObject = Record<string, unknown>
 
 /**
- * `Outcome.details`: `mode` names the mode; failures set `error` to a stable code (and usually
- * `server`). Written here until the modes' details are structs of the core.
- */
-export interface OutcomeDetails {
-  mode: Mode
-  error?: ErrorCode
-  server?: string
-  tool?: string
-  /** Servers still being listed when the answer was given (search, status, …): how many, the first few. */
-  listing?: { pending: number; servers: string[] }
-  /** A tool call's time in the core, from the call to its answer (ms, one decimal). */
-  elapsedMs?: number
-  [key: string]: unknown
-}
-
-/**
  * The `mcp` tool's parameters (all optional); mode priority: tool > read > connect > describe >
  * instructions > search > server > status. Written here, not made by napi-rs from a struct: the
  * core reads them as the model gave them, so that a wrong one gets the core's error, not napi's;
@@ -503,6 +487,14 @@ export type LifecycleEvent =
   | { type: 'app'; kind: string; server: string; tool: string; url: string; text: string }
   | { type: 'progress'; callId: string; server: string; tool: string; progress: number; total?: number; message?: string; text: string }
 
+/** A prompt's slash command. */
+export interface ListedPrompt {
+  server: string
+  prompt: string
+  /** The command's name, without the slash. */
+  command: string
+}
+
 export interface ListOpts {
   limit?: number
   offset?: number
@@ -606,6 +598,101 @@ export interface Outcome {
   isError: boolean
   /** The result as JSON, for tools that declare an output schema. */
   structuredContent?: JsonObject
+}
+
+/**
+ * What an answer is about, for programs: `mode` names the mode; failures set `error` to a
+ * stable code (and usually `server`).
+ */
+export interface OutcomeDetails {
+  mode: Mode
+  error?: ErrorCode
+  server?: string
+  tool?: string
+  /** The resource an answer (or a refusal to read it) is about. */
+  uri?: string
+  /** The prompt an answer (or a refusal to get it) is about. */
+  prompt?: string
+  /** Servers still being listed when the answer was given (search, status, …). */
+  listing?: PendingListing
+  /** A tool call's time in the core, from the call to its answer (ms, one decimal). */
+  elapsedMs?: number
+  /** Where the whole text went when the output guard cut it. */
+  fullOutputPath?: string
+  /**
+   * list: the server's tools in all; add: the tools the trial connection listed; login: the
+   * server's tools now known.
+   */
+  tools?: number
+  /** list, search: the page's first item. */
+  offset?: number
+  /** search: the query. */
+  query?: string
+  /** search: the page's hits. */
+  matches?: Array<SearchMatch>
+  /** search: the hits in all. */
+  total?: number
+  /** search: set when nothing matched well (`servers` then names the likeliest servers). */
+  weak?: boolean
+  /** search (weak): the likeliest servers' names; status, doctor: each server's entry. */
+  servers?: Array<JsonValue>
+  /** search: what "No strong match" is decided on. */
+  signals?: SearchSignals
+  /**
+   * describe: the tool's input schema exactly as the server sent it (left out when over the
+   * metadata byte limit).
+   */
+  inputSchema?: JsonObject
+  /** status, tools: the enabled servers' tools in all. */
+  totalTools?: number
+  /** status: the config's problems; call: why the arguments do not fit the schema. */
+  problems?: Array<string>
+  /** status: this session's part in a family of Pi sessions sharing servers. */
+  family?: JsonValue
+  /** prompts: the prompts' slash commands. */
+  prompts?: Array<ListedPrompt>
+  /** logout: the server refused to revoke the tokens (deleted here all the same). */
+  revocationFailed?: boolean
+  /** auth: the server waits for a sign-in. */
+  needsAuth?: boolean
+  /** auth: it signs in by OAuth. */
+  oauth?: boolean
+  /** doctor: whether the project's config is trusted, and why. */
+  trust?: JsonValue
+  /** doctor: the config files read. */
+  sources?: Array<JsonValue>
+  /** doctor: the config's problems. */
+  diagnostics?: Array<JsonValue>
+  /** doctor: the metadata cache cannot be written. */
+  cacheWarning?: string
+  /** doctor: the log cannot be written. */
+  logWarning?: string
+  /** add, setup: the config file written (or that would be). */
+  file?: string
+  /** add: the server's entry as saved. */
+  entry?: JsonObject
+  /** add: whether it was saved (not on a dry run). */
+  saved?: boolean
+  /** setup (plan): whether the config file exists. */
+  exists?: boolean
+  /** setup (plan): other agents' configs found to import. */
+  found?: Array<JsonValue>
+  /** setup (plan): well-known servers on offer. */
+  wellKnown?: Array<JsonValue>
+  /** setup (done): the change as a diff of lines. */
+  preview?: string
+  /** setup (done): whether the file was written. */
+  written?: boolean
+  /** broker status: the broker serving this agent dir (null when none runs). */
+  broker?: JsonValue
+  /** broker stop: the broker stopped (null when none ran). */
+  stopped?: JsonValue
+}
+
+/** How many servers were still being listed, and the first few. */
+export interface PendingListing {
+  pending: number
+  servers: Array<string>
 }
 
 /** A prompt as a command to register. */
@@ -740,12 +827,28 @@ export interface SavedChange {
   changed: boolean
 }
 
+/** A search hit, and the tools of other servers with the same name and description. */
+export interface SearchMatch {
+  server: string
+  tool: string
+  also?: Array<ToolRef>
+}
+
 export interface SearchOpts {
   regex?: boolean
   server?: string
   includeSchemas?: boolean
   limit?: number
   offset?: number
+}
+
+/** What the ranking says about how well a query was matched (`scripts/fit-weak.mjs`). */
+export interface SearchSignals {
+  strength: number
+  firstShare: number
+  firstScore: number
+  fifthOfFirst: number
+  terms: number
 }
 
 /** One server's exposure. */
@@ -824,4 +927,9 @@ export interface ToolNamespace {
   aliases: Array<string>
   description?: string
   instructions?: string
+}
+
+export interface ToolRef {
+  server: string
+  tool: string
 }

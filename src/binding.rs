@@ -2,11 +2,13 @@
 
 #[macro_use]
 mod mirror;
+mod details;
 mod front_end;
 mod json;
 
+use details::OutcomeDetails;
 use front_end::{FieldTaken, FrontEndCallbacks, JsFrontEnd, SessionEntry};
-use json::{JsonObject, JsonValue, McpParams, OutcomeDetails};
+use json::{JsonObject, JsonValue, McpParams};
 use mirror::{
     Completion, DeclaredListing, DirectTools, ExposureChange, ExposurePreview, Js, LifecycleEvent,
     PromptCommand, SavedChange, SetupRequest, ToolDefinition,
@@ -152,7 +154,7 @@ impl From<adapter::Outcome> for Outcome {
         } = outcome;
         Outcome {
             content: content.js(),
-            details: details.to_json(),
+            details: details.js(),
             is_error,
             structured_content: structured.map(|v| *v),
         }

@@ -13,22 +13,6 @@ export type JsonValue = unknown
 export type JsonObject = Record<string, unknown>
 
 /**
- * `Outcome.details`: `mode` names the mode; failures set `error` to a stable code (and usually
- * `server`). Written here until the modes' details are structs of the core.
- */
-export interface OutcomeDetails {
-  mode: Mode
-  error?: ErrorCode
-  server?: string
-  tool?: string
-  /** Servers still being listed when the answer was given (search, status, …): how many, the first few. */
-  listing?: { pending: number; servers: string[] }
-  /** A tool call's time in the core, from the call to its answer (ms, one decimal). */
-  elapsedMs?: number
-  [key: string]: unknown
-}
-
-/**
  * The `mcp` tool's parameters (all optional); mode priority: tool > read > connect > describe >
  * instructions > search > server > status. Written here, not made by napi-rs from a struct: the
  * core reads them as the model gave them, so that a wrong one gets the core's error, not napi's;

@@ -26,7 +26,9 @@ import type {
   FieldOption,
   FieldTaken,
   FrontEndCallbacks,
+  JsonValue,
   LifecycleEvent,
+  ListedPrompt,
   ListOpts,
   McpParams,
   Mode,
@@ -34,6 +36,7 @@ import type {
   OpenOptions,
   Outcome,
   OutcomeDetails,
+  PendingListing,
   PromptCommand,
   Question,
   QuestionAnswer,
@@ -47,7 +50,9 @@ import type {
   SamplingRequest,
   SamplingTool,
   SavedChange,
+  SearchMatch,
   SearchOpts,
+  SearchSignals,
   ServerExposure,
   SessionEntry,
   SetupRequest,
@@ -55,6 +60,7 @@ import type {
   ToolAnnotations,
   ToolDefinition,
   ToolNamespace,
+  ToolRef,
 } from "../../index.js";
 
 /** The declared keys of `T`, without an index signature's `string`. */
@@ -139,18 +145,49 @@ function readContent(block: ContentBlock): string {
 }
 
 const outcomeFields: Exactly<Outcome, "content" | "details" | "isError" | "structuredContent"> = true;
-const detailFields: Exactly<OutcomeDetails, "mode" | "error" | "server" | "tool" | "listing" | "elapsedMs"> = true;
+const detailFields: Exactly<
+  OutcomeDetails,
+  | "mode" | "error" | "server" | "tool" | "uri" | "prompt" | "listing" | "elapsedMs" | "fullOutputPath"
+  | "tools" | "offset" | "query" | "matches" | "total" | "weak" | "servers" | "signals" | "inputSchema"
+  | "totalTools" | "problems" | "family" | "prompts" | "revocationFailed" | "needsAuth" | "oauth"
+  | "trust" | "sources" | "diagnostics" | "cacheWarning" | "logWarning" | "file" | "entry" | "saved"
+  | "exists" | "found" | "wellKnown" | "preview" | "written" | "broker" | "stopped"
+> = true;
+const listingFields: Exactly<PendingListing, "pending" | "servers"> = true;
+const matchFields: Exactly<SearchMatch, "server" | "tool" | "also"> = true;
+const toolRefFields: Exactly<ToolRef, "server" | "tool"> = true;
+const signalFields: Exactly<SearchSignals, "strength" | "firstShare" | "firstScore" | "fifthOfFirst" | "terms"> = true;
+const listedPromptFields: Exactly<ListedPrompt, "server" | "prompt" | "command"> = true;
+function readListing({ pending, servers }: PendingListing): string {
+  return `${pending satisfies number} ${(servers satisfies string[]).join(",")}`;
+}
+function readMatch({ server, tool, also }: SearchMatch): string {
+  const others = (also ?? []).map(({ server, tool }: ToolRef) => `${server satisfies string}_${tool satisfies string}`);
+  return `${server satisfies string}_${tool satisfies string} ${others.join(",")}`;
+}
+function readSignals({ strength, firstShare, firstScore, fifthOfFirst, terms }: SearchSignals): number {
+  return (strength satisfies number) + (firstShare satisfies number) + (firstScore satisfies number) + (fifthOfFirst satisfies number) + (terms satisfies number);
+}
+function readListedPrompt({ server, prompt, command }: ListedPrompt): string {
+  return `${server satisfies string} ${prompt satisfies string} /${command satisfies string}`;
+}
 function readOutcome(outcome: Outcome): string[] {
   const { content, details, isError, structuredContent }: { content: ContentBlock[]; details: OutcomeDetails; isError: boolean; structuredContent?: Record<string, unknown> } =
     outcome;
-  const { mode, error, server, tool, listing, elapsedMs }: { mode: Mode; error?: ErrorCode; server?: string; tool?: string; listing?: { pending: number; servers: string[] }; elapsedMs?: number } =
+  const { mode, error, server, tool, uri, prompt, listing, elapsedMs, fullOutputPath }: { mode: Mode; error?: ErrorCode; server?: string; tool?: string; uri?: string; prompt?: string; listing?: PendingListing; elapsedMs?: number; fullOutputPath?: string } =
     details;
   const known: boolean = modes[mode] && (error === undefined || errorCodes[error]);
-  const pending: number = listing?.pending ?? 0;
-  const listed: string[] = listing?.servers ?? [];
-  // Fields of one mode are read through the index signature, as unknown.
-  const extra: unknown = details.servers;
-  return [...content.map(readContent), mode, server ?? "", tool ?? "", String(elapsedMs), String(isError && known), String(pending), ...listed, String(extra), String(structuredContent)];
+  const common = [mode, server ?? "", tool ?? "", uri ?? "", prompt ?? "", listing ? readListing(listing) : "", String(elapsedMs), fullOutputPath ?? "", String(isError && known)];
+  // search and list
+  const { tools, offset, query, matches, total, weak, servers, signals }: { tools?: number; offset?: number; query?: string; matches?: SearchMatch[]; total?: number; weak?: boolean; servers?: JsonValue[]; signals?: SearchSignals } = details;
+  const found = [String(tools), String(offset), query ?? "", ...(matches ?? []).map(readMatch), String(total), String(weak), String(servers), String(signals && readSignals(signals))];
+  // describe, status, tools, call, prompts, sign-in
+  const { inputSchema, totalTools, problems, family, prompts, revocationFailed, needsAuth, oauth }: { inputSchema?: Record<string, unknown>; totalTools?: number; problems?: string[]; family?: JsonValue; prompts?: ListedPrompt[]; revocationFailed?: boolean; needsAuth?: boolean; oauth?: boolean } = details;
+  const states = [String(inputSchema), String(totalTools), ...(problems ?? []), String(family), ...(prompts ?? []).map(readListedPrompt), String(revocationFailed), String(needsAuth), String(oauth)];
+  // doctor, add, setup, broker
+  const { trust, sources, diagnostics, cacheWarning, logWarning, file, entry, saved, exists, found: imports, wellKnown, preview, written, broker, stopped }: { trust?: JsonValue; sources?: JsonValue[]; diagnostics?: JsonValue[]; cacheWarning?: string; logWarning?: string; file?: string; entry?: Record<string, unknown>; saved?: boolean; exists?: boolean; found?: JsonValue[]; wellKnown?: JsonValue[]; preview?: string; written?: boolean; broker?: JsonValue; stopped?: JsonValue } = details;
+  const commands = [String(trust), String(sources), String(diagnostics), cacheWarning ?? "", logWarning ?? "", file ?? "", String(entry), String(saved), String(exists), String(imports), String(wellKnown), preview ?? "", String(written), String(broker), String(stopped)];
+  return [...content.map(readContent), ...common, ...found, ...states, ...commands, String(structuredContent)];
 }
 
 function readEvent(event: LifecycleEvent): string {
@@ -421,6 +458,11 @@ export async function everyMethod(): Promise<unknown[]> {
   const fieldChecks: true[] = [
     outcomeFields,
     detailFields,
+    listingFields,
+    matchFields,
+    toolRefFields,
+    signalFields,
+    listedPromptFields,
     annotationFields,
     namespaceFields,
     directToolFields,

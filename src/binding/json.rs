@@ -11,5 +11,3 @@ pub type JsonObject = serde_json::Value;
 /// error, not napi's), and `types/header.d.ts` declares them, checked against the tool's schema
 /// by `__test__/contract.test.mjs`.
 pub type McpParams = serde_json::Value;
-/// `Outcome.details`, declared in `types/header.d.ts`.
-pub type OutcomeDetails = serde_json::Value;

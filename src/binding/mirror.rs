@@ -77,6 +77,14 @@ macro_rules! mirror {
     };
 }
 
+/// A count: the core's are far below 2^32.
+impl Js for usize {
+    type Js = u32;
+    fn js(self) -> u32 {
+        u32::try_from(self).unwrap_or(u32::MAX)
+    }
+}
+
 /// The `mcp` tool as Pi registers it.
 #[napi(object)]
 pub struct ToolDefinition {

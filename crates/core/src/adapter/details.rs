@@ -196,11 +196,11 @@ pub struct CallDetails {
 /// `prompts`: the prompts' slash commands.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PromptsDetails {
-    pub prompts: Vec<PromptCommandDetails>,
+    pub prompts: Vec<ListedPrompt>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PromptCommandDetails {
+pub struct ListedPrompt {
     pub server: String,
     pub prompt: String,
     /// The slash command's name, without the slash.

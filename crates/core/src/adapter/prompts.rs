@@ -297,7 +297,7 @@ impl Prompts<'_> {
                     .iter()
                     .map(|c| format!("- /{}: {}", c.name, c.description)),
             );
-            listed.extend(commands.iter().map(|c| PromptCommandDetails {
+            listed.extend(commands.iter().map(|c| ListedPrompt {
                 server: c.server.clone(),
                 prompt: c.prompt.clone(),
                 command: c.name.clone(),

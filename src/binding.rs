@@ -154,7 +154,7 @@ impl From<adapter::Outcome> for Outcome {
         } = outcome;
         Outcome {
             content: content.js(),
-            details: details.js(),
+            details: (*details).js(),
             is_error,
             structured_content: structured.map(|v| *v),
         }

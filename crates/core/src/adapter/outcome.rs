@@ -38,8 +38,9 @@ named_enum! {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
     pub content: Vec<Block>,
-    /// What the answer is about, for programs; failures set `error` and usually `server`.
-    pub details: Details,
+    /// What the answer is about, for programs; failures set `error` and usually `server` (boxed:
+    /// outcomes travel in `Result`s).
+    pub details: Box<Details>,
     pub is_error: bool,
     /// The result as JSON, for tools that declare an output schema (boxed: most have none).
     pub structured: Option<Box<Value>>,
@@ -50,7 +51,7 @@ impl Outcome {
     pub fn text(mode: Mode, text: impl Into<String>) -> Self {
         Outcome {
             content: vec![text_block(text.into())],
-            details: Details::of(mode),
+            details: Box::new(Details::of(mode)),
             is_error: false,
             structured: None,
         }

@@ -30,6 +30,7 @@ pub mod catalog;
 pub mod config;
 pub mod events;
 pub mod loopback;
+mod named_enum;
 pub mod oauth;
 pub mod output_guard;
 pub mod path_component;

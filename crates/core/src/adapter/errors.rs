@@ -7,41 +7,7 @@ use pi_mcp_connection::pool::RequestError;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Declares an enum of names the binding mirrors for TypeScript as a string-literal union: the
-/// enum, its `ALL` and its `as_str`, from one list.
-macro_rules! named_enum {
-    ($(#[$meta:meta])* $enum:ident { $($(#[$doc:meta])* $variant:ident = $name:literal,)* }) => {
-        $(#[$meta])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum $enum {
-            $($(#[$doc])* $variant,)*
-        }
-
-        impl $enum {
-            /// Every one, in the order declared.
-            pub const ALL: &'static [$enum] = &[$($enum::$variant),*];
-
-            pub const fn as_str(self) -> &'static str {
-                match self {
-                    $($enum::$variant => $name,)*
-                }
-            }
-        }
-
-        impl serde::Serialize for $enum {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(self.as_str())
-            }
-        }
-
-        impl std::fmt::Display for $enum {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-pub(super) use named_enum;
+use crate::named_enum::named_enum;
 
 named_enum! {
     /// The stable codes of `details.error`, the one list of them. Programs branch on these; the

@@ -1,8 +1,8 @@
 //! What every mode returns: content blocks for Pi, details for programs, and the error flag.
 
 use super::details::{Details, Listing, Part};
-use super::errors::named_enum;
 use super::ErrorCode;
+use crate::named_enum::named_enum;
 use crate::render::content::{text_block, Block};
 use serde_json::Value;
 

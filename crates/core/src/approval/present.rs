@@ -4,6 +4,7 @@
 
 use super::{Entry, Request, Subject, Used};
 use crate::config::ServerConfig;
+use crate::named_enum::named_enum;
 use crate::render::{hints, tilde};
 use pi_mcp_connection::clean;
 use serde_json::{json, Map, Value};
@@ -73,29 +74,17 @@ pub struct Offered {
     pub remember: Option<Entry>,
 }
 
-/// What an option allows: once; for the session, the tool or the whole server (the approval
-/// gate's dialog); for the app's session, or always (an MCP App's consent dialog); nothing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Choice {
-    Once,
-    Tool,
-    Server,
-    Session,
-    Always,
-    Deny,
-}
-
-impl Choice {
-    /// Its name, as the front end hands it back.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Choice::Once => "once",
-            Choice::Tool => "tool",
-            Choice::Server => "server",
-            Choice::Session => "session",
-            Choice::Always => "always",
-            Choice::Deny => "deny",
-        }
+named_enum! {
+    /// What an option allows: once; for the session, the tool or the whole server (the approval
+    /// gate's dialog); for the app's session, or always (an MCP App's consent dialog); nothing.
+    /// Its name is what the front end hands back.
+    Choice {
+    Once = "once",
+    Tool = "tool",
+    Server = "server",
+    Session = "session",
+    Always = "always",
+    Deny = "deny",
     }
 }
 

@@ -1,0 +1,37 @@
+//! Enums of names: each variant a fixed name that JSON, the binding and TypeScript carry.
+
+/// Declares an enum of names the binding mirrors for TypeScript as a string-literal union: the
+/// enum, its `ALL` and its `as_str`, from one list.
+macro_rules! named_enum {
+    ($(#[$meta:meta])* $enum:ident { $($(#[$doc:meta])* $variant:ident = $name:literal,)* }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $enum {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl $enum {
+            /// Every one, in the order declared.
+            pub const ALL: &'static [$enum] = &[$($enum::$variant),*];
+
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($enum::$variant => $name,)*
+                }
+            }
+        }
+
+        impl serde::Serialize for $enum {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl std::fmt::Display for $enum {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+pub(crate) use named_enum;

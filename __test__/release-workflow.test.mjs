@@ -38,17 +38,21 @@ test("every napi target is built for the release with its own command and artifa
   const settings = settingsOf(build);
   assert.deepEqual(settings.map((s) => s.target).sort(), [...napi.targets].sort());
   for (const { target, build: command } of settings) {
-    assert.match(command, new RegExp(`^npx napi build --platform --release --no-js --target ${target}( |$)`), target);
+    assert.match(command, new RegExp(`^npx napi build --platform --no-js --target ${target}( |$)`), target);
   }
+  assert.equal(build.steps.find((s) => s.name === "Build").run, "${{ matrix.settings.build }} --release");
   const upload = build.steps.find((s) => s.uses?.startsWith("actions/upload-artifact"));
   assert.equal(upload.with.name, "bindings-${{ matrix.settings.target }}");
   assert.equal(upload.with["if-no-files-found"], "error");
   // The helper executable, which every platform package ships next to the addon.
-  const place = stepRunning(build, /^node scripts\/place-helper\.mjs --release --target \$\{\{ matrix\.settings\.target \}\}$/);
+  const place = stepRunning(build, /^node scripts\/place-helper\.mjs --profile helper --target \$\{\{ matrix\.settings\.target \}\}$/);
   assert.ok(place && build.steps.indexOf(place) > build.steps.findIndex((s) => s.name === "Build"), "the helper is placed after the build");
-  // Built on its own: one cargo build of both would give the helper the addon's features.
-  const helperBuild = stepRunning(build, /^\$\{\{ matrix\.settings\.build \}\} --package pi-mcp-helper --output-dir target$/);
+  // Built on its own (one cargo build of both would give the helper the addon's features), with
+  // the profile that `npm run build` builds it with too.
+  const helperBuild = stepRunning(build, /^\$\{\{ matrix\.settings\.build \}\} --profile helper --package pi-mcp-helper --output-dir target$/);
   assert.ok(helperBuild && build.steps.indexOf(helperBuild) < build.steps.indexOf(place), "the helper is built before it is placed");
+  assert.match(readFileSync(join(root, "Cargo.toml"), "utf8"), /^\[profile\.helper\]\ninherits = "release"\nopt-level = "s"$/m);
+  assert.match(readFileSync(join(root, "scripts", "build-native.mjs"), "utf8"), /cargoBuild\("pi-mcp-helper", "helper"\)/);
   assert.deepEqual(upload.with.path.trim().split("\n"), ["${{ env.APP_NAME }}.*.node", "${{ env.APP_NAME }}-helper-*"]);
 });
 

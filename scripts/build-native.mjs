@@ -62,9 +62,9 @@ if (id.includes("musl") && !/crt-static/.test(env.RUSTFLAGS ?? "")) {
   env.RUSTFLAGS = `${env.RUSTFLAGS ?? ""} -C target-feature=-crt-static`.trim();
 }
 console.log(`pi-mcp-native: building the addon for ${id} with ${cargo.stdout.trim()} (release, takes a few minutes)…`);
-/** Builds `pkg` (release) and returns the artifacts cargo reports (their paths honour CARGO_TARGET_DIR). */
-function cargoBuild(pkg) {
-  const build = spawnSync("cargo", ["build", "--release", "-p", pkg, "--message-format=json-render-diagnostics"], {
+/** Builds `pkg` with cargo's `profile` and returns the artifacts cargo reports (their paths honour CARGO_TARGET_DIR). */
+function cargoBuild(pkg, profile) {
+  const build = spawnSync("cargo", ["build", "--profile", profile, "-p", pkg, "--message-format=json-render-diagnostics"], {
     cwd: root,
     env,
     encoding: "utf8",
@@ -80,8 +80,9 @@ function cargoBuild(pkg) {
 }
 
 // Two builds: the helper's crates alone leave out what only the addon needs (cargo would build one
-// set of features for both).
-const artifacts = [...cargoBuild("pi-mcp-native"), ...cargoBuild("pi-mcp-helper")];
+// set of features for both), with Cargo.toml's `helper` profile (the release profile optimized for
+// size).
+const artifacts = [...cargoBuild("pi-mcp-native", "release"), ...cargoBuild("pi-mcp-helper", "helper")];
 const library = artifacts
   .filter((m) => m.target?.crate_types?.includes("cdylib"))
   .flatMap((m) => m.filenames)

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Puts the helper executable cargo built (crates/helper: `pi-mcp-native-helper`) next to the
 // addon as `pi-mcp-native-helper-<platform>`, where the loader looks for it.
-//   node scripts/place-helper.mjs [--release] [--target <triple>]
-// `npm run build:debug` runs it after `napi build -p pi-mcp-helper`, the release workflow after
-// each target's helper build, scripts/build-native.mjs after its own build.
+//   node scripts/place-helper.mjs [--profile helper] [--target <triple>]
+// `npm run build:debug` runs it after `napi build -p pi-mcp-helper` (the dev profile), the release
+// workflow after each target's helper build (Cargo.toml's `helper` profile), scripts/build-native.mjs
+// after its own build.
 import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, renameSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -24,7 +25,7 @@ export function placeHelper(executable, id) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { values } = parseArgs({ options: { release: { type: "boolean" }, target: { type: "string" } } });
+  const { values } = parseArgs({ options: { profile: { type: "string", default: "dev" }, target: { type: "string" } } });
   // The napi CLI (a dev dependency) names a target's platform; without a target it is this machine.
   const id = values.target ? (await import("@napi-rs/cli")).parseTriple(values.target).platformArchABI : platformId();
   const exe = `pi-mcp-native-helper${id.startsWith("win32") ? ".exe" : ""}`;
@@ -32,6 +33,7 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   // `napi build` always hands cargo a `--target` (this machine's triple when none is given), so
   // its output is under target/<triple>/, never target/debug.
   const triple = values.target ?? execFileSync("rustc", ["-vV"], { encoding: "utf8" }).match(/^host: (\S+)$/m)[1];
-  const built = join(targetDir, triple, values.release ? "release" : "debug", exe);
+  // Cargo's dev profile builds into debug/, every other profile into a directory of its name.
+  const built = join(targetDir, triple, values.profile === "dev" ? "debug" : values.profile, exe);
   console.log(`pi-mcp-native: helper ${placeHelper(built, id)}`);
 }

@@ -76,9 +76,9 @@ export function ensurePi(version, { log = console.error } = {}) {
  */
 export function releaseBuild({ log = console.error, env = process.env } = {}) {
   const workflow = load(readFileSync(join(ROOT, ".github", "workflows", "release.yml"), "utf8"));
-  const { target, build } = workflow.jobs.build.strategy.matrix.settings.find((s) => s.target === "x86_64-unknown-linux-gnu");
-  const [helper, place] = ["--package pi-mcp-helper", "scripts/place-helper.mjs"].map((what) =>
-    workflow.jobs.build.steps.find((s) => s.run?.includes(what)).run.replaceAll("${{ matrix.settings.build }}", build).replaceAll("${{ matrix.settings.target }}", target),
+  const settings = workflow.jobs.build.strategy.matrix.settings.find((s) => s.target === "x86_64-unknown-linux-gnu");
+  const [build, helper, place] = ["Build", "Build the helper", "Place the helper"].map((name) =>
+    workflow.jobs.build.steps.find((s) => s.name === name).run.replace(/\$\{\{ matrix\.settings\.(\w+) \}\}/g, (_, key) => settings[key]),
   );
   for (const command of [build, helper, place]) {
     log(`as the release workflow builds the addon: ${command}`);

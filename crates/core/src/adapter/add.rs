@@ -7,7 +7,7 @@
 use super::config_edit::ConfigEdits;
 use super::details::*;
 use super::Mode;
-use super::{Adapter, ErrorCode, OpenOptions, Outcome};
+use super::{Adapter, ErrorCode, Kernel, OpenOptions, Outcome};
 use crate::config::{self, add::AddRequest, Only};
 use crate::oauth::is_loopback;
 use crate::render;
@@ -22,7 +22,7 @@ impl ConfigEdits<'_> {
             Err(why) => Outcome::error(
                 Mode::Add,
                 ErrorCode::BadUsage,
-                render::add_usage(&why, self.cli),
+                render::add_usage(&why, self.kernel.cli),
             ),
         }
     }
@@ -34,7 +34,7 @@ impl ConfigEdits<'_> {
             Outcome::error(
                 Mode::Add,
                 ErrorCode::BadUsage,
-                render::add_usage(&why, self.cli),
+                render::add_usage(&why, self.kernel.cli),
             )
         };
         let request = match config::add::parse(words) {
@@ -67,7 +67,7 @@ impl ConfigEdits<'_> {
         let done = |saved: bool| {
             Outcome::text(
                 Mode::Add,
-                render::added(&request.name, &file, &tools, saved, self.cli),
+                render::added(&request.name, &file, &tools, saved, self.kernel.cli),
             )
             .with_server(request.name.as_str())
             .with_part(AddDetails {
@@ -100,7 +100,10 @@ impl ConfigEdits<'_> {
             Outcome::error(
                 Mode::Add,
                 ErrorCode::ProjectUntrusted,
-                render::project_untrusted(&self.cwd.join(".pi").join("mcp.json"), self.cli),
+                render::project_untrusted(
+                    &self.kernel.cwd.join(".pi").join("mcp.json"),
+                    self.kernel.cli,
+                ),
             )
         })
     }
@@ -110,6 +113,7 @@ impl ConfigEdits<'_> {
     pub fn name_taken(&self, name: &str, file: &std::path::Path) -> Option<Outcome> {
         let namespace = |n: &str| n.replace('-', "_");
         let configured = self
+            .kernel
             .config
             .servers
             .iter()
@@ -136,16 +140,17 @@ impl ConfigEdits<'_> {
             root: json!({ "mcpServers": { request.name.as_str(): request.entry } }),
         };
         let trial = Adapter::open(OpenOptions {
-            cwd: self.cwd.clone(),
-            agent_dir: Some(self.agent_dir.clone()),
-            env: Some(self.env.clone()),
+            cwd: self.kernel.cwd.clone(),
+            agent_dir: Some(self.kernel.agent_dir.clone()),
+            env: Some(self.kernel.env.clone()),
             project_trusted: Some(true),
-            file_limits: self.file_limits,
-            cli: self.cli,
+            file_limits: self.kernel.file_limits,
+            cli: self.kernel.cli,
             only: Some(only),
             ..OpenOptions::default()
         });
         if let Some(problem) = trial
+            .kernel
             .config
             .diagnostics
             .iter()
@@ -157,24 +162,25 @@ impl ConfigEdits<'_> {
                 problem.to_string(),
             ));
         }
-        if let Some(sink) = self.events.sink() {
+        if let Some(sink) = self.kernel.events.sink() {
             trial.on_event(sink);
         }
-        trial.set_interactive(self.sign_ins.interactive());
-        *self.trial.lock() = Some(trial.clone());
+        trial.set_interactive(self.kernel.sign_ins.interactive());
+        *self.kernel.trial.lock() = Some(trial.clone());
         let name = request.name.as_str();
         let mut outcome = trial.connect(name).await;
-        if outcome.details.error == Some(ErrorCode::AuthRequired) && trial.is_oauth(name) {
+        if outcome.details.error == Some(ErrorCode::AuthRequired) && trial.kernel.is_oauth(name) {
             outcome = trial.login(name).await;
         }
         let tools = trial
+            .kernel
             .servers
             .view()
             .server_tools(name)
             .iter()
             .map(|t| t.name.clone())
             .collect();
-        *self.trial.lock() = None;
+        *self.kernel.trial.lock() = None;
         trial.shutdown().await;
         match outcome.is_error {
             true => Err(outcome),
@@ -183,7 +189,7 @@ impl ConfigEdits<'_> {
     }
 }
 
-impl Adapter {
+impl Kernel {
     /// Whether `name` signs in with OAuth (a remote server without other credentials).
     fn is_oauth(&self, name: &str) -> bool {
         self.server(name).is_some_and(|s| {

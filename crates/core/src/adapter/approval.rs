@@ -6,9 +6,10 @@
 
 use super::host::SessionHost;
 use super::Mode;
-use super::{Adapter, ErrorCode, Outcome};
+use super::{ErrorCode, Kernel, Outcome};
 use crate::approval::present::{self, By, Refusal};
 use crate::approval::{Answer, Entry, Grants, Request, Subject};
+use crate::config::ServerConfig;
 use crate::render::tilde;
 use futures::future::BoxFuture;
 use pi_mcp_connection::broker::family::family;
@@ -19,7 +20,44 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-impl Adapter {
+/// The session's grants and whether `--yes` answers for the person.
+pub(super) struct Approval {
+    /// Uses the person allowed for the rest of the session (its family's members' too).
+    grants: Arc<Grants>,
+    /// `pi-mcp call --yes` (see [`super::OpenOptions::assume_yes`]).
+    assume_yes: bool,
+}
+
+impl Approval {
+    pub fn new(assume_yes: bool) -> Approval {
+        Approval {
+            grants: Arc::new(Grants::default()),
+            assume_yes,
+        }
+    }
+
+    /// Whether a grant of this session lets `subject` of `server` through unasked.
+    pub fn covers(&self, server: &ServerConfig, subject: &Subject<'_>) -> bool {
+        self.grants.covers(server, subject)
+    }
+
+    /// Who answers the members of this session's family, from these grants.
+    pub fn for_family(
+        &self,
+        host: Arc<SessionHost>,
+        wait: Duration,
+        home: String,
+    ) -> FamilyAnswers {
+        FamilyAnswers {
+            grants: self.grants.clone(),
+            host,
+            wait,
+            home,
+        }
+    }
+}
+
+impl Kernel {
     /// Whether `subject` (with `args`) may go ahead; the refusal is the answer of `mode`.
     pub(super) async fn approved(
         self: &Arc<Self>,
@@ -30,7 +68,7 @@ impl Adapter {
         self.approved_for(mode, subject, args, None).await
     }
 
-    /// [`Adapter::approved`] for a use that `asker` asks for, not the model (an MCP App); the
+    /// [`Kernel::approved`] for a use that `asker` asks for, not the model (an MCP App); the
     /// dialog says who.
     pub(super) async fn approved_for(
         self: &Arc<Self>,
@@ -42,7 +80,7 @@ impl Adapter {
         let Some(server) = self.server(subject.server()) else {
             return Ok(());
         };
-        if !subject.asks(server) || self.grants.covers(server, &subject) {
+        if !subject.asks(server) || self.approval.covers(server, &subject) {
             return Ok(());
         }
         let home = self.home();
@@ -55,7 +93,7 @@ impl Adapter {
                 Subject::Prompt { name, .. } => outcome.with_prompt(name),
             })
         };
-        if self.assume_yes {
+        if self.approval.assume_yes {
             return match self.yes_allowed() {
                 true => Ok(()),
                 false => refuse(Refusal::YesInsidePi, ErrorCode::ApprovalRequired),
@@ -66,7 +104,7 @@ impl Adapter {
         let by = asker.map_or(By::Model, By::App);
         let question = |id| present::question(id, &request, wait, by);
         let verdict = match self.host.approve(question, wait).await {
-            Some(answer) => kept(&self.grants, &request, answer, wait),
+            Some(answer) => kept(&self.approval.grants, &request, answer, wait),
             None => {
                 let ask = Ask {
                     request: request.clone(),
@@ -96,7 +134,7 @@ impl Adapter {
     /// entries among them are passed over): it started, resumed, reloaded or moved to another
     /// branch.
     pub fn restore_grants(&self, entries: &[Entry]) {
-        self.grants.restore(entries);
+        self.approval.grants.restore(entries);
     }
 
     /// `pi-mcp call --yes` skips approval outside Pi; inside it (Pi sets `PI_CODING_AGENT` for
@@ -136,10 +174,10 @@ fn kept(grants: &Grants, request: &Request, answer: Answer, wait: Duration) -> V
 /// grants its person gives there are its own (its session entries keep them, as they keep the
 /// ones given for its own calls), so they cover its members' later uses and its own.
 pub(super) struct FamilyAnswers {
-    pub grants: Arc<Grants>,
-    pub host: Arc<SessionHost>,
-    pub wait: Duration,
-    pub home: String,
+    grants: Arc<Grants>,
+    host: Arc<SessionHost>,
+    wait: Duration,
+    home: String,
 }
 
 impl Answerer for FamilyAnswers {

@@ -7,7 +7,7 @@
 
 use super::connect::Need;
 use super::Mode;
-use super::{Adapter, CallOptions};
+use super::{CallOptions, Kernel};
 use crate::approval::present::{self, Choice};
 use crate::approval::Answer;
 use crate::apps::grants::{self, Always};
@@ -25,6 +25,7 @@ use pi_mcp_connection::clean::{self, Link};
 use pi_mcp_connection::pool::RequestError;
 use pi_mcp_connection::server_log::{LogLevel, LogMessage};
 use serde_json::{json, Map, Value};
+use std::path::Path;
 use std::sync::{Arc, Weak};
 
 /// The kinds of [`Event::App`].
@@ -34,50 +35,80 @@ const ENDED: &str = "ended";
 
 /// MCP Apps as this session has them.
 pub(super) struct AppsState {
-    /// Once the embedder turned them on ([`Adapter::enable_apps`]).
-    pub on: std::sync::OnceLock<Apps>,
+    /// Once the embedder turned them on ([`McpApps::enable_apps`]).
+    on: std::sync::OnceLock<Apps>,
     /// The "always" the user gave servers' apps.
-    pub grants: grants::AlwaysGrants,
+    grants: grants::AlwaysGrants,
 }
 
-super::service!(
-    /// MCP Apps as the embedder sees them: turning them on, the open apps, the "always" given
-    /// them, Pi's theme and the arguments the model is still writing.
-    McpApps
-);
+impl AppsState {
+    /// Off until the embedder turns them on; the "always" kept in `agent_dir`.
+    pub fn new(agent_dir: &Path) -> AppsState {
+        AppsState {
+            on: std::sync::OnceLock::new(),
+            grants: grants::AlwaysGrants::in_dir(agent_dir),
+        }
+    }
+
+    /// Closes the open apps (the session ends).
+    pub async fn close(&self) {
+        if let Some(apps) = self.on.get() {
+            apps.close().await;
+        }
+    }
+}
+
+/// MCP Apps as the embedder sees them: turning them on, the open apps, the "always" given
+/// them, Pi's theme and the arguments the model is still writing.
+pub struct McpApps<'a> {
+    kernel: &'a Arc<Kernel>,
+}
+
+impl<'a> From<&'a Arc<Kernel>> for McpApps<'a> {
+    fn from(kernel: &'a Arc<Kernel>) -> Self {
+        McpApps { kernel }
+    }
+}
 
 impl McpApps<'_> {
     /// Turns MCP Apps on for this session: `script` is the host page's script
     /// (`extension/pi-mcp-native/app-host.js`), `context` the host context's fixed part (theme,
     /// locale, time zone, platform). Once; later calls change nothing.
     pub fn enable_apps(&self, script: Vec<u8>, context: Value) {
-        let gate = Arc::new(AppGate(Arc::downgrade(self)));
-        let _ = self.apps.on.set(Apps::new(gate, script, context));
+        let gate = Arc::new(AppGate(Arc::downgrade(self.kernel)));
+        let _ = self.kernel.apps.on.set(Apps::new(gate, script, context));
     }
 
     /// The open apps, oldest first.
     pub fn open_apps(&self) -> Vec<OpenApp> {
-        self.apps.on.get().map(Apps::open_apps).unwrap_or_default()
+        self.kernel
+            .apps
+            .on
+            .get()
+            .map(Apps::open_apps)
+            .unwrap_or_default()
     }
 
     /// The "always" given to servers' apps (`/mcp apps`): each server and what it covers
     /// (`conversation`, `tools`).
     pub fn app_grants(&self) -> Vec<(String, String)> {
-        let kept = self.apps.grants.list();
+        let kept = self.kernel.apps.grants.list();
         kept.into_iter().map(|g| (g.server, g.what)).collect()
     }
 
     /// Takes back the "always" of `server`'s apps (every server's: `None`); how many.
     pub fn revoke_app_grants(&self, server: Option<&str>) -> Result<usize, String> {
-        self.apps
-            .grants
-            .revoke(server)
-            .map_err(|e| format!("{}: {e}", self.agent_dir.join(grants::FILE).display()))
+        self.kernel.apps.grants.revoke(server).map_err(|e| {
+            format!(
+                "{}: {e}",
+                self.kernel.agent_dir.join(grants::FILE).display()
+            )
+        })
     }
 
     /// Pi's side of the apps' host context changed (its theme): the open apps are told.
     pub fn set_apps_context(&self, update: Map<String, Value>) {
-        if let Some(apps) = self.apps.on.get() {
+        if let Some(apps) = self.kernel.apps.on.get() {
             apps.set_context(update);
         }
     }
@@ -85,18 +116,19 @@ impl McpApps<'_> {
     /// The model is still writing a call of `name` (`server`'s, when it says): an open app of
     /// the tool gets the arguments so far. Nothing starts, nothing opens.
     pub fn app_input_partial(&self, name: &str, server: Option<&str>, args: Value) {
-        let (Some(apps), Ok(Some(tool))) =
-            (self.apps.on.get(), self.lookup(Mode::Call, name, server))
-        else {
+        let (Some(apps), Ok(Some(tool))) = (
+            self.kernel.apps.on.get(),
+            self.kernel.lookup(Mode::Call, name, server),
+        ) else {
             return;
         };
-        if let Some(input) = self.app_input(&tool, &args) {
+        if let Some(input) = self.kernel.app_input(&tool, &args) {
             apps.call_partial(&tool.server, &tool.original, input);
         }
     }
 }
 
-impl Adapter {
+impl Kernel {
     /// What an "always" for `what` of `server`'s apps is kept as: its name, its launch's hash
     /// and `what`.
     fn app_grant(&self, server: &str, what: &str) -> Option<Always> {
@@ -356,10 +388,10 @@ impl Adapter {
 }
 
 /// The gateway as the apps see it; weak, so that an app left open never keeps it alive.
-struct AppGate(Weak<Adapter>);
+struct AppGate(Weak<Kernel>);
 
 impl AppGate {
-    fn adapter(&self) -> Result<Arc<Adapter>, String> {
+    fn adapter(&self) -> Result<Arc<Kernel>, String> {
         self.0
             .upgrade()
             .ok_or_else(|| "the session has ended".into())
@@ -485,7 +517,7 @@ impl AppHost for AppGate {
             return false;
         };
         let subject = crate::approval::Subject::Tool(&tool);
-        subject.asks(server) && !adapter.grants.covers(server, &subject)
+        subject.asks(server) && !adapter.approval.covers(server, &subject)
     }
 
     fn to_conversation(&self, app: &AppRef, kind: ToConversation, text: String) {

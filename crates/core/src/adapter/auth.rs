@@ -5,7 +5,7 @@
 use super::details::*;
 use super::sign_in::SignIns;
 use super::Mode;
-use super::{Adapter, CredentialSource, ErrorCode, Outcome};
+use super::{CredentialSource, ErrorCode, Kernel, Outcome};
 use crate::config::{self, HttpAuth, ServerConfig, Transport};
 use crate::oauth;
 use crate::render;
@@ -17,7 +17,7 @@ use std::sync::Arc;
 /// request.
 pub(super) type Sent = (Option<Secret>, Option<SharedCredentials>);
 
-impl Adapter {
+impl Kernel {
     /// What `auth` asks to send (a `bearerToken` that is a `!command` runs now); `NeedsAuth`
     /// when a configured credential is missing.
     pub(super) async fn credentials(
@@ -174,10 +174,11 @@ impl SignIns<'_> {
     pub fn auth_help(&self, name: &str) -> Outcome {
         if name.is_empty() {
             let remote: Vec<(&str, bool)> = self
+                .kernel
                 .servers
                 .configs()
                 .filter(|s| !s.disabled && matches!(s.transport, Transport::Http { .. }))
-                .map(|s| (s.name.as_str(), self.needs_auth(&s.name)))
+                .map(|s| (s.name.as_str(), self.kernel.needs_auth(&s.name)))
                 .collect();
             return Outcome::error(
                 Mode::Auth,
@@ -185,16 +186,17 @@ impl SignIns<'_> {
                 render::auth_usage(&remote),
             );
         }
-        let server = match self.enabled_server(Mode::Auth, name) {
+        let server = match self.kernel.enabled_server(Mode::Auth, name) {
             Ok(server) => server,
             Err(outcome) => return outcome,
         };
         let state = self
+            .kernel
             .servers
             .failure(name)
             .filter(|(_, cause)| cause.needs_auth())
             .map(|(_, cause)| cause.reason(name));
-        let kind = self.auth_kind(server);
+        let kind = self.kernel.auth_kind(server);
         let oauth = matches!(kind, render::AuthKind::OAuth { .. });
         Outcome::text(Mode::Auth, render::auth_help(name, &kind, state.as_deref()))
             .with_server(name)

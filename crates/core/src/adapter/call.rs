@@ -3,7 +3,7 @@
 use super::connect::Need;
 use super::details::*;
 use super::Mode;
-use super::{Adapter, ErrorCode, Outcome, DEFAULT_REQUEST_TIMEOUT};
+use super::{ErrorCode, Kernel, Outcome, DEFAULT_REQUEST_TIMEOUT};
 use crate::approval::Subject;
 use crate::catalog::{pi_tool_name, ToolInfo};
 use crate::config::{tool_pattern_matches, DEFAULT_CALL_TIMEOUT};
@@ -47,7 +47,7 @@ pub struct CallOptions {
     pub on_progress: Option<ProgressSink>,
 }
 
-impl Adapter {
+impl Kernel {
     /// Calls a tool (or reads a resource tool). Its arguments are checked against the known
     /// schema before any server starts; a server started just now gets the call at once when
     /// the tool is known from the cache, and is listed once it is idle. A server that wants a
@@ -321,7 +321,7 @@ impl Adapter {
     }
 }
 
-impl Adapter {
+impl Kernel {
     /// Progress of call `call_id` reported as `progress` events.
     fn progress_events(
         self: &Arc<Self>,

@@ -1,9 +1,11 @@
 //! Changes `/mcp` saves to the config files: turning a server on or off where it takes effect
 //! (see `config::switch`). The session's gateway is opened again afterwards by its front end.
 
+use super::Kernel;
 use crate::config::{switch, EditError, Role};
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// A change saved to a config file.
 /// JavaScript gets it as its mirror in the binding (`src/binding/mirror.rs`), which documents
@@ -34,29 +36,40 @@ impl fmt::Display for SwitchError {
 
 impl std::error::Error for SwitchError {}
 
-super::service!(
-    /// Changes to the config files: `add`, `setup`, enabling a server, exposures (add.rs,
-    /// setup.rs, exposure.rs).
-    ConfigEdits
-);
+/// Changes to the config files: `add`, `setup`, enabling a server, exposures (add.rs,
+/// setup.rs, exposure.rs).
+pub struct ConfigEdits<'a> {
+    pub(super) kernel: &'a Arc<Kernel>,
+}
+
+impl<'a> From<&'a Arc<Kernel>> for ConfigEdits<'a> {
+    fn from(kernel: &'a Arc<Kernel>) -> Self {
+        ConfigEdits { kernel }
+    }
+}
 
 impl ConfigEdits<'_> {
     /// The user's Pi config, where `pi mcp add` writes: `<agentDir>/mcp.json`, or the file
     /// `--mcp-config` names.
     pub fn user_file(&self) -> PathBuf {
-        self.config
+        self.kernel
+            .config
             .sources
             .iter()
             .find(|s| matches!(s.role, Role::Explicit | Role::PiGlobal))
-            .map_or_else(|| self.agent_dir.join("mcp.json"), |s| s.path.clone())
+            .map_or_else(
+                || self.kernel.agent_dir.join("mcp.json"),
+                |s| s.path.clone(),
+            )
     }
 
     /// The project's `.pi/mcp.json`, when the project is trusted (else it is not read).
     pub fn project_file(&self) -> Option<PathBuf> {
-        self.config
+        self.kernel
+            .config
             .trust
             .trusted
-            .then(|| self.cwd.join(".pi").join("mcp.json"))
+            .then(|| self.kernel.cwd.join(".pi").join("mcp.json"))
     }
 
     /// Turns `name` on or off in the config file it comes from, or with `in_project` in the
@@ -68,6 +81,7 @@ impl ConfigEdits<'_> {
         in_project: bool,
     ) -> Result<SavedChange, SwitchError> {
         let server = self
+            .kernel
             .config
             .servers
             .iter()

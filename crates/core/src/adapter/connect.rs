@@ -1,9 +1,9 @@
-//! Reaching a server: [`Adapter::ready`], the one way every mode, the start-up and the health
-//! loop get a connection, and [`Adapter::reconnect`], the explicit one that ignores the backoff.
+//! Reaching a server: [`Kernel::ready`], the one way every mode, the start-up and the health
+//! loop get a connection, and [`Kernel::reconnect`], the explicit one that ignores the backoff.
 //! Failures are recorded in the registry (for the backoff and `status`) and told to JS here.
 
 use super::servers::Adopted;
-use super::{Adapter, Unavailable};
+use super::{Kernel, Unavailable};
 use crate::config::{self, HeadersCommand, HttpAuth, ServerConfig, Sharing, Transport};
 use crate::events::Event;
 use futures::future::BoxFuture;
@@ -32,7 +32,7 @@ pub(super) enum Need {
     Listed,
 }
 
-/// A connection as [`Adapter::ready`] hands it out.
+/// A connection as [`Kernel::ready`] hands it out.
 pub(super) struct Ready {
     pub conn: Arc<Connection>,
     /// The server's metadata changed on the way (a new listing was taken): names resolved
@@ -40,7 +40,7 @@ pub(super) struct Ready {
     pub refreshed: bool,
 }
 
-impl Adapter {
+impl Kernel {
     /// A live connection to `name` for the model: reuses the live one (restarting it first when
     /// a request timed out and it does not answer a ping either), else connects, unless the
     /// server failed less than the backoff ago; with [`Need::Listed`], also its listing.
@@ -53,7 +53,7 @@ impl Adapter {
         self.reach(name, need).await
     }
 
-    /// [`Adapter::ready`] for the gateway's own upkeep (start-up, cache fill, health loop): it
+    /// [`Kernel::ready`] for the gateway's own upkeep (start-up, cache fill, health loop): it
     /// does not count as the model wanting the server.
     pub(super) async fn reach(
         self: &Arc<Self>,
@@ -97,7 +97,7 @@ impl Adapter {
         self.renew(name).await
     }
 
-    /// [`Adapter::reconnect`] for a check (doctor's): it does not count as the model wanting
+    /// [`Kernel::reconnect`] for a check (doctor's): it does not count as the model wanting
     /// the server.
     pub(super) async fn renew(self: &Arc<Self>, name: &str) -> Result<Ready, Unavailable> {
         let server = self.servers.enabled(name)?;

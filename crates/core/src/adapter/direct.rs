@@ -3,12 +3,13 @@
 //! so no server has to start. They are called through the same path as `mcp({ tool })`.
 
 use super::pi_resources::Resources;
-use super::Adapter;
+use super::Kernel;
 use crate::catalog::ToolInfo;
 use crate::config::{DirectTools as Selection, Exposure};
 use pi_mcp_connection::clean;
 use serde_json::{json, Value};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Names a direct tool may not take: Pi's built-in tools and our gateway.
 const RESERVED_NAMES: [&str; 8] = ["read", "bash", "edit", "write", "grep", "find", "ls", "mcp"];
@@ -76,15 +77,21 @@ pub struct ToolNamespace {
     pub instructions: Option<String>,
 }
 
-super::service!(
-    /// The tools Pi registers of their own (direct, exposure-registered, Pi's resource tools).
-    Direct
-);
+/// The tools Pi registers of their own (direct, exposure-registered, Pi's resource tools).
+pub struct Direct<'a> {
+    pub(super) kernel: &'a Arc<Kernel>,
+}
+
+impl<'a> From<&'a Arc<Kernel>> for Direct<'a> {
+    fn from(kernel: &'a Arc<Kernel>) -> Self {
+        Direct { kernel }
+    }
+}
 
 impl Direct<'_> {
     pub fn direct_tools(&self) -> DirectTools {
-        let selection = self.direct_selection();
-        let catalog = self.servers.view();
+        let selection = self.kernel.direct_selection();
+        let catalog = self.kernel.servers.view();
         let mut set = DirectTools::default();
         let mut chosen: Vec<&ToolInfo> = Vec::new();
         for (server, wanted) in &selection {
@@ -127,14 +134,14 @@ impl Direct<'_> {
             }
         }
         self.exposed_tools(&mut set);
-        set.resource_tools = Resources(self).pi_resource_tools();
+        set.resource_tools = Resources::from(self.kernel).pi_resource_tools();
         self.weigh_declared(&mut set);
         set
     }
 
     /// The `mcp` tool, and a warning when many tools are declared to the model.
     fn weigh_declared(&self, set: &mut DirectTools) {
-        let settings = &self.config.settings;
+        let settings = &self.kernel.config.settings;
         let declared = set
             .tools
             .iter()
@@ -145,7 +152,7 @@ impl Direct<'_> {
                 "MCP: {declared} MCP tools are declared to the model as tools of their own, and each adds its definition to every request; pick the ones you use (`directTools`, `toolExposure`; 5 to 20 is usual), or set `settings.warnOnLargeDirectTools: false`."
             ));
         }
-        let unlisted = self.declared_unlisted();
+        let unlisted = self.kernel.declared_unlisted();
         set.proxy = !settings.disable_proxy_tool || declared == 0 || !unlisted.is_empty();
         if settings.disable_proxy_tool && set.proxy {
             set.warnings.push(match unlisted.is_empty() {
@@ -161,7 +168,7 @@ impl Direct<'_> {
 
 /// Which tools go direct, from the config and the registry: the kernel's, asked by the listing
 /// queue and the system prompt's section too.
-impl Adapter {
+impl Kernel {
     /// Enabled servers some of whose tools Pi declares to the model (direct tools, `direct` in
     /// `exposure`/`toolExposure`) and whose tools are not known yet.
     pub(super) fn declared_unlisted(&self) -> Vec<String> {

@@ -2,18 +2,26 @@
 //! came from, every problem (notes included), and a fresh, timed connection to each server.
 
 use super::details::*;
+use super::Kernel;
 use super::Mode;
 use super::{ErrorCode, Outcome};
 use crate::config::{Diagnostic, Level, Role, ServerConfig, Source, SourceState, Transport, Trust};
 use crate::render::{self, ConnectCheck};
 use futures::StreamExt;
 use serde_json::{json, Value};
+use std::sync::Arc;
 use std::time::Instant;
 
-super::service!(
-    /// `doctor`: the config's sources and problems, each server's state, and a connect test.
-    Doctor
-);
+/// `doctor`: the config's sources and problems, each server's state, and a connect test.
+pub struct Doctor<'a> {
+    kernel: &'a Arc<Kernel>,
+}
+
+impl<'a> From<&'a Arc<Kernel>> for Doctor<'a> {
+    fn from(kernel: &'a Arc<Kernel>) -> Self {
+        Doctor { kernel }
+    }
+}
 
 impl Doctor<'_> {
     /// With `connect`, (re)connects every enabled server under the listing queue's bound and
@@ -21,33 +29,34 @@ impl Doctor<'_> {
     pub async fn doctor(&self, connect: bool) -> Outcome {
         let checks: Vec<ConnectCheck> = if connect {
             let names: Vec<String> = self
+                .kernel
                 .server_names(false)
                 .into_iter()
                 .map(str::to_string)
                 .collect();
             futures::stream::iter(names)
                 .map(|name| self.timed_connect(name))
-                .buffered(self.bounds.fill_concurrency)
+                .buffered(self.kernel.bounds.fill_concurrency)
                 .collect()
                 .await
         } else {
             vec![]
         };
-        let config = &self.config;
+        let config = &self.kernel.config;
         let failed = checks.iter().any(|c| c.result.is_err());
         let errors = config.diagnostics.iter().any(|d| d.level == Level::Error);
         let builtin = crate::config::builtin_mcp_on(
-            &self.agent_dir,
-            &self.cwd,
-            self.file_limits.config_bytes,
+            &self.kernel.agent_dir,
+            &self.kernel.cwd,
+            self.kernel.file_limits.config_bytes,
         );
-        let log_warning = self.host.server_log().check();
-        let warnings: Vec<&str> = [self.cache_warning.as_deref(), log_warning.as_deref()]
+        let log_warning = self.kernel.host.server_log().check();
+        let warnings: Vec<&str> = [self.kernel.cache_warning.as_deref(), log_warning.as_deref()]
             .into_iter()
             .flatten()
             .collect();
-        let mut text = render::doctor(config, &checks, &warnings, &self.home(), builtin);
-        if let Some(line) = self.family_line() {
+        let mut text = render::doctor(config, &checks, &warnings, &self.kernel.home(), builtin);
+        if let Some(line) = self.kernel.family_line() {
             text.push_str(&format!("\n\n{line}"));
         }
         let mut outcome = Outcome::text(Mode::Doctor, text).with_part(DoctorDetails {
@@ -58,14 +67,14 @@ impl Doctor<'_> {
                 .iter()
                 .map(|s| {
                     let mut json = server_json(s, checks.iter().find(|c| c.server == s.name));
-                    if let Some(sign_in) = self.shown_sign_in(s) {
+                    if let Some(sign_in) = self.kernel.shown_sign_in(s) {
                         json["signIn"] = sign_in.into();
                     }
                     json
                 })
                 .collect(),
             diagnostics: config.diagnostics.iter().map(diagnostic_json).collect(),
-            cache_warning: self.cache_warning.clone(),
+            cache_warning: self.kernel.cache_warning.clone(),
             log_warning,
         });
         if failed {
@@ -77,20 +86,23 @@ impl Doctor<'_> {
     }
 
     async fn timed_connect(&self, name: String) -> ConnectCheck {
-        let _turn = self.listings.turn().await;
+        let _turn = self.kernel.listings.turn().await;
         let started = Instant::now();
-        let result = self.renew(&name).await;
+        let result = self.kernel.renew(&name).await;
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         let result = result
-            .map(|_| self.servers.view().server_tools(&name).len())
+            .map(|_| self.kernel.servers.view().server_tools(&name).len())
             .map_err(|why| why.reason(&name));
-        let sign_in = self.server(&name).and_then(|s| self.shown_sign_in(s));
+        let sign_in = self
+            .kernel
+            .server(&name)
+            .and_then(|s| self.kernel.shown_sign_in(s));
         let hints = result
             .as_ref()
             .ok()
-            .and_then(|_| render::hints::summary(&self.servers.view().server_tools(&name)));
-        let log = self.pool.recent_log(&name);
-        self.stop_if_unwanted(&name).await;
+            .and_then(|_| render::hints::summary(&self.kernel.servers.view().server_tools(&name)));
+        let log = self.kernel.pool.recent_log(&name);
+        self.kernel.stop_if_unwanted(&name).await;
         ConnectCheck {
             hints,
             log,

@@ -12,8 +12,9 @@ use pi_mcp_connection::clean;
 impl Direct<'_> {
     /// Adds the exposure-registered tools of every enabled server to `set`, and what they need.
     pub fn exposed_tools(&self, set: &mut DirectTools) {
-        let catalog = self.servers.view();
+        let catalog = self.kernel.servers.view();
         for server in self
+            .kernel
             .servers
             .configs()
             .filter(|s| !s.disabled && s.exposure.is_set())
@@ -21,7 +22,7 @@ impl Direct<'_> {
             let possible = server.exposure.possible();
             set.reach.codemode |= possible.contains(&Exposure::Codemode);
             set.reach.tool_search |= possible.contains(&Exposure::Deferred);
-            if !self.servers.has_meta(&server.name) {
+            if !self.kernel.servers.has_meta(&server.name) {
                 set.unlisted.push(server.name.clone());
             }
             let tools = catalog.server_tools(&server.name);
@@ -31,7 +32,7 @@ impl Direct<'_> {
                 name: format!("mcp__{}", server.name.replace('-', "_")),
                 aliases: vec![server.name.clone()],
                 description: server.description.clone(),
-                instructions: self.servers.meta(&server.name).and_then(|m| {
+                instructions: self.kernel.servers.meta(&server.name).and_then(|m| {
                     m.instructions
                         .as_deref()
                         .map(|i| clean::text(i).into_owned())
@@ -49,6 +50,6 @@ impl Direct<'_> {
                 set.tools.push(def);
             }
         }
-        set.auto_enable_codemode = self.config.auto_enable_codemode.unwrap_or(true);
+        set.auto_enable_codemode = self.kernel.config.auto_enable_codemode.unwrap_or(true);
     }
 }

@@ -165,19 +165,21 @@ impl ConfigEdits<'_> {
         let entries: Vec<_> = planned
             .iter()
             .filter(|p| {
-                crate::cache::config_hash(&p.server.entry, &self.env)
-                    != crate::cache::config_hash(&p.plan.after.entry, &self.env)
+                crate::cache::config_hash(&p.server.entry, &self.kernel.env)
+                    != crate::cache::config_hash(&p.plan.after.entry, &self.kernel.env)
             })
             .filter_map(|p| {
-                let entry = self.cache_entry(&p.server.name, &p.plan.after.entry)?;
+                let entry = self
+                    .kernel
+                    .cache_entry(&p.server.name, &p.plan.after.entry)?;
                 Some((p.server.name.clone(), entry))
             })
             .collect();
         if entries.is_empty() {
             return;
         }
-        if let Err(e) = crate::cache::write_entries(&self.cache_path, &entries) {
-            self.cache_write_failed(&e);
+        if let Err(e) = crate::cache::write_entries(&self.kernel.cache_path, &entries) {
+            self.kernel.cache_write_failed(&e);
         }
     }
 
@@ -206,6 +208,7 @@ impl ConfigEdits<'_> {
         }
         for (name, _) in &wanted {
             if !self
+                .kernel
                 .servers
                 .configs()
                 .any(|s| s.name == *name && !s.disabled)
@@ -214,8 +217,8 @@ impl ConfigEdits<'_> {
             }
         }
         let defaults = Defaults {
-            direct_tools: self.config.settings.direct_tools,
-            exposure: self.config.settings.exposure,
+            direct_tools: self.kernel.config.settings.direct_tools,
+            exposure: self.kernel.config.settings.exposure,
         };
         let user = self.user_file();
         let project = self.project_file();
@@ -224,7 +227,7 @@ impl ConfigEdits<'_> {
             project: project.as_deref(),
         };
         let mut planned = vec![];
-        for server in self.servers.configs().filter(|s| !s.disabled) {
+        for server in self.kernel.servers.configs().filter(|s| !s.disabled) {
             let mine = wanted.iter().find(|(name, _)| *name == server.name);
             if mine.is_none() && !every {
                 continue;
@@ -255,12 +258,12 @@ impl ConfigEdits<'_> {
     /// Every tool of `server` known now, including those its config hides or leaves out (not
     /// those for its app alone: no exposure reaches them).
     fn all_tools(&self, server: &ServerConfig) -> Vec<ToolInfo> {
-        let Some(meta) = self.servers.meta(&server.name) else {
+        let Some(meta) = self.kernel.servers.meta(&server.name) else {
             return vec![];
         };
         let prefix = server
             .tool_prefix
-            .unwrap_or(self.config.settings.tool_prefix);
+            .unwrap_or(self.kernel.config.settings.tool_prefix);
         build_server_tools(
             &server.name,
             prefix,
@@ -280,7 +283,7 @@ impl ConfigEdits<'_> {
             tools,
             plan,
         } = planned;
-        let direct_default = self.config.settings.direct_tools;
+        let direct_default = self.kernel.config.settings.direct_tools;
         let names: Vec<Tool> = tools.iter().map(tool_names).collect();
         let costs = |keys: Keys| -> Vec<u32> {
             let declared: Vec<String> = match keys {
@@ -371,7 +374,7 @@ impl ConfigEdits<'_> {
     /// elsewhere, a parent agent's `MCP_DIRECT_TOOLS`.
     fn exposure_notes(&self, server: &ServerConfig, plan: &expose::Plan) -> Vec<String> {
         let mut notes = vec![];
-        let home = self.home();
+        let home = self.kernel.home();
         let file = plan.file.display().to_string();
         let file = match file.strip_prefix(&home) {
             Some(rest) if !home.is_empty() => format!("~{rest}"),
@@ -388,7 +391,7 @@ impl ConfigEdits<'_> {
                 "saved as an override entry in {file}: {origin} is never written"
             ));
         }
-        if self.env.contains_key("MCP_DIRECT_TOOLS") {
+        if self.kernel.env.contains_key("MCP_DIRECT_TOOLS") {
             notes.push(
                 "MCP_DIRECT_TOOLS (set by a parent agent) picks this session's direct tools; a save applies to sessions without it"
                     .into(),

@@ -12,155 +12,256 @@ use super::pi_resources::Resources;
 use super::prompts::{Completion, PromptCommand, Prompts};
 use super::sign_in::SignIns;
 use super::status::Status;
+use super::CredentialSource;
 use super::{Adapter, Outcome, SetupRequest};
+use super::{CallOptions, DeclaredListing, FrontEnd, Page, Request, StartOptions, ToolDefinition};
+use crate::approval::Entry;
 use crate::apps::OpenApp;
+use crate::config::Config;
+use crate::events::EventSink;
+use crate::render;
+use crate::search::SearchOptions;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
 impl Adapter {
     // Servers' prompts as commands (prompts.rs).
-    pub fn prompt_commands(self: &Arc<Self>) -> Vec<PromptCommand> {
-        Prompts(self).prompt_commands()
+    pub fn prompt_commands(&self) -> Vec<PromptCommand> {
+        Prompts::from(&self.kernel).prompt_commands()
     }
-    pub async fn run_prompt(self: &Arc<Self>, command: &str, text: &str) -> Outcome {
-        Prompts(self).run_prompt(command, text).await
+    pub async fn run_prompt(&self, command: &str, text: &str) -> Outcome {
+        Prompts::from(&self.kernel).run_prompt(command, text).await
     }
-    pub async fn get_prompt(
-        self: &Arc<Self>,
-        server: &str,
-        name: &str,
-        args: Map<String, Value>,
-    ) -> Outcome {
-        Prompts(self).get_prompt(server, name, args).await
+    pub async fn get_prompt(&self, server: &str, name: &str, args: Map<String, Value>) -> Outcome {
+        Prompts::from(&self.kernel)
+            .get_prompt(server, name, args)
+            .await
     }
-    pub async fn complete_prompt(self: &Arc<Self>, command: &str, text: &str) -> Vec<Completion> {
-        Prompts(self).complete_prompt(command, text).await
+    pub async fn complete_prompt(&self, command: &str, text: &str) -> Vec<Completion> {
+        Prompts::from(&self.kernel)
+            .complete_prompt(command, text)
+            .await
     }
-    pub async fn prompts(self: &Arc<Self>, server: Option<&str>) -> Outcome {
-        Prompts(self).prompts(server).await
+    pub async fn prompts(&self, server: Option<&str>) -> Outcome {
+        Prompts::from(&self.kernel).prompts(server).await
     }
 
     // Servers' resources: `mcp({ read })` (read.rs) and Pi's resource tools (pi_resources.rs).
     pub async fn read(
-        self: &Arc<Self>,
+        &self,
         uri: &str,
         server: Option<&str>,
         args: Map<String, Value>,
         call_id: Option<String>,
     ) -> Outcome {
-        Resources(self).read(uri, server, args, call_id).await
+        Resources::from(&self.kernel)
+            .read(uri, server, args, call_id)
+            .await
     }
     pub async fn pi_resource_tool(
-        self: &Arc<Self>,
+        &self,
         name: &str,
         params: &Value,
         call_id: Option<String>,
     ) -> Outcome {
-        Resources(self)
+        Resources::from(&self.kernel)
             .pi_resource_tool(name, params, call_id)
             .await
     }
 
     // The tools Pi registers of their own (direct.rs, exposed.rs).
-    pub fn direct_tools(self: &Arc<Self>) -> DirectTools {
-        Direct(self).direct_tools()
+    pub fn direct_tools(&self) -> DirectTools {
+        Direct::from(&self.kernel).direct_tools()
     }
 
     // `doctor` (doctor.rs).
-    pub async fn doctor(self: &Arc<Self>, connect: bool) -> Outcome {
-        Doctor(self).doctor(connect).await
+    pub async fn doctor(&self, connect: bool) -> Outcome {
+        Doctor::from(&self.kernel).doctor(connect).await
     }
 
     // The servers' state (status.rs; sharing and the broker in shared.rs).
-    pub fn status(self: &Arc<Self>) -> Outcome {
-        Status(self).status()
+    pub fn status(&self) -> Outcome {
+        Status::from(&self.kernel).status()
     }
-    pub fn footer(self: &Arc<Self>) -> Option<String> {
-        Status(self).footer()
+    pub fn footer(&self) -> Option<String> {
+        Status::from(&self.kernel).footer()
     }
-    pub fn tools_overview(self: &Arc<Self>) -> Outcome {
-        Status(self).tools_overview()
+    pub fn tools_overview(&self) -> Outcome {
+        Status::from(&self.kernel).tools_overview()
     }
-    pub async fn broker_status(self: &Arc<Self>) -> Outcome {
-        Status(self).broker_status().await
+    pub async fn broker_status(&self) -> Outcome {
+        Status::from(&self.kernel).broker_status().await
     }
-    pub async fn broker_stop(self: &Arc<Self>) -> Outcome {
-        Status(self).broker_stop().await
+    pub async fn broker_stop(&self) -> Outcome {
+        Status::from(&self.kernel).broker_stop().await
     }
 
     // Sign-ins people ask for (sign_in.rs; `/mcp-auth` in auth.rs).
-    pub fn set_interactive(self: &Arc<Self>, interactive: bool) {
-        SignIns(self).set_interactive(interactive)
+    pub fn set_interactive(&self, interactive: bool) {
+        SignIns::from(&self.kernel).set_interactive(interactive)
     }
-    pub fn paste(self: &Arc<Self>, name: &str, text: &str) -> bool {
-        SignIns(self).paste(name, text)
+    pub fn paste(&self, name: &str, text: &str) -> bool {
+        SignIns::from(&self.kernel).paste(name, text)
     }
-    pub fn cancel_sign_in(self: &Arc<Self>, name: &str) -> bool {
-        SignIns(self).cancel_sign_in(name)
+    pub fn cancel_sign_in(&self, name: &str) -> bool {
+        SignIns::from(&self.kernel).cancel_sign_in(name)
     }
-    pub async fn login(self: &Arc<Self>, name: &str) -> Outcome {
-        SignIns(self).login(name).await
+    pub async fn login(&self, name: &str) -> Outcome {
+        SignIns::from(&self.kernel).login(name).await
     }
-    pub async fn logout(self: &Arc<Self>, name: &str) -> Outcome {
-        SignIns(self).logout(name).await
+    pub async fn logout(&self, name: &str) -> Outcome {
+        SignIns::from(&self.kernel).logout(name).await
     }
-    pub fn auth_help(self: &Arc<Self>, name: &str) -> Outcome {
-        SignIns(self).auth_help(name)
+    pub fn auth_help(&self, name: &str) -> Outcome {
+        SignIns::from(&self.kernel).auth_help(name)
     }
 
     // Changes to the config files (add.rs, setup.rs, config_edit.rs, exposure.rs).
-    pub async fn add_typed(self: &Arc<Self>, text: &str, dry_run: bool) -> Outcome {
-        ConfigEdits(self).add_typed(text, dry_run).await
+    pub async fn add_typed(&self, text: &str, dry_run: bool) -> Outcome {
+        ConfigEdits::from(&self.kernel)
+            .add_typed(text, dry_run)
+            .await
     }
-    pub async fn add_server(self: &Arc<Self>, words: &[String], dry_run: bool) -> Outcome {
-        ConfigEdits(self).add_server(words, dry_run).await
+    pub async fn add_server(&self, words: &[String], dry_run: bool) -> Outcome {
+        ConfigEdits::from(&self.kernel)
+            .add_server(words, dry_run)
+            .await
     }
-    pub fn setup_plan(self: &Arc<Self>, project: bool) -> Outcome {
-        ConfigEdits(self).setup_plan(project)
+    pub fn setup_plan(&self, project: bool) -> Outcome {
+        ConfigEdits::from(&self.kernel).setup_plan(project)
     }
-    pub fn setup_apply(self: &Arc<Self>, request: &SetupRequest) -> Outcome {
-        ConfigEdits(self).setup_apply(request)
+    pub fn setup_apply(&self, request: &SetupRequest) -> Outcome {
+        ConfigEdits::from(&self.kernel).setup_apply(request)
     }
     pub fn set_enabled(
-        self: &Arc<Self>,
+        &self,
         name: &str,
         enabled: bool,
         in_project: bool,
     ) -> Result<SavedChange, SwitchError> {
-        ConfigEdits(self).set_enabled(name, enabled, in_project)
+        ConfigEdits::from(&self.kernel).set_enabled(name, enabled, in_project)
     }
     pub fn exposure(
-        self: &Arc<Self>,
+        &self,
         changes: &[ExposureChange],
         pi_reads: bool,
     ) -> Result<ExposurePreview, ExposureError> {
-        ConfigEdits(self).exposure(changes, pi_reads)
+        ConfigEdits::from(&self.kernel).exposure(changes, pi_reads)
     }
     pub fn save_exposure(
-        self: &Arc<Self>,
+        &self,
         changes: &[ExposureChange],
         pi_reads: bool,
     ) -> Result<Vec<SavedChange>, ExposureError> {
-        ConfigEdits(self).save_exposure(changes, pi_reads)
+        ConfigEdits::from(&self.kernel).save_exposure(changes, pi_reads)
     }
 
     // MCP Apps as the embedder sees them (apps.rs).
-    pub fn enable_apps(self: &Arc<Self>, script: Vec<u8>, context: Value) {
-        McpApps(self).enable_apps(script, context)
+    pub fn enable_apps(&self, script: Vec<u8>, context: Value) {
+        McpApps::from(&self.kernel).enable_apps(script, context)
     }
-    pub fn open_apps(self: &Arc<Self>) -> Vec<OpenApp> {
-        McpApps(self).open_apps()
+    pub fn open_apps(&self) -> Vec<OpenApp> {
+        McpApps::from(&self.kernel).open_apps()
     }
-    pub fn app_grants(self: &Arc<Self>) -> Vec<(String, String)> {
-        McpApps(self).app_grants()
+    pub fn app_grants(&self) -> Vec<(String, String)> {
+        McpApps::from(&self.kernel).app_grants()
     }
-    pub fn revoke_app_grants(self: &Arc<Self>, server: Option<&str>) -> Result<usize, String> {
-        McpApps(self).revoke_app_grants(server)
+    pub fn revoke_app_grants(&self, server: Option<&str>) -> Result<usize, String> {
+        McpApps::from(&self.kernel).revoke_app_grants(server)
     }
-    pub fn set_apps_context(self: &Arc<Self>, update: Map<String, Value>) {
-        McpApps(self).set_apps_context(update)
+    pub fn set_apps_context(&self, update: Map<String, Value>) {
+        McpApps::from(&self.kernel).set_apps_context(update)
     }
-    pub fn app_input_partial(self: &Arc<Self>, name: &str, server: Option<&str>, args: Value) {
-        McpApps(self).app_input_partial(name, server, args)
+    pub fn app_input_partial(&self, name: &str, server: Option<&str>, args: Value) {
+        McpApps::from(&self.kernel).app_input_partial(name, server, args)
+    }
+
+    // The kernel's own: the `mcp` tool (request.rs, modes.rs, call.rs), start-up and shutdown
+    // (lifecycle.rs), listing (unlisted.rs), and the session (mod.rs).
+    pub fn config(&self) -> &Config {
+        self.kernel.config()
+    }
+    pub fn tool_definition(&self) -> ToolDefinition {
+        self.kernel.tool_definition()
+    }
+    pub fn diagnostics(&self) -> Vec<String> {
+        self.kernel.diagnostics()
+    }
+    pub fn attach_front_end(&self, front_end: Arc<dyn FrontEnd>) {
+        self.kernel.attach_front_end(front_end)
+    }
+    pub async fn set_cwd(&self, cwd: &std::path::Path) {
+        self.kernel.set_cwd(cwd).await
+    }
+    pub fn take_field(&self, id: u64, name: &str, answer: &Value) -> Result<Option<Value>, String> {
+        self.kernel.take_field(id, name, answer)
+    }
+    pub fn open_url(&self, url: &str) -> Option<String> {
+        self.kernel.open_url(url)
+    }
+    pub fn on_event(&self, sink: EventSink) {
+        self.kernel.on_event(sink)
+    }
+    pub fn server_names(&self, include_disabled: bool) -> Vec<&str> {
+        self.kernel.server_names(include_disabled)
+    }
+    pub fn cancel(&self, call_id: &str) {
+        self.kernel.cancel(call_id)
+    }
+    pub fn set_credentials(&self, source: CredentialSource) {
+        self.kernel.set_credentials(source)
+    }
+    pub fn restore_grants(&self, entries: &[Entry]) {
+        self.kernel.restore_grants(entries)
+    }
+    pub fn family_env(&self) -> Option<(String, String)> {
+        self.kernel.family_env()
+    }
+    pub fn servers_section(&self) -> Option<String> {
+        self.kernel.servers_section()
+    }
+    pub fn start(&self, opts: StartOptions) {
+        self.kernel.start(opts)
+    }
+    pub async fn shutdown(&self) {
+        self.kernel.shutdown().await
+    }
+    pub async fn list_servers(&self, servers: &[String]) -> Vec<String> {
+        self.kernel.list_servers(servers).await
+    }
+    pub async fn list_declared(&self, wait: bool) -> DeclaredListing {
+        self.kernel.list_declared(wait).await
+    }
+    pub async fn execute(&self, params: &Value, call_id: Option<String>) -> Outcome {
+        self.kernel.execute(params, call_id).await
+    }
+    pub async fn run(&self, request: Request, call_id: Option<String>) -> Outcome {
+        self.kernel.run(request, call_id).await
+    }
+    pub async fn list(&self, name: &str, page: Page) -> Outcome {
+        self.kernel.list(name, page).await
+    }
+    pub async fn search(&self, query: &str, opts: SearchOptions, include_schemas: bool) -> Outcome {
+        self.kernel.search(query, opts, include_schemas).await
+    }
+    pub async fn describe(&self, name: &str, server: Option<&str>) -> Outcome {
+        self.kernel.describe(name, server).await
+    }
+    pub async fn describe_for(
+        &self,
+        name: &str,
+        server: Option<&str>,
+        audience: render::Audience,
+    ) -> Outcome {
+        self.kernel.describe_for(name, server, audience).await
+    }
+    pub async fn instructions(&self, name: &str) -> Outcome {
+        self.kernel.instructions(name).await
+    }
+    pub async fn connect(&self, name: &str) -> Outcome {
+        self.kernel.connect(name).await
+    }
+    pub async fn call(&self, name: &str, args: Map<String, Value>, opts: CallOptions) -> Outcome {
+        self.kernel.call(name, args, opts).await
     }
 }

@@ -2,7 +2,7 @@
 //! family (through the hub when another connection runs it, else started here and bound to the
 //! family) and what status says of it.
 
-use super::Adapter;
+use super::Kernel;
 use crate::config::{ServerConfig, Sharing, Transport};
 use crate::events::Event;
 use crate::render;
@@ -12,7 +12,7 @@ use pi_mcp_connection::pool::shared::wire::{FamilyAttach, FAMILY_VAR};
 use pi_mcp_connection::pool::{ClientFeatures, Keeping, SharedSpec, StdioSpec, TransportSpec};
 use serde_json::{json, Value};
 
-impl Adapter {
+impl Kernel {
     /// How to reach `server`, shared with the family, launched as `stdio`: through the hub when
     /// another connection runs it, else started here (and bound to the family by the keeping).
     pub(super) async fn in_family(

@@ -3,7 +3,7 @@
 //! alive) that reconnects dropped keep-alive servers and stops idle ones, and shutdown.
 
 use super::connect::Need;
-use super::Adapter;
+use super::Kernel;
 use crate::config::{Lifecycle, ServerConfig, Transport};
 use crate::events::Event;
 use futures::StreamExt;
@@ -117,7 +117,7 @@ impl Startup {
     }
 }
 
-impl Adapter {
+impl Kernel {
     /// Background start-up, never awaited by Pi: connects `eager` and `keep-alive` servers, fills
     /// the cache with the servers it lacks (all of them on the very first run; now or at the
     /// first `execute`), and runs the health loop. Calling it again (or after shutdown) does
@@ -130,7 +130,7 @@ impl Adapter {
             return;
         };
         self.tasks
-            .spawn(Adapter::watch_notices(Arc::downgrade(self), notices));
+            .spawn(Kernel::watch_notices(Arc::downgrade(self), notices));
         let stdio =
             |s: &ServerConfig| !s.disabled && matches!(s.transport, Transport::Stdio { .. });
         if self.servers.configs().any(stdio) {
@@ -164,7 +164,7 @@ impl Adapter {
         if !deferred {
             self.fill_cache();
         }
-        self.tasks.spawn(Adapter::health_loop(
+        self.tasks.spawn(Kernel::health_loop(
             Arc::downgrade(self),
             self.timing.health_interval,
         ));
@@ -208,9 +208,7 @@ impl Adapter {
     /// a short grace first; nothing starts any more.
     pub async fn shutdown(&self) {
         self.closing.cancel(); // every call's token is a child of it
-        if let Some(apps) = self.apps.on.get() {
-            apps.close().await;
-        }
+        self.apps.close().await;
         self.listings.tasks.close();
         let _ = tokio::time::timeout(self.timing.fill_grace, self.listings.tasks.wait()).await;
         self.tasks.close();

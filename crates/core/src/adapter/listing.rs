@@ -2,7 +2,7 @@
 //! listing of a connection, re-listings after `list_changed`, and the cache writes.
 
 use super::servers::Adopted;
-use super::{now_ms, Adapter, ServerMeta};
+use super::{now_ms, Kernel, ServerMeta};
 use crate::cache::{self, CacheEntry};
 use crate::config::ServerConfig;
 use crate::events::Event;
@@ -19,7 +19,7 @@ const LIST_WHEN_IDLE: Duration = Duration::from_millis(200);
 /// Coalesces bursts of `list_changed` notifications into one re-listing.
 const LIST_CHANGED_DEBOUNCE: Duration = Duration::from_millis(250);
 
-impl Adapter {
+impl Kernel {
     /// Takes `listing` of `conn` as its server's metadata unless it already was; a new one is
     /// written to the cache (in the background) and told to JS.
     pub(super) fn take_listing(self: &Arc<Self>, conn: &Connection, listing: &Listing) -> Adopted {

@@ -1,7 +1,7 @@
 //! The gateway: configuration, the server registry, the connection pool and the modes the `mcp`
 //! tool offers, behind one object that the napi binding (and tests) drive.
 //!
-//! Where things are. The kernel, `Adapter`'s own fields and methods: `open` (its options, the
+//! Where things are. The kernel, `Kernel`'s own fields and methods: `open` (its options, the
 //! config and cache read, the kernel assembled) · `servers` (the registry: one record per server,
 //! and the catalog view derived from it) · `connect` (the one way to reach a server) · `auth`
 //! (credentials on the way there) · `listing` (metadata in step with the servers, the cache writes)
@@ -17,24 +17,6 @@
 //! pi_resources) · `Direct` (direct, exposed) · `Doctor` (doctor) · `Status` (status, shared) ·
 //! `SignIns` (sign_in, and `/mcp-auth` in auth) · `McpApps` (apps) · `ConfigEdits` (add, setup,
 //! config_edit, exposure).
-
-/// A feature service: a handle that borrows the kernel (the adapter's registry, pool, config,
-/// connect path, output guard and events) for one request, in the file of its feature.
-macro_rules! service {
-    ($(#[$doc:meta])* $name:ident) => {
-        $(#[$doc])*
-        pub struct $name<'a>(pub &'a std::sync::Arc<super::Adapter>);
-
-        impl std::ops::Deref for $name<'_> {
-            type Target = std::sync::Arc<super::Adapter>;
-
-            fn deref(&self) -> &Self::Target {
-                self.0
-            }
-        }
-    };
-}
-use service;
 
 mod add;
 mod approval;
@@ -118,7 +100,15 @@ pub struct ToolDefinition {
     pub parameters: serde_json::Value,
 }
 
+/// The gateway as the binding and tests drive it: the kernel, and the feature services
+/// (`facade`) that borrow it.
 pub struct Adapter {
+    kernel: Arc<Kernel>,
+}
+
+/// What every feature borrows: the config, the server registry, the pool and broker, the
+/// session host, the connect path and the background work.
+struct Kernel {
     cwd: PathBuf,
     /// Pi's `--tools` / `--exclude-tools`.
     run_tools: RunTools,
@@ -136,10 +126,8 @@ pub struct Adapter {
     sign_ins: sign_in::AutoSignIn,
     /// Opened by `pi-mcp` (see [`OpenOptions::cli`]).
     cli: bool,
-    /// Uses the person allowed for the rest of the session (its family's members' too).
-    grants: Arc<crate::approval::Grants>,
-    /// `pi-mcp call --yes` (see [`OpenOptions::assume_yes`]).
-    assume_yes: bool,
+    /// The approval gate's grants, and `--yes`.
+    approval: approval::Approval,
     pool: Arc<Pool>,
     /// Where shared servers run (one broker per user and agent dir); who this session is.
     broker: Arc<Broker>,
@@ -167,7 +155,7 @@ pub struct Adapter {
     tasks: TaskTracker,
 }
 
-impl Adapter {
+impl Kernel {
     pub fn config(&self) -> &Config {
         &self.config
     }
@@ -302,7 +290,7 @@ impl Adapter {
     }
 }
 
-impl Drop for Adapter {
+impl Drop for Kernel {
     fn drop(&mut self) {
         self.closing.cancel();
         self.pool.abort_all();

@@ -4,7 +4,7 @@ use super::details::*;
 use super::status::Status;
 use super::unlisted::Purpose;
 use super::Mode;
-use super::{Adapter, ErrorCode, Outcome, Unavailable};
+use super::{ErrorCode, Kernel, Outcome, Unavailable};
 use crate::catalog::{lookup, Lookup, ToolInfo};
 use crate::config::ServerConfig;
 use crate::render;
@@ -22,7 +22,7 @@ pub struct Page {
     pub offset: usize,
 }
 
-impl Adapter {
+impl Kernel {
     /// A page of a server's tools (listing it at once when they are not known yet); a server
     /// that wants a sign-in gets one first under `autoAuth`.
     pub async fn list(self: &Arc<Self>, name: &str, page: Page) -> Outcome {
@@ -39,7 +39,7 @@ impl Adapter {
         }
         let outcome = {
             let catalog = self.servers.view();
-            let state = Status(self).state_of(server, true);
+            let state = Status::from(self).state_of(server, true);
             let meta = self.servers.meta(name);
             let tools = catalog.server_tools(name);
             let listed = render::Listed {

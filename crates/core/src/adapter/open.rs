@@ -3,7 +3,7 @@
 
 use super::lifecycle::{Bounds, Startup, Timing};
 use super::servers::{Cached, Servers};
-use super::{approval, apps, host, sign_in, trace, unlisted, Adapter, ServerMeta};
+use super::{approval, apps, host, sign_in, trace, unlisted, Adapter, Kernel, ServerMeta};
 use crate::cache::{self, Loaded};
 use crate::config::{self, Env, LoadOptions};
 use crate::events::Events;
@@ -64,6 +64,14 @@ pub struct RunTools {
 impl Adapter {
     /// Reads config and cache (no server I/O): fast enough for Pi's extension loading.
     pub fn open(opts: OpenOptions) -> Arc<Adapter> {
+        Arc::new(Adapter {
+            kernel: Kernel::open(opts),
+        })
+    }
+}
+
+impl Kernel {
+    fn open(opts: OpenOptions) -> Arc<Kernel> {
         let env = opts.env.unwrap_or_else(|| std::env::vars().collect());
         let agent_dir = opts.agent_dir.unwrap_or_else(|| config::agent_dir(&env));
         let load = LoadOptions {
@@ -137,13 +145,12 @@ impl Adapter {
         ));
         family().inherit(&env);
         broker.set_ui(opts.cli);
-        let grants = Arc::new(crate::approval::Grants::default());
-        let answerer = Arc::new(approval::FamilyAnswers {
-            grants: grants.clone(),
-            host: host.clone(),
-            wait: config.settings.approval_timeout,
-            home: env.get("HOME").cloned().unwrap_or_default(),
-        });
+        let approval = approval::Approval::new(opts.assume_yes);
+        let answerer = Arc::new(approval.for_family(
+            host.clone(),
+            config.settings.approval_timeout,
+            env.get("HOME").cloned().unwrap_or_default(),
+        ));
         let in_family = family().enter(LocalSession {
             info: broker.clone(),
             host: asked,
@@ -151,7 +158,7 @@ impl Adapter {
         });
         let auto_auth = opts.auto_auth.unwrap_or(config.settings.auto_auth);
         let bounds = opts.bounds.lowered_from_default();
-        Arc::new(Adapter {
+        Arc::new(Kernel {
             run_tools: opts.run_tools,
             cwd: opts.cwd,
             agent_dir: agent_dir.clone(),
@@ -164,8 +171,7 @@ impl Adapter {
             servers,
             sign_ins: sign_in::AutoSignIn::new(auto_auth, opts.cli),
             cli: opts.cli,
-            grants,
-            assume_yes: opts.assume_yes,
+            approval,
             pool,
             broker,
             in_family,
@@ -178,10 +184,7 @@ impl Adapter {
             closing: CancellationToken::new(),
             tasks: TaskTracker::new(),
             trial: parking_lot::Mutex::new(None),
-            apps: apps::AppsState {
-                on: std::sync::OnceLock::new(),
-                grants: crate::apps::grants::AlwaysGrants::in_dir(&agent_dir),
-            },
+            apps: apps::AppsState::new(&agent_dir),
         })
     }
 }

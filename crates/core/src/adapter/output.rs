@@ -2,11 +2,11 @@
 //! user may turn off), and metadata (lists, descriptions, instructions, schemas) always, since no
 //! server should be able to flood the model's context by what it lists.
 
-use super::{Adapter, Outcome, Part};
+use super::{Kernel, Outcome, Part};
 use crate::output_guard::{guard, spill, Limits, DEFAULT_LIMITS};
 use serde_json::Value;
 
-impl Adapter {
+impl Kernel {
     /// The limits of call results: `settings.outputGuard`, unless `MCP_OUTPUT_GUARD=0` turns the
     /// guard off.
     pub(super) fn output_limits(&self) -> Option<Limits> {

@@ -14,6 +14,7 @@ use super::details::Listing;
 use super::direct::{DirectToolDefinition, ToolAnnotations};
 use super::request::trimmed;
 use super::unlisted::Purpose;
+use super::Kernel;
 use super::Mode;
 use super::{ErrorCode, Outcome, ServerMeta};
 use crate::config::{Exposure, ServerConfig};
@@ -21,11 +22,18 @@ use crate::resources::is_app;
 use page::Cursor;
 use pi_mcp_connection::clean::clip;
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 
-super::service!(
-    /// Servers' resources: `mcp({ read })` (read.rs) and Pi's three resource tools.
-    Resources
-);
+/// Servers' resources: `mcp({ read })` (read.rs) and Pi's three resource tools.
+pub struct Resources<'a> {
+    pub(super) kernel: &'a Arc<Kernel>,
+}
+
+impl<'a> From<&'a Arc<Kernel>> for Resources<'a> {
+    fn from(kernel: &'a Arc<Kernel>) -> Self {
+        Resources { kernel }
+    }
+}
 
 /// Room in a page's text for what is not its entries (server, cursor, note).
 const PAGE_ENVELOPE: usize = 2 * 1024;
@@ -82,11 +90,13 @@ impl Resources<'_> {
     /// server is known to have resources.
     pub fn pi_resource_tools(&self) -> Vec<DirectToolDefinition> {
         let exposures: Vec<Exposure> = self
+            .kernel
             .servers
             .configs()
             .filter(|s| {
                 reached(s)
                     && self
+                        .kernel
                         .servers
                         .meta(&s.name)
                         .is_some_and(|m| has_resources(&m))
@@ -168,7 +178,7 @@ impl Resources<'_> {
             LIST_RESOURCES => self.list_for_pi(Kind::Resources, Mode::ListMcpResources, text("server"), text("cursor")).await,
             LIST_TEMPLATES => self.list_for_pi(Kind::Templates, Mode::ListMcpResourceTemplates, text("server"), text("cursor")).await,
             READ_RESOURCE => match (text("server"), text("uri")) {
-                (Some(server), Some(_)) if self.servers.configs().any(|s| s.name == server && !reached(s)) => {
+                (Some(server), Some(_)) if self.kernel.servers.configs().any(|s| s.name == server && !reached(s)) => {
                     Outcome::error(mode, ErrorCode::ToolHidden, format!("MCP server \"{server}\" is disabled or hidden by its config (`exposure: \"hidden\"`); its resources are not read.")).with_server(server)
                 }
                 (Some(server), Some(uri)) => {
@@ -203,17 +213,19 @@ impl Resources<'_> {
         };
         let server = server.as_deref();
         if let Some(name) = server {
-            if let Err(outcome) = self.enabled_server(mode, name) {
+            if let Err(outcome) = self.kernel.enabled_server(mode, name) {
                 return outcome;
             }
         }
         let fetched = self
-            .list_for(&self.unlisted(server, None), Purpose::Look)
+            .kernel
+            .list_for(&self.kernel.unlisted(server, None), Purpose::Look)
             .await;
         let unavailable = fetched.failed;
         let mut metas = Vec::new();
         let mut with_resources = Vec::new();
         let mut names: Vec<String> = self
+            .kernel
             .servers
             .configs()
             .filter(|s| reached(s))
@@ -221,7 +233,7 @@ impl Resources<'_> {
             .collect();
         names.sort();
         for name in &names {
-            let Some(meta) = self.servers.meta(name) else {
+            let Some(meta) = self.kernel.servers.meta(name) else {
                 continue;
             };
             if has_resources(&meta) {
@@ -255,6 +267,7 @@ impl Resources<'_> {
         }
         let errors_size = Value::Array(errors.clone()).to_string().len();
         let budget = self
+            .kernel
             .metadata_limits()
             .max_bytes
             .saturating_sub(PAGE_ENVELOPE + errors_size);
@@ -307,7 +320,7 @@ impl Resources<'_> {
             outcome.details.server = Some(name.to_string());
         }
         outcome.structured = Some(Box::new(payload));
-        self.bounded(outcome)
+        self.kernel.bounded(outcome)
     }
 }
 

@@ -6,12 +6,14 @@
 use super::connect::Need;
 use super::details::*;
 use super::unlisted::Purpose;
+use super::Kernel;
 use super::Mode;
 use super::{ErrorCode, Outcome};
 use crate::approval::Subject;
 use crate::prompts::{self, Argument};
 use pi_mcp_connection::pool::{Connection, RequestError, RequestOptions};
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long completing a value may take (a person is typing).
@@ -37,10 +39,16 @@ pub struct Completion {
     pub label: String,
 }
 
-super::service!(
-    /// Servers' prompts: the commands, running and completing them, the listing.
-    Prompts
-);
+/// Servers' prompts: the commands, running and completing them, the listing.
+pub struct Prompts<'a> {
+    kernel: &'a Arc<Kernel>,
+}
+
+impl<'a> From<&'a Arc<Kernel>> for Prompts<'a> {
+    fn from(kernel: &'a Arc<Kernel>) -> Self {
+        Prompts { kernel }
+    }
+}
 
 /// A prompt a server lists, found by its command.
 struct Found {
@@ -53,8 +61,8 @@ impl Prompts<'_> {
     /// Every prompt of every enabled server whose prompts are known, as a command.
     pub fn prompt_commands(&self) -> Vec<PromptCommand> {
         let mut commands = Vec::new();
-        for server in self.servers.names(false) {
-            let Some(meta) = self.servers.meta(server) else {
+        for server in self.kernel.servers.names(false) {
+            let Some(meta) = self.kernel.servers.meta(server) else {
                 continue;
             };
             for prompt in meta.prompts.iter().flatten() {
@@ -80,19 +88,23 @@ impl Prompts<'_> {
     }
 
     fn find_prompt(&self, command: &str) -> Option<Found> {
-        self.servers.names(false).into_iter().find_map(|server| {
-            let meta = self.servers.meta(server)?;
-            let prompt = meta.prompts.iter().flatten().find(|p| {
-                p.get("name")
-                    .and_then(Value::as_str)
-                    .is_some_and(|n| prompts::command_name(server, n) == command)
-            })?;
-            Some(Found {
-                server: server.to_string(),
-                prompt: prompt.get("name")?.as_str()?.to_string(),
-                arguments: prompts::arguments(prompt),
+        self.kernel
+            .servers
+            .names(false)
+            .into_iter()
+            .find_map(|server| {
+                let meta = self.kernel.servers.meta(server)?;
+                let prompt = meta.prompts.iter().flatten().find(|p| {
+                    p.get("name")
+                        .and_then(Value::as_str)
+                        .is_some_and(|n| prompts::command_name(server, n) == command)
+                })?;
+                Some(Found {
+                    server: server.to_string(),
+                    prompt: prompt.get("name")?.as_str()?.to_string(),
+                    arguments: prompts::arguments(prompt),
+                })
             })
-        })
     }
 
     /// Runs command `command` with what was typed after it: the user message the prompt
@@ -125,16 +137,16 @@ impl Prompts<'_> {
             .collect();
         let subject = Subject::Prompt { server, name };
         let shown = Value::Object(args.clone());
-        if let Err(outcome) = self.approved(Mode::Prompt, subject, &shown).await {
+        if let Err(outcome) = self.kernel.approved(Mode::Prompt, subject, &shown).await {
             return outcome;
         }
-        let conn = match self.ready(server, Need::Handshake).await {
+        let conn = match self.kernel.ready(server, Need::Handshake).await {
             Ok(ready) => ready.conn,
             Err(why) => return why.outcome(Mode::Prompt, server),
         };
         let params = json!({ "name": name, "arguments": args });
         let outcome = match conn
-            .request("prompts/get", params, self.plain_request(server))
+            .request("prompts/get", params, self.kernel.plain_request(server))
             .await
         {
             Ok(raw) => {
@@ -200,7 +212,7 @@ impl Prompts<'_> {
         typed: &str,
         text: &str,
     ) -> Vec<String> {
-        let Ok(ready) = self.ready(&found.server, Need::Handshake).await else {
+        let Ok(ready) = self.kernel.ready(&found.server, Need::Handshake).await else {
             return vec![];
         };
         if !ready.conn.completes() {
@@ -213,7 +225,7 @@ impl Prompts<'_> {
             argument,
             typed,
             given,
-            self.plain_request(&found.server),
+            self.kernel.plain_request(&found.server),
         )
         .await
         .unwrap_or_default()
@@ -257,11 +269,12 @@ impl Prompts<'_> {
     /// servers not known yet are listed first (every server's under the listing bound).
     pub async fn prompts(&self, server: Option<&str>) -> Outcome {
         let names: Vec<String> = match server {
-            Some(name) => match self.servers.enabled(name) {
+            Some(name) => match self.kernel.servers.enabled(name) {
                 Ok(_) => vec![name.to_string()],
                 Err(why) => return why.outcome(Mode::Prompts, name),
             },
             None => self
+                .kernel
                 .servers
                 .names(false)
                 .into_iter()
@@ -271,7 +284,8 @@ impl Prompts<'_> {
         let mut lines = Vec::new();
         let mut listed = Vec::new();
         let listing = self
-            .list_for(&self.unlisted(server, None), Purpose::Look)
+            .kernel
+            .list_for(&self.kernel.unlisted(server, None), Purpose::Look)
             .await;
         for name in &names {
             if let Some(why) = listing.failure(name) {

@@ -5,7 +5,7 @@
 use super::connect::Need;
 use super::pi_resources::Resources;
 use super::Mode;
-use super::{Adapter, ErrorCode, Outcome};
+use super::{ErrorCode, Kernel, Outcome};
 use crate::approval::Subject;
 use crate::resources;
 use pi_mcp_connection::pool::{RequestError, RequestOptions};
@@ -51,27 +51,35 @@ impl Resources<'_> {
             server: &server,
             uri: &uri,
         };
-        if let Err(outcome) = self.approved(Mode::Read, subject, &Value::Null).await {
+        if let Err(outcome) = self
+            .kernel
+            .approved(Mode::Read, subject, &Value::Null)
+            .await
+        {
             return outcome;
         }
-        let reached = match self.ready(&server, Need::Handshake).await {
+        let reached = match self.kernel.ready(&server, Need::Handshake).await {
             Ok(reached) => reached,
             Err(why) => return why.outcome(Mode::Read, &server),
         };
-        let cancel = self.closing.child_token();
+        let cancel = self.kernel.closing.child_token();
         let _pending = call_id
             .as_deref()
-            .and_then(|id| self.servers.call_started(&server, id, &cancel));
+            .and_then(|id| self.kernel.servers.call_started(&server, id, &cancel));
         let opts = RequestOptions {
             timeout: self
+                .kernel
                 .server(&server)
-                .map_or(super::DEFAULT_REQUEST_TIMEOUT, |s| self.request_timeout(s)),
+                .map_or(super::DEFAULT_REQUEST_TIMEOUT, |s| {
+                    self.kernel.request_timeout(s)
+                }),
             cancel,
             on_progress: None,
             caller: Some(super::call::caller(call_id.as_deref())),
             total: self
+                .kernel
                 .server(&server)
-                .and_then(|s| self.config.client_settings(s).call_timeout()),
+                .and_then(|s| self.kernel.config.client_settings(s).call_timeout()),
             tool: None,
         };
         let conn = reached.conn;
@@ -83,8 +91,8 @@ impl Resources<'_> {
                 conn.subscribe(&uri).await;
                 let mut outcome = Outcome::text(Mode::Read, "");
                 outcome.content = resources::read_result(&raw);
-                match self.output_limits() {
-                    Some(limits) => Adapter::guarded(outcome, limits, &uri),
+                match self.kernel.output_limits() {
+                    Some(limits) => Kernel::guarded(outcome, limits, &uri),
                     None => outcome,
                 }
             }
@@ -105,10 +113,10 @@ impl Resources<'_> {
     /// The server that lists `uri` (or a template it fits); the only server with resources
     /// when none does.
     fn server_of_resource(&self, uri: &str) -> Result<String, Outcome> {
-        let names = self.servers.names(false);
+        let names = self.kernel.servers.names(false);
         let metas: Vec<(String, Arc<super::ServerMeta>)> = names
             .iter()
-            .filter_map(|n| Some((n.to_string(), self.servers.meta(n)?)))
+            .filter_map(|n| Some((n.to_string(), self.kernel.servers.meta(n)?)))
             .collect();
         let lists = |m: &super::ServerMeta| {
             m.resources.iter().any(|r| r["uri"] == uri)

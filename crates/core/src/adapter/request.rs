@@ -3,8 +3,10 @@
 //! instructions > search > server (list) > nothing (status).
 
 use super::modes::Page;
+use super::pi_resources::Resources;
+use super::status::Status;
 use super::Mode;
-use super::{Adapter, CallOptions, ErrorCode, Outcome};
+use super::{CallOptions, ErrorCode, Kernel, Outcome};
 use crate::search::SearchOptions;
 use pi_mcp_connection::value_kind::value_kind;
 use serde_json::{Map, Value};
@@ -114,7 +116,7 @@ impl Request {
     }
 }
 
-impl Adapter {
+impl Kernel {
     /// Runs the `mcp` tool with the parameters the model gave. The first use starts a deferred
     /// cache fill.
     pub async fn execute(self: &Arc<Self>, params: &Value, call_id: Option<String>) -> Outcome {
@@ -137,7 +139,9 @@ impl Adapter {
                 self.call(&tool, args, opts).await
             }
             Request::Read { uri, server, args } => {
-                self.read(&uri, server.as_deref(), args, call_id).await
+                Resources::from(self)
+                    .read(&uri, server.as_deref(), args, call_id)
+                    .await
             }
             Request::Connect(name) => self.connect(&name).await,
             Request::Describe { tool, server } => self.describe(&tool, server.as_deref()).await,
@@ -148,7 +152,7 @@ impl Adapter {
                 include_schemas,
             } => self.search(&query, options, include_schemas).await,
             Request::List { server, page } => self.list(&server, page).await,
-            Request::Status => self.status(),
+            Request::Status => Status::from(self).status(),
         }
     }
 }

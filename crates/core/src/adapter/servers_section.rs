@@ -2,11 +2,11 @@
 //! Pi's codemode and tool_search): every enabled server but those whose tools the config declares
 //! to the model one and all (`directTools`, `MCP_DIRECT_TOOLS`, `exposure` `direct`) or hides.
 
-use super::Adapter;
+use super::Kernel;
 use crate::config::{DirectTools as Selection, Exposure};
 use crate::render::SectionServer;
 
-impl Adapter {
+impl Kernel {
     /// The text of the system prompt's `mcp_servers` section, or None when no server is reached
     /// that way. From the config and the metadata cache only: byte-stable for a given pair.
     pub fn servers_section(&self) -> Option<String> {

@@ -34,7 +34,7 @@ impl ConfigEdits<'_> {
             Err(outcome) => return outcome,
         };
         let found = self.setup_found(&file);
-        let configured = |id: &str| self.config.servers.iter().any(|s| s.name == id);
+        let configured = |id: &str| self.kernel.config.servers.iter().any(|s| s.name == id);
         let offers: Vec<(WellKnown, bool)> = setup::well_known()
             .into_iter()
             .map(|w| {
@@ -42,7 +42,7 @@ impl ConfigEdits<'_> {
                 (w, taken)
             })
             .collect();
-        let text = render::setup_plan(&file, &found, &offers, self.cli);
+        let text = render::setup_plan(&file, &found, &offers, self.kernel.cli);
         Outcome::text(Mode::Setup, text)
             .with_part(SetupPlanDetails {
                 file: file.display().to_string(),
@@ -129,7 +129,7 @@ impl ConfigEdits<'_> {
                 }
             },
         };
-        let text = render::setup_done(&file, &preview, written, old == new, self.cli);
+        let text = render::setup_done(&file, &preview, written, old == new, self.kernel.cli);
         Outcome::text(Mode::Setup, text).with_part(SetupDoneDetails {
             file: file.display().to_string(),
             preview,
@@ -147,15 +147,15 @@ impl ConfigEdits<'_> {
 
     fn setup_found(&self, file: &std::path::Path) -> Vec<Found> {
         let opts = LoadOptions {
-            cwd: self.cwd.clone(),
-            agent_dir: self.agent_dir.clone(),
+            cwd: self.kernel.cwd.clone(),
+            agent_dir: self.kernel.agent_dir.clone(),
             config_path: None,
-            env: self.env.clone(),
-            project_trusted: Some(self.config.trust.trusted),
-            limits: self.file_limits,
+            env: self.kernel.env.clone(),
+            project_trusted: Some(self.kernel.config.trust.trusted),
+            limits: self.kernel.file_limits,
             registered: vec![],
         };
-        setup::find(&opts, &self.config, file)
+        setup::find(&opts, &self.kernel.config, file)
     }
 }
 

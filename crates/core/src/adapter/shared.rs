@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 impl Status<'_> {
     /// `pi-mcp broker status`: the broker serving this agent dir, if one runs.
     pub async fn broker_status(&self) -> Outcome {
-        let place = match self.broker.place() {
+        let place = match self.kernel.broker.place() {
             Ok(place) => place,
             Err(why) => return Outcome::error(Mode::Broker, ErrorCode::ConnectFailed, why.clone()),
         };
@@ -31,7 +31,7 @@ impl Status<'_> {
     /// `pi-mcp broker stop`: stops the broker and its servers; sessions using them start a new
     /// one on their next call.
     pub async fn broker_stop(&self) -> Outcome {
-        let place = match self.broker.place() {
+        let place = match self.kernel.broker.place() {
             Ok(place) => place,
             Err(why) => return Outcome::error(Mode::Broker, ErrorCode::ConnectFailed, why.clone()),
         };
@@ -55,11 +55,15 @@ impl Status<'_> {
     pub fn sharing(&self, server: &ServerConfig) -> Value {
         match server.sharing {
             Sharing::User { .. } => {}
-            Sharing::Family => return self.family_sharing(server),
+            Sharing::Family => return self.kernel.family_sharing(server),
             Sharing::Own => return Value::Null,
         }
-        let sessions = self.pool.get(&server.name).and_then(|c| c.shared_with());
-        let here = self.broker.off();
+        let sessions = self
+            .kernel
+            .pool
+            .get(&server.name)
+            .and_then(|c| c.shared_with());
+        let here = self.kernel.broker.off();
         let text = match (sessions, &here) {
             (Some(1), _) => "shared (no other session uses it now)".to_string(),
             (Some(n), _) => format!("shared with {}", render::plural(n - 1, "other session")),
@@ -70,6 +74,6 @@ impl Status<'_> {
     }
 
     fn shown_agent_dir(&self) -> String {
-        render::tilde(&self.agent_dir, &self.home())
+        render::tilde(&self.kernel.agent_dir, &self.kernel.home())
     }
 }

@@ -7,7 +7,7 @@ use super::connect::Need;
 use super::details::*;
 use super::servers::WaitingSignIn;
 use super::Mode;
-use super::{Adapter, ErrorCode, Outcome, Unavailable};
+use super::{ErrorCode, Kernel, Outcome, Unavailable};
 use crate::config::{Grant, HttpAuth, ServerConfig, Transport};
 use crate::events::Event;
 use crate::oauth::{self, AuthStatus, Challenge, OAuthError, SignIn};
@@ -49,41 +49,48 @@ impl AutoSignIn {
     }
 }
 
-super::service!(
-    /// Sign-ins people ask for: login, logout, the pasted redirect, `/mcp-auth` (auth.rs).
-    SignIns
-);
+/// Sign-ins people ask for: login, logout, the pasted redirect, `/mcp-auth` (auth.rs).
+pub struct SignIns<'a> {
+    pub(super) kernel: &'a Arc<Kernel>,
+}
+
+impl<'a> From<&'a Arc<Kernel>> for SignIns<'a> {
+    fn from(kernel: &'a Arc<Kernel>) -> Self {
+        SignIns { kernel }
+    }
+}
 
 impl SignIns<'_> {
     /// Whether someone can see a sign-in (Pi's UI, a terminal).
     pub fn set_interactive(&self, interactive: bool) {
-        self.sign_ins
+        self.kernel
+            .sign_ins
             .interactive
             .store(interactive, Ordering::SeqCst);
-        self.broker.set_ui(interactive);
+        self.kernel.broker.set_ui(interactive);
     }
 
     /// Text the user pasted for the sign-in to `name` waiting in its browser step; false when
     /// none waits.
     pub fn paste(&self, name: &str, text: &str) -> bool {
-        if let Some(trial) = self.trial.lock().clone() {
+        if let Some(trial) = self.kernel.trial.lock().clone() {
             if trial.paste(name, text) {
                 return true;
             }
         }
-        let waiting = self.servers.waiting(name);
+        let waiting = self.kernel.servers.waiting(name);
         waiting.is_some_and(|w| w.paste.try_send(text.to_string()).is_ok())
     }
 
     /// Ends the sign-in to `name` waiting in its browser step (the user gave up, e.g. Esc at
     /// the paste prompt); false when none waits.
     pub fn cancel_sign_in(&self, name: &str) -> bool {
-        if let Some(trial) = self.trial.lock().clone() {
+        if let Some(trial) = self.kernel.trial.lock().clone() {
             if trial.cancel_sign_in(name) {
                 return true;
             }
         }
-        let waiting = self.servers.waiting(name);
+        let waiting = self.kernel.servers.waiting(name);
         waiting.map(|w| w.cancel.cancel()).is_some()
     }
 
@@ -95,24 +102,24 @@ impl SignIns<'_> {
             Ok(server) => server,
             Err(outcome) => return outcome,
         };
-        self.servers.clear_failure(name);
-        let mut need = match self.ready(name, Need::Listed).await {
+        self.kernel.servers.clear_failure(name);
+        let mut need = match self.kernel.ready(name, Need::Listed).await {
             Ok(_) => match self.already(server) {
                 Some(outcome) => return outcome,
                 None => None,
             },
-            Err(why) if why.needs_auth() => self.servers.refusal(name),
+            Err(why) if why.needs_auth() => self.kernel.servers.refusal(name),
             Err(why) => return not_signed_in(name, ErrorCode::ConnectFailed, &why),
         };
         for attempt in 1..=SIGN_INS_PER_REQUEST {
-            if let Err(e) = self.sign_in(server, need).await {
+            if let Err(e) = self.kernel.sign_in(server, need).await {
                 return sign_in_failed(Mode::Login, name, &e);
             }
-            self.servers.clear_failure(name);
-            match self.ready(name, Need::Listed).await {
+            self.kernel.servers.clear_failure(name);
+            match self.kernel.ready(name, Need::Listed).await {
                 Ok(_) => return self.signed_in(server),
                 Err(why) if why.needs_auth() && attempt < SIGN_INS_PER_REQUEST => {
-                    need = self.servers.refusal(name);
+                    need = self.kernel.servers.refusal(name);
                 }
                 Err(why) => {
                     let code = match why.needs_auth() {
@@ -131,12 +138,13 @@ impl SignIns<'_> {
     fn already(&self, server: &ServerConfig) -> Option<Outcome> {
         let name = &server.name;
         let signed_in = self
+            .kernel
             .oauth(server)
             .ok()
             .map(|a| a.server().status())
             .is_some_and(|s| matches!(s, Ok(AuthStatus::SignedIn { .. })));
         let text = if signed_in {
-            format!("\"{name}\" is {}.", self.sign_in_state(server)?)
+            format!("\"{name}\" is {}.", self.kernel.sign_in_state(server)?)
         } else if !is_explicit(server) {
             format!("\"{name}\" accepted the connection without a sign-in; it needs none.")
         } else {
@@ -147,8 +155,9 @@ impl SignIns<'_> {
 
     fn signed_in(&self, server: &ServerConfig) -> Outcome {
         let name = &server.name;
-        let tools = self.servers.view().server_tools(name).len();
+        let tools = self.kernel.servers.view().server_tools(name).len();
         let expires = self
+            .kernel
             .oauth(server)
             .ok()
             .and_then(|a| a.server().tokens().ok().flatten())
@@ -165,21 +174,21 @@ impl SignIns<'_> {
             Ok(server) => server,
             Err(outcome) => return outcome,
         };
-        let access = match self.oauth(server) {
+        let access = match self.kernel.oauth(server) {
             Ok(access) => access,
             Err(why) => return Outcome::error(Mode::Logout, ErrorCode::SignInFailed, why),
         };
-        self.pool.close(name).await;
+        self.kernel.pool.close(name).await;
         match oauth::sign_out(access.server()).await {
             Ok(out) => {
                 access.reload();
-                self.servers.clear_failure(name);
+                self.kernel.servers.clear_failure(name);
                 if out.removed {
                     // Status says so until the next sign-in (the server's refusal and its
                     // challenge stay for that one).
                     let need = AuthNeed::missing(render::signed_out_reason());
-                    let fix = self.auth_fix(server, &need);
-                    self.fail(
+                    let fix = self.kernel.auth_fix(server, &need);
+                    self.kernel.fail(
                         name,
                         Unavailable::NeedsAuth {
                             why: need.message,
@@ -199,7 +208,7 @@ impl SignIns<'_> {
 
     /// The server `name` if it may sign in with OAuth, else the answer saying why not.
     fn oauth_server(&self, mode: Mode, name: &str) -> Result<&ServerConfig, Outcome> {
-        let server = self.enabled_server(mode, name)?;
+        let server = self.kernel.enabled_server(mode, name)?;
         let why = match &server.transport {
             Transport::Http {
                 auth: HttpAuth::OAuth(_),
@@ -226,7 +235,7 @@ impl SignIns<'_> {
     }
 }
 
-impl Adapter {
+impl Kernel {
     /// The command that signs in to `name` where this adapter runs.
     pub(super) fn login_command(&self, name: &str) -> String {
         if self.cli {

@@ -2,17 +2,25 @@
 //! part and `pi-mcp broker status|stop` in shared.rs).
 
 use super::details::*;
+use super::Kernel;
 use super::Mode;
 use super::Outcome;
 use crate::catalog::ToolInfo;
 use crate::config::ServerConfig;
 use crate::render::{self, ServerState, ServerStatus};
 use serde_json::json;
+use std::sync::Arc;
 
-super::service!(
-    /// The servers' state as status, the status bar and `/mcp tools` show it.
-    Status
-);
+/// The servers' state as status, the status bar and `/mcp tools` show it.
+pub struct Status<'a> {
+    pub(super) kernel: &'a Arc<Kernel>,
+}
+
+impl<'a> From<&'a Arc<Kernel>> for Status<'a> {
+    fn from(kernel: &'a Arc<Kernel>) -> Self {
+        Status { kernel }
+    }
+}
 
 impl Status<'_> {
     pub fn status(&self) -> Outcome {
@@ -20,12 +28,12 @@ impl Status<'_> {
         let details: Vec<_> = servers
             .iter()
             .map(|s| {
-                let transport = self
+                let transport = self.kernel
                     .pool
                     .get(&s.name)
                     .and_then(|c| c.remote_kind())
                     .map(|kind| kind.name());
-                let config = self.server(&s.name);
+                let config = self.kernel.server(&s.name);
                 let source = config.map(|c| c.source.display().to_string());
                 let registered = config.and_then(|c| c.registered.as_ref()).map(|p| p.display().to_string());
                 let imported = config.and_then(|c| c.imported.as_ref()).map(|i| i.kind.name());
@@ -44,14 +52,14 @@ impl Status<'_> {
             .filter(|s| s.state != ServerState::Disabled)
             .map(|s| s.tool_count)
             .sum();
-        let problems = self.diagnostics();
+        let problems = self.kernel.diagnostics();
         let mut text = render::status(&servers, &problems);
-        let listing = self.being_listed();
+        let listing = self.kernel.being_listed();
         if !listing.is_empty() {
             text.push_str("\n\n");
             text.push_str(&render::status_still_listing(&listing));
         }
-        if !self.config.servers.is_empty() {
+        if !self.kernel.config.servers.is_empty() {
             text.push_str("\n\n");
             text.push_str(&render::config_sources(&self.config_sources()));
         }
@@ -59,17 +67,17 @@ impl Status<'_> {
             servers: details,
             total_tools: total,
             problems,
-            family: self.family_role(),
+            family: self.kernel.family_role(),
         });
-        self.bounded(outcome.with_listing(&listing))
+        self.kernel.bounded(outcome.with_listing(&listing))
     }
 
     /// Each config file that defines servers: its path (`~` for home), whether it belongs to the
     /// project, and its servers in config order.
     fn config_sources(&self) -> Vec<(String, bool, Vec<&str>)> {
-        let home = self.home();
+        let home = self.kernel.home();
         let mut files: Vec<(String, bool, Vec<&str>)> = vec![];
-        for server in &self.config.servers {
+        for server in &self.kernel.config.servers {
             let shown = match (&server.registered, &server.package) {
                 (Some(extension), _) if *extension == server.source => {
                     format!(
@@ -88,7 +96,7 @@ impl Status<'_> {
                 Some((_, _, names)) => names.push(&server.name),
                 None => files.push((
                     shown,
-                    server.source.starts_with(&self.cwd),
+                    server.source.starts_with(&self.kernel.cwd),
                     vec![&server.name],
                 )),
             }
@@ -103,8 +111,9 @@ impl Status<'_> {
 
     /// Every server's tools (`/mcp tools`), from what is known now.
     pub fn tools_overview(&self) -> Outcome {
-        let catalog = self.servers.view();
+        let catalog = self.kernel.servers.view();
         let groups: Vec<(String, Vec<&ToolInfo>)> = self
+            .kernel
             .server_names(false)
             .into_iter()
             .map(|name| (name.to_string(), catalog.server_tools(name)))
@@ -115,16 +124,21 @@ impl Status<'_> {
     }
 
     fn server_statuses(&self) -> Vec<ServerStatus> {
-        let catalog = self.servers.view();
-        self.servers
+        let catalog = self.kernel.servers.view();
+        self.kernel
+            .servers
             .configs()
             .map(|s| ServerStatus {
                 name: s.name.clone(),
-                state: self.state_of(s, self.servers.has_meta(&s.name)),
+                state: self.state_of(s, self.kernel.servers.has_meta(&s.name)),
                 tool_count: catalog.server_tools(&s.name).len(),
                 description: s.description.clone(),
-                sign_in: self.shown_sign_in(s),
-                left_out: self.servers.meta(&s.name).map_or(0, |m| m.left_out.len()),
+                sign_in: self.kernel.shown_sign_in(s),
+                left_out: self
+                    .kernel
+                    .servers
+                    .meta(&s.name)
+                    .map_or(0, |m| m.left_out.len()),
                 sharing: self.sharing(s)["text"].as_str().map(str::to_string),
             })
             .collect()
@@ -134,11 +148,11 @@ impl Status<'_> {
         let name = &server.name;
         if server.disabled {
             ServerState::Disabled
-        } else if self.pool.is_live(name) {
+        } else if self.kernel.pool.is_live(name) {
             ServerState::Connected
-        } else if self.pool.is_connecting(name) {
+        } else if self.kernel.pool.is_connecting(name) {
             ServerState::Connecting
-        } else if let Some((ago, cause)) = self.servers.failure(name) {
+        } else if let Some((ago, cause)) = self.kernel.servers.failure(name) {
             let reason = cause.reason(name);
             if cause.needs_auth() {
                 ServerState::NeedsAuth { reason }

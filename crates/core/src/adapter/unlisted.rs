@@ -13,7 +13,7 @@
 //! hundreds of others. Looking at it does not keep it running; calling it does.
 
 use super::connect::Need;
-use super::{Adapter, Unavailable};
+use super::{Kernel, Unavailable};
 use crate::catalog::{lookup, Lookup};
 use futures::future::{BoxFuture, FutureExt, Shared};
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -125,7 +125,7 @@ pub struct DeclaredListing {
     pub notice: Option<String>,
 }
 
-impl Adapter {
+impl Kernel {
     /// Enabled servers (or just `server`) whose tools are not known; for a tool name, the
     /// servers whose prefix it starts with, when there are any (then named).
     pub(super) fn unlisted(&self, server: Option<&str>, tool: Option<&str>) -> Unlisted {

@@ -165,8 +165,8 @@ impl ConfigEdits<'_> {
         if let Some(sink) = self.kernel.events.sink() {
             trial.on_event(sink);
         }
-        trial.set_interactive(self.kernel.sign_ins.interactive());
-        *self.kernel.trial.lock() = Some(trial.clone());
+        trial.set_interactive(self.kernel.sign_in.interactive());
+        self.kernel.sign_in.through_trial(Some(trial.clone()));
         let name = request.name.as_str();
         let mut outcome = trial.connect(name).await;
         if outcome.details.error == Some(ErrorCode::AuthRequired) && trial.kernel.is_oauth(name) {
@@ -180,7 +180,7 @@ impl ConfigEdits<'_> {
             .iter()
             .map(|t| t.name.clone())
             .collect();
-        *self.kernel.trial.lock() = None;
+        self.kernel.sign_in.through_trial(None);
         trial.shutdown().await;
         match outcome.is_error {
             true => Err(outcome),

@@ -2,6 +2,7 @@
 
 use super::connect::Need;
 use super::details::*;
+use super::sign_in::SignIns;
 use super::Mode;
 use super::{ErrorCode, Kernel, Outcome, DEFAULT_REQUEST_TIMEOUT};
 use crate::approval::Subject;
@@ -62,8 +63,9 @@ impl Kernel {
         // made again after a sign-in is not asked about again.
         let approved = AtomicBool::new(false);
         let started = Instant::now();
-        let outcome = if self.sign_ins.may_retry() {
-            self.with_sign_in(|| self.call_once(name, args.clone(), &opts, &approved))
+        let outcome = if self.sign_in.may_retry() {
+            SignIns::from(self)
+                .with_sign_in(|| self.call_once(name, args.clone(), &opts, &approved))
                 .await
         } else {
             self.call_once(name, args, &opts, &approved).await

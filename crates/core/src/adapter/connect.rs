@@ -4,7 +4,7 @@
 
 use super::servers::Adopted;
 use super::{Kernel, Unavailable};
-use crate::config::{self, HeadersCommand, HttpAuth, ServerConfig, Sharing, Transport};
+use crate::config::{self, HeadersCommand, ServerConfig, Sharing, Transport};
 use crate::events::Event;
 use futures::future::BoxFuture;
 use pi_mcp_connection::pool::shared::identity;
@@ -67,7 +67,7 @@ impl Kernel {
         let conn = match self.pool.get(name) {
             Some(conn) => self.answering(server, conn).await?,
             None => {
-                if self.signed_in_since_refusal(name) {
+                if self.servers.needs_auth(name) && self.sign_in.signed_in_again(name) {
                     self.servers.clear_failure(name);
                 }
                 if let Some(why) = self.servers.backoff(name, self.timing.failure_backoff) {
@@ -206,8 +206,7 @@ impl Kernel {
 
     /// Records that `server` refused our credentials (with its challenge, for the next sign-in).
     pub(super) fn refused(&self, server: &ServerConfig, need: AuthNeed) -> Unavailable {
-        self.servers.note_refusal(&server.name, &need);
-        let fix = self.auth_fix(server, &need);
+        let fix = self.sign_in.refused(server, &need);
         self.fail(
             &server.name,
             Unavailable::NeedsAuth {
@@ -283,12 +282,7 @@ impl Kernel {
                 ca_file,
                 request_headers,
             } => {
-                let (authorization, credentials) = match auth {
-                    HttpAuth::Provider(provider) => {
-                        (Some(self.provider_authorization(provider).await?), None)
-                    }
-                    other => self.credentials(server, other).await?,
-                };
+                let (authorization, credentials) = self.sign_in.credentials(server, auth).await?;
                 TransportSpec::Remote(RemoteSpec {
                     url: url.clone(),
                     headers: config::resolve_all("header", headers, &ctx)

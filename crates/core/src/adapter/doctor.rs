@@ -67,7 +67,7 @@ impl Doctor<'_> {
                 .iter()
                 .map(|s| {
                     let mut json = server_json(s, checks.iter().find(|c| c.server == s.name));
-                    if let Some(sign_in) = self.kernel.shown_sign_in(s) {
+                    if let Some(sign_in) = self.kernel.sign_in.shown(s) {
                         json["signIn"] = sign_in.into();
                     }
                     json
@@ -96,7 +96,7 @@ impl Doctor<'_> {
         let sign_in = self
             .kernel
             .server(&name)
-            .and_then(|s| self.kernel.shown_sign_in(s));
+            .and_then(|s| self.kernel.sign_in.shown(s));
         let hints = result
             .as_ref()
             .ok()

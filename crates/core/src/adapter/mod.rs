@@ -21,7 +21,6 @@
 mod add;
 mod approval;
 mod apps;
-mod auth;
 mod call;
 mod catalog_view;
 mod config_edit;
@@ -122,8 +121,8 @@ struct Kernel {
     cache_warning: Option<String>,
     /// Everything known about each configured server, and the catalog derived from it.
     servers: Servers,
-    /// When sign-ins may start by themselves.
-    sign_ins: sign_in::AutoSignIn,
+    /// Credentials and sign-ins, which the connect path asks.
+    sign_in: sign_in::SignIn,
     /// Opened by `pi-mcp` (see [`OpenOptions::cli`]).
     cli: bool,
     /// The approval gate's grants, and `--yes`.
@@ -145,9 +144,6 @@ struct Kernel {
     events: Events,
     /// Cancelled by `shutdown` (and drop): stops background work, refuses new work.
     closing: CancellationToken,
-    /// The gateway `add` tries a new server with, while it runs: a sign-in it shows takes the
-    /// pasted redirect through this adapter.
-    trial: parking_lot::Mutex<Option<Arc<Adapter>>>,
     /// MCP Apps, and the "always" the user gave them.
     apps: apps::AppsState,
     /// Every task the adapter spawns; `shutdown` waits for them. Long-lived ones hold the
@@ -230,6 +226,11 @@ impl Kernel {
                 link.shown()
             )
         })
+    }
+
+    /// Where credentials of Pi's providers come from (the Pi extension sets it).
+    pub fn set_credentials(&self, source: CredentialSource) {
+        self.host.set_credentials(source);
     }
 
     pub fn on_event(&self, sink: EventSink) {

@@ -1,6 +1,7 @@
 //! The read-only modes: list, search, describe, instructions; and connect (status is status.rs).
 
 use super::details::*;
+use super::sign_in::SignIns;
 use super::status::Status;
 use super::unlisted::Purpose;
 use super::Mode;
@@ -26,7 +27,9 @@ impl Kernel {
     /// A page of a server's tools (listing it at once when they are not known yet); a server
     /// that wants a sign-in gets one first under `autoAuth`.
     pub async fn list(self: &Arc<Self>, name: &str, page: Page) -> Outcome {
-        self.with_sign_in(|| self.list_once(name, page)).await
+        SignIns::from(self)
+            .with_sign_in(|| self.list_once(name, page))
+            .await
     }
 
     async fn list_once(self: &Arc<Self>, name: &str, page: Page) -> Outcome {
@@ -161,7 +164,9 @@ impl Kernel {
     /// (Re)connects `name` now, ignoring backoff, refreshing its metadata and cache.
     /// (Re)connects `name`; one that wants a sign-in gets one first under `autoAuth`.
     pub async fn connect(self: &Arc<Self>, name: &str) -> Outcome {
-        self.with_sign_in(|| self.connect_once(name)).await
+        SignIns::from(self)
+            .with_sign_in(|| self.connect_once(name))
+            .await
     }
 
     async fn connect_once(self: &Arc<Self>, name: &str) -> Outcome {

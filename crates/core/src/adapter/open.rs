@@ -158,6 +158,18 @@ impl Kernel {
         });
         let auto_auth = opts.auto_auth.unwrap_or(config.settings.auto_auth);
         let bounds = opts.bounds.lowered_from_default();
+        let sign_in = sign_in::SignIn::new(
+            &config.servers,
+            auto_auth,
+            opts.cli,
+            sign_in::Place {
+                agent_dir: agent_dir.clone(),
+                cwd: opts.cwd.clone(),
+                env: env.clone(),
+                token_file_bytes: opts.file_limits.token_file_bytes,
+                host: host.clone(),
+            },
+        );
         Arc::new(Kernel {
             run_tools: opts.run_tools,
             cwd: opts.cwd,
@@ -169,7 +181,7 @@ impl Kernel {
             file_limits: opts.file_limits,
             cache_warning,
             servers,
-            sign_ins: sign_in::AutoSignIn::new(auto_auth, opts.cli),
+            sign_in,
             cli: opts.cli,
             approval,
             pool,
@@ -183,7 +195,6 @@ impl Kernel {
             events: Events::default(),
             closing: CancellationToken::new(),
             tasks: TaskTracker::new(),
-            trial: parking_lot::Mutex::new(None),
             apps: apps::AppsState::new(&agent_dir),
         })
     }

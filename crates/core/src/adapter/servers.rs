@@ -4,21 +4,19 @@
 //! catalog and its search index are a view derived from the records' metadata ([`View`]).
 //!
 //! Each record has its own lock, so a call on one server never waits for another's; the view has
-//! one lock, taken before a record's when both are needed. Per-server state that later features
-//! need (exposure, membership of a shared pool) belongs in [`RecordState`], as the OAuth
-//! credentials and sign-in do.
+//! one lock, taken before a record's when both are needed. Per-server state of one feature
+//! lives with that feature (sign-in's in `sign_in`).
 
 use super::catalog_view::View;
 use super::Unavailable;
 use crate::catalog::ToolPrefix;
 use crate::config::ServerConfig;
 use parking_lot::{Mutex, RwLock, RwLockReadGuard};
-use pi_mcp_connection::pool::{AuthNeed, Cut, RemoteKind};
+use pi_mcp_connection::pool::{Cut, RemoteKind};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// What a server offers, as listed (or as cached from an earlier listing).
@@ -81,27 +79,6 @@ struct RecordState {
     calls: Vec<PendingCall>,
     /// Connections whose listing was taken this session.
     listed_connections: u32,
-    sign_in: SignInState,
-}
-
-/// An OAuth server's credentials and sign-in.
-#[derive(Default)]
-struct SignInState {
-    /// Its credentials (made on first use), shared by its connections.
-    access: Option<Arc<crate::oauth::Access>>,
-    /// Its last refusal: the challenge drives the next sign-in.
-    refusal: Option<AuthNeed>,
-    /// The sign-in waiting for its browser step.
-    waiting: Option<WaitingSignIn>,
-    /// One sign-in at a time.
-    turn: Arc<tokio::sync::Mutex<()>>,
-}
-
-/// A sign-in waiting for its browser step: where pasted text goes, and what ends it.
-#[derive(Clone)]
-pub struct WaitingSignIn {
-    pub paste: mpsc::Sender<String>,
-    pub cancel: CancellationToken,
 }
 
 struct Record {
@@ -272,56 +249,17 @@ impl Servers {
         .flatten()
     }
 
+    /// Whether `name` last failed for want of (valid) credentials.
+    pub fn needs_auth(&self, name: &str) -> bool {
+        self.failure(name).is_some_and(|(_, why)| why.needs_auth())
+    }
+
     pub fn remote_kind(&self, name: &str) -> Option<RemoteKind> {
         self.state(name, |s| s.remote_kind).flatten()
     }
 
     pub fn set_remote_kind(&self, name: &str, kind: RemoteKind) {
         self.state(name, |s| s.remote_kind = Some(kind));
-    }
-
-    pub fn access(&self, name: &str) -> Option<Arc<crate::oauth::Access>> {
-        self.state(name, |s| s.sign_in.access.clone()).flatten()
-    }
-
-    /// The credentials of `name`: the ones it has, else `make()`'s.
-    pub fn access_or(
-        &self,
-        name: &str,
-        make: impl FnOnce() -> Result<Arc<crate::oauth::Access>, String>,
-    ) -> Result<Arc<crate::oauth::Access>, String> {
-        let mut make = Some(make);
-        self.state(name, |s| match &s.sign_in.access {
-            Some(access) => Ok(access.clone()),
-            None => {
-                let access = (make.take().expect("called once"))()?;
-                s.sign_in.access = Some(access.clone());
-                Ok(access)
-            }
-        })
-        .unwrap_or_else(|| Err(format!("server \"{name}\" is not configured")))
-    }
-
-    pub fn note_refusal(&self, name: &str, need: &AuthNeed) {
-        self.state(name, |s| s.sign_in.refusal = Some(need.clone()));
-    }
-
-    pub fn refusal(&self, name: &str) -> Option<AuthNeed> {
-        self.state(name, |s| s.sign_in.refusal.clone()).flatten()
-    }
-
-    /// The sign-in to `name` waiting for its browser step (`None`: none waits).
-    pub fn set_waiting(&self, name: &str, waiting: Option<WaitingSignIn>) {
-        self.state(name, |s| s.sign_in.waiting = waiting);
-    }
-
-    pub fn waiting(&self, name: &str) -> Option<WaitingSignIn> {
-        self.state(name, |s| s.sign_in.waiting.clone()).flatten()
-    }
-
-    /// Held for the length of one sign-in to `name`.
-    pub fn sign_in_turn(&self, name: &str) -> Option<Arc<tokio::sync::Mutex<()>>> {
-        self.state(name, |s| s.sign_in.turn.clone())
     }
 
     pub fn mark_used(&self, name: &str) {

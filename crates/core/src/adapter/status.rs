@@ -133,7 +133,7 @@ impl Status<'_> {
                 state: self.state_of(s, self.kernel.servers.has_meta(&s.name)),
                 tool_count: catalog.server_tools(&s.name).len(),
                 description: s.description.clone(),
-                sign_in: self.kernel.shown_sign_in(s),
+                sign_in: self.kernel.sign_in.shown(s),
                 left_out: self
                     .kernel
                     .servers

@@ -1,57 +1,29 @@
-//! Signing in to and out of OAuth servers: on request (`pi-mcp auth`, `/mcp login`,
-//! `/mcp-auth`), or by itself when a server refuses a request and `autoAuth` is on. The browser
-//! step is shown through `auth-url` events; text the user pastes arrives through `paste`. Each
-//! server's credentials, last refusal and waiting sign-in live in its registry record.
+//! The sign-ins people ask for (`pi-mcp auth`, `/mcp login`, `/mcp logout`, `/mcp-auth`) and
+//! the ones that start by themselves when a server refuses a request and `autoAuth` is on. The
+//! browser step is shown through `auth-url` events; text the user pasted arrives through
+//! `paste`.
 
-use super::connect::Need;
-use super::details::*;
-use super::servers::WaitingSignIn;
-use super::Mode;
-use super::{ErrorCode, Kernel, Outcome, Unavailable};
+use super::{is_explicit, SignIn, WaitingSignIn};
+use crate::adapter::connect::Need;
+use crate::adapter::details::*;
+use crate::adapter::{ErrorCode, Kernel, Mode, Outcome, Unavailable};
 use crate::config::{Grant, HttpAuth, ServerConfig, Transport};
 use crate::events::Event;
-use crate::oauth::{self, AuthStatus, Challenge, OAuthError, SignIn};
+use crate::oauth::{self, AuthStatus, Challenge, OAuthError};
 use crate::render;
 use crate::render::content::text_block;
 use pi_mcp_connection::pool::AuthNeed;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// Sign-ins one refused request may start (a step-up can follow a first sign-in).
 const SIGN_INS_PER_REQUEST: usize = 2;
 
-/// When sign-ins may start by themselves.
-pub(super) struct AutoSignIn {
-    /// `autoAuth` (or `--auth`): sign in when a server asks, then retry.
-    auto: AtomicBool,
-    /// Someone can see the authorization URL (a terminal, Pi's UI).
-    interactive: AtomicBool,
-}
-
-impl AutoSignIn {
-    pub fn new(auto: bool, interactive: bool) -> AutoSignIn {
-        AutoSignIn {
-            auto: AtomicBool::new(auto),
-            interactive: AtomicBool::new(interactive),
-        }
-    }
-
-    /// Whether someone can see the authorization URL.
-    pub fn interactive(&self) -> bool {
-        self.interactive.load(Ordering::SeqCst)
-    }
-
-    /// Whether a refused request may be followed by a sign-in and a retry at all.
-    pub fn may_retry(&self) -> bool {
-        self.auto.load(Ordering::SeqCst)
-    }
-}
-
-/// Sign-ins people ask for: login, logout, the pasted redirect, `/mcp-auth` (auth.rs).
+/// Sign-ins people ask for, and the autoAuth retry.
 pub struct SignIns<'a> {
-    pub(super) kernel: &'a Arc<Kernel>,
+    kernel: &'a Arc<Kernel>,
 }
 
 impl<'a> From<&'a Arc<Kernel>> for SignIns<'a> {
@@ -61,10 +33,13 @@ impl<'a> From<&'a Arc<Kernel>> for SignIns<'a> {
 }
 
 impl SignIns<'_> {
+    fn state(&self) -> &SignIn {
+        &self.kernel.sign_in
+    }
+
     /// Whether someone can see a sign-in (Pi's UI, a terminal).
     pub fn set_interactive(&self, interactive: bool) {
-        self.kernel
-            .sign_ins
+        self.state()
             .interactive
             .store(interactive, Ordering::SeqCst);
         self.kernel.broker.set_ui(interactive);
@@ -73,24 +48,24 @@ impl SignIns<'_> {
     /// Text the user pasted for the sign-in to `name` waiting in its browser step; false when
     /// none waits.
     pub fn paste(&self, name: &str, text: &str) -> bool {
-        if let Some(trial) = self.kernel.trial.lock().clone() {
+        if let Some(trial) = self.state().trial.lock().clone() {
             if trial.paste(name, text) {
                 return true;
             }
         }
-        let waiting = self.kernel.servers.waiting(name);
+        let waiting = self.state().record(name, |r| r.waiting.clone()).flatten();
         waiting.is_some_and(|w| w.paste.try_send(text.to_string()).is_ok())
     }
 
     /// Ends the sign-in to `name` waiting in its browser step (the user gave up, e.g. Esc at
     /// the paste prompt); false when none waits.
     pub fn cancel_sign_in(&self, name: &str) -> bool {
-        if let Some(trial) = self.kernel.trial.lock().clone() {
+        if let Some(trial) = self.state().trial.lock().clone() {
             if trial.cancel_sign_in(name) {
                 return true;
             }
         }
-        let waiting = self.kernel.servers.waiting(name);
+        let waiting = self.state().record(name, |r| r.waiting.clone()).flatten();
         waiting.map(|w| w.cancel.cancel()).is_some()
     }
 
@@ -108,18 +83,18 @@ impl SignIns<'_> {
                 Some(outcome) => return outcome,
                 None => None,
             },
-            Err(why) if why.needs_auth() => self.kernel.servers.refusal(name),
+            Err(why) if why.needs_auth() => self.state().refusal(name),
             Err(why) => return not_signed_in(name, ErrorCode::ConnectFailed, &why),
         };
         for attempt in 1..=SIGN_INS_PER_REQUEST {
-            if let Err(e) = self.kernel.sign_in(server, need).await {
+            if let Err(e) = self.sign_in(server, need).await {
                 return sign_in_failed(Mode::Login, name, &e);
             }
             self.kernel.servers.clear_failure(name);
             match self.kernel.ready(name, Need::Listed).await {
                 Ok(_) => return self.signed_in(server),
                 Err(why) if why.needs_auth() && attempt < SIGN_INS_PER_REQUEST => {
-                    need = self.kernel.servers.refusal(name);
+                    need = self.state().refusal(name);
                 }
                 Err(why) => {
                     let code = match why.needs_auth() {
@@ -138,13 +113,13 @@ impl SignIns<'_> {
     fn already(&self, server: &ServerConfig) -> Option<Outcome> {
         let name = &server.name;
         let signed_in = self
-            .kernel
+            .state()
             .oauth(server)
             .ok()
             .map(|a| a.server().status())
             .is_some_and(|s| matches!(s, Ok(AuthStatus::SignedIn { .. })));
         let text = if signed_in {
-            format!("\"{name}\" is {}.", self.kernel.sign_in_state(server)?)
+            format!("\"{name}\" is {}.", self.state().sign_in_state(server)?)
         } else if !is_explicit(server) {
             format!("\"{name}\" accepted the connection without a sign-in; it needs none.")
         } else {
@@ -157,12 +132,12 @@ impl SignIns<'_> {
         let name = &server.name;
         let tools = self.kernel.servers.view().server_tools(name).len();
         let expires = self
-            .kernel
+            .state()
             .oauth(server)
             .ok()
             .and_then(|a| a.server().tokens().ok().flatten())
             .and_then(|t| t.expires_at)
-            .map(|at| ((at - super::now_ms()) / 1000.0).max(0.0) as u64);
+            .map(|at| ((at - crate::adapter::now_ms()) / 1000.0).max(0.0) as u64);
         Outcome::text(Mode::Login, render::signed_in(name, expires, tools))
             .with_server(name.as_str())
             .with_part(LoginDetails { tools })
@@ -174,7 +149,7 @@ impl SignIns<'_> {
             Ok(server) => server,
             Err(outcome) => return outcome,
         };
-        let access = match self.kernel.oauth(server) {
+        let access = match self.state().oauth(server) {
             Ok(access) => access,
             Err(why) => return Outcome::error(Mode::Logout, ErrorCode::SignInFailed, why),
         };
@@ -187,7 +162,7 @@ impl SignIns<'_> {
                     // Status says so until the next sign-in (the server's refusal and its
                     // challenge stay for that one).
                     let need = AuthNeed::missing(render::signed_out_reason());
-                    let fix = self.kernel.auth_fix(server, &need);
+                    let fix = self.state().auth_fix(server, &need);
                     self.kernel.fail(
                         name,
                         Unavailable::NeedsAuth {
@@ -233,49 +208,38 @@ impl SignIns<'_> {
                 .with_server(name),
         )
     }
-}
-
-impl Kernel {
-    /// The command that signs in to `name` where this adapter runs.
-    pub(super) fn login_command(&self, name: &str) -> String {
-        if self.cli {
-            format!("pi-mcp auth {name}")
-        } else {
-            format!("/mcp login {name}")
-        }
-    }
 
     /// Runs the sign-in (one per server at a time), showing its URL through `auth-url` events.
     async fn sign_in(
-        self: &Arc<Self>,
+        &self,
         server: &ServerConfig,
         need: Option<AuthNeed>,
     ) -> Result<oauth::SignedIn, OAuthError> {
-        let access = self.oauth(server).map_err(OAuthError::Failed)?;
+        let access = self.state().oauth(server).map_err(OAuthError::Failed)?;
         let name = server.name.clone();
         let turn = self
-            .servers
-            .sign_in_turn(&name)
+            .state()
+            .record(&name, |r| r.turn.clone())
             .ok_or_else(|| OAuthError::Failed(format!("server \"{name}\" is not configured")))?;
         let _turn = turn.lock().await;
         let challenge = need
             .and_then(|n| n.challenge)
             .map(|header| Challenge::parse(&header, &access.server().url));
         let (paste, pasted) = mpsc::channel(4);
-        let cancel = self.closing.child_token();
+        let cancel = self.kernel.closing.child_token();
         let waiting = WaitingSignIn {
             paste,
             cancel: cancel.clone(),
         };
-        self.servers.set_waiting(&name, Some(waiting));
-        let (this, shown) = (self.clone(), name.clone());
-        let request = SignIn {
+        self.state().record(&name, |r| r.waiting = Some(waiting));
+        let (kernel, shown) = (self.kernel.clone(), name.clone());
+        let request = oauth::SignIn {
             challenge,
             pasted: Some(pasted),
             open_browser: true,
             cancel,
             show_url: Box::new(move |url, step| {
-                this.events.emit(Event::AuthUrl {
+                kernel.events.emit(Event::AuthUrl {
                     server: shown.clone(),
                     url: url.as_str().to_string(),
                     text: render::sign_in_url(&shown, url, &step),
@@ -284,9 +248,9 @@ impl Kernel {
             }),
         };
         let result = oauth::sign_in(access.server(), request).await;
-        self.servers.set_waiting(&name, None);
+        self.state().record(&name, |r| r.waiting = None);
         access.reload();
-        self.events.emit(Event::AuthDone {
+        self.kernel.events.emit(Event::AuthDone {
             server: name,
             signed_in: result.is_ok(),
             error: result.as_ref().err().map(OAuthError::to_string),
@@ -296,7 +260,7 @@ impl Kernel {
 
     /// Runs `attempt`; when it fails for want of a sign-in and `autoAuth` allows, signs in and
     /// runs it again (twice at most: a step-up may follow a first sign-in).
-    pub(super) async fn with_sign_in<F, Fut>(self: &Arc<Self>, attempt: F) -> Outcome
+    pub async fn with_sign_in<F, Fut>(&self, attempt: F) -> Outcome
     where
         F: Fn() -> Fut,
         Fut: Future<Output = Outcome>,
@@ -307,19 +271,20 @@ impl Kernel {
                 break;
             };
             let Some(server) = self
+                .kernel
                 .server(&name)
                 .filter(|_| self.may_sign_in_by_itself(&name))
             else {
                 break;
             };
-            let signed_in = self.sign_in(server, self.servers.refusal(&name)).await;
+            let signed_in = self.sign_in(server, self.state().refusal(&name)).await;
             if let Err(e) = signed_in {
                 outcome.content.push(text_block(format!(
                     "Signing in by itself (autoAuth) did not work: {e}"
                 )));
                 break;
             }
-            self.servers.clear_failure(&name);
+            self.kernel.servers.clear_failure(&name);
             outcome = attempt().await;
         }
         outcome
@@ -327,60 +292,49 @@ impl Kernel {
 
     fn may_sign_in_by_itself(&self, name: &str) -> bool {
         let machine = matches!(
-            self.server(name).map(|s| &s.transport),
+            self.kernel.server(name).map(|s| &s.transport),
             Some(Transport::Http { auth: HttpAuth::OAuth(c), .. }) if c.grant == Grant::ClientCredentials
         );
-        self.sign_ins.may_retry() && (machine || self.sign_ins.interactive.load(Ordering::SeqCst))
-    }
-
-    /// `server`'s sign-in as status shows it; `None` for servers without OAuth.
-    fn sign_in_state(&self, server: &ServerConfig) -> Option<String> {
-        if !matches!(
-            &server.transport,
-            Transport::Http {
-                auth: HttpAuth::OAuth(_),
-                ..
-            }
-        ) {
-            return None;
-        }
-        let status = self.oauth(server).ok()?.server().status().ok()?;
-        let now = super::now_ms();
-        Some(match status {
-            AuthStatus::SignedOut => render::sign_in_state(false, None, false),
-            AuthStatus::Expired => render::sign_in_state(true, Some(0), false),
-            AuthStatus::SignedIn {
-                expires_at,
-                refreshable,
-            } => render::sign_in_state(
-                true,
-                expires_at.map(|at| ((at - now) / 1000.0) as i64),
-                refreshable,
-            ),
-        })
-    }
-
-    /// The sign-in status shows: for servers signed in, and for `auth: "oauth"` ones.
-    pub(super) fn shown_sign_in(&self, server: &ServerConfig) -> Option<String> {
-        let state = self.sign_in_state(server)?;
-        (is_explicit(server) || state != render::sign_in_state(false, None, false)).then_some(state)
-    }
-
-    /// Whether `name` failed for want of a sign-in and has one now (made by another process,
-    /// Pi included): then it is tried again at once instead of after the backoff.
-    pub(super) fn signed_in_since_refusal(&self, name: &str) -> bool {
-        if !self.needs_auth(name) {
-            return false;
-        }
-        self.servers.access(name).is_some_and(|a| {
-            a.reload();
-            matches!(a.server().status(), Ok(AuthStatus::SignedIn { .. }))
-        })
+        self.state().may_retry() && (machine || self.state().interactive())
     }
 }
 
-fn is_explicit(server: &ServerConfig) -> bool {
-    matches!(&server.transport, Transport::Http { auth: HttpAuth::OAuth(c), .. } if c.explicit)
+impl SignIns<'_> {
+    /// `/mcp-auth <server>`: how to give the server credentials, and where it stands now.
+    pub fn auth_help(&self, name: &str) -> Outcome {
+        if name.is_empty() {
+            let remote: Vec<(&str, bool)> = self
+                .kernel
+                .servers
+                .configs()
+                .filter(|s| !s.disabled && matches!(s.transport, Transport::Http { .. }))
+                .map(|s| (s.name.as_str(), self.kernel.servers.needs_auth(&s.name)))
+                .collect();
+            return Outcome::error(
+                Mode::Auth,
+                ErrorCode::ServerRequired,
+                render::auth_usage(&remote),
+            );
+        }
+        let server = match self.kernel.enabled_server(Mode::Auth, name) {
+            Ok(server) => server,
+            Err(outcome) => return outcome,
+        };
+        let state = self
+            .kernel
+            .servers
+            .failure(name)
+            .filter(|(_, cause)| cause.needs_auth())
+            .map(|(_, cause)| cause.reason(name));
+        let kind = self.state().auth_kind(server);
+        let oauth = matches!(kind, render::AuthKind::OAuth { .. });
+        Outcome::text(Mode::Auth, render::auth_help(name, &kind, state.as_deref()))
+            .with_server(name)
+            .with_part(AuthDetails {
+                needs_auth: state.is_some(),
+                oauth,
+            })
+    }
 }
 
 /// The server of an `auth_required` outcome.

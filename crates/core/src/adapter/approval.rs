@@ -47,13 +47,13 @@ impl Approval {
         host: Arc<SessionHost>,
         wait: Duration,
         home: String,
-    ) -> FamilyAnswers {
-        FamilyAnswers {
+    ) -> Arc<dyn Answerer> {
+        Arc::new(FamilyAnswers {
             grants: self.grants.clone(),
             host,
             wait,
             home,
-        }
+        })
     }
 }
 
@@ -173,7 +173,7 @@ fn kept(grants: &Grants, request: &Request, answer: Answer, wait: Duration) -> V
 /// A session's answers for the members of its family: from its grants, else in its dialog. The
 /// grants its person gives there are its own (its session entries keep them, as they keep the
 /// ones given for its own calls), so they cover its members' later uses and its own.
-pub(super) struct FamilyAnswers {
+struct FamilyAnswers {
     grants: Arc<Grants>,
     host: Arc<SessionHost>,
     wait: Duration,

@@ -1,6 +1,15 @@
 //! Changes `/mcp` saves to the config files: turning a server on or off where it takes effect
 //! (see `config::switch`). The session's gateway is opened again afterwards by its front end.
 
+mod add;
+mod exposure;
+mod setup;
+
+pub use exposure::{
+    DirectCost, ExposedTool, ExposureChange, ExposureError, ExposurePreview, ServerExposure,
+};
+pub use setup::SetupRequest;
+
 use super::Kernel;
 use crate::config::{switch, EditError, Role};
 use std::fmt;
@@ -39,7 +48,7 @@ impl std::error::Error for SwitchError {}
 /// Changes to the config files: `add`, `setup`, enabling a server, exposures (add.rs,
 /// setup.rs, exposure.rs).
 pub struct ConfigEdits<'a> {
-    pub(super) kernel: &'a Arc<Kernel>,
+    kernel: &'a Arc<Kernel>,
 }
 
 impl<'a> From<&'a Arc<Kernel>> for ConfigEdits<'a> {

@@ -2,6 +2,8 @@
 //! or `MCP_DIRECT_TOOLS=server,server/tool` from a parent agent), built from the known catalog
 //! so no server has to start. They are called through the same path as `mcp({ tool })`.
 
+mod exposed;
+
 use super::pi_resources::Resources;
 use super::Kernel;
 use crate::catalog::ToolInfo;
@@ -79,7 +81,7 @@ pub struct ToolNamespace {
 
 /// The tools Pi registers of their own (direct, exposure-registered, Pi's resource tools).
 pub struct Direct<'a> {
-    pub(super) kernel: &'a Arc<Kernel>,
+    kernel: &'a Arc<Kernel>,
 }
 
 impl<'a> From<&'a Arc<Kernel>> for Direct<'a> {

@@ -5,9 +5,12 @@ use super::details::*;
 use super::Kernel;
 use super::Mode;
 use super::{ErrorCode, Outcome};
-use crate::config::{Diagnostic, Level, Role, ServerConfig, Source, SourceState, Transport, Trust};
+use crate::config::{
+    Diagnostic, Level, Role, ServerConfig, Sharing, Source, SourceState, Transport, Trust,
+};
 use crate::render::{self, ConnectCheck};
 use futures::StreamExt;
+use pi_mcp_connection::broker::family::family;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Instant;
@@ -56,7 +59,7 @@ impl Doctor<'_> {
             .flatten()
             .collect();
         let mut text = render::doctor(config, &checks, &warnings, &self.kernel.home(), builtin);
-        if let Some(line) = self.kernel.family_line() {
+        if let Some(line) = self.family_line() {
             text.push_str(&format!("\n\n{line}"));
         }
         let mut outcome = Outcome::text(Mode::Doctor, text).with_part(DoctorDetails {
@@ -111,6 +114,25 @@ impl Doctor<'_> {
             result,
             sign_in,
         }
+    }
+
+    /// The doctor's line about the family, when a server is shared with it.
+    fn family_line(&self) -> Option<String> {
+        let shared = self
+            .kernel
+            .servers
+            .configs()
+            .any(|s| s.sharing == Sharing::Family);
+        let role = family().role();
+        (shared || role.role != "alone").then(|| {
+            render::family(
+                role.role,
+                role.endpoint.as_deref(),
+                role.members,
+                role.hub_pid,
+                role.why.as_deref(),
+            )
+        })
     }
 }
 

@@ -1,13 +1,13 @@
-//! `Adapter` as the binding and tests see the feature services: one line each, saying which
-//! service answers and in which file. Each service is a handle on the kernel (the registry,
-//! pool, config, connect path, output guard and events: `mod.rs` and the files it names) for one
+//! `Adapter` as the binding and tests see it: one line each, saying which service (or the
+//! kernel) answers and in which file. Each service borrows the kernel (the registry, pool,
+//! config, connect path, output guard and events: `mod.rs` and the files it names) for one
 //! request; its methods hold the docs.
 
 use super::apps::McpApps;
 use super::config_edit::{ConfigEdits, SavedChange, SwitchError};
+use super::config_edit::{ExposureChange, ExposureError, ExposurePreview};
 use super::direct::{Direct, DirectTools};
 use super::doctor::Doctor;
-use super::exposure::{ExposureChange, ExposureError, ExposurePreview};
 use super::pi_resources::Resources;
 use super::prompts::{Completion, PromptCommand, Prompts};
 use super::sign_in::SignIns;
@@ -46,7 +46,7 @@ impl Adapter {
         Prompts::from(&self.kernel).prompts(server).await
     }
 
-    // Servers' resources: `mcp({ read })` (read.rs) and Pi's resource tools (pi_resources.rs).
+    // Servers' resources: `mcp({ read })` (pi_resources/read.rs) and Pi's resource tools (pi_resources.rs).
     pub async fn read(
         &self,
         uri: &str,
@@ -69,7 +69,7 @@ impl Adapter {
             .await
     }
 
-    // The tools Pi registers of their own (direct.rs, exposed.rs).
+    // The tools Pi registers of their own (direct.rs, direct/exposed.rs).
     pub fn direct_tools(&self) -> DirectTools {
         Direct::from(&self.kernel).direct_tools()
     }
@@ -79,7 +79,7 @@ impl Adapter {
         Doctor::from(&self.kernel).doctor(connect).await
     }
 
-    // The servers' state (status.rs; sharing and the broker in shared.rs).
+    // The servers' state (status.rs; sharing and the broker in status/shared.rs).
     pub fn status(&self) -> Outcome {
         Status::from(&self.kernel).status()
     }
@@ -96,7 +96,7 @@ impl Adapter {
         Status::from(&self.kernel).broker_stop().await
     }
 
-    // Sign-ins people ask for (sign_in.rs; `/mcp-auth` in auth.rs).
+    // Sign-ins people ask for, `/mcp-auth` (sign_in/flows.rs).
     pub fn set_interactive(&self, interactive: bool) {
         SignIns::from(&self.kernel).set_interactive(interactive)
     }
@@ -116,7 +116,7 @@ impl Adapter {
         SignIns::from(&self.kernel).auth_help(name)
     }
 
-    // Changes to the config files (add.rs, setup.rs, config_edit.rs, exposure.rs).
+    // Changes to the config files (config_edit.rs, and add.rs, setup.rs, exposure.rs in config_edit/).
     pub async fn add_typed(&self, text: &str, dry_run: bool) -> Outcome {
         ConfigEdits::from(&self.kernel)
             .add_typed(text, dry_run)
@@ -177,7 +177,8 @@ impl Adapter {
     }
 
     // The kernel's own: the `mcp` tool (request.rs, modes.rs, call.rs), start-up and shutdown
-    // (lifecycle.rs), listing (unlisted.rs), and the session (mod.rs).
+    // (lifecycle.rs), listing (unlisted.rs), grants (approval.rs), the family (family.rs), the
+    // servers section (servers_section.rs), and the session (mod.rs).
     pub fn config(&self) -> &Config {
         self.kernel.config()
     }

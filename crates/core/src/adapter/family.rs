@@ -5,12 +5,10 @@
 use super::Kernel;
 use crate::config::{ServerConfig, Sharing, Transport};
 use crate::events::Event;
-use crate::render;
 use pi_mcp_connection::broker::family::{family, Reach};
 use pi_mcp_connection::pool::shared::identity;
 use pi_mcp_connection::pool::shared::wire::{FamilyAttach, FAMILY_VAR};
 use pi_mcp_connection::pool::{ClientFeatures, Keeping, SharedSpec, StdioSpec, TransportSpec};
-use serde_json::{json, Value};
 
 impl Kernel {
     /// How to reach `server`, shared with the family, launched as `stdio`: through the hub when
@@ -77,62 +75,4 @@ impl Kernel {
         let token = family().token(&self.agent_dir, &self.env).ok()?;
         Some((FAMILY_VAR.to_string(), token))
     }
-
-    /// What this process is in its family (`details.family`), unless alone with nothing to say.
-    pub(super) fn family_role(&self) -> Option<Value> {
-        let role = family().role();
-        let said = role.role != "alone" || role.why.is_some();
-        said.then(|| json!(role))
-    }
-
-    /// The doctor's line about the family, when a server is shared with it.
-    pub(super) fn family_line(&self) -> Option<String> {
-        let shared = self.servers.configs().any(|s| s.sharing == Sharing::Family);
-        let role = family().role();
-        (shared || role.role != "alone").then(|| {
-            render::family(
-                role.role,
-                role.endpoint.as_deref(),
-                role.members,
-                role.hub_pid,
-                role.why.as_deref(),
-            )
-        })
-    }
-
-    /// How `server`, shared with the family, is shared now, for status and `/mcp`: `null` while
-    /// no other session of the family uses it (as without a family).
-    pub(super) fn family_sharing(&self, server: &ServerConfig) -> Value {
-        let role = family().role();
-        let off = role.why.filter(|_| role.role == "off");
-        let Some(conn) = self.pool.peek(&server.name) else {
-            return off.map_or(Value::Null, |why| own(&why));
-        };
-        if let (Some(why), None) = (&off, conn.shared_with()) {
-            return own(why);
-        }
-        let (sessions, runs_in) = match conn.shared_with() {
-            Some(sessions) => (sessions, conn.runs_in()),
-            None => (family().sessions_using(&conn), None),
-        };
-        if sessions <= 1 && runs_in.is_none() {
-            return Value::Null;
-        }
-        let used = format!(
-            "used by this session and {} in its family",
-            render::plural(sessions.saturating_sub(1), "other")
-        );
-        let text = match (&runs_in, sessions > 1) {
-            (Some(place), true) => format!("{used}; runs in {place}"),
-            (Some(place), false) => format!("runs in {place}"),
-            (None, _) => used,
-        };
-        json!({ "scope": "family", "sessions": sessions, "runsIn": runs_in, "runsHere": null, "text": text })
-    }
-}
-
-/// A family's server this session runs itself, and why.
-fn own(why: &str) -> Value {
-    let text = format!("this session runs its own: {why}");
-    json!({ "scope": "family", "sessions": null, "runsIn": null, "runsHere": why, "text": text })
 }

@@ -1,24 +1,29 @@
 //! The gateway: configuration, the server registry, the connection pool and the modes the `mcp`
 //! tool offers, behind one object that the napi binding (and tests) drive.
 //!
-//! Where things are. The kernel, `Kernel`'s own fields and methods: `open` (its options, the
-//! config and cache read, the kernel assembled) · `servers` (the registry: one record per server,
-//! and the catalog view derived from it) · `connect` (the one way to reach a server) · `auth`
-//! (credentials on the way there) · `listing` (metadata in step with the servers, the cache writes)
-//! · `lifecycle` (start-up, cache fill, health loop, idle stop, shutdown) · `request` (the `mcp`
-//! tool's parameters, parsed once, dispatched by one match) · `unlisted` (servers whose tools are
-//! not known yet, listed under one bound) · `modes` and `call` (what each of the model's requests
-//! does) · `errors` (codes, why a server is unavailable) · `output` (every answer within the output
-//! guard) · `approval` (the gate every use of a server passes) · `host` (what servers ask of the
-//! session) · `family`, `apps`.
+//! Where things are. `Adapter` is the facade (`facade`: one line per method, naming the service
+//! or the kernel that answers) over one `Kernel` that the services borrow.
 //!
-//! The feature services, each a handle on the kernel (`service!`) in its own file, which
-//! `facade` delegates to in one line each: `Prompts` (prompts) · `Resources` (read,
-//! pi_resources) · `Direct` (direct, exposed) · `Doctor` (doctor) · `Status` (status, shared) ·
-//! `SignIns` (sign_in, and `/mcp-auth` in auth) · `McpApps` (apps) · `ConfigEdits` (add, setup,
-//! config_edit, exposure).
+//! The kernel (its fields here; its code in): `open` (its options, the config and cache read,
+//! the kernel assembled) · `servers` (the registry: one record per server, and the catalog view
+//! derived from it) · `connect` (the one way to reach a server) · `listing` (metadata in step
+//! with the servers, the cache writes) · `lifecycle` (start-up, cache fill, health loop, idle
+//! stop, shutdown) · `request` (the `mcp` tool's parameters, parsed once, dispatched by one
+//! match) · `unlisted` (servers whose tools are not known yet, listed under one bound) · `modes`
+//! and `call` (what each of the model's requests does) · `errors` (codes, why a server is
+//! unavailable) · `output` (every answer within the output guard) · `host` (what servers ask of
+//! the session) · `family`. Three parts of it own their state behind a small API in their
+//! feature's file: `sign_in::SignIn` (credentials and sign-ins; the connect path asks it what to
+//! send, tells it of a refusal and asks whether a sign-in came since), `approval::Approval` (the
+//! gate every use of a server passes: its grants and `--yes`) and `apps::AppsState`.
+//!
+//! The feature services, each a struct that borrows the kernel (`From<&Arc<Kernel>>`), in its own
+//! file or directory: `Prompts` (prompts) · `Resources` (pi_resources, and `read` in it) ·
+//! `Direct` (direct, and `exposed` in it) · `Doctor` (doctor) · `Status` (status, and `shared`
+//! in it) · `SignIns` (sign_in/flows: login, logout, the pasted redirect, `/mcp-auth`, the
+//! autoAuth retry) · `McpApps` (apps) · `ConfigEdits` (config_edit, and `add`, `setup`,
+//! `exposure` in it).
 
-mod add;
 mod approval;
 mod apps;
 mod call;
@@ -29,8 +34,6 @@ mod details;
 mod direct;
 mod doctor;
 mod errors;
-mod exposed;
-mod exposure;
 mod facade;
 mod family;
 mod host;
@@ -42,25 +45,21 @@ mod outcome;
 mod output;
 mod pi_resources;
 mod prompts;
-mod read;
 mod request;
 mod servers;
 mod servers_section;
-mod setup;
-mod shared;
 mod sign_in;
 mod status;
-mod trace;
 mod unlisted;
 
 pub use call::CallOptions;
-pub use config_edit::{SavedChange, SwitchError};
+pub use config_edit::{
+    DirectCost, ExposedTool, ExposureChange, ExposureError, ExposurePreview, SavedChange,
+    ServerExposure, SetupRequest, SwitchError,
+};
 pub use details::*;
 pub use direct::{DirectToolDefinition, DirectTools, Reach, ToolAnnotations, ToolNamespace};
 pub use errors::{ErrorCode, Unavailable};
-pub use exposure::{
-    DirectCost, ExposedTool, ExposureChange, ExposureError, ExposurePreview, ServerExposure,
-};
 pub use host::{CredentialSource, FrontEnd};
 pub use lifecycle::{Bounds, StartOptions, Timing};
 pub use modes::{Page, DEFAULT_LIST_LIMIT};
@@ -69,7 +68,6 @@ pub use outcome::{Mode, Outcome};
 pub use prompts::{Completion, PromptCommand};
 pub use request::{Request, DEFAULT_LIMIT};
 pub use servers::ServerMeta;
-pub use setup::SetupRequest;
 pub use unlisted::DeclaredListing;
 
 use crate::config::DEFAULT_REQUEST_TIMEOUT;

@@ -1,17 +1,19 @@
 //! Opening the adapter: its options, the config and the metadata cache read (no server I/O),
-//! and the kernel assembled from them.
+//! the kernel assembled from them, and the protocol trace started.
 
 use super::lifecycle::{Bounds, Startup, Timing};
 use super::servers::{Cached, Servers};
-use super::{approval, apps, host, sign_in, trace, unlisted, Adapter, Kernel, ServerMeta};
+use super::{approval, apps, host, sign_in, unlisted, Adapter, Kernel, ServerMeta};
 use crate::cache::{self, Loaded};
 use crate::config::{self, Env, LoadOptions};
 use crate::events::Events;
 use pi_mcp_connection::bounded_read::FileLimits;
 use pi_mcp_connection::broker::family::{family, LocalSession};
 use pi_mcp_connection::pool::{Broker, Pool, RemoteKind};
+use pi_mcp_connection::trace::Trace;
 use pi_mcp_connection::unix_time::now_ms;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -128,7 +130,7 @@ impl Kernel {
             .map(|s| s.name.clone())
             .collect();
         let host = Arc::new(host::SessionHost::new(&opts.cwd, &agent_dir, auto_approve));
-        trace::start(&config, &opts.cwd, &host);
+        start_trace(&config, &opts.cwd, &host);
         let asked: Arc<dyn pi_mcp_connection::pool::Host> = Arc::new(host::PoolHost(host.clone()));
         let (pool, notices) = Pool::with_host(asked.clone());
         let label = opts.family_label.map(|l| {
@@ -146,11 +148,11 @@ impl Kernel {
         family().inherit(&env);
         broker.set_ui(opts.cli);
         let approval = approval::Approval::new(opts.assume_yes);
-        let answerer = Arc::new(approval.for_family(
+        let answerer = approval.for_family(
             host.clone(),
             config.settings.approval_timeout,
             env.get("HOME").cloned().unwrap_or_default(),
-        ));
+        );
         let in_family = family().enter(LocalSession {
             info: broker.clone(),
             host: asked,
@@ -198,4 +200,27 @@ impl Kernel {
             apps: apps::AppsState::new(&agent_dir),
         })
     }
+}
+
+/// Which servers the protocol trace follows (`trace` per server, else `settings.trace.enabled`)
+/// and where it is written (`settings.trace.file`, relative to the session's directory, else
+/// `.pi/mcp-traces/` there): the trace of the servers that are traced starts, if any; nothing is
+/// written before the first message.
+fn start_trace(config: &config::Config, cwd: &Path, host: &host::SessionHost) {
+    let settings = &config.settings.trace;
+    let traced: HashSet<String> = config
+        .servers
+        .iter()
+        .filter(|s| s.trace.unwrap_or(settings.enabled))
+        .map(|s| s.name.clone())
+        .collect();
+    if traced.is_empty() {
+        return;
+    }
+    let path = match &settings.file {
+        Some(file) => cwd.join(file),
+        None => Trace::default_path(cwd),
+    };
+    let trace = Trace::new(path, settings.max_bytes, settings.max_events);
+    host.set_trace(trace, traced);
 }

@@ -9,6 +9,7 @@
 //! way of `mcp({ read })`.
 
 mod page;
+mod read;
 
 use super::details::Listing;
 use super::direct::{DirectToolDefinition, ToolAnnotations};
@@ -26,7 +27,7 @@ use std::sync::Arc;
 
 /// Servers' resources: `mcp({ read })` (read.rs) and Pi's three resource tools.
 pub struct Resources<'a> {
-    pub(super) kernel: &'a Arc<Kernel>,
+    kernel: &'a Arc<Kernel>,
 }
 
 impl<'a> From<&'a Arc<Kernel>> for Resources<'a> {

@@ -1,6 +1,8 @@
 //! What `status`, `/mcp`, `/mcp tools` and Pi's status bar show of the servers (shared servers'
 //! part and `pi-mcp broker status|stop` in shared.rs).
 
+mod shared;
+
 use super::details::*;
 use super::Kernel;
 use super::Mode;
@@ -8,12 +10,13 @@ use super::Outcome;
 use crate::catalog::ToolInfo;
 use crate::config::ServerConfig;
 use crate::render::{self, ServerState, ServerStatus};
-use serde_json::json;
+use pi_mcp_connection::broker::family::family;
+use serde_json::{json, Value};
 use std::sync::Arc;
 
 /// The servers' state as status, the status bar and `/mcp tools` show it.
 pub struct Status<'a> {
-    pub(super) kernel: &'a Arc<Kernel>,
+    kernel: &'a Arc<Kernel>,
 }
 
 impl<'a> From<&'a Arc<Kernel>> for Status<'a> {
@@ -67,7 +70,7 @@ impl Status<'_> {
             servers: details,
             total_tools: total,
             problems,
-            family: self.kernel.family_role(),
+            family: self.family_role(),
         });
         self.kernel.bounded(outcome.with_listing(&listing))
     }
@@ -167,6 +170,13 @@ impl Status<'_> {
         } else {
             ServerState::NotConnected
         }
+    }
+
+    /// What this process is in its family (`details.family`), unless alone with nothing to say.
+    fn family_role(&self) -> Option<Value> {
+        let role = family().role();
+        let said = role.role != "alone" || role.why.is_some();
+        said.then(|| json!(role))
     }
 }
 

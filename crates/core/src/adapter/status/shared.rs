@@ -1,12 +1,13 @@
 //! Shared servers as a session sees them: which of its servers are shared and with how many
 //! sessions (status, `/mcp`), and `pi-mcp broker status|stop`.
 
-use super::details::*;
-use super::status::Status;
-use super::Mode;
-use super::{ErrorCode, Outcome};
+use crate::adapter::details::*;
+use crate::adapter::status::Status;
+use crate::adapter::Mode;
+use crate::adapter::{ErrorCode, Outcome};
 use crate::config::{ServerConfig, Sharing};
 use crate::render;
+use pi_mcp_connection::broker::family::family;
 use pi_mcp_connection::pool::shared::control;
 use serde_json::{json, Value};
 
@@ -55,7 +56,7 @@ impl Status<'_> {
     pub fn sharing(&self, server: &ServerConfig) -> Value {
         match server.sharing {
             Sharing::User { .. } => {}
-            Sharing::Family => return self.kernel.family_sharing(server),
+            Sharing::Family => return self.family_sharing(server),
             Sharing::Own => return Value::Null,
         }
         let sessions = self
@@ -76,4 +77,40 @@ impl Status<'_> {
     fn shown_agent_dir(&self) -> String {
         render::tilde(&self.kernel.agent_dir, &self.kernel.home())
     }
+
+    /// How `server`, shared with the family, is shared now, for status and `/mcp`: `null` while
+    /// no other session of the family uses it (as without a family).
+    fn family_sharing(&self, server: &ServerConfig) -> Value {
+        let role = family().role();
+        let off = role.why.filter(|_| role.role == "off");
+        let Some(conn) = self.kernel.pool.peek(&server.name) else {
+            return off.map_or(Value::Null, |why| own(&why));
+        };
+        if let (Some(why), None) = (&off, conn.shared_with()) {
+            return own(why);
+        }
+        let (sessions, runs_in) = match conn.shared_with() {
+            Some(sessions) => (sessions, conn.runs_in()),
+            None => (family().sessions_using(&conn), None),
+        };
+        if sessions <= 1 && runs_in.is_none() {
+            return Value::Null;
+        }
+        let used = format!(
+            "used by this session and {} in its family",
+            render::plural(sessions.saturating_sub(1), "other")
+        );
+        let text = match (&runs_in, sessions > 1) {
+            (Some(place), true) => format!("{used}; runs in {place}"),
+            (Some(place), false) => format!("runs in {place}"),
+            (None, _) => used,
+        };
+        json!({ "scope": "family", "sessions": sessions, "runsIn": runs_in, "runsHere": null, "text": text })
+    }
+}
+
+/// A family's server this session runs itself, and why.
+fn own(why: &str) -> Value {
+    let text = format!("this session runs its own: {why}");
+    json!({ "scope": "family", "sessions": null, "runsIn": null, "runsHere": why, "text": text })
 }

@@ -2,10 +2,10 @@
 //! `args`), given to the model as text, images, or a private file it can open; a server that
 //! offers subscriptions is then asked for updates of it, which arrive as events.
 
-use super::connect::Need;
-use super::pi_resources::Resources;
-use super::Mode;
-use super::{ErrorCode, Kernel, Outcome};
+use crate::adapter::connect::Need;
+use crate::adapter::pi_resources::Resources;
+use crate::adapter::Mode;
+use crate::adapter::{ErrorCode, Kernel, Outcome};
 use crate::approval::Subject;
 use crate::resources;
 use pi_mcp_connection::pool::{RequestError, RequestOptions};
@@ -70,12 +70,12 @@ impl Resources<'_> {
             timeout: self
                 .kernel
                 .server(&server)
-                .map_or(super::DEFAULT_REQUEST_TIMEOUT, |s| {
+                .map_or(crate::adapter::DEFAULT_REQUEST_TIMEOUT, |s| {
                     self.kernel.request_timeout(s)
                 }),
             cancel,
             on_progress: None,
-            caller: Some(super::call::caller(call_id.as_deref())),
+            caller: Some(crate::adapter::call::caller(call_id.as_deref())),
             total: self
                 .kernel
                 .server(&server)
@@ -114,11 +114,11 @@ impl Resources<'_> {
     /// when none does.
     fn server_of_resource(&self, uri: &str) -> Result<String, Outcome> {
         let names = self.kernel.servers.names(false);
-        let metas: Vec<(String, Arc<super::ServerMeta>)> = names
+        let metas: Vec<(String, Arc<crate::adapter::ServerMeta>)> = names
             .iter()
             .filter_map(|n| Some((n.to_string(), self.kernel.servers.meta(n)?)))
             .collect();
-        let lists = |m: &super::ServerMeta| {
+        let lists = |m: &crate::adapter::ServerMeta| {
             m.resources.iter().any(|r| r["uri"] == uri)
                 || m.templates.iter().any(|t| {
                     t["uriTemplate"] == uri

@@ -2,9 +2,9 @@
 //! the changes picked in the panel are saved (behind `mcp`, direct, hidden), what the direct
 //! ones cost in tokens, where a save goes, and the save (`config::expose`).
 
-use super::catalog_view::for_model;
-use super::config_edit::{ConfigEdits, SavedChange};
-use super::direct::{definition, DirectToolDefinition, ToolAnnotations};
+use crate::adapter::catalog_view::for_model;
+use crate::adapter::config_edit::{ConfigEdits, SavedChange};
+use crate::adapter::direct::{definition, DirectToolDefinition, ToolAnnotations};
 use crate::catalog::{build_server_tools, pi_tool_names, ToolInfo};
 use crate::config::expose::{self, Choice, Defaults, Keys, Tool, Wanted};
 use crate::config::{switch, EditError, Exposure, ServerConfig};

@@ -4,10 +4,10 @@
 //! the server asks for one, and only then is the entry written, in the shape `pi mcp add`
 //! writes, with the rest of the file kept. A failure or a name taken saves nothing.
 
-use super::config_edit::ConfigEdits;
-use super::details::*;
-use super::Mode;
-use super::{Adapter, ErrorCode, Kernel, OpenOptions, Outcome};
+use crate::adapter::config_edit::ConfigEdits;
+use crate::adapter::details::*;
+use crate::adapter::Mode;
+use crate::adapter::{Adapter, ErrorCode, Kernel, OpenOptions, Outcome};
 use crate::config::{self, add::AddRequest, Only};
 use crate::oauth::is_loopback;
 use crate::render;

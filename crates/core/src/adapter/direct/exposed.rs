@@ -4,7 +4,7 @@
 //! `direct` ones are declared to the model; `codemode` and `deferred` ones are for Pi's
 //! `codemode` scripts and `tool_search` (Pi ≥ 0.99). Hidden tools are not in the catalog.
 
-use super::direct::{definition, Direct, DirectTools, ToolNamespace};
+use crate::adapter::direct::{definition, Direct, DirectTools, ToolNamespace};
 use crate::catalog::pi_tool_names;
 use crate::config::Exposure;
 use pi_mcp_connection::clean;

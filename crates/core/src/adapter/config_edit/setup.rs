@@ -3,10 +3,10 @@
 //! and written (comments kept, atomically) only when they confirmed it: as `imports`, or as
 //! copied entries, in the file `pi mcp add` writes to (`--project`: the trusted project's).
 
-use super::config_edit::ConfigEdits;
-use super::details::*;
-use super::Mode;
-use super::{ErrorCode, Outcome};
+use crate::adapter::config_edit::ConfigEdits;
+use crate::adapter::details::*;
+use crate::adapter::Mode;
+use crate::adapter::{ErrorCode, Outcome};
 use crate::config::setup::{self, Choice, Found, WellKnown};
 use crate::config::{ImportKind, LoadOptions};
 use crate::render;

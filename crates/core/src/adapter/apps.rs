@@ -64,11 +64,7 @@ pub struct McpApps<'a> {
     kernel: &'a Arc<Kernel>,
 }
 
-impl<'a> From<&'a Arc<Kernel>> for McpApps<'a> {
-    fn from(kernel: &'a Arc<Kernel>) -> Self {
-        McpApps { kernel }
-    }
-}
+super::borrows_kernel!(McpApps);
 
 impl McpApps<'_> {
     /// Turns MCP Apps on for this session: `script` is the host page's script

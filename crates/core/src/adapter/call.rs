@@ -48,6 +48,9 @@ pub struct CallOptions {
     pub on_progress: Option<ProgressSink>,
 }
 
+/// How long a server that answered a call before it was listed must be idle before it is.
+const LIST_WHEN_IDLE: Duration = Duration::from_millis(200);
+
 impl Kernel {
     /// Calls a tool (or reads a resource tool). Its arguments are checked against the known
     /// schema before any server starts; a server started just now gets the call at once when
@@ -320,6 +323,22 @@ impl Kernel {
         outcome
             .with_server(tool.server.clone())
             .with_tool(tool.name.clone())
+    }
+
+    /// Takes the listing of `conn` in the background once it has been idle for a moment, so that
+    /// it holds up no call (a call of a cached tool went before it).
+    fn list_when_idle(self: &Arc<Self>, conn: &Arc<Connection>) {
+        let (this, conn) = (Arc::downgrade(self), conn.clone());
+        let closing = self.closing.clone();
+        self.tasks.spawn(async move {
+            tokio::select! {
+                _ = conn.until_idle(LIST_WHEN_IDLE) => {}
+                _ = closing.cancelled() => return,
+            }
+            if let Some(this) = this.upgrade().filter(|_| conn.is_alive()) {
+                let _ = this.listed_on(conn).await;
+            }
+        });
     }
 }
 

@@ -51,11 +51,7 @@ pub struct ConfigEdits<'a> {
     kernel: &'a Arc<Kernel>,
 }
 
-impl<'a> From<&'a Arc<Kernel>> for ConfigEdits<'a> {
-    fn from(kernel: &'a Arc<Kernel>) -> Self {
-        ConfigEdits { kernel }
-    }
-}
+super::borrows_kernel!(ConfigEdits);
 
 impl ConfigEdits<'_> {
     /// The user's Pi config, where `pi mcp add` writes: `<agentDir>/mcp.json`, or the file

@@ -7,6 +7,7 @@ use super::{Kernel, Unavailable};
 use crate::config::{self, HeadersCommand, ServerConfig, Sharing, Transport};
 use crate::events::Event;
 use futures::future::BoxFuture;
+use pi_mcp_connection::broker::family::family;
 use pi_mcp_connection::pool::shared::identity;
 use pi_mcp_connection::pool::{
     launch, AuthNeed, ConnectError, ConnectSpec, Connection, HeadersProgram, RemoteSpec,
@@ -353,6 +354,13 @@ impl Kernel {
             args,
             env,
             cwd,
+        }
+    }
+
+    /// Says once, after a connect, that this process runs its own servers, not its family's.
+    fn tell_family_off(&self) {
+        if let Some(text) = family().take_warning() {
+            self.events.emit(Event::FamilyOff { text });
         }
     }
 }

@@ -84,11 +84,7 @@ pub struct Direct<'a> {
     kernel: &'a Arc<Kernel>,
 }
 
-impl<'a> From<&'a Arc<Kernel>> for Direct<'a> {
-    fn from(kernel: &'a Arc<Kernel>) -> Self {
-        Direct { kernel }
-    }
-}
+super::borrows_kernel!(Direct);
 
 impl Direct<'_> {
     pub fn direct_tools(&self) -> DirectTools {

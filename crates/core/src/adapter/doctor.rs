@@ -20,11 +20,7 @@ pub struct Doctor<'a> {
     kernel: &'a Arc<Kernel>,
 }
 
-impl<'a> From<&'a Arc<Kernel>> for Doctor<'a> {
-    fn from(kernel: &'a Arc<Kernel>) -> Self {
-        Doctor { kernel }
-    }
-}
+super::borrows_kernel!(Doctor);
 
 impl Doctor<'_> {
     /// With `connect`, (re)connects every enabled server under the listing queue's bound and

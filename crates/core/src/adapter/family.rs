@@ -4,7 +4,6 @@
 
 use super::Kernel;
 use crate::config::{ServerConfig, Sharing, Transport};
-use crate::events::Event;
 use pi_mcp_connection::broker::family::{family, Reach};
 use pi_mcp_connection::pool::shared::identity;
 use pi_mcp_connection::pool::shared::wire::{FamilyAttach, FAMILY_VAR};
@@ -48,13 +47,6 @@ impl Kernel {
                 (TransportSpec::Shared(shared), None)
             }
             Reach::Own(keeping) => (TransportSpec::Stdio(stdio), Some(keeping)),
-        }
-    }
-
-    /// Says once, after a connect, that this process runs its own servers, not its family's.
-    pub(super) fn tell_family_off(&self) {
-        if let Some(text) = family().take_warning() {
-            self.events.emit(Event::FamilyOff { text });
         }
     }
 

@@ -14,8 +14,6 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-/// How long a server that answered a call before it was listed must be idle before it is.
-const LIST_WHEN_IDLE: Duration = Duration::from_millis(200);
 /// Coalesces bursts of `list_changed` notifications into one re-listing.
 const LIST_CHANGED_DEBOUNCE: Duration = Duration::from_millis(250);
 
@@ -50,22 +48,6 @@ impl Kernel {
             items: self.bounds.max_server_tools,
             bytes: self.bounds.max_server_metadata,
         }
-    }
-
-    /// Takes the listing of `conn` in the background once it has been idle for a moment, so that
-    /// it holds up no call (a call of a cached tool went before it).
-    pub(super) fn list_when_idle(self: &Arc<Self>, conn: &Arc<Connection>) {
-        let (this, conn) = (Arc::downgrade(self), conn.clone());
-        let closing = self.closing.clone();
-        self.tasks.spawn(async move {
-            tokio::select! {
-                _ = conn.until_idle(LIST_WHEN_IDLE) => {}
-                _ = closing.cancelled() => return,
-            }
-            if let Some(this) = this.upgrade().filter(|_| conn.is_alive()) {
-                let _ = this.listed_on(conn).await;
-            }
-        });
     }
 
     /// Takes the listing of exactly `conn` (not of whatever connection is live by then).

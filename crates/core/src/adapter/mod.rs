@@ -24,6 +24,19 @@
 //! autoAuth retry) · `McpApps` (apps) · `ConfigEdits` (config_edit, and `add`, `setup`,
 //! `exposure` in it).
 
+/// A feature service is made from the kernel it borrows for one request:
+/// `Prompts::from(&kernel)`.
+macro_rules! borrows_kernel {
+    ($service:ident) => {
+        impl<'a> From<&'a std::sync::Arc<$crate::adapter::Kernel>> for $service<'a> {
+            fn from(kernel: &'a std::sync::Arc<$crate::adapter::Kernel>) -> Self {
+                $service { kernel }
+            }
+        }
+    };
+}
+use borrows_kernel;
+
 mod approval;
 mod apps;
 mod call;

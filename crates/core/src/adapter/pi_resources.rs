@@ -30,11 +30,7 @@ pub struct Resources<'a> {
     kernel: &'a Arc<Kernel>,
 }
 
-impl<'a> From<&'a Arc<Kernel>> for Resources<'a> {
-    fn from(kernel: &'a Arc<Kernel>) -> Self {
-        Resources { kernel }
-    }
-}
+super::borrows_kernel!(Resources);
 
 /// Room in a page's text for what is not its entries (server, cursor, note).
 const PAGE_ENVELOPE: usize = 2 * 1024;

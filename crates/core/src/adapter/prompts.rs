@@ -44,11 +44,7 @@ pub struct Prompts<'a> {
     kernel: &'a Arc<Kernel>,
 }
 
-impl<'a> From<&'a Arc<Kernel>> for Prompts<'a> {
-    fn from(kernel: &'a Arc<Kernel>) -> Self {
-        Prompts { kernel }
-    }
-}
+super::borrows_kernel!(Prompts);
 
 /// A prompt a server lists, found by its command.
 struct Found {

@@ -19,11 +19,7 @@ pub struct Status<'a> {
     kernel: &'a Arc<Kernel>,
 }
 
-impl<'a> From<&'a Arc<Kernel>> for Status<'a> {
-    fn from(kernel: &'a Arc<Kernel>) -> Self {
-        Status { kernel }
-    }
-}
+super::borrows_kernel!(Status);
 
 impl Status<'_> {
     pub fn status(&self) -> Outcome {

@@ -26,11 +26,7 @@ pub struct SignIns<'a> {
     kernel: &'a Arc<Kernel>,
 }
 
-impl<'a> From<&'a Arc<Kernel>> for SignIns<'a> {
-    fn from(kernel: &'a Arc<Kernel>) -> Self {
-        SignIns { kernel }
-    }
-}
+crate::adapter::borrows_kernel!(SignIns);
 
 impl SignIns<'_> {
     fn state(&self) -> &SignIn {

@@ -58,19 +58,9 @@ impl Approval {
 }
 
 impl Kernel {
-    /// Whether `subject` (with `args`) may go ahead; the refusal is the answer of `mode`.
+    /// Whether `subject` (with `args`) may go ahead; the refusal is the answer of `mode`. The
+    /// model asks, unless `asker` does (an MCP App): the dialog says who.
     pub(super) async fn approved(
-        self: &Arc<Self>,
-        mode: Mode,
-        subject: Subject<'_>,
-        args: &Value,
-    ) -> Result<(), Outcome> {
-        self.approved_for(mode, subject, args, None).await
-    }
-
-    /// [`Kernel::approved`] for a use that `asker` asks for, not the model (an MCP App); the
-    /// dialog says who.
-    pub(super) async fn approved_for(
         self: &Arc<Self>,
         mode: Mode,
         subject: Subject<'_>,

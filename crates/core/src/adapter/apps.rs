@@ -137,7 +137,7 @@ impl Kernel {
     }
 
     /// The arguments to give `tool`'s app, when its call will show one.
-    pub(super) fn app_input(&self, tool: &ToolInfo, args: &Value) -> Option<Value> {
+    fn app_input(&self, tool: &ToolInfo, args: &Value) -> Option<Value> {
         let shows = self.apps.on.get().is_some()
             && tool.definition.as_deref().and_then(resource_uri).is_some()
             && self
@@ -146,11 +146,14 @@ impl Kernel {
         shows.then(|| args.clone())
     }
 
-    /// A call of `tool`, whose app is given `input`, is sent: an open app gets the input now.
-    pub(super) fn app_call_began(&self, tool: &ToolInfo, input: &Value) {
+    /// A call of `tool` with `args` is sent: when it will show an app, an open one gets the
+    /// input now; the input, for [`Kernel::app_call_ended`].
+    pub(super) fn app_call_began(&self, tool: &ToolInfo, args: &Value) -> Option<Value> {
+        let input = self.app_input(tool, args)?;
         if let Some(apps) = self.apps.on.get() {
             apps.call_began(&tool.server, &tool.original, input.clone());
         }
+        Some(input)
     }
 
     /// The call of `tool` that its app was given `input` of ended: a result shows the app
@@ -347,7 +350,7 @@ impl Kernel {
             .ok_or_else(|| format!("{name} is not a tool of {server}"))?;
         let asker = format!("its app ({} in your browser)", clean::line(&app.tool));
         let subject = crate::approval::Subject::Tool(&tool);
-        self.approved_for(Mode::Call, subject, args, Some(&asker))
+        self.approved(Mode::Call, subject, args, Some(&asker))
             .await
             .map_err(|refused| refused.joined_text())?;
         Ok(tool)

@@ -101,7 +101,10 @@ impl Kernel {
             Err(outcome) => return outcome,
         };
         if !approved.load(Ordering::Relaxed) {
-            if let Err(outcome) = self.approved(Mode::Call, Subject::Tool(&tool), &args).await {
+            if let Err(outcome) = self
+                .approved(Mode::Call, Subject::Tool(&tool), &args, None)
+                .await
+            {
                 return outcome;
             }
             approved.store(true, Ordering::Relaxed);
@@ -117,10 +120,7 @@ impl Kernel {
         };
         // A call before the server's listing may be sent again once it is listed.
         let again = (!conn.is_listed()).then(|| args.as_object().cloned().unwrap_or_default());
-        let app_input = self.app_input(&tool, &args);
-        if let Some(input) = &app_input {
-            self.app_call_began(&tool, input);
-        }
+        let app_input = self.app_call_began(&tool, &args);
         let result = self.send(&conn, &tool, args, opts, cancel.clone()).await;
         if let Some(input) = app_input.clone() {
             self.app_call_ended(&tool, input, &result);
@@ -296,10 +296,7 @@ impl Kernel {
                 if rendered.is_error {
                     outcome.fail(ErrorCode::ToolError);
                 }
-                match self.output_limits() {
-                    Some(limits) => Self::guarded(outcome, limits, &tool.name),
-                    None => outcome,
-                }
+                self.within_guard(outcome, &tool.name)
             }
             Err(RequestError::Aborted) => Outcome::error(
                 Mode::Call,

@@ -9,7 +9,7 @@ use serde_json::Value;
 impl Kernel {
     /// The limits of call results: `settings.outputGuard`, unless `MCP_OUTPUT_GUARD=0` turns the
     /// guard off.
-    pub(super) fn output_limits(&self) -> Option<Limits> {
+    fn output_limits(&self) -> Option<Limits> {
         let off = self
             .env
             .get("MCP_OUTPUT_GUARD")
@@ -22,9 +22,18 @@ impl Kernel {
         self.config.settings.output_guard.unwrap_or(DEFAULT_LIMITS)
     }
 
+    /// A call's or a read's `outcome` within the output guard, unless it is off (see
+    /// [`Kernel::guarded`]).
+    pub(super) fn within_guard(&self, outcome: Outcome, label: &str) -> Outcome {
+        match self.output_limits() {
+            Some(limits) => Self::guarded(outcome, limits, label),
+            None => outcome,
+        }
+    }
+
     /// `outcome` with its text cut to `limits` (the whole text saved to a private file named
     /// after `label`, its path in `details.fullOutputPath`).
-    pub(super) fn guarded(outcome: Outcome, limits: Limits, label: &str) -> Outcome {
+    fn guarded(outcome: Outcome, limits: Limits, label: &str) -> Outcome {
         let mut spilled = None;
         let Outcome {
             content,

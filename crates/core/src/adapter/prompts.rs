@@ -133,7 +133,11 @@ impl Prompts<'_> {
             .collect();
         let subject = Subject::Prompt { server, name };
         let shown = Value::Object(args.clone());
-        if let Err(outcome) = self.kernel.approved(Mode::Prompt, subject, &shown).await {
+        if let Err(outcome) = self
+            .kernel
+            .approved(Mode::Prompt, subject, &shown, None)
+            .await
+        {
             return outcome;
         }
         let conn = match self.kernel.ready(server, Need::Handshake).await {

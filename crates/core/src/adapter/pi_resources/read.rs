@@ -5,7 +5,7 @@
 use crate::adapter::connect::Need;
 use crate::adapter::pi_resources::Resources;
 use crate::adapter::Mode;
-use crate::adapter::{ErrorCode, Kernel, Outcome};
+use crate::adapter::{ErrorCode, Outcome};
 use crate::approval::Subject;
 use crate::resources;
 use pi_mcp_connection::pool::{RequestError, RequestOptions};
@@ -53,7 +53,7 @@ impl Resources<'_> {
         };
         if let Err(outcome) = self
             .kernel
-            .approved(Mode::Read, subject, &Value::Null)
+            .approved(Mode::Read, subject, &Value::Null, None)
             .await
         {
             return outcome;
@@ -91,10 +91,7 @@ impl Resources<'_> {
                 conn.subscribe(&uri).await;
                 let mut outcome = Outcome::text(Mode::Read, "");
                 outcome.content = resources::read_result(&raw);
-                match self.kernel.output_limits() {
-                    Some(limits) => Kernel::guarded(outcome, limits, &uri),
-                    None => outcome,
-                }
+                self.kernel.within_guard(outcome, &uri)
             }
             Err(RequestError::Aborted) => Outcome::error(
                 Mode::Read,

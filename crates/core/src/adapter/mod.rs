@@ -117,7 +117,8 @@ pub struct Adapter {
 }
 
 /// What every feature borrows: the config, the server registry, the pool and broker, the
-/// session host, the connect path and the background work.
+/// session host, the connect path and the background work; sign-in, approval and the apps'
+/// state are parts of it that keep their fields to themselves.
 struct Kernel {
     cwd: PathBuf,
     /// Pi's `--tools` / `--exclude-tools`.

@@ -122,6 +122,21 @@ describe("approveTools: \"destructive\" over server-memory", () => {
     }
   });
 
+  test("an answer naming no option and a null one deny the call, as closing the dialog does", async () => {
+    const { open, close } = agentWith(memoryConfig({ approveTools: "destructive" }));
+    try {
+      const adapter = open();
+      for (const answer of [{ choice: "maybe" }, { choice: "" }, { choice: null }]) {
+        adapter.setFrontEnd({ elicit: async () => null, sample: async () => null, withdraw() {}, approve: async () => answer });
+        const r = await adapter.call("mem_delete_entities", { entityNames: ["Ada"] });
+        assert.equal(r.details.error, "approval_denied", JSON.stringify(answer));
+        assert.match(text(r), /^The user declined the MCP tool "mem_delete_entities" of server "mem"; it did not run\./, JSON.stringify(answer));
+      }
+    } finally {
+      await close();
+    }
+  });
+
   test("a dialog nobody answers is closed after approvalTimeoutMs and the call denied", async () => {
     const { open, close } = agentWith(memoryConfig({ approveTools: "destructive", approvalTimeoutMs: 1000 }));
     try {

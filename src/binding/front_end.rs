@@ -471,7 +471,7 @@ impl FrontEnd for JsFrontEnd {
         let asked = ask(self.approve.clone(), question.js());
         Box::pin(async move {
             let ApprovalAnswer { choice } = asked.await.flatten()?;
-            Some(approval_present::ApprovalAnswer { choice })
+            Some(approval_present::ApprovalAnswer::named(choice.as_deref()))
         })
     }
 }

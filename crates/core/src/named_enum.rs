@@ -19,6 +19,11 @@ macro_rules! named_enum {
                     $($enum::$variant => $name,)*
                 }
             }
+
+            /// The one named `name`, if any.
+            pub fn named(name: &str) -> Option<$enum> {
+                Self::ALL.iter().copied().find(|e| e.as_str() == name)
+            }
         }
 
         impl serde::Serialize for $enum {

@@ -7,7 +7,7 @@
 use super::host::SessionHost;
 use super::Mode;
 use super::{ErrorCode, Kernel, Outcome};
-use crate::approval::present::{self, By, Refusal};
+use crate::approval::present::{self, By, Choice, Refusal};
 use crate::approval::{Answer, Entry, Grants, Request, Subject};
 use crate::config::ServerConfig;
 use crate::render::tilde;
@@ -144,14 +144,16 @@ fn kept(grants: &Grants, request: &Request, answer: Answer, wait: Duration) -> V
     match answer {
         Answer::Picked(choice) => {
             let (whole, tool) = crate::approval::request::grants(request);
-            match (choice.as_str(), tool) {
-                ("tool", Some(tool)) => grants.add(tool),
-                ("server", _) => grants.add(whole),
-                ("once", _) => {}
+            match (choice, tool) {
+                (Choice::Tool, Some(tool)) => grants.add(tool),
+                (Choice::Server, _) => grants.add(whole),
+                (Choice::Once, _) => {}
                 // Deny, or an option this dialog did not offer.
                 _ => return Verdict::Closed,
             }
-            Verdict::Picked { choice }
+            Verdict::Picked {
+                choice: choice.as_str().to_string(),
+            }
         }
         Answer::Closed => Verdict::Closed,
         Answer::Unanswered => Verdict::Unanswered {

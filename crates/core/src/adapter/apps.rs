@@ -475,11 +475,12 @@ impl AppHost for AppGate {
         kept.dedup();
         async move {
             let grant = match asked.await {
-                Some(Answer::Picked(choice)) => match choice.as_str() {
-                    "once" => Grant::Once,
-                    "session" => Grant::Session,
-                    "always" => Grant::Always,
-                    _ => Grant::Deny,
+                Some(Answer::Picked(choice)) => match choice {
+                    Choice::Once => Grant::Once,
+                    Choice::Session => Grant::Session,
+                    Choice::Always => Grant::Always,
+                    // Deny, or an option this dialog did not offer.
+                    Choice::Tool | Choice::Server | Choice::Deny => Grant::Deny,
                 },
                 _ => Grant::Deny,
             };

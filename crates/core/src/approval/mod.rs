@@ -69,7 +69,7 @@ impl Subject<'_> {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Answer {
     /// An option's `value`.
-    Picked(String),
+    Picked(present::Choice),
     /// Closed without an answer (Esc), before the wait ran out.
     Closed,
     /// Nobody answered within the wait.

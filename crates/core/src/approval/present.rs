@@ -88,11 +88,21 @@ named_enum! {
     }
 }
 
-/// What the front end answers: the choice of the option picked (as [`Choice::as_str`] names it),
-/// `None` when the dialog was closed without one.
+/// What the front end answers: the choice of the option picked, `None` when the dialog was closed
+/// without one.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ApprovalAnswer {
-    pub choice: Option<String>,
+    pub choice: Option<Choice>,
+}
+
+impl ApprovalAnswer {
+    /// The answer naming `choice` (as [`Choice::as_str`] does): a name no option has denies, as
+    /// picking an option the dialog did not offer does.
+    pub fn named(choice: Option<&str>) -> ApprovalAnswer {
+        ApprovalAnswer {
+            choice: choice.map(|name| Choice::named(name).unwrap_or(Choice::Deny)),
+        }
+    }
 }
 
 /// The dialog asking to allow `request` (question `id`).

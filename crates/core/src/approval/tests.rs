@@ -1,4 +1,4 @@
-use super::present::{arguments, question, refusal, By, Refusal};
+use super::present::{arguments, question, refusal, ApprovalAnswer, By, Choice, Refusal};
 use super::*;
 use crate::config::test_tree::Tree;
 use crate::config::{Config, Registered};
@@ -234,6 +234,27 @@ fn the_dialog_names_server_tool_hints_and_arguments_without_secrets() {
     let shown = arguments(&Value::Object(many), None);
     assert!(shown.ends_with("… and 8 more"), "{shown}");
     assert_eq!(arguments(&json!({}), None), "Arguments: none");
+}
+
+#[test]
+fn an_answer_names_its_choice_and_a_name_no_option_has_denies() {
+    for choice in Choice::ALL {
+        assert_eq!(
+            ApprovalAnswer::named(Some(choice.as_str())).choice,
+            Some(*choice)
+        );
+    }
+    for unknown in ["maybe", "", "Once", "allow"] {
+        assert_eq!(
+            ApprovalAnswer::named(Some(unknown)).choice,
+            Some(Choice::Deny)
+        );
+    }
+    assert_eq!(
+        ApprovalAnswer::named(None).choice,
+        None,
+        "closed without one"
+    );
 }
 
 #[test]

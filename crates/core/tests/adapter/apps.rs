@@ -124,8 +124,8 @@ async fn tools_for_the_app_alone_are_kept_from_the_model() {
 /// The choice of a person who never answers.
 const NEVER: &str = "never";
 
-/// A person who answers every question with `choice` where it is offered (else "once"; never:
-/// [`NEVER`]), keeping the questions.
+/// A person who answers every question with `choice` where it is offered, else "once" (never:
+/// [`NEVER`]; a name no option has, as it is), keeping the questions.
 struct Consenting {
     choice: &'static str,
     asked: parking_lot::Mutex<Vec<present::Question>>,
@@ -150,13 +150,17 @@ impl pi_mcp_core::adapter::FrontEnd for Consenting {
             .options
             .iter()
             .any(|o| o.choice.as_str() == self.choice);
-        let choice = if offered { self.choice } else { "once" };
+        let unknown = present::Choice::named(self.choice).is_none();
+        let choice = if offered || unknown {
+            self.choice
+        } else {
+            "once"
+        };
         self.asked.lock().push(question);
         if self.choice == NEVER {
             return Box::pin(futures::future::pending());
         }
-        let choice = Some(choice.to_string());
-        Box::pin(async move { Some(ApprovalAnswer { choice }) })
+        Box::pin(async move { Some(ApprovalAnswer::named(Some(choice))) })
     }
 }
 
@@ -311,6 +315,22 @@ async fn always_is_kept_for_the_server_s_apps_until_revoked() {
         "{answer}"
     );
     assert_eq!(denying.asked.lock().len(), 1);
+    finish(session, &home).await;
+    // An answer naming no option denies, as Deny does.
+    let unknown = Arc::new(Consenting {
+        choice: "maybe",
+        asked: Default::default(),
+    });
+    let session = home.open();
+    let answer = message_from_the_clock(&session, unknown.clone()).await;
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("did not let"),
+        "{answer}"
+    );
+    assert_eq!(unknown.asked.lock().len(), 1);
     finish(session, &home).await;
 }
 

@@ -177,9 +177,7 @@ impl FrontEnd for Person {
                 release.notified().await;
             }
             let choice = if choice == "hold" { "once" } else { choice };
-            Some(ApprovalAnswer {
-                choice: Some(choice.to_string()),
-            })
+            Some(ApprovalAnswer::named(Some(choice)))
         })
     }
 }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::approval::present::Choice;
 use pi_mcp_connection::pool::{Asker, Question};
 use serde_json::json;
 use std::time::Duration;
@@ -59,9 +60,7 @@ impl FrontEnd for Dialogs {
         let answer = self.show(question.id);
         Box::pin(async move {
             match answer.await {
-                Ok(Given::Choice(choice)) => Some(ApprovalAnswer {
-                    choice: choice.map(str::to_string),
-                }),
+                Ok(Given::Choice(choice)) => Some(ApprovalAnswer::named(choice)),
                 _ => None,
             }
         })
@@ -151,7 +150,7 @@ async fn an_approval_closed_at_once_after_waiting_its_turn_is_closed_not_unanswe
     dialogs.answer(0, Given::Choice(Some("once")));
     assert_eq!(
         first.await.ok().flatten(),
-        Some(Answer::Picked("once".into()))
+        Some(Answer::Picked(Choice::Once))
     );
     until("the second dialog", || dialogs.ids().len() == 2).await;
     dialogs.answer(1, Given::Choice(None));

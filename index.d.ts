@@ -293,6 +293,32 @@ export interface ApprovalQuestion {
   timeoutMs: number
 }
 
+/** A server the broker runs. */
+export interface BrokerServer {
+  name: string
+  identity: string
+  command: string
+  /** The process group leader, while it runs. */
+  pid: number | null
+  /** Sessions using it now. */
+  sessions: number
+  /** Since its last request. */
+  idleMs: number
+  /** Why its last start failed, if it did. */
+  failure: string | null
+}
+
+/** broker status, broker stop: the broker serving this agent dir. */
+export interface BrokerStatus {
+  pid: number
+  version: string
+  endpoint: string
+  uptimeMs: number
+  /** Sessions connected now. */
+  sessions: number
+  servers: Array<BrokerServer>
+}
+
 export interface CallOpts {
   server?: string
   /** An id for `cancel(callId)`; progress events carry it. */
@@ -312,6 +338,16 @@ export interface Completion {
  */
 export declare function configHash(entry: Record<string, any>, env?: Record<string, string> | undefined | null): string
 
+/** A connect check: its time, and the tools listed or the error. */
+export interface ConnectEntry {
+  ok: boolean
+  ms: number
+  tools?: number
+  error?: string
+  /** The server's last logged warnings and errors. */
+  log?: Array<string>
+}
+
 /** A text or image block as Pi shows it to the model. */
 export type ContentBlock =
   | { type: 'text'; text: string }
@@ -323,6 +359,19 @@ export interface DeclaredListing {
   pending: Array<string>
   /** What to tell the user about them, when the request waited for them in vain. */
   notice?: string
+}
+
+/** doctor: a problem of the config (notes included). */
+export interface DiagnosticEntry {
+  /** `error`, `warning` or `note`. */
+  level: string
+  file: string | null
+  line: number | null
+  server: string | null
+  field: string | null
+  message: string
+  /** All of it in a line, as doctor shows it. */
+  text: string
 }
 
 /** How many tools are declared to the model, and their declarations' estimated tokens. */
@@ -382,6 +431,32 @@ export interface DirectTools {
   proxy: boolean
 }
 
+/** doctor: a merged server, where it came from, and its connect check. */
+export interface DoctorServer {
+  name: string
+  source: string
+  /** Every file that set a field of it. */
+  files: Array<string>
+  lifecycle: string
+  disabled: boolean
+  exposure?: string
+  package?: PackageEntry
+  /**
+   * `stdio` (with `command` and `args`), `http` (with `url`, without user info and query)
+   * or `socket` (with `socket`).
+   */
+  transport: string
+  command?: string
+  args?: Array<string>
+  url?: string
+  socket?: string
+  imported?: ImportedEntry
+  /** The connect check, when doctor connected. */
+  connect?: ConnectEntry
+  /** How to sign in, while it waits for that. */
+  signIn?: string
+}
+
 /**
  * The stable codes of `details.error`, the one list of them (exported to TypeScript as a
  * string-literal union). Programs branch on these; the text beside them is for the model.
@@ -426,6 +501,23 @@ export interface ExposurePreview {
   saved: DirectCost
 }
 
+/** status: what this process is in its family of Pi sessions sharing servers. */
+export interface FamilyRole {
+  /**
+   * `host` (its hub listens for the processes it starts), `member` (it inherited a token),
+   * `off` (it did, but runs its own servers) or `alone`.
+   */
+  role: string
+  /** Processes of the family connected to its hub (a host's). */
+  members: number | null
+  /** Where the hub listens (the start of its name). */
+  endpoint: string | null
+  /** The hub's process (a member's). */
+  hubPid: number | null
+  /** Why it runs its own servers, or cannot host. */
+  why: string | null
+}
+
 /** The variable that makes a process this session starts join its family. */
 export interface FamilyVariable {
   /** `PI_MCP_NATIVE_FAMILY`. */
@@ -452,6 +544,17 @@ export interface FieldTaken {
   error?: string
 }
 
+/** setup: another tool's config found, and what importing it would add. */
+export interface FoundEntry {
+  tool: string
+  files: Array<string>
+  servers: Array<string>
+  /** Those no config defines yet. */
+  new: Array<string>
+  /** A config's `imports` lists the tool already. */
+  imported: boolean
+}
+
 /** Where servers' questions for a person or a model are shown (see `setFrontEnd`). */
 export interface FrontEndCallbacks {
   /** Shows a question; resolves with the answer, or null when nobody can answer. */
@@ -468,6 +571,12 @@ export interface FrontEndCallbacks {
    * answer.
    */
   approve?: ((arg: ApprovalQuestion) => Promise<ApprovalAnswer | undefined | null>)
+}
+
+/** Where an imported server came from: the other tool, and the config that imports it. */
+export interface ImportedEntry {
+  kind: string
+  by: string
 }
 
 /** Something that happened to a server, or the progress of a running call. */
@@ -634,8 +743,12 @@ export interface OutcomeDetails {
   total?: number
   /** search: set when nothing matched well (`servers` then names the likeliest servers). */
   weak?: boolean
-  /** search (weak): the likeliest servers' names; status, doctor: each server's entry. */
-  servers?: Array<JsonValue>
+  /**
+   * search (weak): the likeliest servers' names; status: each server's state; doctor: each
+   * server's config and connect check. One key for the three, as `pi-mcp --json` and the
+   * README have named it: a reader knows which by `mode`.
+   */
+  servers?: Array<string> | Array<StatusServer> | Array<DoctorServer>
   /** search: what "No strong match" is decided on. */
   signals?: SearchSignals
   /**
@@ -648,7 +761,7 @@ export interface OutcomeDetails {
   /** status: the config's problems; call: why the arguments do not fit the schema. */
   problems?: Array<string>
   /** status: this session's part in a family of Pi sessions sharing servers. */
-  family?: JsonValue
+  family?: FamilyRole
   /** prompts: the prompts' slash commands. */
   prompts?: Array<ListedPrompt>
   /** logout: the server refused to revoke the tokens (deleted here all the same). */
@@ -658,35 +771,45 @@ export interface OutcomeDetails {
   /** auth: it signs in by OAuth. */
   oauth?: boolean
   /** doctor: whether the project's config is trusted, and why. */
-  trust?: JsonValue
+  trust?: TrustEntry
   /** doctor: the config files read. */
-  sources?: Array<JsonValue>
+  sources?: Array<SourceEntry>
   /** doctor: the config's problems. */
-  diagnostics?: Array<JsonValue>
+  diagnostics?: Array<DiagnosticEntry>
   /** doctor: the metadata cache cannot be written. */
   cacheWarning?: string
   /** doctor: the log cannot be written. */
   logWarning?: string
   /** add, setup: the config file written (or that would be). */
   file?: string
-  /** add: the server's entry as saved. */
+  /** add: the server's entry as saved (JSON of the config's shape, as written to the file). */
   entry?: JsonObject
   /** add: whether it was saved (not on a dry run). */
   saved?: boolean
   /** setup (plan): whether the config file exists. */
   exists?: boolean
   /** setup (plan): other agents' configs found to import. */
-  found?: Array<JsonValue>
+  found?: Array<FoundEntry>
   /** setup (plan): well-known servers on offer. */
-  wellKnown?: Array<JsonValue>
+  wellKnown?: Array<WellKnownEntry>
   /** setup (done): the change as a diff of lines. */
   preview?: string
   /** setup (done): whether the file was written. */
   written?: boolean
   /** broker status: the broker serving this agent dir (null when none runs). */
-  broker?: JsonValue
+  broker?: BrokerStatus | null
   /** broker stop: the broker stopped (null when none ran). */
-  stopped?: JsonValue
+  stopped?: BrokerStatus | null
+}
+
+/** The Pi package that declares a server. */
+export interface PackageEntry {
+  name: string
+  root: string
+  /** The Pi settings file whose `packages` lists it. */
+  settings: string
+  /** Listed in the project's settings. */
+  project: boolean
 }
 
 /** How many servers were still being listed, and the first few. */
@@ -898,9 +1021,73 @@ export interface SetupRequest {
   dryRun?: boolean
 }
 
+/**
+ * How a server is shared: with the user's sessions (`scope` `user`, through the broker) or
+ * with the session's family (`family`).
+ */
+export interface SharingEntry {
+  scope: string
+  /** Sessions using it now, when known. */
+  sessions: number | null
+  /** Where it runs, when not in this process (a family's). */
+  runsIn: string | null
+  /** Why this session runs its own instead. */
+  runsHere: string | null
+  /** All of it in a line, as status shows it. */
+  text: string
+}
+
+/** doctor: a config file read, and what came of it. */
+export interface SourceEntry {
+  path: string
+  /** `shared`, `pi-global`, `explicit`, `project`, `import` or `package`. */
+  role: string
+  /** An import's tool. */
+  import?: string
+  /** An import's config, whose `imports` asked for it. */
+  importedBy?: string
+  /** `missing`, `blank`, `invalid`, `loaded` or `untrusted`. */
+  state: string
+  /** The servers it defines (loaded or untrusted). */
+  servers?: Array<string>
+  /** Its imported servers a config (or an earlier import) defines instead. */
+  shadowed?: Array<string>
+}
+
 export interface StartOpts {
   /** Start the first-run cache fill at the first `execute` instead of now (one-shot runs). */
   deferFill?: boolean
+}
+
+/** status: a server's state and where it came from. */
+export interface StatusServer {
+  name: string
+  /**
+   * `connected`, `connecting`, `cached`, `not-connected`, `failed`, `needs-auth` or
+   * `disabled`.
+   */
+  state: string
+  tools: number
+  /** Tools the server listed that are left out (too large, duplicate names, …). */
+  leftOut: number
+  /** The config file that defines it. */
+  source: string | null
+  /** A remote server's transport (`streamable-http`, `sse`) once connected. */
+  transport: string | null
+  description: string | null
+  /** The server's `exposure`, when its config sets one. */
+  exposure: string | null
+  /** The other tool whose config it is imported from. */
+  imported: string | null
+  /** The Pi extension that registered it. */
+  registeredBy: string | null
+  package: PackageEntry | null
+  /** Why it failed or waits for a sign-in. */
+  problem: string | null
+  /** How to sign in, while it waits for that. */
+  signIn: string | null
+  /** How it is shared with other sessions now, when it is. */
+  shared: SharingEntry | null
 }
 
 /** MCP's tool annotations (hints), as Pi's `ToolDefinition.annotations` takes them. */
@@ -932,4 +1119,26 @@ export interface ToolNamespace {
 export interface ToolRef {
   server: string
   tool: string
+}
+
+/** doctor: whether the project's config is trusted, and why. */
+export interface TrustEntry {
+  trusted: boolean
+  /** `given` (by a flag or the environment), `default` or `saved`. */
+  basis: string
+  /** Where a saved decision is kept. */
+  file?: string
+  /** The folder a saved decision is about. */
+  folder?: string
+}
+
+/** setup: a well-known server on offer. */
+export interface WellKnownEntry {
+  id: string
+  title: string
+  about: string
+  /** The config entry it would add, as written to the file. */
+  entry: JsonObject
+  /** The config defines a server of that name already. */
+  configured: boolean
 }

@@ -37,3 +37,28 @@ test("McpParams is the mcp tool's parameter schema", () => {
     agent.cleanup();
   }
 });
+
+test("details are one flat object of what the mode set; status's and doctor's entries keep their keys", async () => {
+  const agent = tempAgent({ mcpServers: { quiet: { command: "never-started", colour: "red" } } });
+  const adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
+  try {
+    const status = (await adapter.status()).details;
+    assert.deepEqual(Object.keys(status).sort(), ["mode", "problems", "servers", "totalTools"], "no family to speak of: left out");
+    // Every key of a status entry, null where nothing is set (as when it was JSON).
+    assert.deepEqual(status.servers, [
+      { name: "quiet", state: "not-connected", tools: 0, leftOut: 0, source: join(agent.agentDir, "mcp.json"), transport: null, description: null, exposure: null, imported: null, registeredBy: null, package: null, problem: null, signIn: null, shared: null },
+    ]);
+    const doctor = (await adapter.doctor(false)).details;
+    assert.deepEqual(Object.keys(doctor).sort(), ["diagnostics", "mode", "servers", "sources", "trust"]);
+    assert.deepEqual(doctor.trust, { trusted: true, basis: "default" }, "no saved decision: no file or folder");
+    const [server] = doctor.servers;
+    assert.deepEqual(server, { name: "quiet", source: join(agent.agentDir, "mcp.json"), files: [join(agent.agentDir, "mcp.json")], lifecycle: "lazy", disabled: false, transport: "stdio", command: "never-started", args: [] });
+    const note = doctor.diagnostics.find((d) => d.field === "colour");
+    assert.deepEqual(Object.keys(note).sort(), ["field", "file", "level", "line", "message", "server", "text"]);
+    const missing = doctor.sources.find((s) => s.state === "missing");
+    assert.deepEqual(Object.keys(missing).sort(), ["path", "role", "state"], "no servers of a missing file");
+  } finally {
+    await adapter.shutdown();
+    agent.cleanup();
+  }
+});

@@ -2,6 +2,7 @@
 
 #[macro_use]
 mod mirror;
+mod detail_entries;
 mod details;
 mod front_end;
 mod json;

@@ -5,6 +5,22 @@
 // fail it too, so this file keeps up with the contract.
 import { McpAdapter, configHash } from "../../index.js";
 import type {
+  BrokerServer,
+  BrokerStatus,
+  ConnectEntry,
+  DiagnosticEntry,
+  DoctorServer,
+  FamilyRole,
+  FoundEntry,
+  ImportedEntry,
+  PackageEntry,
+  SharingEntry,
+  SourceEntry,
+  StatusServer,
+  TrustEntry,
+  WellKnownEntry,
+} from "../../index.js";
+import type {
   AppGrant,
   ApprovalAnswer,
   ApprovalChoice,
@@ -26,7 +42,6 @@ import type {
   FieldOption,
   FieldTaken,
   FrontEndCallbacks,
-  JsonValue,
   LifecycleEvent,
   ListedPrompt,
   ListOpts,
@@ -171,6 +186,86 @@ function readSignals({ strength, firstShare, firstScore, fifthOfFirst, terms }: 
 function readListedPrompt({ server, prompt, command }: ListedPrompt): string {
   return `${server satisfies string} ${prompt satisfies string} /${command satisfies string}`;
 }
+const statusServerFields: Exactly<
+  StatusServer,
+  "name" | "state" | "tools" | "leftOut" | "source" | "transport" | "description" | "exposure" | "imported" | "registeredBy" | "package" | "problem" | "signIn" | "shared"
+> = true;
+const packageFields: Exactly<PackageEntry, "name" | "root" | "settings" | "project"> = true;
+const sharingFields: Exactly<SharingEntry, "scope" | "sessions" | "runsIn" | "runsHere" | "text"> = true;
+const familyRoleFields: Exactly<FamilyRole, "role" | "members" | "endpoint" | "hubPid" | "why"> = true;
+const trustFields: Exactly<TrustEntry, "trusted" | "basis" | "file" | "folder"> = true;
+const sourceFields: Exactly<SourceEntry, "path" | "role" | "import" | "importedBy" | "state" | "servers" | "shadowed"> = true;
+const doctorServerFields: Exactly<
+  DoctorServer,
+  "name" | "source" | "files" | "lifecycle" | "disabled" | "exposure" | "package" | "transport" | "command" | "args" | "url" | "socket" | "imported" | "connect" | "signIn"
+> = true;
+const importedFields: Exactly<ImportedEntry, "kind" | "by"> = true;
+const connectFields: Exactly<ConnectEntry, "ok" | "ms" | "tools" | "error" | "log"> = true;
+const diagnosticFields: Exactly<DiagnosticEntry, "level" | "file" | "line" | "server" | "field" | "message" | "text"> = true;
+const foundFields: Exactly<FoundEntry, "tool" | "files" | "servers" | "new" | "imported"> = true;
+const wellKnownFields: Exactly<WellKnownEntry, "id" | "title" | "about" | "entry" | "configured"> = true;
+const brokerFields: Exactly<BrokerStatus, "pid" | "version" | "endpoint" | "uptimeMs" | "sessions" | "servers"> = true;
+const brokerServerFields: Exactly<BrokerServer, "name" | "identity" | "command" | "pid" | "sessions" | "idleMs" | "failure"> = true;
+function readPackage({ name, root, settings, project }: PackageEntry): string {
+  return `${name satisfies string} ${root satisfies string} ${settings satisfies string} ${project satisfies boolean}`;
+}
+function readSharing({ scope, sessions, runsIn, runsHere, text }: SharingEntry): string {
+  return `${scope satisfies string} ${sessions satisfies number | null} ${runsIn satisfies string | null} ${runsHere satisfies string | null} ${text satisfies string}`;
+}
+function readStatusServer(s: StatusServer): string {
+  const { name, state, tools, leftOut, source, transport, description, exposure, imported, registeredBy, problem, signIn } = s;
+  const strings: (string | null)[] = [name, state, source, transport, description, exposure, imported, registeredBy, problem, signIn];
+  const counts: number[] = [tools, leftOut];
+  return [...strings, ...counts, s.package && readPackage(s.package), s.shared && readSharing(s.shared)].join(" ");
+}
+function readFamily({ role, members, endpoint, hubPid, why }: FamilyRole): string {
+  return `${role satisfies string} ${members satisfies number | null} ${endpoint satisfies string | null} ${hubPid satisfies number | null} ${why satisfies string | null}`;
+}
+function readTrust({ trusted, basis, file, folder }: TrustEntry): string {
+  return `${trusted satisfies boolean} ${basis satisfies string} ${file satisfies string | undefined} ${folder satisfies string | undefined}`;
+}
+function readSource({ path, role, import: tool, importedBy, state, servers, shadowed }: SourceEntry): string {
+  const names: string[] = [...(servers ?? []), ...(shadowed ?? [])];
+  return `${path satisfies string} ${role satisfies string} ${tool satisfies string | undefined} ${importedBy satisfies string | undefined} ${state satisfies string} ${names.join(",")}`;
+}
+function readConnect({ ok, ms, tools, error, log }: ConnectEntry): string {
+  return `${ok satisfies boolean} ${ms satisfies number} ${tools satisfies number | undefined} ${error satisfies string | undefined} ${(log satisfies string[] | undefined)?.join("\n")}`;
+}
+function readDoctorServer(s: DoctorServer): string {
+  const { name, source, files, lifecycle, disabled, exposure, transport, command, args, url, socket, imported, connect, signIn } = s;
+  const strings: (string | undefined)[] = [name, source, lifecycle, exposure, transport, command, url, socket, signIn];
+  const where = imported && `${imported.kind satisfies string} ${imported.by satisfies string}`;
+  return [...strings, ...files, ...(args ?? []), String(disabled satisfies boolean), s.package && readPackage(s.package), where, connect && readConnect(connect)].join(" ");
+}
+function readDiagnostic({ level, file, line, server, field, message, text }: DiagnosticEntry): string {
+  return `${level satisfies string} ${file satisfies string | null}:${line satisfies number | null} ${server satisfies string | null} ${field satisfies string | null} ${message satisfies string} ${text satisfies string}`;
+}
+function readFound({ tool, files, servers, new: added, imported }: FoundEntry): string {
+  const names: string[] = [...files, ...servers, ...added];
+  return `${tool satisfies string} ${names.join(",")} ${imported satisfies boolean}`;
+}
+function readWellKnown({ id, title, about, entry, configured }: WellKnownEntry): string {
+  return `${id satisfies string} ${title satisfies string} ${about satisfies string} ${Object.keys(entry satisfies Record<string, unknown>)} ${configured satisfies boolean}`;
+}
+function readBrokerServer({ name, identity, command, pid, sessions, idleMs, failure }: BrokerServer): string {
+  return `${name satisfies string} ${identity satisfies string} ${command satisfies string} ${pid satisfies number | null} ${sessions satisfies number} ${idleMs satisfies number} ${failure satisfies string | null}`;
+}
+function readBroker(broker: BrokerStatus | null | undefined): string {
+  if (!broker) return String(broker);
+  const { pid, version, endpoint, uptimeMs, sessions, servers } = broker;
+  return `${pid satisfies number} ${version satisfies string} ${endpoint satisfies string} ${uptimeMs satisfies number} ${sessions satisfies number} ${servers.map(readBrokerServer).join(";")}`;
+}
+/** `details.servers`, by the mode that set it: search's names, status's states, doctor's checks. */
+function readServers(mode: Mode, servers: string[] | StatusServer[] | DoctorServer[] | undefined): string[] {
+  switch (mode) {
+    case "status":
+      return (servers as StatusServer[] | undefined)?.map(readStatusServer) ?? [];
+    case "doctor":
+      return (servers as DoctorServer[] | undefined)?.map(readDoctorServer) ?? [];
+    default:
+      return (servers as string[] | undefined) ?? [];
+  }
+}
 function readOutcome(outcome: Outcome): string[] {
   const { content, details, isError, structuredContent }: { content: ContentBlock[]; details: OutcomeDetails; isError: boolean; structuredContent?: Record<string, unknown> } =
     outcome;
@@ -179,14 +274,16 @@ function readOutcome(outcome: Outcome): string[] {
   const known: boolean = modes[mode] && (error === undefined || errorCodes[error]);
   const common = [mode, server ?? "", tool ?? "", uri ?? "", prompt ?? "", listing ? readListing(listing) : "", String(elapsedMs), fullOutputPath ?? "", String(isError && known)];
   // search and list
-  const { tools, offset, query, matches, total, weak, servers, signals }: { tools?: number; offset?: number; query?: string; matches?: SearchMatch[]; total?: number; weak?: boolean; servers?: JsonValue[]; signals?: SearchSignals } = details;
-  const found = [String(tools), String(offset), query ?? "", ...(matches ?? []).map(readMatch), String(total), String(weak), String(servers), String(signals && readSignals(signals))];
+  const { tools, offset, query, matches, total, weak, servers, signals }: { tools?: number; offset?: number; query?: string; matches?: SearchMatch[]; total?: number; weak?: boolean; servers?: string[] | StatusServer[] | DoctorServer[]; signals?: SearchSignals } = details;
+  const found = [String(tools), String(offset), query ?? "", ...(matches ?? []).map(readMatch), String(total), String(weak), ...readServers(mode, servers), String(signals && readSignals(signals))];
   // describe, status, tools, call, prompts, sign-in
-  const { inputSchema, totalTools, problems, family, prompts, revocationFailed, needsAuth, oauth }: { inputSchema?: Record<string, unknown>; totalTools?: number; problems?: string[]; family?: JsonValue; prompts?: ListedPrompt[]; revocationFailed?: boolean; needsAuth?: boolean; oauth?: boolean } = details;
-  const states = [String(inputSchema), String(totalTools), ...(problems ?? []), String(family), ...(prompts ?? []).map(readListedPrompt), String(revocationFailed), String(needsAuth), String(oauth)];
+  const { inputSchema, totalTools, problems, family, prompts, revocationFailed, needsAuth, oauth }: { inputSchema?: Record<string, unknown>; totalTools?: number; problems?: string[]; family?: FamilyRole; prompts?: ListedPrompt[]; revocationFailed?: boolean; needsAuth?: boolean; oauth?: boolean } = details;
+  const states = [String(inputSchema), String(totalTools), ...(problems ?? []), family ? readFamily(family) : "", ...(prompts ?? []).map(readListedPrompt), String(revocationFailed), String(needsAuth), String(oauth)];
   // doctor, add, setup, broker
-  const { trust, sources, diagnostics, cacheWarning, logWarning, file, entry, saved, exists, found: imports, wellKnown, preview, written, broker, stopped }: { trust?: JsonValue; sources?: JsonValue[]; diagnostics?: JsonValue[]; cacheWarning?: string; logWarning?: string; file?: string; entry?: Record<string, unknown>; saved?: boolean; exists?: boolean; found?: JsonValue[]; wellKnown?: JsonValue[]; preview?: string; written?: boolean; broker?: JsonValue; stopped?: JsonValue } = details;
-  const commands = [String(trust), String(sources), String(diagnostics), cacheWarning ?? "", logWarning ?? "", file ?? "", String(entry), String(saved), String(exists), String(imports), String(wellKnown), preview ?? "", String(written), String(broker), String(stopped)];
+  const { trust, sources, diagnostics, cacheWarning, logWarning, file, entry, saved, exists, found: imports, wellKnown, preview, written, broker, stopped }: { trust?: TrustEntry; sources?: SourceEntry[]; diagnostics?: DiagnosticEntry[]; cacheWarning?: string; logWarning?: string; file?: string; entry?: Record<string, unknown>; saved?: boolean; exists?: boolean; found?: FoundEntry[]; wellKnown?: WellKnownEntry[]; preview?: string; written?: boolean; broker?: BrokerStatus | null; stopped?: BrokerStatus | null } = details;
+  const checks = [trust ? readTrust(trust) : "", ...(sources ?? []).map(readSource), ...(diagnostics ?? []).map(readDiagnostic)];
+  const offers = [...(imports ?? []).map(readFound), ...(wellKnown ?? []).map(readWellKnown)];
+  const commands = [...checks, cacheWarning ?? "", logWarning ?? "", file ?? "", String(entry), String(saved), String(exists), ...offers, preview ?? "", String(written), readBroker(broker), readBroker(stopped)];
   return [...content.map(readContent), ...common, ...found, ...states, ...commands, String(structuredContent)];
 }
 
@@ -463,6 +560,20 @@ export async function everyMethod(): Promise<unknown[]> {
     toolRefFields,
     signalFields,
     listedPromptFields,
+    statusServerFields,
+    packageFields,
+    sharingFields,
+    familyRoleFields,
+    trustFields,
+    sourceFields,
+    doctorServerFields,
+    importedFields,
+    connectFields,
+    diagnosticFields,
+    foundFields,
+    wellKnownFields,
+    brokerFields,
+    brokerServerFields,
     annotationFields,
     namespaceFields,
     directToolFields,

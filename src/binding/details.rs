@@ -5,8 +5,10 @@
 //! `mode` would repeat the nine common fields in each of 21 variants. Each field's doc names the
 //! modes that set it.
 
-use super::json::{JsonObject, JsonValue};
+use super::detail_entries::*;
+use super::json::JsonObject;
 use super::mirror::{ErrorCode, Js, Mode};
+use napi::bindgen_prelude::Either3;
 use napi_derive::napi;
 use pi_mcp_core::{adapter, search};
 
@@ -41,8 +43,10 @@ pub struct OutcomeDetails {
     pub total: Option<u32>,
     /// search: set when nothing matched well (`servers` then names the likeliest servers).
     pub weak: Option<bool>,
-    /// search (weak): the likeliest servers' names; status, doctor: each server's entry.
-    pub servers: Option<Vec<JsonValue>>,
+    /// search (weak): the likeliest servers' names; status: each server's state; doctor: each
+    /// server's config and connect check. One key for the three, as `pi-mcp --json` and the
+    /// README have named it: a reader knows which by `mode`.
+    pub servers: Option<Either3<Vec<String>, Vec<StatusServer>, Vec<DoctorServer>>>,
     /// search: what "No strong match" is decided on.
     pub signals: Option<SearchSignals>,
     /// describe: the tool's input schema exactly as the server sent it (left out when over the
@@ -53,7 +57,7 @@ pub struct OutcomeDetails {
     /// status: the config's problems; call: why the arguments do not fit the schema.
     pub problems: Option<Vec<String>>,
     /// status: this session's part in a family of Pi sessions sharing servers.
-    pub family: Option<JsonValue>,
+    pub family: Option<FamilyRole>,
     /// prompts: the prompts' slash commands.
     pub prompts: Option<Vec<ListedPrompt>>,
     /// logout: the server refused to revoke the tokens (deleted here all the same).
@@ -63,35 +67,37 @@ pub struct OutcomeDetails {
     /// auth: it signs in by OAuth.
     pub oauth: Option<bool>,
     /// doctor: whether the project's config is trusted, and why.
-    pub trust: Option<JsonValue>,
+    pub trust: Option<TrustEntry>,
     /// doctor: the config files read.
-    pub sources: Option<Vec<JsonValue>>,
+    pub sources: Option<Vec<SourceEntry>>,
     /// doctor: the config's problems.
-    pub diagnostics: Option<Vec<JsonValue>>,
+    pub diagnostics: Option<Vec<DiagnosticEntry>>,
     /// doctor: the metadata cache cannot be written.
     pub cache_warning: Option<String>,
     /// doctor: the log cannot be written.
     pub log_warning: Option<String>,
     /// add, setup: the config file written (or that would be).
     pub file: Option<String>,
-    /// add: the server's entry as saved.
+    /// add: the server's entry as saved (JSON of the config's shape, as written to the file).
     pub entry: Option<JsonObject>,
     /// add: whether it was saved (not on a dry run).
     pub saved: Option<bool>,
     /// setup (plan): whether the config file exists.
     pub exists: Option<bool>,
     /// setup (plan): other agents' configs found to import.
-    pub found: Option<Vec<JsonValue>>,
+    pub found: Option<Vec<FoundEntry>>,
     /// setup (plan): well-known servers on offer.
-    pub well_known: Option<Vec<JsonValue>>,
+    pub well_known: Option<Vec<WellKnownEntry>>,
     /// setup (done): the change as a diff of lines.
     pub preview: Option<String>,
     /// setup (done): whether the file was written.
     pub written: Option<bool>,
     /// broker status: the broker serving this agent dir (null when none runs).
-    pub broker: Option<JsonValue>,
+    #[napi(ts_type = "BrokerStatus | null")]
+    pub broker: Option<Option<BrokerStatus>>,
     /// broker stop: the broker stopped (null when none ran).
-    pub stopped: Option<JsonValue>,
+    #[napi(ts_type = "BrokerStatus | null")]
+    pub stopped: Option<Option<BrokerStatus>>,
 }
 
 /// How many servers were still being listed, and the first few.
@@ -234,8 +240,7 @@ impl OutcomeDetails {
                 self.total = Some(total.js());
                 self.offset = Some(offset.js());
                 self.weak = weak;
-                self.servers =
-                    servers.map(|names| names.into_iter().map(JsonValue::from).collect());
+                self.servers = servers.map(Either3::A);
                 self.signals = signals.js();
             }
             Part::Describe(adapter::DescribeDetails { input_schema }) => {
@@ -247,10 +252,10 @@ impl OutcomeDetails {
                 problems,
                 family,
             }) => {
-                self.servers = Some(servers);
+                self.servers = Some(Either3::B(servers.js()));
                 self.total_tools = Some(total_tools.js());
                 self.problems = Some(problems);
-                self.family = family;
+                self.family = family.js();
             }
             Part::Tools(adapter::ToolsDetails { total_tools }) => {
                 self.total_tools = Some(total_tools.js())
@@ -273,10 +278,10 @@ impl OutcomeDetails {
                 cache_warning,
                 log_warning,
             }) => {
-                self.trust = Some(trust);
-                self.sources = Some(sources);
-                self.servers = Some(servers);
-                self.diagnostics = Some(diagnostics);
+                self.trust = Some(trust.js());
+                self.sources = Some(sources.js());
+                self.servers = Some(Either3::C(servers.js()));
+                self.diagnostics = Some(diagnostics.js());
                 self.cache_warning = cache_warning;
                 self.log_warning = log_warning;
             }
@@ -299,8 +304,8 @@ impl OutcomeDetails {
             }) => {
                 self.file = Some(file);
                 self.exists = Some(exists);
-                self.found = Some(found);
-                self.well_known = Some(well_known);
+                self.found = Some(found.js());
+                self.well_known = Some(well_known.js());
             }
             Part::SetupDone(adapter::SetupDoneDetails {
                 file,
@@ -311,9 +316,9 @@ impl OutcomeDetails {
                 self.preview = Some(preview);
                 self.written = Some(written);
             }
-            Part::Broker(adapter::BrokerDetails { broker }) => self.broker = Some(broker),
+            Part::Broker(adapter::BrokerDetails { broker }) => self.broker = Some(broker.js()),
             Part::BrokerStopped(adapter::BrokerStoppedDetails { stopped }) => {
-                self.stopped = Some(stopped)
+                self.stopped = Some(stopped.js())
             }
         }
     }

@@ -1,6 +1,7 @@
 //! `pi-mcp doctor`: every config source and what came of it, the merged servers with where each
 //! came from, every problem (notes included), and a fresh, timed connection to each server.
 
+use super::detail_entries::*;
 use super::details::*;
 use super::Kernel;
 use super::Mode;
@@ -11,7 +12,6 @@ use crate::config::{
 use crate::render::{self, ConnectCheck};
 use futures::StreamExt;
 use pi_mcp_connection::broker::family::family;
-use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -59,20 +59,17 @@ impl Doctor<'_> {
             text.push_str(&format!("\n\n{line}"));
         }
         let mut outcome = Outcome::text(Mode::Doctor, text).with_part(DoctorDetails {
-            trust: trust_json(&config.trust),
-            sources: config.sources.iter().map(source_json).collect(),
+            trust: trust_entry(&config.trust),
+            sources: config.sources.iter().map(source_entry).collect(),
             servers: config
                 .servers
                 .iter()
-                .map(|s| {
-                    let mut json = server_json(s, checks.iter().find(|c| c.server == s.name));
-                    if let Some(sign_in) = self.kernel.sign_in.shown(s) {
-                        json["signIn"] = sign_in.into();
-                    }
-                    json
+                .map(|s| DoctorServer {
+                    sign_in: self.kernel.sign_in.shown(s),
+                    ..server_entry(s, checks.iter().find(|c| c.server == s.name))
                 })
                 .collect(),
-            diagnostics: config.diagnostics.iter().map(diagnostic_json).collect(),
+            diagnostics: config.diagnostics.iter().map(diagnostic_entry).collect(),
             cache_warning: self.kernel.cache_warning.clone(),
             log_warning,
         });
@@ -132,23 +129,26 @@ impl Doctor<'_> {
     }
 }
 
-fn trust_json(trust: &Trust) -> Value {
+fn trust_entry(trust: &Trust) -> TrustEntry {
     use crate::config::TrustBasis;
-    match &trust.basis {
-        TrustBasis::Given => json!({ "trusted": trust.trusted, "basis": "given" }),
-        TrustBasis::Default => json!({ "trusted": trust.trusted, "basis": "default" }),
-        TrustBasis::Saved { file, folder } => json!({
-            "trusted": trust.trusted, "basis": "saved", "file": file, "folder": folder
-        }),
+    let (basis, file, folder) = match &trust.basis {
+        TrustBasis::Given => ("given", None, None),
+        TrustBasis::Default => ("default", None, None),
+        TrustBasis::Saved { file, folder } => ("saved", Some(file), Some(folder)),
+    };
+    TrustEntry {
+        trusted: trust.trusted,
+        basis,
+        file: file.map(|f| f.display().to_string()),
+        folder: folder.map(|f| f.display().to_string()),
     }
 }
 
-fn source_json(source: &Source) -> Value {
-    let mut out = json!({ "path": source.path, "role": role_name(&source.role) });
-    if let Role::Import { kind, by, .. } = &source.role {
-        out["import"] = json!(kind.name());
-        out["importedBy"] = json!(by);
-    }
+fn source_entry(source: &Source) -> SourceEntry {
+    let (import, imported_by) = match &source.role {
+        Role::Import { kind, by, .. } => (Some(kind.name()), Some(by.display().to_string())),
+        _ => (None, None),
+    };
     let (state, servers, shadowed) = match &source.state {
         SourceState::Missing => ("missing", None, None),
         SourceState::Blank => ("blank", None, None),
@@ -156,14 +156,15 @@ fn source_json(source: &Source) -> Value {
         SourceState::Loaded { servers, shadowed } => ("loaded", Some(servers), Some(shadowed)),
         SourceState::Untrusted { servers } => ("untrusted", Some(servers), None),
     };
-    out["state"] = json!(state);
-    if let Some(servers) = servers {
-        out["servers"] = json!(servers);
+    SourceEntry {
+        path: source.path.display().to_string(),
+        role: role_name(&source.role),
+        import,
+        imported_by,
+        state,
+        servers: servers.cloned(),
+        shadowed: shadowed.filter(|s| !s.is_empty()).cloned(),
     }
-    if let Some(shadowed) = shadowed.filter(|s| !s.is_empty()) {
-        out["shadowed"] = json!(shadowed);
-    }
-    out
 }
 
 fn role_name(role: &Role) -> &'static str {
@@ -177,58 +178,76 @@ fn role_name(role: &Role) -> &'static str {
     }
 }
 
-fn server_json(server: &ServerConfig, check: Option<&ConnectCheck>) -> Value {
-    let mut out = json!({
-        "name": server.name,
-        "source": server.source,
-        "files": server.files,
-        "lifecycle": server.lifecycle.name(),
-        "disabled": server.disabled,
-        "exposure": server.exposure.server.map(|e| e.name()),
-    });
-    if let Some(package) = &server.package {
-        out["package"] =
-            json!({ "name": package.name, "root": package.root, "settings": package.settings });
+/// A server's entry, without its sign-in (which the adapter knows).
+fn server_entry(server: &ServerConfig, check: Option<&ConnectCheck>) -> DoctorServer {
+    let shown = |path: &std::path::Path| path.display().to_string();
+    let (transport, command, args, url, socket) = match &server.transport {
+        Transport::Stdio { command, args, .. } => (
+            "stdio",
+            Some(command.clone()),
+            Some(args.clone()),
+            None,
+            None,
+        ),
+        // Without user info and query: either may hold a key.
+        Transport::Http { url, .. } => (
+            "http",
+            None,
+            None,
+            Some(pi_mcp_connection::pool::display_url(url.expose())),
+            None,
+        ),
+        Transport::Socket { path } => ("socket", None, None, None, Some(shown(path))),
+    };
+    DoctorServer {
+        name: server.name.clone(),
+        source: shown(&server.source),
+        files: server.files.iter().map(|f| shown(f)).collect(),
+        lifecycle: server.lifecycle.name(),
+        disabled: server.disabled,
+        exposure: server.exposure.server.map(|e| e.name()),
+        package: server.package.as_ref().map(Into::into),
+        transport,
+        command,
+        args,
+        url,
+        socket,
+        imported: server.imported.as_ref().map(|i| ImportedEntry {
+            kind: i.kind.name(),
+            by: shown(&i.by),
+        }),
+        connect: check.map(|check| {
+            let (tools, error) = match &check.result {
+                Ok(tools) => (Some(*tools), None),
+                Err(error) => (None, Some(error.clone())),
+            };
+            ConnectEntry {
+                ok: check.result.is_ok(),
+                ms: check.ms,
+                tools,
+                error,
+                log: check
+                    .log
+                    .as_ref()
+                    .map(|log| log.lines().map(str::to_string).collect()),
+            }
+        }),
+        sign_in: None,
     }
-    match &server.transport {
-        Transport::Stdio { command, args, .. } => {
-            out["transport"] = json!("stdio");
-            out["command"] = json!(command);
-            out["args"] = json!(args);
-        }
-        Transport::Http { url, .. } => {
-            out["transport"] = json!("http");
-            // Without user info and query: either may hold a key.
-            out["url"] = json!(pi_mcp_connection::pool::display_url(url.expose()));
-        }
-        Transport::Socket { path } => {
-            out["transport"] = json!("socket");
-            out["socket"] = json!(path);
-        }
-    }
-    if let Some(imported) = &server.imported {
-        out["imported"] = json!({ "kind": imported.kind.name(), "by": imported.by });
-    }
-    if let Some(check) = check {
-        out["connect"] = match &check.result {
-            Ok(tools) => json!({ "ok": true, "ms": check.ms, "tools": tools }),
-            Err(error) => json!({ "ok": false, "ms": check.ms, "error": error }),
-        };
-        if let Some(log) = &check.log {
-            out["connect"]["log"] = json!(log.lines().collect::<Vec<_>>());
-        }
-    }
-    out
 }
 
-fn diagnostic_json(d: &Diagnostic) -> Value {
-    json!({
-        "level": match d.level { Level::Error => "error", Level::Warning => "warning", Level::Note => "note" },
-        "file": d.file,
-        "line": d.line,
-        "server": d.server,
-        "field": d.field,
-        "message": d.message,
-        "text": d.to_string(),
-    })
+fn diagnostic_entry(d: &Diagnostic) -> DiagnosticEntry {
+    DiagnosticEntry {
+        level: match d.level {
+            Level::Error => "error",
+            Level::Warning => "warning",
+            Level::Note => "note",
+        },
+        file: d.file.as_ref().map(|f| f.display().to_string()),
+        line: d.line,
+        server: d.server.clone(),
+        field: d.field.clone(),
+        message: d.message.clone(),
+        text: d.to_string(),
+    }
 }

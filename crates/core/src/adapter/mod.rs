@@ -43,6 +43,7 @@ mod call;
 mod catalog_view;
 mod config_edit;
 mod connect;
+mod detail_entries;
 mod details;
 mod direct;
 mod doctor;
@@ -70,6 +71,7 @@ pub use config_edit::{
     DirectCost, ExposedTool, ExposureChange, ExposureError, ExposurePreview, SavedChange,
     ServerExposure, SetupRequest, SwitchError,
 };
+pub use detail_entries::*;
 pub use details::*;
 pub use direct::{DirectToolDefinition, DirectTools, Reach, ToolAnnotations, ToolNamespace};
 pub use errors::{ErrorCode, Unavailable};

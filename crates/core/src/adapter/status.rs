@@ -3,6 +3,7 @@
 
 mod shared;
 
+use super::detail_entries::*;
 use super::details::*;
 use super::Kernel;
 use super::Mode;
@@ -10,8 +11,7 @@ use super::Outcome;
 use crate::catalog::ToolInfo;
 use crate::config::ServerConfig;
 use crate::render::{self, ServerState, ServerStatus};
-use pi_mcp_connection::broker::family::family;
-use serde_json::{json, Value};
+use pi_mcp_connection::broker::family::{family, Role};
 use std::sync::Arc;
 
 /// The servers' state as status, the status bar and `/mcp tools` show it.
@@ -27,23 +27,38 @@ impl Status<'_> {
         let details: Vec<_> = servers
             .iter()
             .map(|s| {
-                let transport = self.kernel
-                    .pool
-                    .get(&s.name)
-                    .and_then(|c| c.remote_kind())
-                    .map(|kind| kind.name());
                 let config = self.kernel.server(&s.name);
-                let source = config.map(|c| c.source.display().to_string());
-                let registered = config.and_then(|c| c.registered.as_ref()).map(|p| p.display().to_string());
-                let imported = config.and_then(|c| c.imported.as_ref()).map(|i| i.kind.name());
-                let package = config.and_then(|c| c.package.as_ref()).map(|p| json!({ "name": p.name, "root": p.root, "settings": p.settings, "project": p.project }));
-                let exposure = config.and_then(|c| c.exposure.server).map(|e| e.name());
                 let problem = match &s.state {
-                    ServerState::Failed { reason, .. } | ServerState::NeedsAuth { reason } => Some(pi_mcp_connection::clean::text(reason)),
+                    ServerState::Failed { reason, .. } | ServerState::NeedsAuth { reason } => {
+                        Some(pi_mcp_connection::clean::text(reason).into_owned())
+                    }
                     _ => None,
                 };
-                let shared = config.map_or(serde_json::Value::Null, |c| self.sharing(c));
-                json!({ "name": s.name, "state": state_name(&s.state), "tools": s.tool_count, "leftOut": s.left_out, "source": source, "transport": transport, "description": s.description, "exposure": exposure, "imported": imported, "registeredBy": registered, "package": package, "problem": problem, "signIn": s.sign_in, "shared": shared })
+                StatusServer {
+                    name: s.name.clone(),
+                    state: state_name(&s.state),
+                    tools: s.tool_count,
+                    left_out: s.left_out,
+                    source: config.map(|c| c.source.display().to_string()),
+                    transport: self
+                        .kernel
+                        .pool
+                        .get(&s.name)
+                        .and_then(|c| c.remote_kind())
+                        .map(|kind| kind.name()),
+                    description: s.description.clone(),
+                    exposure: config.and_then(|c| c.exposure.server).map(|e| e.name()),
+                    imported: config
+                        .and_then(|c| c.imported.as_ref())
+                        .map(|i| i.kind.name()),
+                    registered_by: config
+                        .and_then(|c| c.registered.as_ref())
+                        .map(|p| p.display().to_string()),
+                    package: config.and_then(|c| c.package.as_ref()).map(Into::into),
+                    problem,
+                    sign_in: s.sign_in.clone(),
+                    shared: config.and_then(|c| self.sharing(c)),
+                }
             })
             .collect();
         let total: usize = servers
@@ -138,7 +153,7 @@ impl Status<'_> {
                     .servers
                     .meta(&s.name)
                     .map_or(0, |m| m.left_out.len()),
-                sharing: self.sharing(s)["text"].as_str().map(str::to_string),
+                sharing: self.sharing(s).map(|sharing| sharing.text),
             })
             .collect()
     }
@@ -169,10 +184,10 @@ impl Status<'_> {
     }
 
     /// What this process is in its family (`details.family`), unless alone with nothing to say.
-    fn family_role(&self) -> Option<Value> {
+    fn family_role(&self) -> Option<Role> {
         let role = family().role();
         let said = role.role != "alone" || role.why.is_some();
-        said.then(|| json!(role))
+        said.then_some(role)
     }
 }
 

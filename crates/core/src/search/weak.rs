@@ -16,8 +16,7 @@ pub const WEAK_BELOW: f64 = 0.40;
 const TASK_TERMS: usize = 6;
 
 /// What the ranking says about how well a request was matched.
-#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Signals {
     /// Of the request's words (weighted), the share the best hit holds itself, each counted by
     /// how closely (1 for the word, less for a word it stands for); 1 when its name is the

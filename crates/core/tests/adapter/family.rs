@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 use parking_lot::Mutex;
 use pi_mcp_connection::elicitation::present::Question as Shown;
 use pi_mcp_connection::pool::Reply;
-use pi_mcp_core::adapter::{FrontEnd, Outcome, StartOptions};
+use pi_mcp_core::adapter::{FrontEnd, Outcome, SharingEntry, StartOptions};
 use pi_mcp_core::approval::present::{ApprovalAnswer, Question as ApprovalQuestion};
 use pi_mcp_core::events::Event;
 use serde_json::{json, Value};
@@ -32,14 +32,13 @@ fn family_home(servers: Value) -> Home {
 }
 
 /// The `shared` status details of `server` in `session`.
-async fn sharing(session: &Session, server: &str) -> Value {
+async fn sharing(session: &Session, server: &str) -> Option<SharingEntry> {
     let status = session.execute(json!({})).await;
-    let servers = status.details.to_json()["servers"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let found = servers.into_iter().find(|s| s["name"] == server);
-    found.map_or(Value::Null, |s| s["shared"].clone())
+    let found = part!(status, Status)
+        .servers
+        .iter()
+        .find(|s| s.name == server);
+    found.and_then(|s| s.shared.clone())
 }
 
 async fn sessions_of_one_process_share_a_server_the_first_one_runs() {
@@ -55,14 +54,11 @@ async fn sessions_of_one_process_share_a_server_the_first_one_runs() {
     );
     assert_eq!(home.starts(), 1, "one process for both sessions");
     assert_eq!(home.processes().len(), 1);
-    let owned = sharing(&owner, "s").await;
+    let owned = sharing(&owner, "s").await.unwrap();
+    assert_eq!(owned.text, "used by this session and 1 other in its family");
+    let guested = sharing(&guest, "s").await.unwrap();
     assert_eq!(
-        owned["text"],
-        "used by this session and 1 other in its family"
-    );
-    let guested = sharing(&guest, "s").await;
-    assert_eq!(
-        guested["text"],
+        guested.text,
         "used by this session and 1 other in its family; runs in another session of this process"
     );
     // A change the owner's connection hears reaches both sessions (once started).
@@ -76,7 +72,7 @@ async fn sessions_of_one_process_share_a_server_the_first_one_runs() {
     }
     guest.adapter.shutdown().await;
     let until = Instant::now() + Duration::from_secs(10);
-    while !sharing(&owner, "s").await.is_null() {
+    while sharing(&owner, "s").await.is_some() {
         assert!(Instant::now() < until, "the owner never alone again");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -118,7 +114,7 @@ async fn a_session_that_ends_mid_call_of_another_hands_its_server_over() {
     // The guest's call reached the server through the hub (a fixed wait was not always enough
     // under load: the owner then stopped a server no one else used yet).
     let until = Instant::now() + Duration::from_secs(10);
-    while sharing(&owner, "s").await["sessions"] != 2 {
+    while sharing(&owner, "s").await.and_then(|s| s.sessions) != Some(2) {
         assert!(Instant::now() < until, "the guest never attached");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -123,9 +123,10 @@ async fn search_lists_the_servers_it_lacks_and_says_which_it_could_not() {
         "{}",
         text(&found)
     );
+    let first = &part!(found, Search).matches[0];
     assert_eq!(
-        found.details.to_json()["matches"][0],
-        json!({ "server": "good", "tool": "good_echo" })
+        (first.server.as_str(), first.tool.as_str(), first.also.len()),
+        ("good", "good_echo", 0)
     );
     finish(session, &home).await;
 }
@@ -165,10 +166,8 @@ async fn describe_shows_the_parameters_and_the_schema_for_programs() {
         text(&described)
     );
     assert!(text(&described).contains("text"), "{}", text(&described));
-    assert_eq!(
-        described.details.to_json()["inputSchema"]["properties"]["text"]["type"],
-        "string"
-    );
+    let schema = part!(described, Describe).input_schema.as_ref().unwrap();
+    assert_eq!(schema["properties"]["text"]["type"], "string");
     finish(session, &home).await;
 }
 
@@ -190,7 +189,7 @@ async fn instructions_and_list_show_what_the_server_said() {
         "{}",
         text(&listed)
     );
-    assert_eq!(listed.details.to_json()["tools"], 8);
+    assert_eq!(part!(listed, List).tools, 8);
     finish(session, &home).await;
 }
 
@@ -329,17 +328,12 @@ async fn doctor_times_a_fresh_connection_to_each_server() {
     let session = home.open();
     let report = session.adapter.doctor(true).await;
     assert_eq!(code(&report), "connect_failed");
-    let servers = report.details.to_json()["servers"]
-        .as_array()
-        .unwrap()
-        .clone();
-    assert_eq!(servers[0]["connect"]["ok"], true);
-    assert_eq!(servers[0]["connect"]["tools"], 8);
-    assert_eq!(servers[1]["connect"]["ok"], false);
-    assert!(servers[1]["connect"]["error"]
-        .as_str()
-        .unwrap()
-        .contains("exited with code 2"));
+    let servers = &part!(report, Doctor).servers;
+    let good = servers[0].connect.as_ref().unwrap();
+    assert_eq!((good.ok, good.tools), (true, Some(8)));
+    let bad = servers[1].connect.as_ref().unwrap();
+    assert!(!bad.ok);
+    assert!(bad.error.as_ref().unwrap().contains("exited with code 2"));
     finish(session, &home).await;
 }
 

@@ -30,10 +30,7 @@ async fn opening_starts_nothing() {
         "{}",
         text(&status)
     );
-    assert_eq!(
-        status.details.to_json()["servers"][0]["state"],
-        "not-connected"
-    );
+    assert_eq!(part!(status, Status).servers[0].state, "not-connected");
     assert!(home.processes().is_empty());
     finish(session, &home).await;
 }

@@ -189,6 +189,17 @@ pub fn text(outcome: &Outcome) -> String {
     outcome.joined_text()
 }
 
+/// The fields only the outcome's mode sets, as `Part::$variant` holds them.
+macro_rules! part {
+    ($outcome:expr, $variant:ident) => {
+        match $outcome.details.part.as_ref() {
+            Some(pi_mcp_core::adapter::Part::$variant(part)) => part,
+            other => panic!("not {} details: {other:?}", stringify!($variant)),
+        }
+    };
+}
+pub(crate) use part;
+
 /// The outcome's `details.error`, or "" when it succeeded.
 pub fn code(outcome: &Outcome) -> &str {
     outcome.details.error.map_or("", |e| e.as_str())

@@ -4,13 +4,14 @@
 //! copied entries, in the file `pi mcp add` writes to (`--project`: the trusted project's).
 
 use crate::adapter::config_edit::ConfigEdits;
+use crate::adapter::detail_entries::*;
 use crate::adapter::details::*;
 use crate::adapter::Mode;
 use crate::adapter::{ErrorCode, Outcome};
 use crate::config::setup::{self, Choice, Found, WellKnown};
 use crate::config::{ImportKind, LoadOptions};
 use crate::render;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::path::PathBuf;
 
 /// What the user chose in `setup`.
@@ -43,16 +44,21 @@ impl ConfigEdits<'_> {
             })
             .collect();
         let text = render::setup_plan(&file, &found, &offers, self.kernel.cli);
-        Outcome::text(Mode::Setup, text)
-            .with_part(SetupPlanDetails {
-                file: file.display().to_string(),
-                exists: file.exists(),
-                found: found.iter().map(found_json).collect(),
-                well_known: offers
-                    .iter()
-                    .map(|(w, taken)| json!({ "id": w.id, "title": w.title, "about": w.about, "entry": w.entry, "configured": taken }))
-                    .collect(),
-            })
+        Outcome::text(Mode::Setup, text).with_part(SetupPlanDetails {
+            file: file.display().to_string(),
+            exists: file.exists(),
+            found: found.iter().map(found_entry).collect(),
+            well_known: offers
+                .into_iter()
+                .map(|(w, configured)| WellKnownEntry {
+                    id: w.id,
+                    title: w.title,
+                    about: w.about,
+                    entry: w.entry,
+                    configured,
+                })
+                .collect(),
+        })
     }
 
     /// Makes the change the user chose: its preview, and unless `dry_run` the file written.
@@ -159,12 +165,16 @@ impl ConfigEdits<'_> {
     }
 }
 
-fn found_json(found: &Found) -> Value {
-    json!({
-        "tool": found.kind.name(),
-        "files": found.files,
-        "servers": found.servers.iter().map(|(name, _)| name).collect::<Vec<_>>(),
-        "new": found.new,
-        "imported": found.imported,
-    })
+fn found_entry(found: &Found) -> FoundEntry {
+    FoundEntry {
+        tool: found.kind.name(),
+        files: found
+            .files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect(),
+        servers: found.servers.iter().map(|(name, _)| name.clone()).collect(),
+        new: found.new.clone(),
+        imported: found.imported,
+    }
 }

@@ -4,12 +4,12 @@
 use crate::adapter::details::*;
 use crate::adapter::status::Status;
 use crate::adapter::Mode;
+use crate::adapter::SharingEntry;
 use crate::adapter::{ErrorCode, Outcome};
 use crate::config::{ServerConfig, Sharing};
 use crate::render;
 use pi_mcp_connection::broker::family::family;
 use pi_mcp_connection::pool::shared::control;
-use serde_json::{json, Value};
 
 impl Status<'_> {
     /// `pi-mcp broker status`: the broker serving this agent dir, if one runs.
@@ -21,9 +21,7 @@ impl Status<'_> {
         match control::status(place).await {
             Ok(status) => {
                 let text = render::broker_status(status.as_ref(), &self.shown_agent_dir());
-                Outcome::text(Mode::Broker, text).with_part(BrokerDetails {
-                    broker: json!(status),
-                })
+                Outcome::text(Mode::Broker, text).with_part(BrokerDetails { broker: status })
             }
             Err(why) => Outcome::error(Mode::Broker, ErrorCode::ConnectFailed, why),
         }
@@ -40,24 +38,21 @@ impl Status<'_> {
         match control::stop(place).await {
             Ok(stopped) => {
                 let stopped = before.filter(|_| stopped);
-                Outcome::text(Mode::Broker, render::broker_stopped(stopped.as_ref())).with_part(
-                    BrokerStoppedDetails {
-                        stopped: json!(stopped),
-                    },
-                )
+                Outcome::text(Mode::Broker, render::broker_stopped(stopped.as_ref()))
+                    .with_part(BrokerStoppedDetails { stopped })
             }
             Err(why) => Outcome::error(Mode::Broker, ErrorCode::ConnectFailed, why),
         }
     }
 
-    /// How `server` is shared, for status and `/mcp`: `null` when it is not; else the sessions
+    /// How `server` is shared, for status and `/mcp`: `None` when it is not; else the sessions
     /// using it now (when it runs in the broker) and why this session runs it itself (when it
     /// does).
-    pub fn sharing(&self, server: &ServerConfig) -> Value {
+    pub fn sharing(&self, server: &ServerConfig) -> Option<SharingEntry> {
         match server.sharing {
             Sharing::User { .. } => {}
             Sharing::Family => return self.family_sharing(server),
-            Sharing::Own => return Value::Null,
+            Sharing::Own => return None,
         }
         let sessions = self
             .kernel
@@ -71,30 +66,36 @@ impl Status<'_> {
             (None, Some(why)) => format!("shared, but this session runs its own: {why}"),
             (None, None) => "shared (runs in the broker once started)".to_string(),
         };
-        json!({ "scope": "user", "sessions": sessions, "runsHere": here, "text": text })
+        Some(SharingEntry {
+            scope: "user",
+            sessions,
+            runs_in: None,
+            runs_here: here,
+            text,
+        })
     }
 
     fn shown_agent_dir(&self) -> String {
         render::tilde(&self.kernel.agent_dir, &self.kernel.home())
     }
 
-    /// How `server`, shared with the family, is shared now, for status and `/mcp`: `null` while
+    /// How `server`, shared with the family, is shared now, for status and `/mcp`: `None` while
     /// no other session of the family uses it (as without a family).
-    fn family_sharing(&self, server: &ServerConfig) -> Value {
+    fn family_sharing(&self, server: &ServerConfig) -> Option<SharingEntry> {
         let role = family().role();
         let off = role.why.filter(|_| role.role == "off");
         let Some(conn) = self.kernel.pool.peek(&server.name) else {
-            return off.map_or(Value::Null, |why| own(&why));
+            return off.map(own);
         };
         if let (Some(why), None) = (&off, conn.shared_with()) {
-            return own(why);
+            return Some(own(why.clone()));
         }
         let (sessions, runs_in) = match conn.shared_with() {
             Some(sessions) => (sessions, conn.runs_in()),
             None => (family().sessions_using(&conn), None),
         };
         if sessions <= 1 && runs_in.is_none() {
-            return Value::Null;
+            return None;
         }
         let used = format!(
             "used by this session and {} in its family",
@@ -105,12 +106,23 @@ impl Status<'_> {
             (Some(place), false) => format!("runs in {place}"),
             (None, _) => used,
         };
-        json!({ "scope": "family", "sessions": sessions, "runsIn": runs_in, "runsHere": null, "text": text })
+        Some(SharingEntry {
+            scope: "family",
+            sessions: Some(sessions),
+            runs_in,
+            runs_here: None,
+            text,
+        })
     }
 }
 
 /// A family's server this session runs itself, and why.
-fn own(why: &str) -> Value {
-    let text = format!("this session runs its own: {why}");
-    json!({ "scope": "family", "sessions": null, "runsIn": null, "runsHere": why, "text": text })
+fn own(why: String) -> SharingEntry {
+    SharingEntry {
+        scope: "family",
+        sessions: None,
+        runs_in: None,
+        text: format!("this session runs its own: {why}"),
+        runs_here: Some(why),
+    }
 }

@@ -137,6 +137,21 @@ describe("approveTools: \"destructive\" over server-memory", () => {
     }
   });
 
+  test("an answer without a choice denies the call as closing the dialog does, not as if nobody could be asked", async () => {
+    const { open, close } = agentWith(memoryConfig({ approveTools: "destructive" }));
+    try {
+      const adapter = open();
+      for (const answer of [{}, { choice: undefined }]) {
+        adapter.setFrontEnd({ elicit: async () => null, sample: async () => null, withdraw() {}, approve: async () => answer });
+        const r = await adapter.call("mem_delete_entities", { entityNames: ["Ada"] });
+        assert.equal(r.details.error, "approval_denied", `${JSON.stringify(answer)}: ${text(r)}`);
+        assert.match(text(r), /^The user declined the MCP tool "mem_delete_entities"/);
+      }
+    } finally {
+      await close();
+    }
+  });
+
   test("a dialog nobody answers is closed after approvalTimeoutMs and the call denied", async () => {
     const { open, close } = agentWith(memoryConfig({ approveTools: "destructive", approvalTimeoutMs: 1000 }));
     try {

@@ -261,9 +261,12 @@ export interface AppGrant {
   what: string
 }
 
-/** The option picked: its `value`, null when the dialog closed without one. */
+/**
+ * The option picked: its `value`; null or left out when the dialog closed without one. A string
+ * no option has denies (the core reads it).
+ */
 export interface ApprovalAnswer {
-  choice: string | null
+  choice?: string | null
 }
 
 /**

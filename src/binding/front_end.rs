@@ -287,10 +287,12 @@ impl From<SessionEntry> for approval::Entry {
     }
 }
 
-/// The option picked: its `value`, null when the dialog closed without one.
-#[napi(object, use_nullable = true)]
+/// The option picked: its `value`; null or left out when the dialog closed without one. A string
+/// no option has denies (the core reads it).
+#[napi(object)]
 pub struct ApprovalAnswer {
-    pub choice: Option<String>,
+    #[napi(ts_type = "string | null")]
+    pub choice: Option<Either<String, Null>>,
 }
 
 /// A server's request for the model (sampling), as `setFrontEnd`'s `sample` gets it: once the
@@ -471,7 +473,11 @@ impl FrontEnd for JsFrontEnd {
         let asked = ask(self.approve.clone(), question.js());
         Box::pin(async move {
             let ApprovalAnswer { choice } = asked.await.flatten()?;
-            Some(approval_present::ApprovalAnswer::named(choice.as_deref()))
+            let choice = match &choice {
+                Some(Either::A(name)) => Some(name.as_str()),
+                Some(Either::B(Null)) | None => None,
+            };
+            Some(approval_present::ApprovalAnswer::named(choice))
         })
     }
 }

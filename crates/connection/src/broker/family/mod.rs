@@ -57,8 +57,7 @@ struct Hosted {
 }
 
 /// What this process is in its family, for status.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Role {
     /// `host` (its hub listens for the processes it starts), `member` (it inherited a token),
     /// `off` (it did, but runs its own servers) or `alone`.

@@ -305,33 +305,24 @@ async fn always_is_kept_for_the_server_s_apps_until_revoked() {
     assert_eq!(session.adapter.revoke_app_grants(Some("s")), Ok(1));
     assert_eq!(session.adapter.revoke_app_grants(None), Ok(0));
     finish(session, &home).await;
-    let session = home.open();
-    let answer = message_from_the_clock(&session, denying.clone()).await;
-    assert!(
-        answer["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("did not let"),
-        "{answer}"
-    );
-    assert_eq!(denying.asked.lock().len(), 1);
-    finish(session, &home).await;
-    // An answer naming no option denies, as Deny does.
+    // Asked again once revoked: Deny, and an answer naming no option, deny alike.
     let unknown = Arc::new(Consenting {
         choice: "maybe",
         asked: Default::default(),
     });
-    let session = home.open();
-    let answer = message_from_the_clock(&session, unknown.clone()).await;
-    assert!(
-        answer["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("did not let"),
-        "{answer}"
-    );
-    assert_eq!(unknown.asked.lock().len(), 1);
-    finish(session, &home).await;
+    for person in [denying, unknown] {
+        let session = home.open();
+        let answer = message_from_the_clock(&session, person.clone()).await;
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("did not let"),
+            "{answer}"
+        );
+        assert_eq!(person.asked.lock().len(), 1);
+        finish(session, &home).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

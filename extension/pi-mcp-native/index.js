@@ -300,12 +300,12 @@ export default function piMcpNative(pi) {
   const piReadsExposure = typeof pi.registerMcpServer === "function";
   const panelModel = (ctx) => {
     panelCtx = ctx;
-    /** @type {any[]} status's `details.servers`, as the panel reads them */
+    /** @type {import("../../index.js").StatusServer[]} status's `details.servers` */
     let servers = [];
     return {
       servers: () => servers,
       refresh: async () => {
-        servers = /** @type {any[] | undefined} */ ((await adapter.status()).details.servers) ?? [];
+        servers = /** @type {import("../../index.js").StatusServer[] | undefined} */ ((await adapter.status()).details.servers) ?? [];
       },
       actions: mcp.actions,
       async list(server) {

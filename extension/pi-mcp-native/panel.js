@@ -33,7 +33,7 @@ const VISIBLE = 12;
 /**
  * @typedef {import("../../index.js").ExposureChange} ExposureChange
  * @typedef {object} PanelModel
- * @property {() => any[]} servers
+ * @property {() => import("../../index.js").StatusServer[]} servers
  * @property {() => Promise<void>} refresh
  * @property {(server: object) => import("./mcp-command.js").PanelAction[]} actions
  * @property {(changes: ExposureChange[]) => import("../../index.js").ExposurePreview} exposure
@@ -174,7 +174,7 @@ class Panel {
     return all.filter((item) => !item.all && words.every((w) => `${item.label} ${item.text ?? ""}`.toLowerCase().includes(w)));
   }
 
-  /** @returns {{ label: string; text?: string; detail: string; all?: boolean; onSelect: () => unknown }[]} */
+  /** @returns {{ label: string; text?: string | null; detail: string; all?: boolean; onSelect: () => unknown }[]} */
   allItems() {
     const screen = this.screen;
     if (screen.kind === "servers") {

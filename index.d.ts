@@ -744,14 +744,12 @@ export interface OutcomeDetails {
   matches?: Array<SearchMatch>
   /** search: the hits in all. */
   total?: number
-  /** search: set when nothing matched well (`servers` then names the likeliest servers). */
+  /** search: set when nothing matched well (`likelyServers` then names the likeliest servers). */
   weak?: boolean
-  /**
-   * search (weak): the likeliest servers' names; status: each server's state; doctor: each
-   * server's config and connect check. One key for the three, as `pi-mcp --json` and the
-   * README have named it: a reader knows which by `mode`.
-   */
-  servers?: Array<string> | Array<StatusServer> | Array<DoctorServer>
+  /** search (weak): the likeliest servers' names. */
+  likelyServers?: Array<string>
+  /** status: each server's state. */
+  servers?: Array<StatusServer>
   /** search: what "No strong match" is decided on. */
   signals?: SearchSignals
   /**
@@ -777,6 +775,8 @@ export interface OutcomeDetails {
   trust?: TrustEntry
   /** doctor: the config files read. */
   sources?: Array<SourceEntry>
+  /** doctor: each server as the config merged it, with its connect check. */
+  configured?: Array<DoctorServer>
   /** doctor: the config's problems. */
   diagnostics?: Array<DiagnosticEntry>
   /** doctor: the metadata cache cannot be written. */

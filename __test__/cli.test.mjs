@@ -126,7 +126,7 @@ describe("pi-mcp against server-everything and server-memory", () => {
     assert.equal(run.code, 1, "a server fails to start");
     const doctor = json(run);
     assert.equal(doctor.details.error, "connect_failed");
-    const byName = Object.fromEntries(doctor.details.servers.map((s) => [s.name, s]));
+    const byName = Object.fromEntries(doctor.details.configured.map((s) => [s.name, s]));
     assert.equal(byName.everything.connect.ok, true);
     assert.equal(byName.everything.connect.tools, byName.everything.connect.tools | 0);
     assert.ok(byName.everything.connect.tools > 10);
@@ -246,8 +246,8 @@ describe("pi-mcp config discovery", () => {
       assert.match(contradiction.stderr, /contradict/);
 
       const approved = json(await pimcp(agent, ["--approve", "doctor", "--offline", "--json"]));
-      const everythingServer = approved.details.servers.find((s) => s.name === "everything");
-      assert.deepEqual(approved.details.servers.map((s) => s.name), ["everything", "local"]);
+      const everythingServer = approved.details.configured.find((s) => s.name === "everything");
+      assert.deepEqual(approved.details.configured.map((s) => s.name), ["everything", "local"]);
       assert.equal(everythingServer.lifecycle, "eager");
       assert.deepEqual(everythingServer.files, [join(agent.agentDir, "mcp.json"), join(agent.cwd, ".mcp.json")]);
       assert.match(text(approved), /fields overridden by .*\.mcp\.json/);
@@ -261,7 +261,7 @@ describe("pi-mcp config discovery", () => {
     try {
       cpSync(join(root, "__test__", "fixtures", "homes", "cursor"), agent.home, { recursive: true });
       const doctor = json(await pimcp(agent, ["doctor", "--offline", "--json"], { env: { GITHUB_TOKEN: "t", LINEAR_API_KEY: "k" } }));
-      const byName = Object.fromEntries(doctor.details.servers.map((s) => [s.name, s]));
+      const byName = Object.fromEntries(doctor.details.configured.map((s) => [s.name, s]));
       assert.equal(byName.github.source, join(agent.agentDir, "mcp.json"));
       assert.equal(byName.github.imported, undefined);
       assert.deepEqual(byName.linear.imported, { kind: "cursor", by: join(agent.agentDir, "mcp.json") });

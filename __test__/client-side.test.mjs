@@ -237,7 +237,7 @@ test("doctor shows a server's last logged warnings and errors, also from an earl
     // doctor reconnects: the lines of the connection before are still there.
     const doctor = await run.adapter.doctor();
     assert.match(text(doctor), /✓ f: \d+ ms, \d+ tools\n      last logged warnings and errors:\n        error db: no connection\n        critical db: giving up/);
-    const server = doctor.details.servers.find((s) => s.name === "f");
+    const server = doctor.details.configured.find((s) => s.name === "f");
     assert.deepEqual(server.connect.log, ["error db: no connection", "critical db: giving up"]);
   } finally {
     await run.close();

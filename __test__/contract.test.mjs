@@ -49,9 +49,9 @@ test("details are one flat object of what the mode set; status's and doctor's en
       { name: "quiet", state: "not-connected", tools: 0, leftOut: 0, source: join(agent.agentDir, "mcp.json"), transport: null, description: null, exposure: null, imported: null, registeredBy: null, package: null, problem: null, signIn: null, shared: null },
     ]);
     const doctor = (await adapter.doctor(false)).details;
-    assert.deepEqual(Object.keys(doctor).sort(), ["diagnostics", "mode", "servers", "sources", "trust"]);
+    assert.deepEqual(Object.keys(doctor).sort(), ["configured", "diagnostics", "mode", "sources", "trust"]);
     assert.deepEqual(doctor.trust, { trusted: true, basis: "default" }, "no saved decision: no file or folder");
-    const [server] = doctor.servers;
+    const [server] = doctor.configured;
     assert.deepEqual(server, { name: "quiet", source: join(agent.agentDir, "mcp.json"), files: [join(agent.agentDir, "mcp.json")], lifecycle: "lazy", disabled: false, transport: "stdio", command: "never-started", args: [] });
     const note = doctor.diagnostics.find((d) => d.field === "colour");
     assert.deepEqual(Object.keys(note).sort(), ["field", "file", "level", "line", "message", "server", "text"]);

@@ -91,7 +91,7 @@ describe("reliability matrix: the other paths that start uncached servers", () =
         const most = sampleProcesses(agent.cwd);
         const [report, reportMs] = await timed(() => adapter.doctor(true));
         const peak = await most();
-        assert.equal(report.details.servers.filter((s) => s.connect?.ok).length, size, text(report));
+        assert.equal(report.details.configured.filter((s) => s.connect?.ok).length, size, text(report));
         // s0, which the model called, keeps running beside the ones being checked.
         assert.ok(peak <= bound + 1, `${peak} servers alive at once (bound ${bound}, +1 the model called)`);
         await waitFor(() => processesIn(agent.cwd).length === 1, 5000, "only the server the model called to stay");

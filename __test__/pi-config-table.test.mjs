@@ -101,7 +101,7 @@ for (const row of TABLE.flatMap((r) => PI_BUILTIN_MCP.map((pi) => ({ ...r, pi })
       assert.deepEqual(pi.errors, [], JSON.stringify(pi));
       const ours = run(process.execPath, [join(root, "bin", "pi-mcp.mjs"), "doctor", "--offline", "--json"], box);
       const byName = (a, b) => a.name.localeCompare(b.name);
-      assert.deepEqual(ours.details.servers.map(ourView).sort(byName), pi.servers.map(piView(box.home)).sort(byName));
+      assert.deepEqual(ours.details.configured.map(ourView).sort(byName), pi.servers.map(piView(box.home)).sort(byName));
     } finally {
       rmSync(box.base, { recursive: true, force: true });
     }

@@ -134,7 +134,7 @@ function baseline(adapter, catalogs) {
 async function answer(adapter, query) {
   const result = await adapter.search(query);
   const text = result.content.map((c) => c.text).join("\n");
-  const { weak, servers = [], signals } = result.details;
+  const { weak, likelyServers: servers = [], signals } = result.details;
   return { lines: answerLines(result), answer: text, tokens: encode(text).length, weak: Boolean(weak), servers, signals };
 }
 

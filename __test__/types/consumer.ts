@@ -163,9 +163,9 @@ const outcomeFields: Exactly<Outcome, "content" | "details" | "isError" | "struc
 const detailFields: Exactly<
   OutcomeDetails,
   | "mode" | "error" | "server" | "tool" | "uri" | "prompt" | "listing" | "elapsedMs" | "fullOutputPath"
-  | "tools" | "offset" | "query" | "matches" | "total" | "weak" | "servers" | "signals" | "inputSchema"
+  | "tools" | "offset" | "query" | "matches" | "total" | "weak" | "likelyServers" | "servers" | "signals" | "inputSchema"
   | "totalTools" | "problems" | "family" | "prompts" | "revocationFailed" | "needsAuth" | "oauth"
-  | "trust" | "sources" | "diagnostics" | "cacheWarning" | "logWarning" | "file" | "entry" | "saved"
+  | "trust" | "sources" | "configured" | "diagnostics" | "cacheWarning" | "logWarning" | "file" | "entry" | "saved"
   | "exists" | "found" | "wellKnown" | "preview" | "written" | "broker" | "stopped"
 > = true;
 const listingFields: Exactly<PendingListing, "pending" | "servers"> = true;
@@ -255,17 +255,6 @@ function readBroker(broker: BrokerStatus | null | undefined): string {
   const { pid, version, endpoint, uptimeMs, sessions, servers } = broker;
   return `${pid satisfies number} ${version satisfies string} ${endpoint satisfies string} ${uptimeMs satisfies number} ${sessions satisfies number} ${servers.map(readBrokerServer).join(";")}`;
 }
-/** `details.servers`, by the mode that set it: search's names, status's states, doctor's checks. */
-function readServers(mode: Mode, servers: string[] | StatusServer[] | DoctorServer[] | undefined): string[] {
-  switch (mode) {
-    case "status":
-      return (servers as StatusServer[] | undefined)?.map(readStatusServer) ?? [];
-    case "doctor":
-      return (servers as DoctorServer[] | undefined)?.map(readDoctorServer) ?? [];
-    default:
-      return (servers as string[] | undefined) ?? [];
-  }
-}
 function readOutcome(outcome: Outcome): string[] {
   const { content, details, isError, structuredContent }: { content: ContentBlock[]; details: OutcomeDetails; isError: boolean; structuredContent?: Record<string, unknown> } =
     outcome;
@@ -274,14 +263,14 @@ function readOutcome(outcome: Outcome): string[] {
   const known: boolean = modes[mode] && (error === undefined || errorCodes[error]);
   const common = [mode, server ?? "", tool ?? "", uri ?? "", prompt ?? "", listing ? readListing(listing) : "", String(elapsedMs), fullOutputPath ?? "", String(isError && known)];
   // search and list
-  const { tools, offset, query, matches, total, weak, servers, signals }: { tools?: number; offset?: number; query?: string; matches?: SearchMatch[]; total?: number; weak?: boolean; servers?: string[] | StatusServer[] | DoctorServer[]; signals?: SearchSignals } = details;
-  const found = [String(tools), String(offset), query ?? "", ...(matches ?? []).map(readMatch), String(total), String(weak), ...readServers(mode, servers), String(signals && readSignals(signals))];
+  const { tools, offset, query, matches, total, weak, likelyServers, signals }: { tools?: number; offset?: number; query?: string; matches?: SearchMatch[]; total?: number; weak?: boolean; likelyServers?: string[]; signals?: SearchSignals } = details;
+  const found = [String(tools), String(offset), query ?? "", ...(matches ?? []).map(readMatch), String(total), String(weak), ...(likelyServers ?? []), String(signals && readSignals(signals))];
   // describe, status, tools, call, prompts, sign-in
-  const { inputSchema, totalTools, problems, family, prompts, revocationFailed, needsAuth, oauth }: { inputSchema?: Record<string, unknown>; totalTools?: number; problems?: string[]; family?: FamilyRole; prompts?: ListedPrompt[]; revocationFailed?: boolean; needsAuth?: boolean; oauth?: boolean } = details;
-  const states = [String(inputSchema), String(totalTools), ...(problems ?? []), family ? readFamily(family) : "", ...(prompts ?? []).map(readListedPrompt), String(revocationFailed), String(needsAuth), String(oauth)];
+  const { servers, inputSchema, totalTools, problems, family, prompts, revocationFailed, needsAuth, oauth }: { servers?: StatusServer[]; inputSchema?: Record<string, unknown>; totalTools?: number; problems?: string[]; family?: FamilyRole; prompts?: ListedPrompt[]; revocationFailed?: boolean; needsAuth?: boolean; oauth?: boolean } = details;
+  const states = [...(servers ?? []).map(readStatusServer), String(inputSchema), String(totalTools), ...(problems ?? []), family ? readFamily(family) : "", ...(prompts ?? []).map(readListedPrompt), String(revocationFailed), String(needsAuth), String(oauth)];
   // doctor, add, setup, broker
-  const { trust, sources, diagnostics, cacheWarning, logWarning, file, entry, saved, exists, found: imports, wellKnown, preview, written, broker, stopped }: { trust?: TrustEntry; sources?: SourceEntry[]; diagnostics?: DiagnosticEntry[]; cacheWarning?: string; logWarning?: string; file?: string; entry?: Record<string, unknown>; saved?: boolean; exists?: boolean; found?: FoundEntry[]; wellKnown?: WellKnownEntry[]; preview?: string; written?: boolean; broker?: BrokerStatus | null; stopped?: BrokerStatus | null } = details;
-  const checks = [trust ? readTrust(trust) : "", ...(sources ?? []).map(readSource), ...(diagnostics ?? []).map(readDiagnostic)];
+  const { trust, sources, configured, diagnostics, cacheWarning, logWarning, file, entry, saved, exists, found: imports, wellKnown, preview, written, broker, stopped }: { trust?: TrustEntry; sources?: SourceEntry[]; configured?: DoctorServer[]; diagnostics?: DiagnosticEntry[]; cacheWarning?: string; logWarning?: string; file?: string; entry?: Record<string, unknown>; saved?: boolean; exists?: boolean; found?: FoundEntry[]; wellKnown?: WellKnownEntry[]; preview?: string; written?: boolean; broker?: BrokerStatus | null; stopped?: BrokerStatus | null } = details;
+  const checks = [trust ? readTrust(trust) : "", ...(sources ?? []).map(readSource), ...(configured ?? []).map(readDoctorServer), ...(diagnostics ?? []).map(readDiagnostic)];
   const offers = [...(imports ?? []).map(readFound), ...(wellKnown ?? []).map(readWellKnown)];
   const commands = [...checks, cacheWarning ?? "", logWarning ?? "", file ?? "", String(entry), String(saved), String(exists), ...offers, preview ?? "", String(written), readBroker(broker), readBroker(stopped)];
   return [...content.map(readContent), ...common, ...found, ...states, ...commands, String(structuredContent)];

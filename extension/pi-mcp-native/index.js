@@ -305,7 +305,7 @@ export default function piMcpNative(pi) {
     return {
       servers: () => servers,
       refresh: async () => {
-        servers = /** @type {import("../../index.js").StatusServer[] | undefined} */ ((await adapter.status()).details.servers) ?? [];
+        servers = (await adapter.status()).details.servers ?? [];
       },
       actions: mcp.actions,
       async list(server) {

@@ -3,12 +3,12 @@
 //! fields of one napi object, so that every reader's `details.totalTools` or `details.server`
 //! stays as it was: napi cannot flatten a struct into another, and a union discriminated by
 //! `mode` would repeat the nine common fields in each of 21 variants. Each field's doc names the
-//! modes that set it.
+//! modes that set it, and each has one type in every mode that sets it (search's likeliest
+//! servers are `likelyServers`, doctor's servers `configured`, status's `servers`).
 
 use super::detail_entries::*;
 use super::json::JsonObject;
 use super::mirror::{ErrorCode, Js, Mode};
-use napi::bindgen_prelude::Either3;
 use napi_derive::napi;
 use pi_mcp_core::{adapter, search};
 
@@ -41,12 +41,12 @@ pub struct OutcomeDetails {
     pub matches: Option<Vec<SearchMatch>>,
     /// search: the hits in all.
     pub total: Option<u32>,
-    /// search: set when nothing matched well (`servers` then names the likeliest servers).
+    /// search: set when nothing matched well (`likelyServers` then names the likeliest servers).
     pub weak: Option<bool>,
-    /// search (weak): the likeliest servers' names; status: each server's state; doctor: each
-    /// server's config and connect check. One key for the three, as `pi-mcp --json` and the
-    /// README have named it: a reader knows which by `mode`.
-    pub servers: Option<Either3<Vec<String>, Vec<StatusServer>, Vec<DoctorServer>>>,
+    /// search (weak): the likeliest servers' names.
+    pub likely_servers: Option<Vec<String>>,
+    /// status: each server's state.
+    pub servers: Option<Vec<StatusServer>>,
     /// search: what "No strong match" is decided on.
     pub signals: Option<SearchSignals>,
     /// describe: the tool's input schema exactly as the server sent it (left out when over the
@@ -70,6 +70,8 @@ pub struct OutcomeDetails {
     pub trust: Option<TrustEntry>,
     /// doctor: the config files read.
     pub sources: Option<Vec<SourceEntry>>,
+    /// doctor: each server as the config merged it, with its connect check.
+    pub configured: Option<Vec<DoctorServer>>,
     /// doctor: the config's problems.
     pub diagnostics: Option<Vec<DiagnosticEntry>>,
     /// doctor: the metadata cache cannot be written.
@@ -184,6 +186,7 @@ impl Js for adapter::Details {
             matches: None,
             total: None,
             weak: None,
+            likely_servers: None,
             servers: None,
             signals: None,
             input_schema: None,
@@ -196,6 +199,7 @@ impl Js for adapter::Details {
             oauth: None,
             trust: None,
             sources: None,
+            configured: None,
             diagnostics: None,
             cache_warning: None,
             log_warning: None,
@@ -240,7 +244,7 @@ impl OutcomeDetails {
                 self.total = Some(total.js());
                 self.offset = Some(offset.js());
                 self.weak = weak;
-                self.servers = servers.map(Either3::A);
+                self.likely_servers = servers;
                 self.signals = signals.js();
             }
             Part::Describe(adapter::DescribeDetails { input_schema }) => {
@@ -252,7 +256,7 @@ impl OutcomeDetails {
                 problems,
                 family,
             }) => {
-                self.servers = Some(Either3::B(servers.js()));
+                self.servers = Some(servers.js());
                 self.total_tools = Some(total_tools.js());
                 self.problems = Some(problems);
                 self.family = family.js();
@@ -280,7 +284,7 @@ impl OutcomeDetails {
             }) => {
                 self.trust = Some(trust.js());
                 self.sources = Some(sources.js());
-                self.servers = Some(Either3::C(servers.js()));
+                self.configured = Some(servers.js());
                 self.diagnostics = Some(diagnostics.js());
                 self.cache_warning = cache_warning;
                 self.log_warning = log_warning;

@@ -366,8 +366,7 @@ export interface DeclaredListing {
 
 /** doctor: a problem of the config (notes included). */
 export interface DiagnosticEntry {
-  /** `error`, `warning` or `note`. */
-  level: string
+  level: DiagnosticLevel
   file: string | null
   line: number | null
   server: string | null
@@ -376,6 +375,9 @@ export interface DiagnosticEntry {
   /** All of it in a line, as doctor shows it. */
   text: string
 }
+
+/** How bad a problem of the config is (a `note` is harmless: an unknown key). */
+export type DiagnosticLevel = 'error' | 'warning' | 'note'
 
 /** How many tools are declared to the model, and their declarations' estimated tokens. */
 export interface DirectCost {
@@ -440,15 +442,15 @@ export interface DoctorServer {
   source: string
   /** Every file that set a field of it. */
   files: Array<string>
-  lifecycle: string
+  lifecycle: Lifecycle
   disabled: boolean
-  exposure?: string
+  exposure?: Exposure
   package?: PackageEntry
   /**
-   * `stdio` (with `command` and `args`), `http` (with `url`, without user info and query)
-   * or `socket` (with `socket`).
+   * With `command` and `args` (`stdio`), `url` (`http`, without user info and query) or
+   * `socket`.
    */
-  transport: string
+  transport: ServerTransport
   command?: string
   args?: Array<string>
   url?: string
@@ -485,6 +487,9 @@ export interface ExposedTool {
   description: string
 }
 
+/** How the model reaches a server's tools, as its config's `exposure` says. */
+export type Exposure = 'codemode' | 'deferred' | 'direct' | 'hidden'
+
 /**
  * One change picked in the panel: `choice` (`mcp`, `direct`, `hidden`) for one tool (its MCP
  * name), or without `tool` for every tool of the server.
@@ -506,11 +511,7 @@ export interface ExposurePreview {
 
 /** status: what this process is in its family of Pi sessions sharing servers. */
 export interface FamilyRole {
-  /**
-   * `host` (its hub listens for the processes it starts), `member` (it inherited a token),
-   * `off` (it did, but runs its own servers) or `alone`.
-   */
-  role: string
+  role: FamilyRoleName
   /** Processes of the family connected to its hub (a host's). */
   members: number | null
   /** Where the hub listens (the start of its name). */
@@ -520,6 +521,12 @@ export interface FamilyRole {
   /** Why it runs its own servers, or cannot host. */
   why: string | null
 }
+
+/**
+ * What a process is in its family: `host` (its hub listens for the processes it starts),
+ * `member` (it inherited a token), `off` (it did, but runs its own servers) or `alone`.
+ */
+export type FamilyRoleName = 'host' | 'member' | 'off' | 'alone'
 
 /** The variable that makes a process this session starts join its family. */
 export interface FamilyVariable {
@@ -549,7 +556,7 @@ export interface FieldTaken {
 
 /** setup: another tool's config found, and what importing it would add. */
 export interface FoundEntry {
-  tool: string
+  tool: ImportKind
   files: Array<string>
   servers: Array<string>
   /** Those no config defines yet. */
@@ -578,9 +585,15 @@ export interface FrontEndCallbacks {
 
 /** Where an imported server came from: the other tool, and the config that imports it. */
 export interface ImportedEntry {
-  kind: string
+  kind: ImportKind
   by: string
 }
+
+/** Another tool whose config servers are imported from, as `imports` names it. */
+export type ImportKind = 'cursor' | 'claude-code' | 'claude-desktop' | 'vscode' | 'windsurf' | 'codex' | 'opencode'
+
+/** When a server connects, and whether it stays connected, as its config's `lifecycle` says. */
+export type Lifecycle = 'lazy' | 'eager' | 'keep-alive' | 'lazy-keep-alive'
 
 /** Something that happened to a server, or the progress of a running call. */
 export type LifecycleEvent =
@@ -892,6 +905,9 @@ export interface RegisteredServer {
   extensionPath: string
 }
 
+/** A remote server's transport: the one that worked. */
+export type RemoteTransport = 'streamable-http' | 'sse'
+
 /**
  * What `sample` resolves with: Pi's assistant message (`complete`'s; the fields read here), or
  * `{ refused: "declined" | "no-ui" | "no-model" }` when the model did not run.
@@ -1001,6 +1017,12 @@ export interface ServerExposure {
   tools: Array<ExposedTool>
 }
 
+/** A server's state, as status names it. */
+export type ServerState = 'connected' | 'connecting' | 'cached' | 'not-connected' | 'failed' | 'needs-auth' | 'disabled'
+
+/** How a configured server is reached. */
+export type ServerTransport = 'stdio' | 'http' | 'socket'
+
 /**
  * A session entry (Pi's `appendEntry(customType, data)`): an approval grant to keep, or any
  * entry of the session given back to `restoreGrants`.
@@ -1029,7 +1051,7 @@ export interface SetupRequest {
  * with the session's family (`family`).
  */
 export interface SharingEntry {
-  scope: string
+  scope: SharingScope
   /** Sessions using it now, when known. */
   sessions: number | null
   /** Where it runs, when not in this process (a family's). */
@@ -1040,22 +1062,32 @@ export interface SharingEntry {
   text: string
 }
 
+/**
+ * Whom a server is shared with: the user's sessions (through the broker) or the session's
+ * family.
+ */
+export type SharingScope = 'user' | 'family'
+
 /** doctor: a config file read, and what came of it. */
 export interface SourceEntry {
   path: string
-  /** `shared`, `pi-global`, `explicit`, `project`, `import` or `package`. */
-  role: string
+  role: SourceRole
   /** An import's tool. */
-  import?: string
+  import?: ImportKind
   /** An import's config, whose `imports` asked for it. */
   importedBy?: string
-  /** `missing`, `blank`, `invalid`, `loaded` or `untrusted`. */
-  state: string
+  state: SourceState
   /** The servers it defines (loaded or untrusted). */
   servers?: Array<string>
   /** Its imported servers a config (or an earlier import) defines instead. */
   shadowed?: Array<string>
 }
+
+/** What a config file is to the config. */
+export type SourceRole = 'shared' | 'pi-global' | 'explicit' | 'project' | 'import' | 'package'
+
+/** What came of reading a config file. */
+export type SourceState = 'missing' | 'blank' | 'invalid' | 'loaded' | 'untrusted'
 
 export interface StartOpts {
   /** Start the first-run cache fill at the first `execute` instead of now (one-shot runs). */
@@ -1065,23 +1097,19 @@ export interface StartOpts {
 /** status: a server's state and where it came from. */
 export interface StatusServer {
   name: string
-  /**
-   * `connected`, `connecting`, `cached`, `not-connected`, `failed`, `needs-auth` or
-   * `disabled`.
-   */
-  state: string
+  state: ServerState
   tools: number
   /** Tools the server listed that are left out (too large, duplicate names, …). */
   leftOut: number
   /** The config file that defines it. */
   source: string | null
   /** A remote server's transport (`streamable-http`, `sse`) once connected. */
-  transport: string | null
+  transport: RemoteTransport | null
   description: string | null
   /** The server's `exposure`, when its config sets one. */
-  exposure: string | null
+  exposure: Exposure | null
   /** The other tool whose config it is imported from. */
-  imported: string | null
+  imported: ImportKind | null
   /** The Pi extension that registered it. */
   registeredBy: string | null
   package: PackageEntry | null
@@ -1124,11 +1152,16 @@ export interface ToolRef {
   tool: string
 }
 
+/**
+ * Why the project's config is trusted or not: `given` (by a flag or the environment),
+ * `default` or `saved`.
+ */
+export type TrustBasis = 'given' | 'default' | 'saved'
+
 /** doctor: whether the project's config is trusted, and why. */
 export interface TrustEntry {
   trusted: boolean
-  /** `given` (by a flag or the environment), `default` or `saved`. */
-  basis: string
+  basis: TrustBasis
   /** Where a saved decision is kept. */
   file?: string
   /** The folder a saved decision is about. */

@@ -7,28 +7,26 @@ use super::json::JsonObject;
 use super::mirror::Js;
 use napi_derive::napi;
 use pi_mcp_connection::broker::family;
-use pi_mcp_connection::pool::shared::wire;
-use pi_mcp_core::adapter;
+use pi_mcp_connection::pool::{self, shared::wire};
+use pi_mcp_core::{adapter, config};
 
 /// status: a server's state and where it came from.
 #[napi(object, use_nullable = true)]
 pub struct StatusServer {
     pub name: String,
-    /// `connected`, `connecting`, `cached`, `not-connected`, `failed`, `needs-auth` or
-    /// `disabled`.
-    pub state: String,
+    pub state: ServerState,
     pub tools: u32,
     /// Tools the server listed that are left out (too large, duplicate names, …).
     pub left_out: u32,
     /// The config file that defines it.
     pub source: Option<String>,
     /// A remote server's transport (`streamable-http`, `sse`) once connected.
-    pub transport: Option<String>,
+    pub transport: Option<RemoteTransport>,
     pub description: Option<String>,
     /// The server's `exposure`, when its config sets one.
-    pub exposure: Option<String>,
+    pub exposure: Option<Exposure>,
     /// The other tool whose config it is imported from.
-    pub imported: Option<String>,
+    pub imported: Option<ImportKind>,
     /// The Pi extension that registered it.
     pub registered_by: Option<String>,
     pub package: Option<PackageEntry>,
@@ -60,7 +58,7 @@ mirror!(PackageEntry <- adapter::PackageEntry { name, root, settings, project })
 /// with the session's family (`family`).
 #[napi(object, use_nullable = true)]
 pub struct SharingEntry {
-    pub scope: String,
+    pub scope: SharingScope,
     /// Sessions using it now, when known.
     pub sessions: Option<u32>,
     /// Where it runs, when not in this process (a family's).
@@ -75,9 +73,7 @@ mirror!(SharingEntry <- adapter::SharingEntry { scope, sessions, runs_in, runs_h
 /// status: what this process is in its family of Pi sessions sharing servers.
 #[napi(object, use_nullable = true)]
 pub struct FamilyRole {
-    /// `host` (its hub listens for the processes it starts), `member` (it inherited a token),
-    /// `off` (it did, but runs its own servers) or `alone`.
-    pub role: String,
+    pub role: FamilyRoleName,
     /// Processes of the family connected to its hub (a host's).
     pub members: Option<u32>,
     /// Where the hub listens (the start of its name).
@@ -93,8 +89,7 @@ mirror!(FamilyRole <- family::Role { role, members, endpoint, hub_pid, why });
 #[napi(object)]
 pub struct TrustEntry {
     pub trusted: bool,
-    /// `given` (by a flag or the environment), `default` or `saved`.
-    pub basis: String,
+    pub basis: TrustBasis,
     /// Where a saved decision is kept.
     pub file: Option<String>,
     /// The folder a saved decision is about.
@@ -106,14 +101,12 @@ mirror!(TrustEntry <- adapter::TrustEntry { trusted, basis, file, folder });
 #[napi(object)]
 pub struct SourceEntry {
     pub path: String,
-    /// `shared`, `pi-global`, `explicit`, `project`, `import` or `package`.
-    pub role: String,
+    pub role: SourceRole,
     /// An import's tool.
-    pub import: Option<String>,
+    pub import: Option<ImportKind>,
     /// An import's config, whose `imports` asked for it.
     pub imported_by: Option<String>,
-    /// `missing`, `blank`, `invalid`, `loaded` or `untrusted`.
-    pub state: String,
+    pub state: SourceState,
     /// The servers it defines (loaded or untrusted).
     pub servers: Option<Vec<String>>,
     /// Its imported servers a config (or an earlier import) defines instead.
@@ -130,13 +123,13 @@ pub struct DoctorServer {
     pub source: String,
     /// Every file that set a field of it.
     pub files: Vec<String>,
-    pub lifecycle: String,
+    pub lifecycle: Lifecycle,
     pub disabled: bool,
-    pub exposure: Option<String>,
+    pub exposure: Option<Exposure>,
     pub package: Option<PackageEntry>,
-    /// `stdio` (with `command` and `args`), `http` (with `url`, without user info and query)
-    /// or `socket` (with `socket`).
-    pub transport: String,
+    /// With `command` and `args` (`stdio`), `url` (`http`, without user info and query) or
+    /// `socket`.
+    pub transport: ServerTransport,
     pub command: Option<String>,
     pub args: Option<Vec<String>>,
     pub url: Option<String>,
@@ -155,7 +148,7 @@ mirror!(DoctorServer <- adapter::DoctorServer {
 /// Where an imported server came from: the other tool, and the config that imports it.
 #[napi(object)]
 pub struct ImportedEntry {
-    pub kind: String,
+    pub kind: ImportKind,
     pub by: String,
 }
 mirror!(ImportedEntry <- adapter::ImportedEntry { kind, by });
@@ -175,8 +168,7 @@ mirror!(ConnectEntry <- adapter::ConnectEntry { ok, ms, tools, error, log });
 /// doctor: a problem of the config (notes included).
 #[napi(object, use_nullable = true)]
 pub struct DiagnosticEntry {
-    /// `error`, `warning` or `note`.
-    pub level: String,
+    pub level: DiagnosticLevel,
     pub file: Option<String>,
     pub line: Option<u32>,
     pub server: Option<String>,
@@ -192,7 +184,7 @@ mirror!(DiagnosticEntry <- adapter::DiagnosticEntry {
 /// setup: another tool's config found, and what importing it would add.
 #[napi(object)]
 pub struct FoundEntry {
-    pub tool: String,
+    pub tool: ImportKind,
     pub files: Vec<String>,
     pub servers: Vec<String>,
     /// Those no config defines yet.
@@ -265,3 +257,128 @@ pub struct BrokerServer {
 mirror!(BrokerServer <- wire::SharedServer {
     name, identity, command, pid, sessions, idle_ms, failure,
 });
+
+/// A server's state, as status names it.
+#[napi(string_enum = "kebab-case")]
+pub enum ServerState {
+    Connected,
+    Connecting,
+    Cached,
+    NotConnected,
+    Failed,
+    NeedsAuth,
+    Disabled,
+}
+mirror!(ServerState <- adapter::ServerStateName { Connected | Connecting | Cached | NotConnected | Failed | NeedsAuth | Disabled });
+
+/// A remote server's transport: the one that worked.
+#[napi(string_enum = "kebab-case")]
+pub enum RemoteTransport {
+    StreamableHttp,
+    Sse,
+}
+mirror!(RemoteTransport <- pool::RemoteKind { StreamableHttp | Sse });
+
+/// How the model reaches a server's tools, as its config's `exposure` says.
+#[napi(string_enum = "kebab-case")]
+pub enum Exposure {
+    Codemode,
+    Deferred,
+    Direct,
+    Hidden,
+}
+mirror!(Exposure <- config::Exposure { Codemode | Deferred | Direct | Hidden });
+
+/// Another tool whose config servers are imported from, as `imports` names it.
+#[napi(string_enum = "kebab-case")]
+pub enum ImportKind {
+    Cursor,
+    ClaudeCode,
+    ClaudeDesktop,
+    Vscode,
+    Windsurf,
+    Codex,
+    Opencode,
+}
+mirror!(ImportKind <- config::ImportKind { Cursor | ClaudeCode | ClaudeDesktop | Vscode | Windsurf | Codex | Opencode });
+
+/// Whom a server is shared with: the user's sessions (through the broker) or the session's
+/// family.
+#[napi(string_enum = "kebab-case")]
+pub enum SharingScope {
+    User,
+    Family,
+}
+mirror!(SharingScope <- adapter::SharingScope { User | Family });
+
+/// What a process is in its family: `host` (its hub listens for the processes it starts),
+/// `member` (it inherited a token), `off` (it did, but runs its own servers) or `alone`.
+#[napi(string_enum = "kebab-case")]
+pub enum FamilyRoleName {
+    Host,
+    Member,
+    Off,
+    Alone,
+}
+mirror!(FamilyRoleName <- family::RoleName { Host | Member | Off | Alone });
+
+/// Why the project's config is trusted or not: `given` (by a flag or the environment),
+/// `default` or `saved`.
+#[napi(string_enum = "kebab-case")]
+pub enum TrustBasis {
+    Given,
+    Default,
+    Saved,
+}
+mirror!(TrustBasis <- adapter::TrustBasisName { Given | Default | Saved });
+
+/// What a config file is to the config.
+#[napi(string_enum = "kebab-case")]
+pub enum SourceRole {
+    Shared,
+    PiGlobal,
+    Explicit,
+    Project,
+    Import,
+    Package,
+}
+mirror!(SourceRole <- adapter::SourceRoleName { Shared | PiGlobal | Explicit | Project | Import | Package });
+
+/// What came of reading a config file.
+#[napi(string_enum = "kebab-case")]
+pub enum SourceState {
+    Missing,
+    Blank,
+    Invalid,
+    Loaded,
+    Untrusted,
+}
+mirror!(SourceState <- adapter::SourceStateName { Missing | Blank | Invalid | Loaded | Untrusted });
+
+/// When a server connects, and whether it stays connected, as its config's `lifecycle` says.
+#[napi(string_enum = "kebab-case")]
+pub enum Lifecycle {
+    Lazy,
+    Eager,
+    KeepAlive,
+    LazyKeepAlive,
+}
+mirror!(Lifecycle <- config::Lifecycle { Lazy | Eager | KeepAlive | LazyKeepAlive });
+
+/// How a configured server is reached.
+#[napi(string_enum = "kebab-case")]
+pub enum ServerTransport {
+    Stdio,
+    Http,
+    Socket,
+}
+mirror!(ServerTransport <- adapter::TransportName { Stdio | Http | Socket });
+
+/// How bad a problem of the config is (a `note` is harmless: an unknown key).
+#[napi(string_enum = "kebab-case")]
+pub enum DiagnosticLevel {
+    Error,
+    Warning,
+    Note,
+}
+mirror!(DiagnosticLevel <- config::Level { Error | Warning | Note });

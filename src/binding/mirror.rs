@@ -57,6 +57,8 @@ impl<T: Js> Js for Option<T> {
 
 /// `Name <- module::Core { fields }`: JavaScript gets `Name` for the core's type; `Name ->
 /// module::Core { fields }`: it gives one (of plain values). The fields are all of both.
+/// `Name <- module::Core { A | B }`: a napi string enum for the core's enum of names, variant
+/// for variant (the core's tests check that it names each as napi's case does).
 macro_rules! mirror {
     ($name:ident <- $module:ident::$core:ident { $($field:ident),* $(,)? }) => {
         impl Js for $module::$core {
@@ -64,6 +66,16 @@ macro_rules! mirror {
             fn js(self) -> $name {
                 let $module::$core { $($field),* } = self;
                 $name { $($field: $field.js()),* }
+            }
+        }
+    };
+    ($name:ident <- $module:ident::$core:ident { $($variant:ident)|+ }) => {
+        impl Js for $module::$core {
+            type Js = $name;
+            fn js(self) -> $name {
+                match self {
+                    $($module::$core::$variant => $name::$variant,)+
+                }
             }
         }
     };

@@ -40,3 +40,25 @@ macro_rules! named_enum {
     };
 }
 pub(crate) use named_enum;
+
+/// Checks that `names` are distinct and each its variant's name split at its capitals by
+/// `separator` (`_` snake case, `-` kebab case): napi names the binding's mirror of each so.
+#[cfg(test)]
+pub(crate) fn names_in_case<T: std::fmt::Debug>(
+    all: &[T],
+    name: impl Fn(&T) -> &'static str,
+    separator: char,
+) {
+    let names: std::collections::HashSet<_> = all.iter().map(&name).collect();
+    assert_eq!(names.len(), all.len());
+    for one in all {
+        let mut cased = String::new();
+        for (i, c) in format!("{one:?}").chars().enumerate() {
+            if c.is_ascii_uppercase() && i > 0 {
+                cased.push(separator);
+            }
+            cased.push(c.to_ascii_lowercase());
+        }
+        assert_eq!(name(one), cased);
+    }
+}

@@ -54,6 +54,8 @@ pub enum RemoteKind {
 }
 
 impl RemoteKind {
+    pub const ALL: [RemoteKind; 2] = [RemoteKind::StreamableHttp, RemoteKind::Sse];
+
     pub fn name(self) -> &'static str {
         match self {
             RemoteKind::StreamableHttp => "streamable-http",

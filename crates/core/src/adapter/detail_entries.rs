@@ -1,27 +1,30 @@
 //! The entries inside some modes' details: status's and doctor's servers, doctor's trust,
-//! sources and diagnostics, and what setup found and offers. The binding mirrors each.
+//! sources and diagnostics, and what setup found and offers. The binding mirrors each, and the
+//! names their fields take (as string unions): those declared here, and the config's and the
+//! connection crate's where those decide them.
 
+use crate::config::{Exposure, ImportKind, Level, Lifecycle};
+use crate::named_enum::named_enum;
+use pi_mcp_connection::pool::RemoteKind;
 use serde_json::{Map, Value};
 
 /// `status`: a server's state and where it came from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StatusServer {
     pub name: String,
-    /// `connected`, `connecting`, `cached`, `not-connected`, `failed`, `needs-auth` or
-    /// `disabled`.
-    pub state: &'static str,
+    pub state: ServerStateName,
     pub tools: usize,
     /// Tools the server listed that are left out (too large, duplicate names, …).
     pub left_out: usize,
     /// The config file that defines it.
     pub source: Option<String>,
     /// A remote server's transport (`streamable-http`, `sse`) once connected.
-    pub transport: Option<&'static str>,
+    pub transport: Option<RemoteKind>,
     pub description: Option<String>,
     /// The server's `exposure`, when its config sets one.
-    pub exposure: Option<&'static str>,
+    pub exposure: Option<Exposure>,
     /// The other tool whose config it is imported from.
-    pub imported: Option<&'static str>,
+    pub imported: Option<ImportKind>,
     /// The Pi extension that registered it.
     pub registered_by: Option<String>,
     pub package: Option<PackageEntry>,
@@ -59,7 +62,7 @@ impl From<&crate::config::PackageOrigin> for PackageEntry {
 /// with the session's family (`family`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SharingEntry {
-    pub scope: &'static str,
+    pub scope: SharingScope,
     /// Sessions using it now, when known.
     pub sessions: Option<usize>,
     /// Where it runs, when not in this process (a family's).
@@ -74,8 +77,7 @@ pub struct SharingEntry {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrustEntry {
     pub trusted: bool,
-    /// `given` (by a flag or the environment), `default` or `saved`.
-    pub basis: &'static str,
+    pub basis: TrustBasisName,
     /// Where a saved decision is kept, and the folder it is about.
     pub file: Option<String>,
     pub folder: Option<String>,
@@ -85,13 +87,11 @@ pub struct TrustEntry {
 #[derive(Clone, Debug, PartialEq)]
 pub struct SourceEntry {
     pub path: String,
-    /// `shared`, `pi-global`, `explicit`, `project`, `import` or `package`.
-    pub role: &'static str,
+    pub role: SourceRoleName,
     /// An import's tool, and the config whose `imports` asked for it.
-    pub import: Option<&'static str>,
+    pub import: Option<ImportKind>,
     pub imported_by: Option<String>,
-    /// `missing`, `blank`, `invalid`, `loaded` or `untrusted`.
-    pub state: &'static str,
+    pub state: SourceStateName,
     /// The servers it defines (loaded or untrusted).
     pub servers: Option<Vec<String>>,
     /// Its imported servers a config (or an earlier import) defines instead.
@@ -105,13 +105,13 @@ pub struct DoctorServer {
     pub source: String,
     /// Every file that set a field of it.
     pub files: Vec<String>,
-    pub lifecycle: &'static str,
+    pub lifecycle: Lifecycle,
     pub disabled: bool,
-    pub exposure: Option<&'static str>,
+    pub exposure: Option<Exposure>,
     pub package: Option<PackageEntry>,
     /// `stdio` (with `command` and `args`), `http` (with `url`, without user info and query:
     /// either may hold a key) or `socket` (with `socket`).
-    pub transport: &'static str,
+    pub transport: TransportName,
     pub command: Option<String>,
     pub args: Option<Vec<String>>,
     pub url: Option<String>,
@@ -126,7 +126,7 @@ pub struct DoctorServer {
 /// Where an imported server came from: the other tool, and the config that imports it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ImportedEntry {
-    pub kind: &'static str,
+    pub kind: ImportKind,
     pub by: String,
 }
 
@@ -144,8 +144,7 @@ pub struct ConnectEntry {
 /// `doctor`: a problem of the config (notes included).
 #[derive(Clone, Debug, PartialEq)]
 pub struct DiagnosticEntry {
-    /// `error`, `warning` or `note`.
-    pub level: &'static str,
+    pub level: Level,
     pub file: Option<String>,
     pub line: Option<usize>,
     pub server: Option<String>,
@@ -158,7 +157,7 @@ pub struct DiagnosticEntry {
 /// `setup`: another tool's config found, and what importing it would add.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FoundEntry {
-    pub tool: &'static str,
+    pub tool: ImportKind,
     pub files: Vec<String>,
     pub servers: Vec<String>,
     /// Those no config defines yet.
@@ -177,4 +176,94 @@ pub struct WellKnownEntry {
     pub entry: Map<String, Value>,
     /// The config defines a server of that name already.
     pub configured: bool,
+}
+
+named_enum! {
+    /// A server's state, as status names it.
+    ServerStateName {
+        Connected = "connected",
+        Connecting = "connecting",
+        /// Not running; its tools are known from the cache.
+        Cached = "cached",
+        NotConnected = "not-connected",
+        Failed = "failed",
+        NeedsAuth = "needs-auth",
+        Disabled = "disabled",
+    }
+}
+
+named_enum! {
+    /// Whom a server is shared with: the user's sessions (through the broker) or the session's
+    /// family.
+    SharingScope {
+        User = "user",
+        Family = "family",
+    }
+}
+
+named_enum! {
+    /// Why the project's config is trusted or not.
+    TrustBasisName {
+        /// By a flag or the environment.
+        Given = "given",
+        Default = "default",
+        /// A decision kept in a file.
+        Saved = "saved",
+    }
+}
+
+named_enum! {
+    /// What a config file is to the config.
+    SourceRoleName {
+        Shared = "shared",
+        PiGlobal = "pi-global",
+        Explicit = "explicit",
+        Project = "project",
+        Import = "import",
+        Package = "package",
+    }
+}
+
+named_enum! {
+    /// What came of reading a config file.
+    SourceStateName {
+        Missing = "missing",
+        Blank = "blank",
+        Invalid = "invalid",
+        Loaded = "loaded",
+        Untrusted = "untrusted",
+    }
+}
+
+named_enum! {
+    /// How a configured server is reached.
+    TransportName {
+        Stdio = "stdio",
+        Http = "http",
+        Socket = "socket",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::named_enum::names_in_case;
+    use pi_mcp_connection::broker::family::RoleName;
+
+    /// The binding mirrors each as a string union in kebab case: the names JavaScript reads.
+    #[test]
+    fn every_name_in_the_entries_is_its_variant_in_kebab_case() {
+        names_in_case(ServerStateName::ALL, |s| s.as_str(), '-');
+        names_in_case(SharingScope::ALL, |s| s.as_str(), '-');
+        names_in_case(TrustBasisName::ALL, |b| b.as_str(), '-');
+        names_in_case(SourceRoleName::ALL, |r| r.as_str(), '-');
+        names_in_case(SourceStateName::ALL, |s| s.as_str(), '-');
+        names_in_case(TransportName::ALL, |t| t.as_str(), '-');
+        names_in_case(Level::ALL, |l| l.as_str(), '-');
+        names_in_case(&Exposure::ALL, |e| e.name(), '-');
+        names_in_case(&ImportKind::ALL, |k| k.name(), '-');
+        names_in_case(&Lifecycle::ALL, |l| l.name(), '-');
+        names_in_case(&RemoteKind::ALL, |k| k.name(), '-');
+        names_in_case(&RoleName::ALL, |r| r.name(), '-');
+    }
 }

@@ -11,7 +11,7 @@ use crate::config::{
 };
 use crate::render::{self, ConnectCheck};
 use futures::StreamExt;
-use pi_mcp_connection::broker::family::family;
+use pi_mcp_connection::broker::family::{family, RoleName};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -117,9 +117,9 @@ impl Doctor<'_> {
             .configs()
             .any(|s| s.sharing == Sharing::Family);
         let role = family().role();
-        (shared || role.role != "alone").then(|| {
+        (shared || role.role != RoleName::Alone).then(|| {
             render::family(
-                role.role,
+                role.role.name(),
                 role.endpoint.as_deref(),
                 role.members,
                 role.hub_pid,
@@ -132,9 +132,9 @@ impl Doctor<'_> {
 fn trust_entry(trust: &Trust) -> TrustEntry {
     use crate::config::TrustBasis;
     let (basis, file, folder) = match &trust.basis {
-        TrustBasis::Given => ("given", None, None),
-        TrustBasis::Default => ("default", None, None),
-        TrustBasis::Saved { file, folder } => ("saved", Some(file), Some(folder)),
+        TrustBasis::Given => (TrustBasisName::Given, None, None),
+        TrustBasis::Default => (TrustBasisName::Default, None, None),
+        TrustBasis::Saved { file, folder } => (TrustBasisName::Saved, Some(file), Some(folder)),
     };
     TrustEntry {
         trusted: trust.trusted,
@@ -146,15 +146,17 @@ fn trust_entry(trust: &Trust) -> TrustEntry {
 
 fn source_entry(source: &Source) -> SourceEntry {
     let (import, imported_by) = match &source.role {
-        Role::Import { kind, by, .. } => (Some(kind.name()), Some(by.display().to_string())),
+        Role::Import { kind, by, .. } => (Some(*kind), Some(by.display().to_string())),
         _ => (None, None),
     };
     let (state, servers, shadowed) = match &source.state {
-        SourceState::Missing => ("missing", None, None),
-        SourceState::Blank => ("blank", None, None),
-        SourceState::Invalid => ("invalid", None, None),
-        SourceState::Loaded { servers, shadowed } => ("loaded", Some(servers), Some(shadowed)),
-        SourceState::Untrusted { servers } => ("untrusted", Some(servers), None),
+        SourceState::Missing => (SourceStateName::Missing, None, None),
+        SourceState::Blank => (SourceStateName::Blank, None, None),
+        SourceState::Invalid => (SourceStateName::Invalid, None, None),
+        SourceState::Loaded { servers, shadowed } => {
+            (SourceStateName::Loaded, Some(servers), Some(shadowed))
+        }
+        SourceState::Untrusted { servers } => (SourceStateName::Untrusted, Some(servers), None),
     };
     SourceEntry {
         path: source.path.display().to_string(),
@@ -167,14 +169,14 @@ fn source_entry(source: &Source) -> SourceEntry {
     }
 }
 
-fn role_name(role: &Role) -> &'static str {
+fn role_name(role: &Role) -> SourceRoleName {
     match role {
-        Role::Shared => "shared",
-        Role::PiGlobal => "pi-global",
-        Role::Explicit => "explicit",
-        Role::Project => "project",
-        Role::Import { .. } => "import",
-        Role::Package { .. } => "package",
+        Role::Shared => SourceRoleName::Shared,
+        Role::PiGlobal => SourceRoleName::PiGlobal,
+        Role::Explicit => SourceRoleName::Explicit,
+        Role::Project => SourceRoleName::Project,
+        Role::Import { .. } => SourceRoleName::Import,
+        Role::Package { .. } => SourceRoleName::Package,
     }
 }
 
@@ -183,7 +185,7 @@ fn server_entry(server: &ServerConfig, check: Option<&ConnectCheck>) -> DoctorSe
     let shown = |path: &std::path::Path| path.display().to_string();
     let (transport, command, args, url, socket) = match &server.transport {
         Transport::Stdio { command, args, .. } => (
-            "stdio",
+            TransportName::Stdio,
             Some(command.clone()),
             Some(args.clone()),
             None,
@@ -191,21 +193,21 @@ fn server_entry(server: &ServerConfig, check: Option<&ConnectCheck>) -> DoctorSe
         ),
         // Without user info and query: either may hold a key.
         Transport::Http { url, .. } => (
-            "http",
+            TransportName::Http,
             None,
             None,
             Some(pi_mcp_connection::pool::display_url(url.expose())),
             None,
         ),
-        Transport::Socket { path } => ("socket", None, None, None, Some(shown(path))),
+        Transport::Socket { path } => (TransportName::Socket, None, None, None, Some(shown(path))),
     };
     DoctorServer {
         name: server.name.clone(),
         source: shown(&server.source),
         files: server.files.iter().map(|f| shown(f)).collect(),
-        lifecycle: server.lifecycle.name(),
+        lifecycle: server.lifecycle,
         disabled: server.disabled,
-        exposure: server.exposure.server.map(|e| e.name()),
+        exposure: server.exposure.server,
         package: server.package.as_ref().map(Into::into),
         transport,
         command,
@@ -213,7 +215,7 @@ fn server_entry(server: &ServerConfig, check: Option<&ConnectCheck>) -> DoctorSe
         url,
         socket,
         imported: server.imported.as_ref().map(|i| ImportedEntry {
-            kind: i.kind.name(),
+            kind: i.kind,
             by: shown(&i.by),
         }),
         connect: check.map(|check| {
@@ -238,11 +240,7 @@ fn server_entry(server: &ServerConfig, check: Option<&ConnectCheck>) -> DoctorSe
 
 fn diagnostic_entry(d: &Diagnostic) -> DiagnosticEntry {
     DiagnosticEntry {
-        level: match d.level {
-            Level::Error => "error",
-            Level::Warning => "warning",
-            Level::Note => "note",
-        },
+        level: d.level,
         file: d.file.as_ref().map(|f| f.display().to_string()),
         line: d.line,
         server: d.server.clone(),

@@ -196,28 +196,12 @@ impl Unavailable {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Whether `names` are distinct and each its variant's in snake case: napi names the
-    /// binding's mirror of each the same way (`string_enum = "snake_case"`).
-    fn each_in_snake_case<T: std::fmt::Debug>(all: &[T], name: impl Fn(&T) -> &'static str) {
-        let names: std::collections::HashSet<_> = all.iter().map(&name).collect();
-        assert_eq!(names.len(), all.len());
-        for one in all {
-            let mut snake = String::new();
-            for (i, c) in format!("{one:?}").chars().enumerate() {
-                if c.is_ascii_uppercase() && i > 0 {
-                    snake.push('_');
-                }
-                snake.push(c.to_ascii_lowercase());
-            }
-            assert_eq!(name(one), snake);
-        }
-    }
+    use crate::named_enum::names_in_case;
 
     #[test]
     fn codes_and_modes_are_distinct_and_each_its_name_in_snake_case() {
-        each_in_snake_case(ErrorCode::ALL, |c| c.as_str());
-        each_in_snake_case(super::super::Mode::ALL, |m| m.as_str());
+        names_in_case(ErrorCode::ALL, |c| c.as_str(), '_');
+        names_in_case(super::super::Mode::ALL, |m| m.as_str(), '_');
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::Outcome;
 use crate::catalog::ToolInfo;
 use crate::config::ServerConfig;
 use crate::render::{self, ServerState, ServerStatus};
-use pi_mcp_connection::broker::family::{family, Role};
+use pi_mcp_connection::broker::family::{family, Role, RoleName};
 use std::sync::Arc;
 
 /// The servers' state as status, the status bar and `/mcp tools` show it.
@@ -40,17 +40,10 @@ impl Status<'_> {
                     tools: s.tool_count,
                     left_out: s.left_out,
                     source: config.map(|c| c.source.display().to_string()),
-                    transport: self
-                        .kernel
-                        .pool
-                        .get(&s.name)
-                        .and_then(|c| c.remote_kind())
-                        .map(|kind| kind.name()),
+                    transport: self.kernel.pool.get(&s.name).and_then(|c| c.remote_kind()),
                     description: s.description.clone(),
-                    exposure: config.and_then(|c| c.exposure.server).map(|e| e.name()),
-                    imported: config
-                        .and_then(|c| c.imported.as_ref())
-                        .map(|i| i.kind.name()),
+                    exposure: config.and_then(|c| c.exposure.server),
+                    imported: config.and_then(|c| c.imported.as_ref()).map(|i| i.kind),
                     registered_by: config
                         .and_then(|c| c.registered.as_ref())
                         .map(|p| p.display().to_string()),
@@ -186,19 +179,19 @@ impl Status<'_> {
     /// What this process is in its family (`details.family`), unless alone with nothing to say.
     fn family_role(&self) -> Option<Role> {
         let role = family().role();
-        let said = role.role != "alone" || role.why.is_some();
+        let said = role.role != RoleName::Alone || role.why.is_some();
         said.then_some(role)
     }
 }
 
-fn state_name(state: &ServerState) -> &'static str {
+fn state_name(state: &ServerState) -> ServerStateName {
     match state {
-        ServerState::Connected => "connected",
-        ServerState::Connecting => "connecting",
-        ServerState::Cached => "cached",
-        ServerState::NotConnected => "not-connected",
-        ServerState::Failed { .. } => "failed",
-        ServerState::NeedsAuth { .. } => "needs-auth",
-        ServerState::Disabled => "disabled",
+        ServerState::Connected => ServerStateName::Connected,
+        ServerState::Connecting => ServerStateName::Connecting,
+        ServerState::Cached => ServerStateName::Cached,
+        ServerState::NotConnected => ServerStateName::NotConnected,
+        ServerState::Failed { .. } => ServerStateName::Failed,
+        ServerState::NeedsAuth { .. } => ServerStateName::NeedsAuth,
+        ServerState::Disabled => ServerStateName::Disabled,
     }
 }

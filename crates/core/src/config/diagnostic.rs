@@ -3,12 +3,14 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
-    Error,
-    Warning,
-    /// Harmless (an unknown key): shown by `pi-mcp doctor`, not in the model's status.
-    Note,
+crate::named_enum::named_enum! {
+    /// How bad a problem of the config is.
+    Level {
+        Error = "error",
+        Warning = "warning",
+        /// Harmless (an unknown key): shown by `pi-mcp doctor`, not in the model's status.
+        Note = "note",
+    }
 }
 
 /// A problem found in the configuration, with where it is and what to do about it.
@@ -43,11 +45,7 @@ impl Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self.level {
-            Level::Error => "error: ",
-            Level::Warning => "warning: ",
-            Level::Note => "note: ",
-        })?;
+        write!(f, "{}: ", self.level)?;
         if let Some(file) = &self.file {
             write!(f, "{}", file.display())?;
             if let Some(line) = self.line {

@@ -386,6 +386,13 @@ pub enum Lifecycle {
 }
 
 impl Lifecycle {
+    pub const ALL: [Lifecycle; 4] = [
+        Lifecycle::Lazy,
+        Lifecycle::Eager,
+        Lifecycle::KeepAlive,
+        Lifecycle::LazyKeepAlive,
+    ];
+
     /// The value as written in a config.
     pub fn name(self) -> &'static str {
         match self {

@@ -3,7 +3,7 @@
 
 use crate::support::*;
 use parking_lot::Mutex;
-use pi_mcp_core::adapter::{CallOptions, ErrorCode, StartOptions};
+use pi_mcp_core::adapter::{CallOptions, ErrorCode, ServerStateName, StartOptions};
 use pi_mcp_core::events::Event;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -30,7 +30,10 @@ async fn opening_starts_nothing() {
         "{}",
         text(&status)
     );
-    assert_eq!(part!(status, Status).servers[0].state, "not-connected");
+    assert_eq!(
+        part!(status, Status).servers[0].state,
+        ServerStateName::NotConnected
+    );
     assert!(home.processes().is_empty());
     finish(session, &home).await;
 }

@@ -59,9 +59,7 @@ struct Hosted {
 /// What this process is in its family, for status.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Role {
-    /// `host` (its hub listens for the processes it starts), `member` (it inherited a token),
-    /// `off` (it did, but runs its own servers) or `alone`.
-    pub role: &'static str,
+    pub role: RoleName,
     /// Processes of the family connected to its hub (a host's).
     pub members: Option<usize>,
     /// Where the hub listens (the start of its name).
@@ -70,6 +68,36 @@ pub struct Role {
     pub hub_pid: Option<u32>,
     /// Why it runs its own servers, or cannot host.
     pub why: Option<String>,
+}
+
+/// What a process is in its family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoleName {
+    /// Its hub listens for the processes it starts.
+    Host,
+    /// It inherited a family's token.
+    Member,
+    /// It inherited one, but runs its own servers.
+    Off,
+    Alone,
+}
+
+impl RoleName {
+    pub const ALL: [RoleName; 4] = [
+        RoleName::Host,
+        RoleName::Member,
+        RoleName::Off,
+        RoleName::Alone,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RoleName::Host => "host",
+            RoleName::Member => "member",
+            RoleName::Off => "off",
+            RoleName::Alone => "alone",
+        }
+    }
 }
 
 /// This process's family.
@@ -165,7 +193,7 @@ impl Family {
     /// What this process is in its family.
     pub fn role(&self) -> Role {
         let alone = Role {
-            role: "alone",
+            role: RoleName::Alone,
             members: None,
             endpoint: None,
             hub_pid: None,
@@ -174,9 +202,9 @@ impl Family {
         if let Some(member) = self.member.get() {
             return Role {
                 role: if member.off().is_some() {
-                    "off"
+                    RoleName::Off
                 } else {
-                    "member"
+                    RoleName::Member
                 },
                 endpoint: member.address().map(Address::shown),
                 hub_pid: member.hub_pid(),
@@ -186,7 +214,7 @@ impl Family {
         }
         match self.hosted.get() {
             Some(Ok(hosted)) => Role {
-                role: "host",
+                role: RoleName::Host,
                 members: Some(self.current_hub().map_or(0, |hub| hub.members())),
                 endpoint: Some(hosted.address.shown()),
                 ..alone

@@ -167,7 +167,7 @@ impl ConfigEdits<'_> {
 
 fn found_entry(found: &Found) -> FoundEntry {
     FoundEntry {
-        tool: found.kind.name(),
+        tool: found.kind,
         files: found
             .files
             .iter()

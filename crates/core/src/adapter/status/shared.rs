@@ -4,11 +4,11 @@
 use crate::adapter::details::*;
 use crate::adapter::status::Status;
 use crate::adapter::Mode;
-use crate::adapter::SharingEntry;
 use crate::adapter::{ErrorCode, Outcome};
+use crate::adapter::{SharingEntry, SharingScope};
 use crate::config::{ServerConfig, Sharing};
 use crate::render;
-use pi_mcp_connection::broker::family::family;
+use pi_mcp_connection::broker::family::{family, RoleName};
 use pi_mcp_connection::pool::shared::control;
 
 impl Status<'_> {
@@ -67,7 +67,7 @@ impl Status<'_> {
             (None, None) => "shared (runs in the broker once started)".to_string(),
         };
         Some(SharingEntry {
-            scope: "user",
+            scope: SharingScope::User,
             sessions,
             runs_in: None,
             runs_here: here,
@@ -83,7 +83,7 @@ impl Status<'_> {
     /// no other session of the family uses it (as without a family).
     fn family_sharing(&self, server: &ServerConfig) -> Option<SharingEntry> {
         let role = family().role();
-        let off = role.why.filter(|_| role.role == "off");
+        let off = role.why.filter(|_| role.role == RoleName::Off);
         let Some(conn) = self.kernel.pool.peek(&server.name) else {
             return off.map(own);
         };
@@ -107,7 +107,7 @@ impl Status<'_> {
             (None, _) => used,
         };
         Some(SharingEntry {
-            scope: "family",
+            scope: SharingScope::Family,
             sessions: Some(sessions),
             runs_in,
             runs_here: None,
@@ -119,7 +119,7 @@ impl Status<'_> {
 /// A family's server this session runs itself, and why.
 fn own(why: String) -> SharingEntry {
     SharingEntry {
-        scope: "family",
+        scope: SharingScope::Family,
         sessions: None,
         runs_in: None,
         text: format!("this session runs its own: {why}"),

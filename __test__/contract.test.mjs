@@ -16,6 +16,18 @@ function members(file, name) {
   return Object.fromEntries(found.members.map((m) => [m.name.getText(source), m.type.getText(source)]));
 }
 
+/** The string literals of type alias `name` in `file` (a union of them). */
+function literals(file, name) {
+  const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest);
+  const found = source.statements.find((s) => ts.isTypeAliasDeclaration(s) && s.name.text === name);
+  assert.ok(found, `${name} in ${file}`);
+  const types = ts.isUnionTypeNode(found.type) ? found.type.types : [found.type];
+  return types.map((t) => {
+    assert.ok(ts.isLiteralTypeNode(t) && ts.isStringLiteral(t.literal), `${name}: ${t.getText(source)} is a string literal`);
+    return t.literal.text;
+  });
+}
+
 /** A JSON Schema property as TypeScript writes it. */
 function tsType(schema) {
   if (schema.anyOf) return schema.anyOf.map(tsType).join(" | ");
@@ -57,6 +69,44 @@ test("details are one flat object of what the mode set; status's and doctor's en
     assert.deepEqual(Object.keys(note).sort(), ["field", "file", "level", "line", "message", "server", "text"]);
     const missing = doctor.sources.find((s) => s.state === "missing");
     assert.deepEqual(Object.keys(missing).sort(), ["path", "role", "state"], "no servers of a missing file");
+  } finally {
+    await adapter.shutdown();
+    agent.cleanup();
+  }
+});
+
+test("the names inside details are unions of the values their readers expect", async () => {
+  // As the README, the panel, `pi-mcp --json` and its readers have them, byte for byte.
+  const expected = {
+    ServerState: ["connected", "connecting", "cached", "not-connected", "failed", "needs-auth", "disabled"],
+    RemoteTransport: ["streamable-http", "sse"],
+    Exposure: ["codemode", "deferred", "direct", "hidden"],
+    ImportKind: ["cursor", "claude-code", "claude-desktop", "vscode", "windsurf", "codex", "opencode"],
+    SharingScope: ["user", "family"],
+    FamilyRoleName: ["host", "member", "off", "alone"],
+    TrustBasis: ["given", "default", "saved"],
+    SourceRole: ["shared", "pi-global", "explicit", "project", "import", "package"],
+    SourceState: ["missing", "blank", "invalid", "loaded", "untrusted"],
+    Lifecycle: ["lazy", "eager", "keep-alive", "lazy-keep-alive"],
+    ServerTransport: ["stdio", "http", "socket"],
+    DiagnosticLevel: ["error", "warning", "note"],
+  };
+  const declared = join(root, "index.d.ts");
+  for (const [name, values] of Object.entries(expected)) assert.deepEqual(literals(declared, name), values, name);
+  // And what the core sets is one of them.
+  const agent = tempAgent({ mcpServers: { quiet: { command: "never-started", lifecycle: "keep-alive", exposure: "direct", colour: "red" }, off: { command: "x", disabled: true } } });
+  const adapter = McpAdapter.open({ cwd: agent.cwd, agentDir: agent.agentDir, env: agent.env });
+  try {
+    const status = (await adapter.status()).details;
+    assert.deepEqual(status.servers.map((s) => [s.name, s.state, s.exposure]), [["quiet", "not-connected", "direct"], ["off", "disabled", null]]);
+    const doctor = (await adapter.doctor(false)).details;
+    assert.deepEqual(doctor.configured.map((s) => [s.name, s.lifecycle, s.transport]), [["quiet", "keep-alive", "stdio"], ["off", "lazy", "stdio"]]);
+    assert.equal(doctor.trust.basis, "default");
+    for (const source of doctor.sources) {
+      assert.ok(expected.SourceRole.includes(source.role), source.role);
+      assert.ok(expected.SourceState.includes(source.state), source.state);
+    }
+    assert.deepEqual([...new Set(doctor.diagnostics.map((d) => d.level))], ["note"]);
   } finally {
     await adapter.shutdown();
     agent.cleanup();

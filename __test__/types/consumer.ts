@@ -9,14 +9,26 @@ import type {
   BrokerStatus,
   ConnectEntry,
   DiagnosticEntry,
+  DiagnosticLevel,
   DoctorServer,
+  Exposure,
   FamilyRole,
+  FamilyRoleName,
   FoundEntry,
   ImportedEntry,
+  ImportKind,
+  Lifecycle,
   PackageEntry,
+  RemoteTransport,
+  ServerState,
+  ServerTransport,
   SharingEntry,
+  SharingScope,
   SourceEntry,
+  SourceRole,
+  SourceState,
   StatusServer,
+  TrustBasis,
   TrustEntry,
   WellKnownEntry,
 } from "../../index.js";
@@ -206,43 +218,63 @@ const foundFields: Exactly<FoundEntry, "tool" | "files" | "servers" | "new" | "i
 const wellKnownFields: Exactly<WellKnownEntry, "id" | "title" | "about" | "entry" | "configured"> = true;
 const brokerFields: Exactly<BrokerStatus, "pid" | "version" | "endpoint" | "uptimeMs" | "sessions" | "servers"> = true;
 const brokerServerFields: Exactly<BrokerServer, "name" | "identity" | "command" | "pid" | "sessions" | "idleMs" | "failure"> = true;
+// Each name the entries take, no more and no fewer (as the README lists them).
+const serverStates: Record<ServerState, true> = { connected: true, connecting: true, cached: true, "not-connected": true, failed: true, "needs-auth": true, disabled: true };
+const remoteTransports: Record<RemoteTransport, true> = { "streamable-http": true, sse: true };
+const exposures: Record<Exposure, true> = { codemode: true, deferred: true, direct: true, hidden: true };
+const importKinds: Record<ImportKind, true> = { cursor: true, "claude-code": true, "claude-desktop": true, vscode: true, windsurf: true, codex: true, opencode: true };
+const sharingScopes: Record<SharingScope, true> = { user: true, family: true };
+const familyRoles: Record<FamilyRoleName, true> = { host: true, member: true, off: true, alone: true };
+const trustBases: Record<TrustBasis, true> = { given: true, default: true, saved: true };
+const sourceRoles: Record<SourceRole, true> = { shared: true, "pi-global": true, explicit: true, project: true, import: true, package: true };
+const sourceStates: Record<SourceState, true> = { missing: true, blank: true, invalid: true, loaded: true, untrusted: true };
+const lifecycles: Record<Lifecycle, true> = { lazy: true, eager: true, "keep-alive": true, "lazy-keep-alive": true };
+const serverTransports: Record<ServerTransport, true> = { stdio: true, http: true, socket: true };
+const diagnosticLevels: Record<DiagnosticLevel, true> = { error: true, warning: true, note: true };
+// A literal of each is a value of it, and a name from another list is not.
+const needsAuth: ServerState = "needs-auth";
+// @ts-expect-error "running" is no server's state
+const running: ServerState = "running";
 function readPackage({ name, root, settings, project }: PackageEntry): string {
   return `${name satisfies string} ${root satisfies string} ${settings satisfies string} ${project satisfies boolean}`;
 }
 function readSharing({ scope, sessions, runsIn, runsHere, text }: SharingEntry): string {
-  return `${scope satisfies string} ${sessions satisfies number | null} ${runsIn satisfies string | null} ${runsHere satisfies string | null} ${text satisfies string}`;
+  return `${sharingScopes[scope] && (scope satisfies SharingScope)} ${sessions satisfies number | null} ${runsIn satisfies string | null} ${runsHere satisfies string | null} ${text satisfies string}`;
 }
 function readStatusServer(s: StatusServer): string {
   const { name, state, tools, leftOut, source, transport, description, exposure, imported, registeredBy, problem, signIn } = s;
-  const strings: (string | null)[] = [name, state, source, transport, description, exposure, imported, registeredBy, problem, signIn];
+  const strings: (string | null)[] = [name, state satisfies ServerState, source, transport satisfies RemoteTransport | null, description, exposure satisfies Exposure | null, imported satisfies ImportKind | null, registeredBy, problem, signIn];
+  const named = [serverStates[state], transport === null || remoteTransports[transport], exposure === null || exposures[exposure], imported === null || importKinds[imported]];
   const counts: number[] = [tools, leftOut];
-  return [...strings, ...counts, s.package && readPackage(s.package), s.shared && readSharing(s.shared)].join(" ");
+  return [...strings, ...named, ...counts, s.package && readPackage(s.package), s.shared && readSharing(s.shared)].join(" ");
 }
 function readFamily({ role, members, endpoint, hubPid, why }: FamilyRole): string {
-  return `${role satisfies string} ${members satisfies number | null} ${endpoint satisfies string | null} ${hubPid satisfies number | null} ${why satisfies string | null}`;
+  return `${familyRoles[role] && (role satisfies FamilyRoleName)} ${members satisfies number | null} ${endpoint satisfies string | null} ${hubPid satisfies number | null} ${why satisfies string | null}`;
 }
 function readTrust({ trusted, basis, file, folder }: TrustEntry): string {
-  return `${trusted satisfies boolean} ${basis satisfies string} ${file satisfies string | undefined} ${folder satisfies string | undefined}`;
+  return `${trusted satisfies boolean} ${trustBases[basis] && (basis satisfies TrustBasis)} ${file satisfies string | undefined} ${folder satisfies string | undefined}`;
 }
 function readSource({ path, role, import: tool, importedBy, state, servers, shadowed }: SourceEntry): string {
   const names: string[] = [...(servers ?? []), ...(shadowed ?? [])];
-  return `${path satisfies string} ${role satisfies string} ${tool satisfies string | undefined} ${importedBy satisfies string | undefined} ${state satisfies string} ${names.join(",")}`;
+  const named = [sourceRoles[role satisfies SourceRole], tool === undefined || importKinds[tool satisfies ImportKind], sourceStates[state satisfies SourceState]];
+  return `${path satisfies string} ${role} ${tool} ${importedBy satisfies string | undefined} ${state} ${names.join(",")} ${named.join(",")}`;
 }
 function readConnect({ ok, ms, tools, error, log }: ConnectEntry): string {
   return `${ok satisfies boolean} ${ms satisfies number} ${tools satisfies number | undefined} ${error satisfies string | undefined} ${(log satisfies string[] | undefined)?.join("\n")}`;
 }
 function readDoctorServer(s: DoctorServer): string {
   const { name, source, files, lifecycle, disabled, exposure, transport, command, args, url, socket, imported, connect, signIn } = s;
-  const strings: (string | undefined)[] = [name, source, lifecycle, exposure, transport, command, url, socket, signIn];
-  const where = imported && `${imported.kind satisfies string} ${imported.by satisfies string}`;
-  return [...strings, ...files, ...(args ?? []), String(disabled satisfies boolean), s.package && readPackage(s.package), where, connect && readConnect(connect)].join(" ");
+  const strings: (string | undefined)[] = [name, source, lifecycle satisfies Lifecycle, exposure satisfies Exposure | undefined, transport satisfies ServerTransport, command, url, socket, signIn];
+  const named = [lifecycles[lifecycle], exposure === undefined || exposures[exposure], serverTransports[transport]];
+  const where = imported && `${importKinds[imported.kind satisfies ImportKind] && imported.kind} ${imported.by satisfies string}`;
+  return [...strings, ...named, ...files, ...(args ?? []), String(disabled satisfies boolean), s.package && readPackage(s.package), where, connect && readConnect(connect)].join(" ");
 }
 function readDiagnostic({ level, file, line, server, field, message, text }: DiagnosticEntry): string {
-  return `${level satisfies string} ${file satisfies string | null}:${line satisfies number | null} ${server satisfies string | null} ${field satisfies string | null} ${message satisfies string} ${text satisfies string}`;
+  return `${diagnosticLevels[level] && (level satisfies DiagnosticLevel)} ${file satisfies string | null}:${line satisfies number | null} ${server satisfies string | null} ${field satisfies string | null} ${message satisfies string} ${text satisfies string}`;
 }
 function readFound({ tool, files, servers, new: added, imported }: FoundEntry): string {
   const names: string[] = [...files, ...servers, ...added];
-  return `${tool satisfies string} ${names.join(",")} ${imported satisfies boolean}`;
+  return `${importKinds[tool] && (tool satisfies ImportKind)} ${names.join(",")} ${imported satisfies boolean}`;
 }
 function readWellKnown({ id, title, about, entry, configured }: WellKnownEntry): string {
   return `${id satisfies string} ${title satisfies string} ${about satisfies string} ${Object.keys(entry satisfies Record<string, unknown>)} ${configured satisfies boolean}`;
@@ -595,5 +627,5 @@ export async function everyMethod(): Promise<unknown[]> {
     samplingAnswerFields,
     frontEndFields,
   ];
-  return [...seen, fieldChecks];
+  return [...seen, fieldChecks, needsAuth, running];
 }

@@ -10,7 +10,9 @@
 import { ExposureEdits, nextChoice } from "./exposure-edits.js";
 
 /** Which servers come first: those that need the user. */
+/** @type {Record<import("../../index.js").ServerState, number>} */
 const ATTENTION = { "needs-auth": 0, failed: 1, connecting: 2, "not-connected": 3, cached: 3, connected: 4, disabled: 5 };
+/** @type {Record<import("../../index.js").ServerState, string>} */
 const STATE = { "needs-auth": "needs sign-in", failed: "failed", connecting: "connecting…", "not-connected": "not started", cached: "cached", connected: "connected", disabled: "disabled" };
 const KEYS = { exposure: "exposure/toolExposure", directTools: "directTools/excludeTools" };
 /** The answers when the panel closes with changes not saved. */
@@ -158,7 +160,7 @@ class Panel {
   }
 
   servers() {
-    return [...this.model.servers()].sort((a, b) => (ATTENTION[a.state] ?? 3) - (ATTENTION[b.state] ?? 3) || a.name.localeCompare(b.name));
+    return [...this.model.servers()].sort((a, b) => ATTENTION[a.state] - ATTENTION[b.state] || a.name.localeCompare(b.name));
   }
 
   exposureOf(name) {
@@ -181,7 +183,7 @@ class Panel {
       return this.servers().map((s) => ({
         label: s.name,
         text: s.description,
-        detail: [STATE[s.state] ?? s.state, toolCount(s.tools), exposureSummary(this.exposureOf(s.name)) ?? s.exposure ?? "mcp tool", origin(s), s.shared?.text].filter(Boolean).join(" · "),
+        detail: [STATE[s.state], toolCount(s.tools), exposureSummary(this.exposureOf(s.name)) ?? s.exposure ?? "mcp tool", origin(s), s.shared?.text].filter(Boolean).join(" · "),
         onSelect: () => this.stack.push({ kind: "server", name: s.name, selected: 0 }),
       }));
     }
@@ -296,7 +298,7 @@ class Panel {
       const s = this.model.servers().find((x) => x.name === screen.name);
       lines.push(` ${t.fg("accent", t.bold(`MCP server ${screen.name}`))}`);
       if (s) {
-        const summary = [STATE[s.state] ?? s.state, toolCount(s.tools), `exposure ${exposureSummary(this.exposureOf(s.name)) ?? s.exposure ?? "mcp tool"}`, s.signIn];
+        const summary = [STATE[s.state], toolCount(s.tools), `exposure ${exposureSummary(this.exposureOf(s.name)) ?? s.exposure ?? "mcp tool"}`, s.signIn];
         lines.push(muted(summary.filter(Boolean).join(" · ")));
         lines.push(muted(`from ${origin(s)}`));
         if (s.shared) lines.push(muted(s.shared.text));

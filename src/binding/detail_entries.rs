@@ -269,7 +269,9 @@ pub enum ServerState {
     NeedsAuth,
     Disabled,
 }
-mirror!(ServerState <- adapter::ServerStateName { Connected | Connecting | Cached | NotConnected | Failed | NeedsAuth | Disabled });
+mirror!(ServerState <- adapter::ServerStateName {
+    Connected | Connecting | Cached | NotConnected | Failed | NeedsAuth | Disabled
+});
 
 /// A remote server's transport: the one that worked.
 #[napi(string_enum = "kebab-case")]
@@ -300,7 +302,9 @@ pub enum ImportKind {
     Codex,
     Opencode,
 }
-mirror!(ImportKind <- config::ImportKind { Cursor | ClaudeCode | ClaudeDesktop | Vscode | Windsurf | Codex | Opencode });
+mirror!(ImportKind <- config::ImportKind {
+    Cursor | ClaudeCode | ClaudeDesktop | Vscode | Windsurf | Codex | Opencode
+});
 
 /// Whom a server is shared with: the user's sessions (through the broker) or the session's
 /// family.
@@ -342,7 +346,9 @@ pub enum SourceRole {
     Import,
     Package,
 }
-mirror!(SourceRole <- adapter::SourceRoleName { Shared | PiGlobal | Explicit | Project | Import | Package });
+mirror!(SourceRole <- adapter::SourceRoleName {
+    Shared | PiGlobal | Explicit | Project | Import | Package
+});
 
 /// What came of reading a config file.
 #[napi(string_enum = "kebab-case")]

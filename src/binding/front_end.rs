@@ -114,18 +114,7 @@ pub enum FieldKind {
     Choices,
 }
 
-impl Js for present::KindName {
-    type Js = FieldKind;
-    fn js(self) -> FieldKind {
-        match self {
-            present::KindName::Text => FieldKind::Text,
-            present::KindName::Number => FieldKind::Number,
-            present::KindName::Boolean => FieldKind::Boolean,
-            present::KindName::Choice => FieldKind::Choice,
-            present::KindName::Choices => FieldKind::Choices,
-        }
-    }
-}
+mirror!(FieldKind <- present::KindName { Text | Number | Boolean | Choice | Choices });
 
 /// An option to pick: the value to hand back (to `takeField`), and what to show.
 #[napi(object)]
@@ -244,19 +233,9 @@ pub enum ApprovalChoice {
     Deny,
 }
 
-impl Js for approval_present::Choice {
-    type Js = ApprovalChoice;
-    fn js(self) -> ApprovalChoice {
-        match self {
-            approval_present::Choice::Once => ApprovalChoice::Once,
-            approval_present::Choice::Tool => ApprovalChoice::Tool,
-            approval_present::Choice::Server => ApprovalChoice::Server,
-            approval_present::Choice::Session => ApprovalChoice::Session,
-            approval_present::Choice::Always => ApprovalChoice::Always,
-            approval_present::Choice::Deny => ApprovalChoice::Deny,
-        }
-    }
-}
+mirror!(ApprovalChoice <- approval_present::Choice {
+    Once | Tool | Server | Session | Always | Deny
+});
 
 /// A session entry (Pi's `appendEntry(customType, data)`): an approval grant to keep, or any
 /// entry of the session given back to `restoreGrants`.

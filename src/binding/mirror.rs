@@ -533,43 +533,14 @@ pub enum ErrorCode {
     ApprovalDenied,
 }
 
-impl Js for adapter::ErrorCode {
-    type Js = ErrorCode;
-    fn js(self) -> ErrorCode {
-        match self {
-            adapter::ErrorCode::InvalidArgs => ErrorCode::InvalidArgs,
-            adapter::ErrorCode::NestedParams => ErrorCode::NestedParams,
-            adapter::ErrorCode::InvalidQuery => ErrorCode::InvalidQuery,
-            adapter::ErrorCode::ToolNotFound => ErrorCode::ToolNotFound,
-            adapter::ErrorCode::AmbiguousTool => ErrorCode::AmbiguousTool,
-            adapter::ErrorCode::ToolHidden => ErrorCode::ToolHidden,
-            adapter::ErrorCode::ToolExcluded => ErrorCode::ToolExcluded,
-            adapter::ErrorCode::ToolForApp => ErrorCode::ToolForApp,
-            adapter::ErrorCode::ServerNotFound => ErrorCode::ServerNotFound,
-            adapter::ErrorCode::ServerDisabled => ErrorCode::ServerDisabled,
-            adapter::ErrorCode::ServerRequired => ErrorCode::ServerRequired,
-            adapter::ErrorCode::ServerUnavailable => ErrorCode::ServerUnavailable,
-            adapter::ErrorCode::ConnectFailed => ErrorCode::ConnectFailed,
-            adapter::ErrorCode::AuthRequired => ErrorCode::AuthRequired,
-            adapter::ErrorCode::SignInFailed => ErrorCode::SignInFailed,
-            adapter::ErrorCode::ToolError => ErrorCode::ToolError,
-            adapter::ErrorCode::Aborted => ErrorCode::Aborted,
-            adapter::ErrorCode::Timeout => ErrorCode::Timeout,
-            adapter::ErrorCode::ConnectionLost => ErrorCode::ConnectionLost,
-            adapter::ErrorCode::ResultTooLarge => ErrorCode::ResultTooLarge,
-            adapter::ErrorCode::ResultTooDeep => ErrorCode::ResultTooDeep,
-            adapter::ErrorCode::CallFailed => ErrorCode::CallFailed,
-            adapter::ErrorCode::UrlElicitationRequired => ErrorCode::UrlElicitationRequired,
-            adapter::ErrorCode::ConfigError => ErrorCode::ConfigError,
-            adapter::ErrorCode::ShutDown => ErrorCode::ShutDown,
-            adapter::ErrorCode::BadUsage => ErrorCode::BadUsage,
-            adapter::ErrorCode::ServerExists => ErrorCode::ServerExists,
-            adapter::ErrorCode::ProjectUntrusted => ErrorCode::ProjectUntrusted,
-            adapter::ErrorCode::ApprovalRequired => ErrorCode::ApprovalRequired,
-            adapter::ErrorCode::ApprovalDenied => ErrorCode::ApprovalDenied,
-        }
-    }
-}
+mirror!(ErrorCode <- adapter::ErrorCode {
+    InvalidArgs | NestedParams | InvalidQuery | ToolNotFound | AmbiguousTool | ToolHidden |
+    ToolExcluded | ToolForApp | ServerNotFound | ServerDisabled | ServerRequired |
+    ServerUnavailable | ConnectFailed | AuthRequired | SignInFailed | ToolError | Aborted |
+    Timeout | ConnectionLost | ResultTooLarge | ResultTooDeep | CallFailed |
+    UrlElicitationRequired | ConfigError | ShutDown | BadUsage | ServerExists | ProjectUntrusted |
+    ApprovalRequired | ApprovalDenied
+});
 
 /// What an outcome answers (`details.mode`; exported to TypeScript as a string-literal union).
 #[napi(string_enum = "snake_case")]
@@ -597,31 +568,8 @@ pub enum Mode {
     ReadMcpResource,
 }
 
-impl Js for adapter::Mode {
-    type Js = Mode;
-    fn js(self) -> Mode {
-        match self {
-            adapter::Mode::Call => Mode::Call,
-            adapter::Mode::Read => Mode::Read,
-            adapter::Mode::Search => Mode::Search,
-            adapter::Mode::List => Mode::List,
-            adapter::Mode::Describe => Mode::Describe,
-            adapter::Mode::Status => Mode::Status,
-            adapter::Mode::Connect => Mode::Connect,
-            adapter::Mode::Instructions => Mode::Instructions,
-            adapter::Mode::Tools => Mode::Tools,
-            adapter::Mode::Prompts => Mode::Prompts,
-            adapter::Mode::Prompt => Mode::Prompt,
-            adapter::Mode::Login => Mode::Login,
-            adapter::Mode::Logout => Mode::Logout,
-            adapter::Mode::Auth => Mode::Auth,
-            adapter::Mode::Doctor => Mode::Doctor,
-            adapter::Mode::Broker => Mode::Broker,
-            adapter::Mode::Setup => Mode::Setup,
-            adapter::Mode::Add => Mode::Add,
-            adapter::Mode::ListMcpResources => Mode::ListMcpResources,
-            adapter::Mode::ListMcpResourceTemplates => Mode::ListMcpResourceTemplates,
-            adapter::Mode::ReadMcpResource => Mode::ReadMcpResource,
-        }
-    }
-}
+mirror!(Mode <- adapter::Mode {
+    Call | Read | Search | List | Describe | Status | Connect | Instructions | Tools | Prompts |
+    Prompt | Login | Logout | Auth | Doctor | Broker | Setup | Add | ListMcpResources |
+    ListMcpResourceTemplates | ReadMcpResource
+});

@@ -400,10 +400,10 @@ export interface DirectToolDefinition {
   annotations?: ToolAnnotations
   /**
    * Set for a tool registered because of the config's `exposure`/`toolExposure`:
-   * `"direct"`, `"codemode"` or `"deferred"` (Pi ≥ 0.99 registers the last two hidden from
-   * the model, for its `codemode` scripts and `tool_search`).
+   * `direct`, `codemode` or `deferred` (Pi ≥ 0.99 registers the last two hidden from the
+   * model, for its `codemode` scripts and `tool_search`).
    */
-  exposure?: string
+  exposure?: Exposure
   /** Pi's namespace of the server's tools (exposure-registered tools only). */
   namespace?: ToolNamespace
   /** The JSON schema of the tool's `structuredContent` (what Pi's codemode scripts get). */

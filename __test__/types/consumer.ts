@@ -355,7 +355,7 @@ const directToolFields: Exactly<
 > = true;
 function readDirectTool(tool: DirectToolDefinition): unknown[] {
   const { name, label, description, promptSnippet, parameters, server, tool: mcpName, annotations, exposure, namespace, outputSchema } = tool;
-  const strings: string[] = [name, label, description, promptSnippet, server, mcpName, exposure ?? ""];
+  const strings: string[] = [name, label, description, promptSnippet, server, mcpName, (exposure satisfies Exposure | undefined) ?? ""];
   const ns: [string, string[], string?, string?] | undefined = namespace && [namespace.name, namespace.aliases, namespace.description, namespace.instructions];
   return [...strings, parameters satisfies Record<string, unknown>, annotations && readAnnotations(annotations), ns, outputSchema satisfies Record<string, unknown> | undefined];
 }

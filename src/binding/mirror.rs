@@ -158,9 +158,9 @@ pub struct DirectToolDefinition {
     /// The server's MCP hints, for Pi's `annotations` (permission extensions read them).
     pub annotations: Option<ToolAnnotations>,
     /// Set for a tool registered because of the config's `exposure`/`toolExposure`:
-    /// `"direct"`, `"codemode"` or `"deferred"` (Pi ≥ 0.99 registers the last two hidden from
-    /// the model, for its `codemode` scripts and `tool_search`).
-    pub exposure: Option<String>,
+    /// `direct`, `codemode` or `deferred` (Pi ≥ 0.99 registers the last two hidden from the
+    /// model, for its `codemode` scripts and `tool_search`).
+    pub exposure: Option<super::detail_entries::Exposure>,
     /// Pi's namespace of the server's tools (exposure-registered tools only).
     pub namespace: Option<ToolNamespace>,
     /// The JSON schema of the tool's `structuredContent` (what Pi's codemode scripts get).

@@ -56,7 +56,7 @@ pub struct DirectToolDefinition {
     pub server: String,
     pub tool: String,
     pub annotations: Option<ToolAnnotations>,
-    pub exposure: Option<String>,
+    pub exposure: Option<Exposure>,
     pub namespace: Option<ToolNamespace>,
     pub output_schema: Option<Value>,
 }
@@ -143,7 +143,7 @@ impl Direct<'_> {
         let declared = set
             .tools
             .iter()
-            .filter(|t| t.exposure.as_deref().is_none_or(|e| e == "direct"))
+            .filter(|t| t.exposure.is_none_or(|e| e == Exposure::Direct))
             .count();
         if settings.warn_on_large_direct_tools && declared >= MANY_DECLARED {
             set.warnings.push(format!(

@@ -135,7 +135,7 @@ impl Resources<'_> {
                     read_only_hint: Some(true),
                     ..ToolAnnotations::default()
                 }),
-                exposure: Some(widest.name().to_string()),
+                exposure: Some(widest),
                 namespace: None,
                 output_schema: output,
             }

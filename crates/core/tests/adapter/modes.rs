@@ -2,6 +2,7 @@
 
 use crate::support::*;
 use pi_mcp_core::adapter::{Page, StartOptions};
+use pi_mcp_core::config::Exposure;
 use pi_mcp_core::events::Event;
 use serde_json::json;
 
@@ -353,7 +354,7 @@ async fn pis_resource_tools_take_the_widest_exposure_of_the_servers_with_resourc
     let exposures = |session: &Session| {
         let tools = session.adapter.direct_tools().resource_tools;
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
-        (names, tools.first().and_then(|t| t.exposure.clone()))
+        (names, tools.first().and_then(|t| t.exposure))
     };
     // Nothing known to have resources yet (no cache): no tools.
     assert_eq!(exposures(&session), (vec![], None));
@@ -370,7 +371,7 @@ async fn pis_resource_tools_take_the_widest_exposure_of_the_servers_with_resourc
             "read_mcp_resource"
         ]
     );
-    assert_eq!(exposure.as_deref(), Some("codemode"));
+    assert_eq!(exposure, Some(Exposure::Codemode));
 
     let run = |name: &'static str, params: serde_json::Value| {
         let adapter = session.adapter.clone();
@@ -409,6 +410,6 @@ async fn pis_resource_tools_take_the_widest_exposure_of_the_servers_with_resourc
     for name in ["docs", "near"] {
         session.adapter.list(name, Page::default()).await;
     }
-    assert_eq!(exposures(&session).1.as_deref(), Some("direct"));
+    assert_eq!(exposures(&session).1, Some(Exposure::Direct));
     finish(session, &home).await;
 }

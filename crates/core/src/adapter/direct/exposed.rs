@@ -45,7 +45,7 @@ impl Direct<'_> {
                 };
                 let mut def = definition(tool);
                 def.name = name;
-                def.exposure = Some(exposure.name().to_string());
+                def.exposure = Some(exposure);
                 def.namespace = Some(namespace.clone());
                 set.tools.push(def);
             }

@@ -5,7 +5,7 @@
 //! server's tools through the approval gate, its resources, the user's consent, the
 //! conversation (as events).
 
-use super::connect::Need;
+use super::reach::Need;
 use super::Mode;
 use super::{CallOptions, Kernel};
 use crate::approval::present::{self, Choice};

@@ -1,7 +1,7 @@
 //! Calling a tool (or reading a resource tool).
 
-use super::connect::Need;
 use super::details::*;
+use super::reach::Need;
 use super::sign_in::SignIns;
 use super::Mode;
 use super::{ErrorCode, Kernel, Outcome, DEFAULT_REQUEST_TIMEOUT};

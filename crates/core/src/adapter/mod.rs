@@ -6,16 +6,17 @@
 //!
 //! The kernel (its fields here; its code in): `open` (its options, the config and cache read,
 //! the kernel assembled) · `servers` (the registry: one record per server, and the catalog view
-//! derived from it) · `connect` (the one way to reach a server) · `listing` (metadata in step
-//! with the servers, the cache writes) · `lifecycle` (start-up, cache fill, health loop, idle
-//! stop, shutdown) · `request` (the `mcp` tool's parameters, parsed once, dispatched by one
-//! match) · `unlisted` (servers whose tools are not known yet, listed under one bound) · `modes`
-//! and `call` (what each of the model's requests does) · `errors` (codes, why a server is
-//! unavailable) · `output` (every answer within the output guard) · `host` (what servers ask of
-//! the session) · `family`. Three parts of it own their state behind a small API in their
-//! feature's file: `sign_in::SignIn` (credentials and sign-ins; the connect path asks it what to
-//! send, tells it of a refusal and asks whether a sign-in came since), `approval::Approval` (the
-//! gate every use of a server passes: its grants and `--yes`) and `apps::AppsState`.
+//! derived from it) · `reach` (one module behind one small API, named in its doc: the one way
+//! to reach a server, in `reach` itself; `listing`, metadata in step with the servers and the
+//! cache writes; `unlisted`, servers whose tools are not known yet, listed under one bound;
+//! `lifecycle`, start-up, cache fill, health loop, idle stop, shutdown; `family`) · `request`
+//! (the `mcp` tool's parameters, parsed once, dispatched by one match) · `modes` and `call`
+//! (what each of the model's requests does) · `errors` (codes, why a server is unavailable) ·
+//! `output` (every answer within the output guard) · `host` (what servers ask of the session).
+//! Three parts of it own their state behind a small API in their feature's file:
+//! `sign_in::SignIn` (credentials and sign-ins; the connect path asks it what to send, tells it
+//! of a refusal and asks whether a sign-in came since), `approval::Approval` (the gate every use
+//! of a server passes: its grants and `--yes`) and `apps::AppsState`.
 //!
 //! The feature services, each a struct that borrows the kernel (`From<&Arc<Kernel>>`), in its own
 //! file or directory: `Prompts` (prompts) · `Resources` (pi_resources, and `read` in it) ·
@@ -42,29 +43,25 @@ mod apps;
 mod call;
 mod catalog_view;
 mod config_edit;
-mod connect;
 mod detail_entries;
 mod details;
 mod direct;
 mod doctor;
 mod errors;
 mod facade;
-mod family;
 mod host;
-mod lifecycle;
-mod listing;
 mod modes;
 mod open;
 mod outcome;
 mod output;
 mod pi_resources;
 mod prompts;
+mod reach;
 mod request;
 mod servers;
 mod servers_section;
 mod sign_in;
 mod status;
-mod unlisted;
 
 pub use call::CallOptions;
 pub use config_edit::{
@@ -76,23 +73,22 @@ pub use details::*;
 pub use direct::{DirectToolDefinition, DirectTools, Reach, ToolAnnotations, ToolNamespace};
 pub use errors::{ErrorCode, Unavailable};
 pub use host::{CredentialSource, FrontEnd};
-pub use lifecycle::{Bounds, StartOptions, Timing};
 pub use modes::{Page, DEFAULT_LIST_LIMIT};
 pub use open::{OpenOptions, RunTools};
 pub use outcome::{Mode, Outcome};
 pub use prompts::{Completion, PromptCommand};
+pub use reach::{Bounds, DeclaredListing, StartOptions, Timing};
 pub use request::{Request, DEFAULT_LIMIT};
 pub use servers::ServerMeta;
-pub use unlisted::DeclaredListing;
 
 use crate::config::DEFAULT_REQUEST_TIMEOUT;
 use crate::config::{self, Config, Env, ServerConfig};
 use crate::events::{EventSink, Events};
-use lifecycle::Startup;
 use pi_mcp_connection::bounded_read::FileLimits;
 use pi_mcp_connection::broker::family::LocalSession;
 use pi_mcp_connection::pool::{Broker, Pool, RequestOptions};
 use pi_mcp_connection::unix_time::now_ms;
+use reach::{ListQueue, Startup};
 use servers::Servers;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -152,7 +148,7 @@ struct Kernel {
     /// What `start` sets going (the pool's notices, the cache fill).
     startup: Startup,
     /// Listings of servers whose tools are not known, under one bound.
-    listings: unlisted::ListQueue,
+    listings: ListQueue,
     timing: Timing,
     bounds: Bounds,
     events: Events,

@@ -1,9 +1,9 @@
 //! The read-only modes: list, search, describe, instructions; and connect (status is status.rs).
 
 use super::details::*;
+use super::reach::Purpose;
 use super::sign_in::SignIns;
 use super::status::Status;
-use super::unlisted::Purpose;
 use super::Mode;
 use super::{ErrorCode, Kernel, Outcome, Unavailable};
 use crate::catalog::{lookup, Lookup, ToolInfo};
@@ -76,8 +76,9 @@ impl Kernel {
                 return outcome;
             }
         }
-        let unlisted = self.unlisted(opts.server.as_deref(), None);
-        let listed = self.list_for(&unlisted, Purpose::Look).await;
+        let listed = self
+            .list_unknown(opts.server.as_deref(), None, Purpose::Look)
+            .await;
         let catalog = self.servers.view();
         let page = match search::search(catalog.tools(), catalog.index(), query, &opts) {
             Ok(page) => page,
@@ -196,25 +197,21 @@ impl Kernel {
         if let Some(found) = self.lookup(mode, name, server)? {
             return Ok(found);
         }
-        let unlisted = self.unlisted(server, Some(name));
+        // A call keeps the server it lists; a describe only looks.
+        let purpose = match mode {
+            Mode::Call => Purpose::Call,
+            _ => Purpose::Look,
+        };
+        let listed = self.list_unknown(server, Some(name), purpose).await;
         let mut pending = vec![];
-        if !unlisted.servers.is_empty() {
-            // A call keeps the server it lists; a describe only looks.
-            let purpose = match mode {
-                Mode::Call => Purpose::Call,
-                _ => Purpose::Look,
-            };
-            // A call through the queue keeps the server it finds the tool on running for it.
-            let _seeking =
-                (purpose == Purpose::Call && !unlisted.named).then(|| self.listings.seek(name));
-            let listed = self.list_for(&unlisted, purpose).await;
+        if !listed.asked.is_empty() {
             if let Some(found) = self.lookup(mode, name, server)? {
                 return Ok(found);
             }
             pending = listed.pending;
             // The only server the tool could be on cannot be reached: that is the answer,
             // unless the name carries another server's prefix (then it is likely a misspelling).
-            if let ([only], [(_, why)]) = (unlisted.servers.as_slice(), listed.failed.as_slice()) {
+            if let ([only], [(_, why)]) = (listed.asked.as_slice(), listed.failed.as_slice()) {
                 let other_prefix = self
                     .server_names(false)
                     .iter()

@@ -1,9 +1,9 @@
 //! Opening the adapter: its options, the config and the metadata cache read (no server I/O),
 //! the kernel assembled from them, and the protocol trace started.
 
-use super::lifecycle::{Bounds, Startup, Timing};
+use super::reach::{Bounds, ListQueue, Startup, Timing};
 use super::servers::{Cached, Servers};
-use super::{approval, apps, host, sign_in, unlisted, Adapter, Kernel, ServerMeta};
+use super::{approval, apps, host, sign_in, Adapter, Kernel, ServerMeta};
 use crate::cache::{self, Loaded};
 use crate::config::{self, Env, LoadOptions};
 use crate::events::Events;
@@ -191,7 +191,7 @@ impl Kernel {
             in_family,
             host,
             startup: Startup::new(notices),
-            listings: unlisted::ListQueue::new(bounds.fill_concurrency),
+            listings: ListQueue::new(bounds.fill_concurrency),
             timing: opts.timing,
             bounds,
             events: Events::default(),

@@ -13,8 +13,8 @@ mod read;
 
 use super::details::Listing;
 use super::direct::{DirectToolDefinition, ToolAnnotations};
+use super::reach::Purpose;
 use super::request::trimmed;
-use super::unlisted::Purpose;
 use super::Kernel;
 use super::Mode;
 use super::{ErrorCode, Outcome, ServerMeta};
@@ -214,10 +214,7 @@ impl Resources<'_> {
                 return outcome;
             }
         }
-        let fetched = self
-            .kernel
-            .list_for(&self.kernel.unlisted(server, None), Purpose::Look)
-            .await;
+        let fetched = self.kernel.list_unknown(server, None, Purpose::Look).await;
         let unavailable = fetched.failed;
         let mut metas = Vec::new();
         let mut with_resources = Vec::new();

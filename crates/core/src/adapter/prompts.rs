@@ -3,9 +3,9 @@
 //! expands to, with completion of argument names and, where the server offers
 //! `completion/complete`, of values; and the listing `pi-mcp prompts` and `/mcp prompts` show.
 
-use super::connect::Need;
 use super::details::*;
-use super::unlisted::Purpose;
+use super::reach::Need;
+use super::reach::Purpose;
 use super::Kernel;
 use super::Mode;
 use super::{ErrorCode, Outcome};
@@ -283,10 +283,7 @@ impl Prompts<'_> {
         };
         let mut lines = Vec::new();
         let mut listed = Vec::new();
-        let listing = self
-            .kernel
-            .list_for(&self.kernel.unlisted(server, None), Purpose::Look)
-            .await;
+        let listing = self.kernel.list_unknown(server, None, Purpose::Look).await;
         for name in &names {
             if let Some(why) = listing.failure(name) {
                 lines.push(format!("{name}: {}", why.reason(name)));

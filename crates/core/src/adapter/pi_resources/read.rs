@@ -2,8 +2,8 @@
 //! `args`), given to the model as text, images, or a private file it can open; a server that
 //! offers subscriptions is then asked for updates of it, which arrive as events.
 
-use crate::adapter::connect::Need;
 use crate::adapter::pi_resources::Resources;
+use crate::adapter::reach::Need;
 use crate::adapter::Mode;
 use crate::adapter::{ErrorCode, Outcome};
 use crate::approval::Subject;

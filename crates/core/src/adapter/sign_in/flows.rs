@@ -4,8 +4,8 @@
 //! `paste`.
 
 use super::{is_explicit, SignIn, WaitingSignIn};
-use crate::adapter::connect::Need;
 use crate::adapter::details::*;
+use crate::adapter::reach::Need;
 use crate::adapter::{ErrorCode, Kernel, Mode, Outcome, Unavailable};
 use crate::config::{Grant, HttpAuth, ServerConfig, Transport};
 use crate::events::Event;

@@ -1,17 +1,40 @@
-//! Reaching a server: [`Kernel::ready`], the one way every mode, the start-up and the health
-//! loop get a connection, and [`Kernel::reconnect`], the explicit one that ignores the backoff.
+//! Reaching a server, as one module: connecting (here), taking its listing (`listing`), listing
+//! the servers whose tools are not known (`unlisted`), keeping each in the state its lifecycle
+//! asks for (`lifecycle`) and sharing it with the family (`family`). The rest of the adapter
+//! uses this API only (`pub(crate)`): [`Kernel::ready`] (the one way every mode gets a
+//! connection, with its [`Need`] and [`Ready`]), [`Kernel::reconnect`] and [`Kernel::renew`]
+//! (the explicit ones), [`Kernel::fail`] and [`Kernel::refused`] (a failure recorded and told),
+//! [`Kernel::list_unknown`], [`Kernel::look_at`], [`Kernel::being_listed`] and
+//! [`Kernel::stop_if_unwanted`] (servers whose tools are not known), [`Kernel::listed_on`],
+//! [`Kernel::cache_entry`] and [`Kernel::cache_write_failed`] (the listing and its cache), and
+//! [`Kernel::begin_deferred_fill`]; the kernel holds its state as `Startup` and `ListQueue`.
+//! What the files share is here, private to the module: [`Kernel::reach`] (`ready` without the
+//! approval gate), the list bounds and the idle limit.
+//!
 //! Failures are recorded in the registry (for the backoff and `status`) and told to JS here.
+
+mod family;
+mod lifecycle;
+mod listing;
+mod unlisted;
+
+pub use lifecycle::{Bounds, StartOptions, Timing};
+pub use unlisted::DeclaredListing;
+pub(crate) use {
+    lifecycle::Startup,
+    unlisted::{ListQueue, Purpose},
+};
 
 use super::servers::Adopted;
 use super::{Kernel, Unavailable};
-use crate::config::{self, HeadersCommand, ServerConfig, Sharing, Transport};
+use crate::config::{self, HeadersCommand, Lifecycle, ServerConfig, Sharing, Transport};
 use crate::events::Event;
 use futures::future::BoxFuture;
 use pi_mcp_connection::broker::family::family;
 use pi_mcp_connection::pool::shared::identity;
 use pi_mcp_connection::pool::{
-    launch, AuthNeed, ConnectError, ConnectSpec, Connection, HeadersProgram, RemoteSpec,
-    RequestError, SharedSpec, StdioSpec, TransportSpec,
+    launch, AuthNeed, ConnectError, ConnectSpec, Connection, HeadersProgram, ListBounds,
+    RemoteSpec, RequestError, SharedSpec, StdioSpec, TransportSpec,
 };
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -20,12 +43,14 @@ use std::time::Duration;
 /// How long a server whose request timed out gets to answer a ping before it is restarted
 /// (or its request timeout, when shorter).
 const PING_LIMIT: Duration = Duration::from_secs(2);
+/// Idle minutes of a lazy server when neither the server nor the settings say.
+const DEFAULT_IDLE_MINUTES: f64 = 10.0;
 /// How often a listing is tried again on the connection that replaced the one it was taken on.
 const LISTING_RETRIES: usize = 2;
 
 /// What the caller needs of the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Need {
+pub(crate) enum Need {
     /// A connection that has done its opening handshake (a call of a tool known from the cache
     /// goes at once; the listing follows). Once the server has listed, its listing is taken too.
     Handshake,
@@ -34,7 +59,7 @@ pub(super) enum Need {
 }
 
 /// A connection as [`Kernel::ready`] hands it out.
-pub(super) struct Ready {
+pub(crate) struct Ready {
     pub conn: Arc<Connection>,
     /// The server's metadata changed on the way (a new listing was taken): names resolved
     /// before may mean other tools now.
@@ -45,7 +70,7 @@ impl Kernel {
     /// A live connection to `name` for the model: reuses the live one (restarting it first when
     /// a request timed out and it does not answer a ping either), else connects, unless the
     /// server failed less than the backoff ago; with [`Need::Listed`], also its listing.
-    pub(super) async fn ready(
+    pub(crate) async fn ready(
         self: &Arc<Self>,
         name: &str,
         need: Need,
@@ -56,11 +81,7 @@ impl Kernel {
 
     /// [`Kernel::ready`] for the gateway's own upkeep (start-up, cache fill, health loop): it
     /// does not count as the model wanting the server.
-    pub(super) async fn reach(
-        self: &Arc<Self>,
-        name: &str,
-        need: Need,
-    ) -> Result<Ready, Unavailable> {
+    async fn reach(self: &Arc<Self>, name: &str, need: Need) -> Result<Ready, Unavailable> {
         let server = self.servers.enabled(name)?;
         if self.closing.is_cancelled() {
             return Err(Unavailable::ShutDown);
@@ -93,14 +114,14 @@ impl Kernel {
 
     /// Connects `name` afresh, now, ignoring the backoff: the live connection is replaced (and
     /// stopped), and reconnects of one server that overlap share one new connection.
-    pub(super) async fn reconnect(self: &Arc<Self>, name: &str) -> Result<Ready, Unavailable> {
+    pub(crate) async fn reconnect(self: &Arc<Self>, name: &str) -> Result<Ready, Unavailable> {
         self.servers.mark_wanted(name);
         self.renew(name).await
     }
 
     /// [`Kernel::reconnect`] for a check (doctor's): it does not count as the model wanting
     /// the server.
-    pub(super) async fn renew(self: &Arc<Self>, name: &str) -> Result<Ready, Unavailable> {
+    pub(crate) async fn renew(self: &Arc<Self>, name: &str) -> Result<Ready, Unavailable> {
         let server = self.servers.enabled(name)?;
         if self.closing.is_cancelled() {
             return Err(Unavailable::ShutDown);
@@ -206,7 +227,7 @@ impl Kernel {
     }
 
     /// Records that `server` refused our credentials (with its challenge, for the next sign-in).
-    pub(super) fn refused(&self, server: &ServerConfig, need: AuthNeed) -> Unavailable {
+    pub(crate) fn refused(&self, server: &ServerConfig, need: AuthNeed) -> Unavailable {
         let fix = self.sign_in.refused(server, &need);
         self.fail(
             &server.name,
@@ -219,7 +240,7 @@ impl Kernel {
 
     /// Records that `name` could not be used (for the backoff and `status`), tells JS, and
     /// returns why.
-    pub(super) fn fail(&self, name: &str, cause: Unavailable) -> Unavailable {
+    pub(crate) fn fail(&self, name: &str, cause: Unavailable) -> Unavailable {
         self.servers.record_failure(name, cause.clone());
         self.events.emit(Event::Failed {
             server: name.to_string(),
@@ -355,6 +376,31 @@ impl Kernel {
             env,
             cwd,
         }
+    }
+
+    /// How much of a server's listing is kept.
+    fn list_bounds(&self, server: &ServerConfig) -> ListBounds {
+        ListBounds {
+            timeout: self.request_timeout(server),
+            items: self.bounds.max_server_tools,
+            bytes: self.bounds.max_server_metadata,
+        }
+    }
+
+    /// How long `server` may sit unused before it is stopped; `None`: never. Lazy servers (and
+    /// lazy-keep-alive ones not used yet) use their own `idleTimeout`, else `settings.idleTimeout`,
+    /// else 10 minutes; eager ones only their own; keep-alive ones never stop.
+    fn idle_limit(&self, server: &ServerConfig) -> Option<Duration> {
+        let minutes = match server.lifecycle {
+            Lifecycle::KeepAlive => return None,
+            Lifecycle::LazyKeepAlive if self.servers.is_used(&server.name) => return None,
+            Lifecycle::Eager => server.idle_timeout_min?,
+            Lifecycle::Lazy | Lifecycle::LazyKeepAlive => server
+                .idle_timeout_min
+                .or(self.config.settings.idle_timeout_min)
+                .unwrap_or(DEFAULT_IDLE_MINUTES),
+        };
+        (minutes > 0.0).then(|| Duration::from_secs_f64(minutes * 60.0))
     }
 
     /// Says once, after a connect, that this process runs its own servers, not its family's.

@@ -1,13 +1,12 @@
 //! Keeping each server's metadata (registry and cache) in step with what it lists: the first
 //! listing of a connection, re-listings after `list_changed`, and the cache writes.
 
-use super::servers::Adopted;
-use super::{now_ms, Kernel, ServerMeta};
+use crate::adapter::servers::Adopted;
+use crate::adapter::{now_ms, Kernel, ServerMeta};
 use crate::cache::{self, CacheEntry};
-use crate::config::ServerConfig;
 use crate::events::Event;
 use crate::render;
-use pi_mcp_connection::pool::{Connection, ListBounds, Listing, Notice};
+use pi_mcp_connection::pool::{Connection, Listing, Notice};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
@@ -41,17 +40,8 @@ impl Kernel {
         u32::try_from(tools).unwrap_or(u32::MAX)
     }
 
-    /// How much of a server's listing is kept.
-    pub(super) fn list_bounds(&self, server: &ServerConfig) -> ListBounds {
-        ListBounds {
-            timeout: self.request_timeout(server),
-            items: self.bounds.max_server_tools,
-            bytes: self.bounds.max_server_metadata,
-        }
-    }
-
     /// Takes the listing of exactly `conn` (not of whatever connection is live by then).
-    pub(super) async fn listed_on(self: &Arc<Self>, conn: Arc<Connection>) -> Option<Adopted> {
+    pub(crate) async fn listed_on(self: &Arc<Self>, conn: Arc<Connection>) -> Option<Adopted> {
         let server = self.servers.config(&conn.server)?;
         let listing = conn.listed(&self.list_bounds(server)).await.ok()?;
         Some(self.take_listing(&conn, &listing))
@@ -85,7 +75,7 @@ impl Kernel {
     }
 
     /// The cache entry of the server's current metadata, for a server configured as `entry`.
-    pub(super) fn cache_entry(&self, name: &str, entry: &Value) -> Option<CacheEntry> {
+    pub(crate) fn cache_entry(&self, name: &str, entry: &Value) -> Option<CacheEntry> {
         let meta = self.servers.meta(name)?;
         Some(CacheEntry {
             config_hash: cache::config_hash(entry, &self.env),
@@ -104,7 +94,7 @@ impl Kernel {
         })
     }
 
-    pub(super) fn cache_write_failed(&self, e: &std::io::Error) {
+    pub(crate) fn cache_write_failed(&self, e: &std::io::Error) {
         tracing::warn!("could not write {}: {e}", self.cache_path.display());
     }
 

@@ -2,7 +2,7 @@
 //! are listed. Every listing of servers the model did not name goes through one queue: the
 //! first-run fill, a search or a resource or prompt listing across servers, a tool name that no
 //! server's prefix matches, the servers Pi's first request declares. The queue lists at most
-//! [`Bounds::fill_concurrency`](super::Bounds) servers at once, in the order asked, each server
+//! [`Bounds::fill_concurrency`](crate::adapter::Bounds) servers at once, in the order asked, each server
 //! once however many ask for it, and stops each lazy server it started once it is listed, unless
 //! the model wanted it meanwhile. A request waits for its servers up to a bound and answers from
 //! what is listed by then, saying which are still being listed; the queue goes on in the
@@ -12,8 +12,8 @@
 //! tool name with its prefix) is listed at once, beside the queue: it never waits behind
 //! hundreds of others. Looking at it does not keep it running; calling it does.
 
-use super::connect::Need;
-use super::{Kernel, Unavailable};
+use super::Need;
+use crate::adapter::{Kernel, Unavailable};
 use crate::catalog::{lookup, Lookup};
 use futures::future::{BoxFuture, FutureExt, Shared};
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -29,7 +29,7 @@ use tokio_util::task::TaskTracker;
 type Queued = Shared<BoxFuture<'static, Option<Unavailable>>>;
 
 /// The listing queue's state.
-pub(super) struct ListQueue {
+pub(crate) struct ListQueue {
     /// One per listing under way.
     permits: Arc<Semaphore>,
     /// Servers queued or being listed, with their listing.
@@ -38,7 +38,7 @@ pub(super) struct ListQueue {
     /// found to have one is not stopped once listed, since the call is about to use it.
     sought: Mutex<Vec<String>>,
     /// The queue's tasks: `shutdown` gives the listings under way
-    /// [`Timing::fill_grace`](super::Timing) to finish (and be written).
+    /// [`Timing::fill_grace`](crate::adapter::Timing) to finish (and be written).
     pub tasks: TaskTracker,
 }
 
@@ -59,7 +59,7 @@ impl ListQueue {
     }
 
     /// Marks `tool` as sought by a call until the returned guard drops.
-    pub fn seek(&self, tool: &str) -> Seeking<'_> {
+    fn seek(&self, tool: &str) -> Seeking<'_> {
         self.sought.lock().push(tool.to_string());
         Seeking {
             sought: &self.sought,
@@ -69,7 +69,7 @@ impl ListQueue {
 }
 
 /// A call's search for a tool through the queue, ended when dropped.
-pub(super) struct Seeking<'a> {
+struct Seeking<'a> {
     sought: &'a Mutex<Vec<String>>,
     tool: String,
 }
@@ -84,7 +84,7 @@ impl Drop for Seeking<'_> {
 }
 
 /// The servers a request needs listed.
-pub(super) struct Unlisted {
+struct Unlisted {
     pub servers: Vec<String>,
     /// The request named them (a server, or a tool name with their prefix): listed at once.
     pub named: bool,
@@ -93,14 +93,16 @@ pub(super) struct Unlisted {
 /// What the model does with what is listed: a call keeps its server running (the model wants
 /// it), looking at its tools does not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Purpose {
+pub(crate) enum Purpose {
     Look,
     Call,
 }
 
 /// How a listing stood when the request answered.
 #[derive(Debug, Default)]
-pub(super) struct Listed {
+pub(crate) struct Listed {
+    /// The servers whose tools were not known, as asked (see `list_unknown`).
+    pub asked: Vec<String>,
     /// Servers that could not be listed, and why, in the order asked.
     pub failed: Vec<(String, Unavailable)>,
     /// Servers still being listed, in the order asked.
@@ -128,7 +130,7 @@ pub struct DeclaredListing {
 impl Kernel {
     /// Enabled servers (or just `server`) whose tools are not known; for a tool name, the
     /// servers whose prefix it starts with, when there are any (then named).
-    pub(super) fn unlisted(&self, server: Option<&str>, tool: Option<&str>) -> Unlisted {
+    fn unlisted(&self, server: Option<&str>, tool: Option<&str>) -> Unlisted {
         let missing: Vec<&str> = self
             .servers
             .configs()
@@ -156,13 +158,35 @@ impl Kernel {
         }
     }
 
-    /// Lists what a request of the model needs: servers it named at once, the others through
-    /// the queue, waiting up to [`Timing::list_wait`](super::Timing).
-    pub(super) async fn list_for(
+    /// Lists what a request of the model needs (the servers `unlisted` gives for `server` and
+    /// `tool`): a call through the queue marks `tool` sought meanwhile, so that the server found
+    /// to have it keeps running for the call.
+    pub(crate) async fn list_unknown(
         self: &Arc<Self>,
-        unlisted: &Unlisted,
+        server: Option<&str>,
+        tool: Option<&str>,
         purpose: Purpose,
     ) -> Listed {
+        let unlisted = self.unlisted(server, tool);
+        if unlisted.servers.is_empty() {
+            return Listed::default();
+        }
+        let _seeking = match tool {
+            Some(tool) if purpose == Purpose::Call && !unlisted.named => {
+                Some(self.listings.seek(tool))
+            }
+            _ => None,
+        };
+        let listed = self.list_for(&unlisted, purpose).await;
+        Listed {
+            asked: unlisted.servers,
+            ..listed
+        }
+    }
+
+    /// Lists what a request of the model needs: servers it named at once, the others through
+    /// the queue, waiting up to [`Timing::list_wait`](crate::adapter::Timing).
+    async fn list_for(self: &Arc<Self>, unlisted: &Unlisted, purpose: Purpose) -> Listed {
         if unlisted.named {
             self.list_now(&unlisted.servers, purpose).await
         } else {
@@ -172,7 +196,7 @@ impl Kernel {
     }
 
     /// Lists those of `servers` whose tools are not known through the queue, waiting up to
-    /// [`Timing::list_wait`](super::Timing): for Pi's tools that reach other tools (codemode,
+    /// [`Timing::list_wait`](crate::adapter::Timing): for Pi's tools that reach other tools (codemode,
     /// tool_search) before they run. Returns the servers still being listed.
     pub async fn list_servers(self: &Arc<Self>, servers: &[String]) -> Vec<String> {
         let unknown: Vec<String> = servers
@@ -202,7 +226,7 @@ impl Kernel {
     }
 
     /// Lists `name` at once when its tools are not known yet: the model looks at them.
-    pub(super) async fn look_at(self: &Arc<Self>, name: &str) -> Result<(), Unavailable> {
+    pub(crate) async fn look_at(self: &Arc<Self>, name: &str) -> Result<(), Unavailable> {
         if self.servers.has_meta(name) {
             return Ok(());
         }
@@ -231,7 +255,7 @@ impl Kernel {
         let failed = futures::future::join_all(attempts).await;
         Listed {
             failed: failed.into_iter().flatten().collect(),
-            pending: vec![],
+            ..Listed::default()
         }
     }
 
@@ -315,7 +339,7 @@ impl Kernel {
     }
 
     /// Servers queued or being listed now, in config order.
-    pub(super) fn being_listed(&self) -> Vec<String> {
+    pub(crate) fn being_listed(&self) -> Vec<String> {
         let queued = self.listings.queued.lock();
         self.servers
             .configs()
@@ -326,7 +350,7 @@ impl Kernel {
 
     /// Stops a lazy server a listing started once it is listed, unless the model wants it or
     /// a call waits to use one of its tools.
-    pub(super) async fn stop_if_unwanted(self: &Arc<Self>, name: &str) {
+    pub(crate) async fn stop_if_unwanted(self: &Arc<Self>, name: &str) {
         if self.hosts_family_of(name) {
             // Members of the family may be listing or calling it as it is listed (subagents
             // starting at once): it stays the family's grace, as the hub keeps one a member left,

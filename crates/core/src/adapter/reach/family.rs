@@ -2,7 +2,7 @@
 //! family (through the hub when another connection runs it, else started here and bound to the
 //! family) and what status says of it.
 
-use super::Kernel;
+use crate::adapter::Kernel;
 use crate::config::{ServerConfig, Sharing, Transport};
 use pi_mcp_connection::broker::family::{family, Reach};
 use pi_mcp_connection::pool::shared::identity;

@@ -2,8 +2,8 @@
 //! servers, the first-run cache fill), a health loop on the native runtime (it never keeps Node
 //! alive) that reconnects dropped keep-alive servers and stops idle ones, and shutdown.
 
-use super::connect::Need;
-use super::Kernel;
+use super::Need;
+use crate::adapter::Kernel;
 use crate::config::{Lifecycle, ServerConfig, Transport};
 use crate::events::Event;
 use futures::StreamExt;
@@ -13,8 +13,6 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
 
-/// Idle minutes of a lazy server when neither the server nor the settings say.
-const DEFAULT_IDLE_MINUTES: f64 = 10.0;
 /// Eager and keep-alive servers connected at once by start-up and health work.
 pub const PARALLEL_CONNECTS: usize = 10;
 /// How long `shutdown` waits for everything else (servers to stop, cache writes).
@@ -102,7 +100,7 @@ enum FillState {
 }
 
 /// What `start` sets going.
-pub(super) struct Startup {
+pub(crate) struct Startup {
     /// The pool's notices, until `start` takes them (so it runs once).
     notices: Mutex<Option<UnboundedReceiver<Notice>>>,
     fill: Mutex<FillState>,
@@ -172,7 +170,7 @@ impl Kernel {
 
     /// Starts a deferred cache fill (the model's first use of `mcp`), or has `start` fill at
     /// once when it has not run yet.
-    pub(super) fn begin_deferred_fill(self: &Arc<Self>) {
+    pub(crate) fn begin_deferred_fill(self: &Arc<Self>) {
         let deferred = {
             let mut state = self.startup.fill.lock();
             if *state == FillState::NotStarted {
@@ -215,22 +213,6 @@ impl Kernel {
         let stopped = futures::future::join(self.pool.close_all(), self.tasks.wait());
         let _ = tokio::time::timeout(SHUTDOWN_LIMIT, stopped).await;
         self.host.server_log().flushed().await;
-    }
-
-    /// How long `server` may sit unused before it is stopped; `None`: never. Lazy servers (and
-    /// lazy-keep-alive ones not used yet) use their own `idleTimeout`, else `settings.idleTimeout`,
-    /// else 10 minutes; eager ones only their own; keep-alive ones never stop.
-    pub(super) fn idle_limit(&self, server: &ServerConfig) -> Option<Duration> {
-        let minutes = match server.lifecycle {
-            Lifecycle::KeepAlive => return None,
-            Lifecycle::LazyKeepAlive if self.servers.is_used(&server.name) => return None,
-            Lifecycle::Eager => server.idle_timeout_min?,
-            Lifecycle::Lazy | Lifecycle::LazyKeepAlive => server
-                .idle_timeout_min
-                .or(self.config.settings.idle_timeout_min)
-                .unwrap_or(DEFAULT_IDLE_MINUTES),
-        };
-        (minutes > 0.0).then(|| Duration::from_secs_f64(minutes * 60.0))
     }
 
     /// Whether the health loop brings `server` back when it is down: keep-alive servers, and

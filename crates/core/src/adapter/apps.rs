@@ -6,6 +6,7 @@
 //! conversation (as events).
 
 use super::reach::Need;
+use super::tool::Tool;
 use super::Mode;
 use super::{CallOptions, Kernel};
 use crate::approval::present::{self, Choice};
@@ -16,7 +17,7 @@ use crate::apps::{
     resource_uri, AppHost, AppRef, Apps, Ask, CallEnd, Document, Grant, OpenApp, Shown,
     ToConversation,
 };
-use crate::catalog::ToolInfo;
+use crate::catalog::{lookup, Lookup, ToolInfo};
 use crate::config::UiMode;
 use crate::events::Event;
 use base64::Engine;
@@ -112,13 +113,14 @@ impl McpApps<'_> {
     /// The model is still writing a call of `name` (`server`'s, when it says): an open app of
     /// the tool gets the arguments so far. Nothing starts, nothing opens.
     pub fn app_input_partial(&self, name: &str, server: Option<&str>, args: Value) {
-        let (Some(apps), Ok(Some(tool))) = (
+        let catalog = self.kernel.servers.view();
+        let (Some(apps), Lookup::Found(tool)) = (
             self.kernel.apps.on.get(),
-            self.kernel.lookup(Mode::Call, name, server),
+            lookup(catalog.tools(), name, server),
         ) else {
             return;
         };
-        if let Some(input) = self.kernel.app_input(&tool, &args) {
+        if let Some(input) = self.kernel.app_input(tool, &args) {
             apps.call_partial(&tool.server, &tool.original, input);
         }
     }
@@ -380,7 +382,8 @@ impl Kernel {
             .conn;
         self.servers.mark_used(server);
         let cancel = self.closing.child_token();
-        self.send(&conn, &tool, args, &CallOptions::default(), cancel)
+        Tool::from(self)
+            .send(&conn, &tool, args, &CallOptions::default(), cancel)
             .await
             .map_err(|e| e.to_string())
     }

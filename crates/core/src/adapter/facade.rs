@@ -12,6 +12,7 @@ use super::pi_resources::Resources;
 use super::prompts::{Completion, PromptCommand, Prompts};
 use super::sign_in::SignIns;
 use super::status::Status;
+use super::tool::Tool;
 use super::CredentialSource;
 use super::{Adapter, Outcome, SetupRequest};
 use super::{CallOptions, DeclaredListing, FrontEnd, Page, Request, StartOptions, ToolDefinition};
@@ -234,19 +235,21 @@ impl Adapter {
         self.kernel.list_declared(wait).await
     }
     pub async fn execute(&self, params: &Value, call_id: Option<String>) -> Outcome {
-        self.kernel.execute(params, call_id).await
+        Tool::from(&self.kernel).execute(params, call_id).await
     }
     pub async fn run(&self, request: Request, call_id: Option<String>) -> Outcome {
-        self.kernel.run(request, call_id).await
+        Tool::from(&self.kernel).run(request, call_id).await
     }
     pub async fn list(&self, name: &str, page: Page) -> Outcome {
-        self.kernel.list(name, page).await
+        Tool::from(&self.kernel).list(name, page).await
     }
     pub async fn search(&self, query: &str, opts: SearchOptions, include_schemas: bool) -> Outcome {
-        self.kernel.search(query, opts, include_schemas).await
+        Tool::from(&self.kernel)
+            .search(query, opts, include_schemas)
+            .await
     }
     pub async fn describe(&self, name: &str, server: Option<&str>) -> Outcome {
-        self.kernel.describe(name, server).await
+        Tool::from(&self.kernel).describe(name, server).await
     }
     pub async fn describe_for(
         &self,
@@ -254,15 +257,17 @@ impl Adapter {
         server: Option<&str>,
         audience: render::Audience,
     ) -> Outcome {
-        self.kernel.describe_for(name, server, audience).await
+        Tool::from(&self.kernel)
+            .describe_for(name, server, audience)
+            .await
     }
     pub async fn instructions(&self, name: &str) -> Outcome {
-        self.kernel.instructions(name).await
+        Tool::from(&self.kernel).instructions(name).await
     }
     pub async fn connect(&self, name: &str) -> Outcome {
-        self.kernel.connect(name).await
+        Tool::from(&self.kernel).connect(name).await
     }
     pub async fn call(&self, name: &str, args: Map<String, Value>, opts: CallOptions) -> Outcome {
-        self.kernel.call(name, args, opts).await
+        Tool::from(&self.kernel).call(name, args, opts).await
     }
 }

@@ -9,21 +9,21 @@
 //! derived from it) · `reach` (one module behind one small API, named in its doc: the one way
 //! to reach a server, in `reach` itself; `listing`, metadata in step with the servers and the
 //! cache writes; `unlisted`, servers whose tools are not known yet, listed under one bound;
-//! `lifecycle`, start-up, cache fill, health loop, idle stop, shutdown; `family`) · `request`
-//! (the `mcp` tool's parameters, parsed once, dispatched by one match) · `modes` and `call`
-//! (what each of the model's requests does) · `errors` (codes, why a server is unavailable) ·
-//! `output` (every answer within the output guard) · `host` (what servers ask of the session).
-//! Three parts of it own their state behind a small API in their feature's file:
+//! `lifecycle`, start-up, cache fill, health loop, idle stop, shutdown; `family`) · `errors`
+//! (codes, why a server is unavailable) · `output` (every answer within the output guard) ·
+//! `host` (what servers ask of the session); helpers every part uses are here (`caller`,
+//! `trimmed`). Three parts of it own their state behind a small API in their feature's file:
 //! `sign_in::SignIn` (credentials and sign-ins; the connect path asks it what to send, tells it
 //! of a refusal and asks whether a sign-in came since), `approval::Approval` (the gate every use
 //! of a server passes: its grants and `--yes`) and `apps::AppsState`.
 //!
-//! The feature services, each a struct that borrows the kernel (`From<&Arc<Kernel>>`), in its own
-//! file or directory: `Prompts` (prompts) · `Resources` (pi_resources, and `read` in it) ·
-//! `Direct` (direct, and `exposed` in it) · `Doctor` (doctor) · `Status` (status, and `shared`
-//! in it) · `SignIns` (sign_in/flows: login, logout, the pasted redirect, `/mcp-auth`, the
-//! autoAuth retry) · `McpApps` (apps) · `ConfigEdits` (config_edit, and `add`, `setup`,
-//! `exposure` in it).
+//! The feature services, each a struct that borrows the kernel (`From<&Arc<Kernel>>`), in its
+//! own file or directory: `Tool` (tool: the `mcp` tool's parameters parsed once and run by one
+//! match in `request`, the read-only modes and connect in `modes`, a call in `call`) · `Prompts`
+//! (prompts) · `Resources` (pi_resources, and `read` in it) · `Direct` (direct, and `exposed`
+//! in it) · `Doctor` (doctor) · `Status` (status, and `shared` in it) · `SignIns`
+//! (sign_in/flows: login, logout, the pasted redirect, `/mcp-auth`, the autoAuth retry) ·
+//! `McpApps` (apps) · `ConfigEdits` (config_edit, and `add`, `setup`, `exposure` in it).
 
 /// A feature service is made from the kernel it borrows for one request:
 /// `Prompts::from(&kernel)`.
@@ -40,7 +40,6 @@ use borrows_kernel;
 
 mod approval;
 mod apps;
-mod call;
 mod catalog_view;
 mod config_edit;
 mod detail_entries;
@@ -50,20 +49,18 @@ mod doctor;
 mod errors;
 mod facade;
 mod host;
-mod modes;
 mod open;
 mod outcome;
 mod output;
 mod pi_resources;
 mod prompts;
 mod reach;
-mod request;
 mod servers;
 mod servers_section;
 mod sign_in;
 mod status;
+mod tool;
 
-pub use call::CallOptions;
 pub use config_edit::{
     DirectCost, ExposedTool, ExposureChange, ExposureError, ExposurePreview, SavedChange,
     ServerExposure, SetupRequest, SwitchError,
@@ -73,24 +70,25 @@ pub use details::*;
 pub use direct::{DirectToolDefinition, DirectTools, Reach, ToolAnnotations, ToolNamespace};
 pub use errors::{ErrorCode, Unavailable};
 pub use host::{CredentialSource, FrontEnd};
-pub use modes::{Page, DEFAULT_LIST_LIMIT};
 pub use open::{OpenOptions, RunTools};
 pub use outcome::{Mode, Outcome};
 pub use prompts::{Completion, PromptCommand};
 pub use reach::{Bounds, DeclaredListing, StartOptions, Timing};
-pub use request::{Request, DEFAULT_LIMIT};
 pub use servers::ServerMeta;
+pub use tool::{CallOptions, Page, Request, DEFAULT_LIMIT, DEFAULT_LIST_LIMIT};
 
 use crate::config::DEFAULT_REQUEST_TIMEOUT;
 use crate::config::{self, Config, Env, ServerConfig};
 use crate::events::{EventSink, Events};
 use pi_mcp_connection::bounded_read::FileLimits;
 use pi_mcp_connection::broker::family::LocalSession;
-use pi_mcp_connection::pool::{Broker, Pool, RequestOptions};
+use pi_mcp_connection::pool::{Broker, Caller, Pool, RequestOptions};
 use pi_mcp_connection::unix_time::now_ms;
 use reach::{ListQueue, Startup};
+use serde_json::Value;
 use servers::Servers;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -306,4 +304,23 @@ impl Drop for Kernel {
         self.closing.cancel();
         self.pool.abort_all();
     }
+}
+
+/// Whom a call is made for: its call id, or an id of its own for a call that has none (nobody
+/// can cancel it), so that the questions its server asks during it still end with it.
+fn caller(call_id: Option<&str>) -> Caller {
+    static UNNAMED: AtomicU64 = AtomicU64::new(1);
+    match call_id {
+        Some(id) => id.into(),
+        None => format!("unnamed-call-{}", UNNAMED.fetch_add(1, Ordering::Relaxed)).into(),
+    }
+}
+
+/// The string parameter `key`, trimmed; `None` when absent, not a string, or blank.
+fn trimmed<'a>(params: &'a Value, key: &str) -> Option<&'a str> {
+    params
+        .get(key)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
 }

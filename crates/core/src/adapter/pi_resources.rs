@@ -14,7 +14,7 @@ mod read;
 use super::details::Listing;
 use super::direct::{DirectToolDefinition, ToolAnnotations};
 use super::reach::Purpose;
-use super::request::trimmed;
+use super::trimmed;
 use super::Kernel;
 use super::Mode;
 use super::{ErrorCode, Outcome, ServerMeta};
@@ -210,7 +210,12 @@ impl Resources<'_> {
         };
         let server = server.as_deref();
         if let Some(name) = server {
-            if let Err(outcome) = self.kernel.enabled_server(mode, name) {
+            if let Err(outcome) = self
+                .kernel
+                .servers
+                .enabled(name)
+                .map_err(|why| why.outcome(mode, name))
+            {
                 return outcome;
             }
         }

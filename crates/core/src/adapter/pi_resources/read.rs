@@ -75,7 +75,7 @@ impl Resources<'_> {
                 }),
             cancel,
             on_progress: None,
-            caller: Some(crate::adapter::call::caller(call_id.as_deref())),
+            caller: Some(crate::adapter::caller(call_id.as_deref())),
             total: self
                 .kernel
                 .server(&server)

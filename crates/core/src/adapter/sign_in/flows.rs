@@ -179,7 +179,11 @@ impl SignIns<'_> {
 
     /// The server `name` if it may sign in with OAuth, else the answer saying why not.
     fn oauth_server(&self, mode: Mode, name: &str) -> Result<&ServerConfig, Outcome> {
-        let server = self.kernel.enabled_server(mode, name)?;
+        let server = self
+            .kernel
+            .servers
+            .enabled(name)
+            .map_err(|why| why.outcome(mode, name))?;
         let why = match &server.transport {
             Transport::Http {
                 auth: HttpAuth::OAuth(_),
@@ -312,7 +316,12 @@ impl SignIns<'_> {
                 render::auth_usage(&remote),
             );
         }
-        let server = match self.kernel.enabled_server(Mode::Auth, name) {
+        let server = match self
+            .kernel
+            .servers
+            .enabled(name)
+            .map_err(|why| why.outcome(Mode::Auth, name))
+        {
             Ok(server) => server,
             Err(outcome) => return outcome,
         };

@@ -2,15 +2,14 @@
 //! one `match` that runs it. The mode is the first of tool > read > connect > describe >
 //! instructions > search > server (list) > nothing (status).
 
-use super::modes::Page;
-use super::pi_resources::Resources;
-use super::status::Status;
-use super::Mode;
-use super::{CallOptions, ErrorCode, Kernel, Outcome};
+use super::{CallOptions, Page, Tool};
+use crate::adapter::pi_resources::Resources;
+use crate::adapter::status::Status;
+use crate::adapter::Mode;
+use crate::adapter::{trimmed, ErrorCode, Outcome};
 use crate::search::SearchOptions;
 use pi_mcp_connection::value_kind::value_kind;
 use serde_json::{Map, Value};
-use std::sync::Arc;
 
 /// Fields of the `mcp` tool that pick a mode; finding one inside `args` means the model nested them.
 const GATEWAY_FIELDS: [&str; 7] = [
@@ -116,11 +115,11 @@ impl Request {
     }
 }
 
-impl Kernel {
+impl Tool<'_> {
     /// Runs the `mcp` tool with the parameters the model gave. The first use starts a deferred
     /// cache fill.
-    pub async fn execute(self: &Arc<Self>, params: &Value, call_id: Option<String>) -> Outcome {
-        self.begin_deferred_fill();
+    pub async fn execute(&self, params: &Value, call_id: Option<String>) -> Outcome {
+        self.kernel.begin_deferred_fill();
         match Request::parse(params) {
             Ok(request) => self.run(request, call_id).await,
             Err(outcome) => outcome,
@@ -128,7 +127,7 @@ impl Kernel {
     }
 
     /// Runs one request; `call_id` lets `cancel` abort a call.
-    pub async fn run(self: &Arc<Self>, request: Request, call_id: Option<String>) -> Outcome {
+    pub async fn run(&self, request: Request, call_id: Option<String>) -> Outcome {
         match request {
             Request::Call { tool, args, server } => {
                 let opts = CallOptions {
@@ -139,7 +138,7 @@ impl Kernel {
                 self.call(&tool, args, opts).await
             }
             Request::Read { uri, server, args } => {
-                Resources::from(self)
+                Resources::from(self.kernel)
                     .read(&uri, server.as_deref(), args, call_id)
                     .await
             }
@@ -152,18 +151,9 @@ impl Kernel {
                 include_schemas,
             } => self.search(&query, options, include_schemas).await,
             Request::List { server, page } => self.list(&server, page).await,
-            Request::Status => Status::from(self).status(),
+            Request::Status => Status::from(self.kernel).status(),
         }
     }
-}
-
-/// The string parameter `key`, trimmed; `None` when absent, not a string, or blank.
-pub(super) fn trimmed<'a>(params: &'a Value, key: &str) -> Option<&'a str> {
-    params
-        .get(key)
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
 }
 
 /// `args` as an object: given as one, or as a JSON string encoding one.
@@ -190,7 +180,7 @@ fn parse_args(args: Option<&Value>) -> Result<Map<String, Value>, Outcome> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::adapter::*;
     use serde_json::json;
 
     fn parse(params: Value) -> Request {

@@ -1,10 +1,11 @@
 //! Calling a tool (or reading a resource tool).
 
-use super::details::*;
-use super::reach::Need;
-use super::sign_in::SignIns;
-use super::Mode;
-use super::{ErrorCode, Kernel, Outcome, DEFAULT_REQUEST_TIMEOUT};
+use super::Tool;
+use crate::adapter::details::*;
+use crate::adapter::reach::Need;
+use crate::adapter::sign_in::SignIns;
+use crate::adapter::Mode;
+use crate::adapter::{caller, ErrorCode, Outcome, DEFAULT_REQUEST_TIMEOUT};
 use crate::approval::Subject;
 use crate::catalog::{pi_tool_name, ToolInfo};
 use crate::config::{tool_pattern_matches, DEFAULT_CALL_TIMEOUT};
@@ -12,9 +13,9 @@ use crate::events::Event;
 use crate::render;
 use crate::resources;
 use crate::validate::{check_arguments, coerce_arguments, without_null_optionals};
-use pi_mcp_connection::pool::{Caller, Connection, ProgressSink, RequestError, RequestOptions};
+use pi_mcp_connection::pool::{Connection, ProgressSink, RequestError, RequestOptions};
 use serde_json::{json, Map, Value};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -29,16 +30,6 @@ enum AfterEarly {
     Again(ToolInfo),
 }
 
-/// Whom a call is made for: its call id, or an id of its own for a call that has none (nobody
-/// can cancel it), so that the questions its server asks during it still end with it.
-pub(super) fn caller(call_id: Option<&str>) -> Caller {
-    static UNNAMED: AtomicU64 = AtomicU64::new(1);
-    match call_id {
-        Some(id) => id.into(),
-        None => format!("unnamed-call-{}", UNNAMED.fetch_add(1, Ordering::Relaxed)).into(),
-    }
-}
-
 #[derive(Clone, Default)]
 pub struct CallOptions {
     pub server: Option<String>,
@@ -51,23 +42,18 @@ pub struct CallOptions {
 /// How long a server that answered a call before it was listed must be idle before it is.
 const LIST_WHEN_IDLE: Duration = Duration::from_millis(200);
 
-impl Kernel {
+impl Tool<'_> {
     /// Calls a tool (or reads a resource tool). Its arguments are checked against the known
     /// schema before any server starts; a server started just now gets the call at once when
     /// the tool is known from the cache, and is listed once it is idle. A server that wants a
     /// sign-in gets one first under `autoAuth`. Its details say how long it took (`elapsedMs`).
-    pub async fn call(
-        self: &Arc<Self>,
-        name: &str,
-        args: Map<String, Value>,
-        opts: CallOptions,
-    ) -> Outcome {
+    pub async fn call(&self, name: &str, args: Map<String, Value>, opts: CallOptions) -> Outcome {
         // Only a sign-in by itself calls again: without one, the arguments need no copy. A call
         // made again after a sign-in is not asked about again.
         let approved = AtomicBool::new(false);
         let started = Instant::now();
-        let outcome = if self.sign_in.may_retry() {
-            SignIns::from(self)
+        let outcome = if self.kernel.sign_in.may_retry() {
+            SignIns::from(self.kernel)
                 .with_sign_in(|| self.call_once(name, args.clone(), &opts, &approved))
                 .await
         } else {
@@ -80,7 +66,7 @@ impl Kernel {
     }
 
     async fn call_once(
-        self: &Arc<Self>,
+        &self,
         name: &str,
         args: Map<String, Value>,
         opts: &CallOptions,
@@ -102,6 +88,7 @@ impl Kernel {
         };
         if !approved.load(Ordering::Relaxed) {
             if let Err(outcome) = self
+                .kernel
                 .approved(Mode::Call, Subject::Tool(&tool), &args, None)
                 .await
             {
@@ -109,27 +96,27 @@ impl Kernel {
             }
             approved.store(true, Ordering::Relaxed);
         }
-        let cancel = self.closing.child_token();
+        let cancel = self.kernel.closing.child_token();
         let _cancellable = opts
             .call_id
             .as_deref()
-            .and_then(|id| self.servers.call_started(&tool.server, id, &cancel));
+            .and_then(|id| self.kernel.servers.call_started(&tool.server, id, &cancel));
         let (conn, tool) = match self.reach_for_call(tool).await {
             Ok(reached) => reached,
             Err(outcome) => return outcome,
         };
         // A call before the server's listing may be sent again once it is listed.
         let again = (!conn.is_listed()).then(|| args.as_object().cloned().unwrap_or_default());
-        let app_input = self.app_call_began(&tool, &args);
+        let app_input = self.kernel.app_call_began(&tool, &args);
         let result = self.send(&conn, &tool, args, opts, cancel.clone()).await;
         if let Some(input) = app_input.clone() {
-            self.app_call_ended(&tool, input, &result);
+            self.kernel.app_call_ended(&tool, input, &result);
         }
         if let (Err(RequestError::NeedsAuth(need)), Some(server)) =
-            (&result, self.server(&tool.server))
+            (&result, self.kernel.server(&tool.server))
         {
             // The credentials were refused mid-session: the fix names the sign-in to run.
-            let why = self.refused(server, need.clone());
+            let why = self.kernel.refused(server, need.clone());
             return why
                 .outcome(Mode::Call, &tool.server)
                 .with_tool(tool.name.as_str());
@@ -148,7 +135,7 @@ impl Kernel {
                 let result = self.send(&conn, &fresh, args, opts, cancel).await;
                 // The app saw the first answer: it gets this one too.
                 if let Some(input) = app_input {
-                    self.app_call_ended(&fresh, input, &result);
+                    self.kernel.app_call_ended(&fresh, input, &result);
                 }
                 self.call_outcome(&fresh, result)
             }
@@ -158,35 +145,39 @@ impl Kernel {
     /// Why Pi's command line leaves `tool` out of this run (`--tools`, `--exclude-tools`), if it
     /// does; matched against Pi's name of the tool, as Pi matches its own MCP tools.
     fn not_in_this_run(&self, tool: &ToolInfo) -> Option<String> {
-        if self.run_tools.allow.is_none() && self.run_tools.deny.is_empty() {
+        if self.kernel.run_tools.allow.is_none() && self.kernel.run_tools.deny.is_empty() {
             return None;
         }
         let name = pi_tool_name(&tool.server, &tool.original, false);
         let matched = |patterns: &[String]| patterns.iter().any(|p| tool_pattern_matches(p, &name));
-        if let Some(allow) = self.run_tools.allow.as_deref().filter(|a| !matched(a)) {
+        if let Some(allow) = self
+            .kernel
+            .run_tools
+            .allow
+            .as_deref()
+            .filter(|a| !matched(a))
+        {
             return Some(format!(
                 "`--tools {}` does not name {name}",
                 allow.join(",")
             ));
         }
-        matched(&self.run_tools.deny).then(|| {
+        matched(&self.kernel.run_tools.deny).then(|| {
             format!(
                 "`--exclude-tools {}` excludes {name}",
-                self.run_tools.deny.join(",")
+                self.kernel.run_tools.deny.join(",")
             )
         })
     }
 
     /// The connection for a call of `tool`, and the tool as the server lists it by then.
-    async fn reach_for_call(
-        self: &Arc<Self>,
-        tool: ToolInfo,
-    ) -> Result<(Arc<Connection>, ToolInfo), Outcome> {
+    async fn reach_for_call(&self, tool: ToolInfo) -> Result<(Arc<Connection>, ToolInfo), Outcome> {
         let reached = self
+            .kernel
             .ready(&tool.server, Need::Handshake)
             .await
             .map_err(|why| why.outcome(Mode::Call, &tool.server))?;
-        self.servers.mark_used(&tool.server);
+        self.kernel.servers.mark_used(&tool.server);
         // A new listing may have changed the catalog: call what the server lists now.
         let tool = match reached.refreshed {
             true => {
@@ -199,8 +190,8 @@ impl Kernel {
     }
 
     /// Sends the call (`tools/call`, or `resources/read` for a resource tool).
-    pub(super) async fn send(
-        self: &Arc<Self>,
+    pub(crate) async fn send(
+        &self,
         conn: &Connection,
         tool: &ToolInfo,
         args: Value,
@@ -210,8 +201,9 @@ impl Kernel {
         let timeout = match opts.timeout_ms {
             Some(ms) => Duration::from_millis(ms),
             None => self
+                .kernel
                 .server(&tool.server)
-                .map_or(DEFAULT_REQUEST_TIMEOUT, |s| self.request_timeout(s)),
+                .map_or(DEFAULT_REQUEST_TIMEOUT, |s| self.kernel.request_timeout(s)),
         };
         let (method, params) = match (&tool.resource_uri, &tool.resource_template) {
             (Some(uri), _) => ("resources/read", json!({ "uri": uri })),
@@ -235,9 +227,10 @@ impl Kernel {
             on_progress,
             caller: Some(caller(opts.call_id.as_deref())),
             total: self
+                .kernel
                 .server(&tool.server)
                 .map_or(Some(DEFAULT_CALL_TIMEOUT), |s| {
-                    self.config.client_settings(s).call_timeout()
+                    self.kernel.config.client_settings(s).call_timeout()
                 }),
             tool: tool.definition.clone(),
         };
@@ -250,7 +243,7 @@ impl Kernel {
     /// server no longer has (see [`RequestError::stale_headers`]) goes again as it lists the tool
     /// now.
     async fn after_early_call(
-        self: &Arc<Self>,
+        &self,
         conn: &Arc<Connection>,
         tool: &ToolInfo,
         result: &Result<Value, RequestError>,
@@ -264,7 +257,7 @@ impl Kernel {
             self.list_when_idle(conn);
             return AfterEarly::Stands;
         }
-        if self.listed_on(conn.clone()).await.is_none() {
+        if self.kernel.listed_on(conn.clone()).await.is_none() {
             return AfterEarly::Stands;
         }
         match (
@@ -296,7 +289,7 @@ impl Kernel {
                 if rendered.is_error {
                     outcome.fail(ErrorCode::ToolError);
                 }
-                self.within_guard(outcome, &tool.name)
+                self.kernel.within_guard(outcome, &tool.name)
             }
             Err(RequestError::Aborted) => Outcome::error(
                 Mode::Call,
@@ -324,10 +317,10 @@ impl Kernel {
 
     /// Takes the listing of `conn` in the background once it has been idle for a moment, so that
     /// it holds up no call (a call of a cached tool went before it).
-    fn list_when_idle(self: &Arc<Self>, conn: &Arc<Connection>) {
-        let (this, conn) = (Arc::downgrade(self), conn.clone());
-        let closing = self.closing.clone();
-        self.tasks.spawn(async move {
+    fn list_when_idle(&self, conn: &Arc<Connection>) {
+        let (this, conn) = (Arc::downgrade(self.kernel), conn.clone());
+        let closing = self.kernel.closing.clone();
+        self.kernel.tasks.spawn(async move {
             tokio::select! {
                 _ = conn.until_idle(LIST_WHEN_IDLE) => {}
                 _ = closing.cancelled() => return,
@@ -339,15 +332,14 @@ impl Kernel {
     }
 }
 
-impl Kernel {
+impl Tool<'_> {
     /// Progress of call `call_id` reported as `progress` events.
-    fn progress_events(
-        self: &Arc<Self>,
-        call_id: String,
-        server: &str,
-        tool: &str,
-    ) -> ProgressSink {
-        let (this, server, tool) = (Arc::downgrade(self), server.to_string(), tool.to_string());
+    fn progress_events(&self, call_id: String, server: &str, tool: &str) -> ProgressSink {
+        let (this, server, tool) = (
+            Arc::downgrade(self.kernel),
+            server.to_string(),
+            tool.to_string(),
+        );
         Arc::new(move |p| {
             if let Some(this) = this.upgrade() {
                 let text = render::progress(&tool, p.progress, p.total, p.message.as_deref());

@@ -286,7 +286,7 @@ impl Servers {
         name: &str,
         id: &str,
         cancel: &CancellationToken,
-    ) -> Option<CallGuard<'_>> {
+    ) -> Option<impl Sized + '_> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let key = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let record = self.record(name)?;
@@ -327,7 +327,7 @@ impl Servers {
 }
 
 /// Keeps a call registered with its server while it runs.
-pub(super) struct CallGuard<'a> {
+struct CallGuard<'a> {
     record: &'a Record,
     key: u64,
 }

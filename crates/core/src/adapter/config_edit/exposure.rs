@@ -162,25 +162,15 @@ impl ConfigEdits<'_> {
     /// tools it leaves out too: the metadata known is kept under the hash of the new config, so
     /// that the server need not start to be listed again.
     fn carry_cache_over(&self, planned: &[Planned]) {
-        let entries: Vec<_> = planned
+        let moved: Vec<_> = planned
             .iter()
             .filter(|p| {
                 crate::cache::config_hash(&p.server.entry, &self.kernel.env)
                     != crate::cache::config_hash(&p.plan.after.entry, &self.kernel.env)
             })
-            .filter_map(|p| {
-                let entry = self
-                    .kernel
-                    .cache_entry(&p.server.name, &p.plan.after.entry)?;
-                Some((p.server.name.clone(), entry))
-            })
+            .map(|p| (p.server.name.as_str(), &p.plan.after.entry))
             .collect();
-        if entries.is_empty() {
-            return;
-        }
-        if let Err(e) = crate::cache::write_entries(&self.kernel.cache_path, &entries) {
-            self.kernel.cache_write_failed(&e);
-        }
+        self.kernel.cache_known_as(&moved);
     }
 
     /// Plans `changes` for each server they concern (with `every`, for every enabled server).

@@ -74,8 +74,23 @@ impl Kernel {
         }
     }
 
+    /// Writes the metadata known of each of `servers` to the cache under the config entry given
+    /// with it (a server whose config changed in a way that leaves what it lists alone).
+    pub(crate) fn cache_known_as(&self, servers: &[(&str, &Value)]) {
+        let entries: Vec<_> = servers
+            .iter()
+            .filter_map(|(name, entry)| Some((name.to_string(), self.cache_entry(name, entry)?)))
+            .collect();
+        if entries.is_empty() {
+            return;
+        }
+        if let Err(e) = cache::write_entries(&self.cache_path, &entries) {
+            self.cache_write_failed(&e);
+        }
+    }
+
     /// The cache entry of the server's current metadata, for a server configured as `entry`.
-    pub(crate) fn cache_entry(&self, name: &str, entry: &Value) -> Option<CacheEntry> {
+    fn cache_entry(&self, name: &str, entry: &Value) -> Option<CacheEntry> {
         let meta = self.servers.meta(name)?;
         Some(CacheEntry {
             config_hash: cache::config_hash(entry, &self.env),
@@ -94,7 +109,7 @@ impl Kernel {
         })
     }
 
-    pub(crate) fn cache_write_failed(&self, e: &std::io::Error) {
+    fn cache_write_failed(&self, e: &std::io::Error) {
         tracing::warn!("could not write {}: {e}", self.cache_path.display());
     }
 

@@ -1,12 +1,12 @@
 //! Reaching a server, as one module: connecting (here), taking its listing (`listing`), listing
 //! the servers whose tools are not known (`unlisted`), keeping each in the state its lifecycle
 //! asks for (`lifecycle`) and sharing it with the family (`family`). The rest of the adapter
-//! uses this API only (`pub(crate)`): [`Kernel::ready`] (the one way every mode gets a
-//! connection, with its [`Need`] and [`Ready`]), [`Kernel::reconnect`] and [`Kernel::renew`]
+//! uses this API only, each item crate-visible: [`Kernel::ready`] (the one way every mode gets
+//! a connection, with its [`Need`] and [`Ready`]), [`Kernel::reconnect`] and [`Kernel::renew`]
 //! (the explicit ones), [`Kernel::fail`] and [`Kernel::refused`] (a failure recorded and told),
-//! [`Kernel::list_unknown`], [`Kernel::look_at`], [`Kernel::being_listed`] and
-//! [`Kernel::stop_if_unwanted`] (servers whose tools are not known), [`Kernel::listed_on`],
-//! [`Kernel::cache_entry`] and [`Kernel::cache_write_failed`] (the listing and its cache), and
+//! [`Kernel::list_unknown`], [`Kernel::being_listed`] and [`Kernel::stop_if_unwanted`]
+//! (servers whose tools are not known, and the `Purpose` and [`Listed`] of a listing),
+//! [`Kernel::listed_on`] and [`Kernel::cache_known_as`] (the listing and its cache),
 //! [`Kernel::begin_deferred_fill`]; the kernel holds its state as `Startup` and `ListQueue`.
 //! What the files share is here, private to the module: [`Kernel::reach`] (`ready` without the
 //! approval gate), the list bounds and the idle limit.

@@ -225,18 +225,6 @@ impl Kernel {
         DeclaredListing { pending, notice }
     }
 
-    /// Lists `name` at once when its tools are not known yet: the model looks at them.
-    pub(crate) async fn look_at(self: &Arc<Self>, name: &str) -> Result<(), Unavailable> {
-        if self.servers.has_meta(name) {
-            return Ok(());
-        }
-        let listed = self.list_now(&[name.to_string()], Purpose::Look).await;
-        match listed.failed.into_iter().next() {
-            Some((_, why)) => Err(why),
-            None => Ok(()),
-        }
-    }
-
     /// Lists `servers` now, beside the queue (joining a listing of the queue under way).
     async fn list_now(self: &Arc<Self>, servers: &[String], purpose: Purpose) -> Listed {
         let attempts = servers.iter().map(|name| async move {

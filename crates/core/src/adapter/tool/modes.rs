@@ -35,7 +35,8 @@ impl Tool<'_> {
             Ok(server) => server,
             Err(outcome) => return outcome,
         };
-        if let Err(why) = self.kernel.look_at(name).await {
+        let listed = self.kernel.list_unknown(Some(name), None, Purpose::Look);
+        if let Some((_, why)) = listed.await.failed.into_iter().next() {
             return why.outcome(Mode::List, name);
         }
         let outcome = {
@@ -146,7 +147,8 @@ impl Tool<'_> {
         if let Err(outcome) = self.enabled_server(Mode::Instructions, name) {
             return outcome;
         }
-        if let Err(why) = self.kernel.look_at(name).await {
+        let listed = self.kernel.list_unknown(Some(name), None, Purpose::Look);
+        if let Some((_, why)) = listed.await.failed.into_iter().next() {
             return why.outcome(Mode::Instructions, name);
         }
         let meta = self.kernel.servers.meta(name);

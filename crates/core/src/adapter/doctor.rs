@@ -84,7 +84,7 @@ impl Doctor<'_> {
     async fn timed_connect(&self, name: String) -> ConnectCheck {
         let _turn = self.kernel.listings.turn().await;
         let started = Instant::now();
-        let result = self.kernel.renew(&name).await;
+        let result = self.kernel.reconnect(&name).await;
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         let result = result
             .map(|_| self.kernel.servers.view().server_tools(&name).len())

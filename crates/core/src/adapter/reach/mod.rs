@@ -2,8 +2,8 @@
 //! the servers whose tools are not known (`unlisted`), keeping each in the state its lifecycle
 //! asks for (`lifecycle`) and sharing it with the family (`family`). The rest of the adapter
 //! uses this API only, each item crate-visible: [`Kernel::ready`] (the one way every mode gets
-//! a connection, with its [`Need`] and [`Ready`]), [`Kernel::reconnect`] and [`Kernel::renew`]
-//! (the explicit ones), [`Kernel::fail`] and [`Kernel::refused`] (a failure recorded and told),
+//! a connection, with its [`Need`] and [`Ready`]), [`Kernel::reconnect`] (the explicit
+//! one), [`Kernel::fail`] and [`Kernel::refused`] (a failure recorded and told),
 //! [`Kernel::list_unknown`], [`Kernel::being_listed`] and [`Kernel::stop_if_unwanted`]
 //! (servers whose tools are not known, and the `Purpose` and [`Listed`] of a listing),
 //! [`Kernel::listed_on`] and [`Kernel::cache_known_as`] (the listing and its cache),
@@ -113,15 +113,9 @@ impl Kernel {
     }
 
     /// Connects `name` afresh, now, ignoring the backoff: the live connection is replaced (and
-    /// stopped), and reconnects of one server that overlap share one new connection.
+    /// stopped), and reconnects of one server that overlap share one new connection. It does
+    /// not count as the model wanting the server (doctor's check; `connect` marks it wanted).
     pub(crate) async fn reconnect(self: &Arc<Self>, name: &str) -> Result<Ready, Unavailable> {
-        self.servers.mark_wanted(name);
-        self.renew(name).await
-    }
-
-    /// [`Kernel::reconnect`] for a check (doctor's): it does not count as the model wanting
-    /// the server.
-    pub(crate) async fn renew(self: &Arc<Self>, name: &str) -> Result<Ready, Unavailable> {
         let server = self.servers.enabled(name)?;
         if self.closing.is_cancelled() {
             return Err(Unavailable::ShutDown);

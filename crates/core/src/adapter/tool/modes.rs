@@ -170,6 +170,7 @@ impl Tool<'_> {
         if let Err(outcome) = self.enabled_server(Mode::Connect, name) {
             return outcome;
         }
+        self.kernel.servers.mark_wanted(name);
         match self.kernel.reconnect(name).await {
             Ok(_) => {
                 let mut listed = self.list_once(name, Page::default()).await;

@@ -8,6 +8,7 @@ use super::pi_resources::Resources;
 use super::Kernel;
 use crate::catalog::ToolInfo;
 use crate::config::{DirectTools as Selection, Exposure};
+use crate::render::SectionServer;
 use pi_mcp_connection::clean;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -164,8 +165,45 @@ impl Direct<'_> {
     }
 }
 
+/// The system prompt's section on the servers the model reaches only through the `mcp` tool (or
+/// Pi's codemode and tool_search): every enabled server but those whose tools the config declares
+/// to the model one and all (`directTools`, `MCP_DIRECT_TOOLS`, `exposure` `direct`) or hides.
+impl Direct<'_> {
+    /// The text of the system prompt's `mcp_servers` section, or None when no server is reached
+    /// that way. From the config and the metadata cache only: byte-stable for a given pair.
+    pub fn servers_section(&self) -> Option<String> {
+        let declared = self.kernel.direct_selection();
+        let listed: Vec<_> = self
+            .kernel
+            .servers
+            .configs()
+            .filter(|s| !s.disabled)
+            .filter(|s| {
+                !declared
+                    .iter()
+                    .any(|(name, wanted)| *name == s.name && *wanted == Selection::All)
+            })
+            .filter(|s| {
+                !s.exposure
+                    .always_among(&[Exposure::Direct, Exposure::Hidden])
+            })
+            .map(|s| (s, self.kernel.servers.meta(&s.name)))
+            .collect();
+        crate::render::servers_section(
+            listed
+                .iter()
+                .map(|(server, meta)| SectionServer {
+                    name: &server.name,
+                    description: server.description.as_deref(),
+                    instructions: meta.as_ref().and_then(|m| m.instructions.as_deref()),
+                })
+                .collect(),
+        )
+    }
+}
+
 /// Which tools go direct, from the config and the registry: the kernel's, asked by the listing
-/// queue and the system prompt's section too.
+/// queue too.
 impl Kernel {
     /// Enabled servers some of whose tools Pi declares to the model (direct tools, `direct` in
     /// `exposure`/`toolExposure`) and whose tools are not known yet.
@@ -186,7 +224,7 @@ impl Kernel {
     }
 
     /// Per enabled server, which tools go direct: `MCP_DIRECT_TOOLS` when set, else the config.
-    pub(super) fn direct_selection(&self) -> Vec<(String, Selection)> {
+    fn direct_selection(&self) -> Vec<(String, Selection)> {
         let enabled = self.servers.configs().filter(|s| !s.disabled);
         match self.env.get("MCP_DIRECT_TOOLS") {
             Some(spec) => {

@@ -70,9 +70,13 @@ impl Adapter {
             .await
     }
 
-    // The tools Pi registers of their own (direct.rs, direct/exposed.rs).
+    // The tools Pi registers of their own, and the system prompt's section on the other servers
+    // (direct.rs, direct/exposed.rs).
     pub fn direct_tools(&self) -> DirectTools {
         Direct::from(&self.kernel).direct_tools()
+    }
+    pub fn servers_section(&self) -> Option<String> {
+        Direct::from(&self.kernel).servers_section()
     }
 
     // `doctor` (doctor.rs).
@@ -177,9 +181,8 @@ impl Adapter {
         McpApps::from(&self.kernel).app_input_partial(name, server, args)
     }
 
-    // The kernel's own: the `mcp` tool (request.rs, modes.rs, call.rs), start-up and shutdown
-    // (lifecycle.rs), listing (unlisted.rs), grants (approval.rs), the family (family.rs), the
-    // servers section (servers_section.rs), and the session (mod.rs).
+    // The kernel's own: start-up, shutdown and listing (reach/lifecycle.rs, reach/unlisted.rs),
+    // grants (approval.rs), the family (reach/family.rs), and the session (mod.rs).
     pub fn config(&self) -> &Config {
         self.kernel.config()
     }
@@ -219,9 +222,6 @@ impl Adapter {
     pub fn family_env(&self) -> Option<(String, String)> {
         self.kernel.family_env()
     }
-    pub fn servers_section(&self) -> Option<String> {
-        self.kernel.servers_section()
-    }
     pub fn start(&self, opts: StartOptions) {
         self.kernel.start(opts)
     }
@@ -234,6 +234,8 @@ impl Adapter {
     pub async fn list_declared(&self, wait: bool) -> DeclaredListing {
         self.kernel.list_declared(wait).await
     }
+
+    // The `mcp` tool (tool/: request.rs, modes.rs, call.rs).
     pub async fn execute(&self, params: &Value, call_id: Option<String>) -> Outcome {
         Tool::from(&self.kernel).execute(params, call_id).await
     }

@@ -20,10 +20,11 @@
 //! The feature services, each a struct that borrows the kernel (`From<&Arc<Kernel>>`), in its
 //! own file or directory: `Tool` (tool: the `mcp` tool's parameters parsed once and run by one
 //! match in `request`, the read-only modes and connect in `modes`, a call in `call`) · `Prompts`
-//! (prompts) · `Resources` (pi_resources, and `read` in it) · `Direct` (direct, and `exposed`
-//! in it) · `Doctor` (doctor) · `Status` (status, and `shared` in it) · `SignIns`
-//! (sign_in/flows: login, logout, the pasted redirect, `/mcp-auth`, the autoAuth retry) ·
-//! `McpApps` (apps) · `ConfigEdits` (config_edit, and `add`, `setup`, `exposure` in it).
+//! (prompts) · `Resources` (pi_resources, and `read` in it) · `Direct` (direct: direct tools
+//! and the system prompt's servers section; `exposed` in it) · `Doctor` (doctor) · `Status`
+//! (status, and `shared` in it) · `SignIns` (sign_in/flows: login, logout, the pasted
+//! redirect, `/mcp-auth`, the autoAuth retry) · `McpApps` (apps) · `ConfigEdits` (config_edit,
+//! and `add`, `setup`, `exposure` in it).
 
 /// A feature service is made from the kernel it borrows for one request:
 /// `Prompts::from(&kernel)`.
@@ -56,7 +57,6 @@ mod pi_resources;
 mod prompts;
 mod reach;
 mod servers;
-mod servers_section;
 mod sign_in;
 mod status;
 mod tool;

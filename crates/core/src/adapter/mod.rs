@@ -115,6 +115,13 @@ pub struct Adapter {
 /// What every feature borrows: the config, the server registry, the pool and broker, the
 /// session host, the connect path and the background work; sign-in, approval and the apps'
 /// state are parts of it that keep their fields to themselves.
+///
+/// Its crate-visible API is the reach path's (`reach`): `ready` (with `Need`, `Ready`),
+/// `reconnect`, `fail`, `refused`, `list_unknown` (with `Purpose`, `Listed`), `being_listed`,
+/// `stop_if_unwanted`, `listed_on`, `cache_known_as`, `begin_deferred_fill`, and its state's
+/// types `Startup` and `ListQueue`. Beside it the services use, across files: the output guard
+/// (`within_guard`, `bounded`, `metadata_limits`), approval's gate (`approved`), the apps' hooks
+/// around a call (`app_call_began`, `app_call_ended`) and the tool's `send` for an app's call.
 struct Kernel {
     cwd: PathBuf,
     /// Pi's `--tools` / `--exclude-tools`.

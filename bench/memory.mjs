@@ -6,10 +6,12 @@
 // (its own command: `napi build --use-napi-cross`, glibc 2.17's gcc driving Rust's lld). `--native
 // DIR` measures pi-mcp-native as built in DIR (a checkout with its release addon) instead of this
 // one, which is then not built; `--baseline DIR` adds another such build (e.g. the commit
-// before a change), measured in the same repetitions. Not a test.
+// before a change), measured in the same repetitions; `--floor` adds Pi with no extension and Pi
+// with a no-op `mcp` tool, the same turns (Pi alone answers each call with its unknown-tool
+// error): what no gateway could go below. Not a test.
 // Writes bench/MEMORY.md (raw samples in bench/.cache/memory-run.json; --report-only rewrites the
 // report from them). Usage: node bench/memory.mjs [--reps 9] [--pis 0.87.1,1.6.0] [--native DIR]
-// [--baseline DIR] [--baseline-label TEXT] [--no-build] [--json] [--out FILE]
+// [--baseline DIR] [--baseline-label TEXT] [--floor] [--no-build] [--json] [--out FILE]
 // (or `npm run bench -- --only memory …`).
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -22,6 +24,12 @@ import { fmt, medianIqr, summary } from "./lib/stats.mjs";
 
 const log = (text) => console.error(`bench memory: ${text}`);
 
+/** Pi's own floor: no extension at all, and a no-op `mcp` tool (bench/fixtures/noop-extension.mjs). */
+const FLOOR = [
+  ["pi", "Pi alone, MB", "Pi alone ÷ adapter"],
+  ["noop", "Pi + no-op tool, MB", "no-op ÷ adapter"],
+];
+
 /** The figures as a markdown table, one row per Pi. */
 export function memoryRows({ pis, runs, baseline }) {
   const med = (pi, key) => summary(runs.map((r) => r[pi][key])).median;
@@ -29,12 +37,12 @@ export function memoryRows({ pis, runs, baseline }) {
     const perRep = summary(runs.map((r) => r[pi][key] / r[pi].adapter));
     return `${fmt(med(pi, key) / med(pi, "adapter"), 3)} (${fmt(perRep.p25, 3)}–${fmt(perRep.p75, 3)})`;
   };
-  const head = ["Pi", "pi-mcp-native, MB", "pi-mcp-adapter (1 tool), MB", "native ÷ adapter"];
-  if (baseline) head.push(`baseline ${baseline}, MB`, "baseline ÷ adapter");
+  const more = [...(baseline ? [["baseline", `baseline ${baseline}, MB`, "baseline ÷ adapter"]] : []), ...FLOOR.filter(([key]) => runs[0][pis[0]][key] !== undefined)];
+  const head = ["Pi", "pi-mcp-native, MB", "pi-mcp-adapter (1 tool), MB", "native ÷ adapter", ...more.flatMap(([, mb, r]) => [mb, r])];
   const lines = [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`];
   for (const pi of pis) {
     const cells = [pi, medianIqr(runs.map((r) => r[pi].native)), medianIqr(runs.map((r) => r[pi].adapter)), ratio(pi, "native")];
-    if (baseline) cells.push(medianIqr(runs.map((r) => r[pi].baseline)), ratio(pi, "baseline"));
+    for (const [key] of more) cells.push(medianIqr(runs.map((r) => r[pi][key])), ratio(pi, key));
     lines.push(`| ${cells.join(" | ")} |`);
   }
   return lines.join("\n");
@@ -77,7 +85,7 @@ export async function runMemoryBench(argv) {
   const build = nativeDir === ROOT && !argv.includes("--no-build") ? releaseBuild({ log }) : undefined;
   const variant = (label, extensionDir) => ({ label, extensionDir, settings: { scriptMode: false, namespaceProxyTools: false }, mcp: true });
   const extra = { native: variant("pi-mcp-native", nativeDir), ...(baselineDir && { baseline: variant("pi-mcp-native (baseline)", baselineDir) }) };
-  const names = ["native", "adapter", ...(baselineDir ? ["baseline"] : [])];
+  const names = ["native", "adapter", ...(baselineDir ? ["baseline"] : []), ...(argv.includes("--floor") ? FLOOR.map(([key]) => key) : [])];
   const suites = Object.fromEntries(pis.map((pi) => [pi, new PiSuite({ ...paths, piCli: ensurePi(pi, { log }) }, extra)]));
   const before = machine();
   const runs = [];

@@ -90,7 +90,7 @@ export class PiSuite {
     if (r.code !== 0 || r.requests.length !== steps || r.leftover) {
       throw new Error(`${variant.label}: Pi exited ${r.code}${r.leftover ? " leaving processes" : ""} after ${r.requests.length}/${steps} requests\n${r.stderr.slice(-2000)}`);
     }
-    if (session && !r.toolResults.filter((t) => t.args?.tool).every((t) => /Echo: (cold|warm)/.test(t.text) || name === "noop")) {
+    if (session && !r.toolResults.filter((t) => t.args?.tool).every((t) => /Echo: (cold|warm)/.test(t.text) || name === "noop" || name === "pi")) {
       throw new Error(`${variant.label}: the echo calls failed: ${JSON.stringify(r.toolResults.map((t) => t.text.slice(0, 200)))}`);
     }
     const gap = (i) => r.requests[i + 1].tRecv - r.requests[i].tDone;

@@ -1,9 +1,15 @@
-//! napi's build step, the order of the addon's code and its packed relocations.
+//! napi's build step, the order of the addon's code, identical code folded and packed
+//! relocations.
 
 fn main() {
     napi_build::setup();
     if let Some(linker) = lld_release() {
         link_order();
+        // Functions whose code is the same, kept once: the same generic code instantiated in
+        // several of the workspace's crates, 0.14 MB. `all`: `safe` folds nothing, as rustc
+        // writes no address-significance table, and Rust does not promise distinct functions
+        // distinct addresses.
+        println!("cargo:rustc-cdylib-link-arg=-Wl,--icf=all");
         packed_relocations(&linker);
     }
 }

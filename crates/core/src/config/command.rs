@@ -8,6 +8,7 @@
 //! because no decision was saved. Values of other tools' configs (`imports`) are always text.
 
 use super::{Env, Role, Trust, TrustBasis};
+use futures::future::BoxFuture;
 use pi_mcp_connection::pool::process::StdioSpec;
 use pi_mcp_connection::pool::run::{self, RunError};
 use pi_mcp_connection::pool::shared::wire::FAMILY_VAR;
@@ -184,7 +185,17 @@ impl fmt::Display for ValueError {
 impl std::error::Error for ValueError {}
 
 impl Command {
-    async fn run(&self, field: &str, ctx: &RunContext<'_>) -> Result<Secret, ValueError> {
+    /// Boxed, so that its state machine is compiled once, here: rustc copies an `async fn`'s
+    /// state machine into every crate that awaits it (the addon held a second copy, 15 KB).
+    fn run<'a>(
+        &'a self,
+        field: &'a str,
+        ctx: &'a RunContext<'_>,
+    ) -> BoxFuture<'a, Result<Secret, ValueError>> {
+        Box::pin(self.run_once(field, ctx))
+    }
+
+    async fn run_once(&self, field: &str, ctx: &RunContext<'_>) -> Result<Secret, ValueError> {
         let error = |kind| ValueError {
             field: field.to_string(),
             file: self.file.clone(),

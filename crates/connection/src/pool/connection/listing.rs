@@ -4,6 +4,7 @@
 use super::Connection;
 use crate::pool::nesting::LEFT_OUT_FIELD;
 use crate::pool::RequestError;
+use futures::future::BoxFuture;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -159,7 +160,19 @@ impl Connection {
         })
     }
 
-    async fn list_all(
+    /// Boxed for the reason `Connection::request` gives.
+    fn list_all<'a>(
+        &'a self,
+        method: &'a str,
+        key: &'a str,
+        timeout: Duration,
+        valid: fn(&Value) -> Option<&str>,
+        budget: &'a Budget,
+    ) -> BoxFuture<'a, Result<Paged, RequestError>> {
+        Box::pin(self.list_pages(method, key, timeout, valid, budget))
+    }
+
+    async fn list_pages(
         &self,
         method: &str,
         key: &str,

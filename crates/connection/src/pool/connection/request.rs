@@ -11,6 +11,7 @@ use crate::pool::link::Link;
 #[cfg(feature = "remote")]
 use crate::pool::remote::param_headers::CalledTool;
 use crate::pool::{BrowserStep, RequestError};
+use futures::future::BoxFuture;
 use rmcp::model::{
     CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest, MetaObject,
     RequestId, RequestMetaObject, ServerResult,
@@ -88,7 +89,20 @@ impl Connection {
     /// (MRTR) on the way and following a task the server runs for it. Counts as use of the
     /// server (in-flight while it runs). Cancelling `opts.cancel` sends `notifications/cancelled`
     /// (`tasks/cancel` for a task).
-    pub async fn request(
+    ///
+    /// Boxed, so that its state machine (with `send`, `answer_all` and `failure` behind it) is
+    /// compiled once, here: rustc copies an `async fn`'s state machine into every crate that
+    /// awaits it, and the core and the addon each held a copy of these (45 KB each).
+    pub fn request<'a>(
+        &'a self,
+        method: &'a str,
+        params: Value,
+        opts: RequestOptions,
+    ) -> BoxFuture<'a, Result<Value, RequestError>> {
+        Box::pin(self.request_rounds(method, params, opts))
+    }
+
+    async fn request_rounds(
         &self,
         method: &str,
         mut params: Value,

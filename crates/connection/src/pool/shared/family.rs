@@ -292,8 +292,13 @@ impl Member {
         *state = State::Off(why);
     }
 
-    /// Joins the hub unless done (or given up) already.
-    async fn join(self: &Arc<Self>) -> Result<(), String> {
+    /// Joins the hub unless done (or given up) already. Boxed for the reason
+    /// `Connection::request` gives.
+    fn join(self: &Arc<Self>) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(self.join_hub())
+    }
+
+    async fn join_hub(self: &Arc<Self>) -> Result<(), String> {
         let _one = self.joining.lock().await;
         match &*self.state.lock() {
             State::Joined => return Ok(()),
@@ -337,7 +342,12 @@ impl Member {
 impl Member {
     /// Asks the family's UI, through the hub, whether the use `ask` names may go ahead (joining
     /// first). Nobody when the hub cannot be reached or its connection ends before it answers.
-    pub async fn approve(self: &Arc<Self>, ask: &Ask) -> Verdict {
+    /// Boxed for the reason `Connection::request` gives.
+    pub fn approve<'a>(self: &'a Arc<Self>, ask: &'a Ask) -> BoxFuture<'a, Verdict> {
+        Box::pin(self.ask_hub(ask))
+    }
+
+    async fn ask_hub(self: &Arc<Self>, ask: &Ask) -> Verdict {
         let nobody = |why: String| Verdict::Nobody { why };
         if let Err(why) = self.join().await {
             return nobody(format!("and its family's session cannot be asked: {why}"));

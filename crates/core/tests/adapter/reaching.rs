@@ -3,6 +3,7 @@
 
 use crate::support::*;
 use parking_lot::Mutex;
+use pi_mcp_connection::unix_time::now_ms;
 use pi_mcp_core::adapter::{CallOptions, ErrorCode, ServerStateName, StartOptions};
 use pi_mcp_core::events::Event;
 use serde_json::{json, Map, Value};
@@ -545,11 +546,4 @@ fn config_hash(home: &Home, name: &str) -> String {
         .into_iter()
         .collect();
     pi_mcp_core::cache::config_hash(&config["mcpServers"][name], &env)
-}
-
-fn now_ms() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as f64
 }

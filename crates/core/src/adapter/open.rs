@@ -160,18 +160,7 @@ impl Kernel {
         });
         let auto_auth = opts.auto_auth.unwrap_or(config.settings.auto_auth);
         let bounds = opts.bounds.lowered_from_default();
-        let sign_in = sign_in::SignIn::new(
-            &config.servers,
-            auto_auth,
-            opts.cli,
-            sign_in::Place {
-                agent_dir: agent_dir.clone(),
-                cwd: opts.cwd.clone(),
-                env: env.clone(),
-                token_file_bytes: opts.file_limits.token_file_bytes,
-                host: host.clone(),
-            },
-        );
+        let sign_in = sign_in::SignIn::new(&config, &load, auto_auth, opts.cli, &host);
         Arc::new(Kernel {
             run_tools: opts.run_tools,
             cwd: opts.cwd,

@@ -12,7 +12,7 @@ pub use flows::SignIns;
 
 use super::host::SessionHost;
 use super::Adapter;
-use crate::config::{self, Env, HttpAuth, ServerConfig, Transport};
+use crate::config::{self, Config, Env, HttpAuth, LoadOptions, ServerConfig, Transport};
 use crate::oauth::{self, AuthStatus};
 use crate::render;
 use parking_lot::Mutex;
@@ -47,12 +47,12 @@ pub(super) struct SignIn {
 }
 
 /// Where the session's credentials come from.
-pub(super) struct Place {
-    pub agent_dir: PathBuf,
-    pub cwd: PathBuf,
-    pub env: Env,
-    pub token_file_bytes: u64,
-    pub host: Arc<SessionHost>,
+struct Place {
+    agent_dir: PathBuf,
+    cwd: PathBuf,
+    env: Env,
+    token_file_bytes: u64,
+    host: Arc<SessionHost>,
 }
 
 /// An OAuth server's credentials and sign-in.
@@ -76,13 +76,28 @@ struct WaitingSignIn {
 }
 
 impl SignIn {
-    pub fn new(servers: &[ServerConfig], auto: bool, cli: bool, place: Place) -> SignIn {
+    /// Sign-in for the servers of `config`, loaded as `load` says (its credentials are kept in
+    /// the agent dir, its `!command` values run in the cwd); `auto`: `autoAuth` (or `--auth`).
+    pub fn new(
+        config: &Config,
+        load: &LoadOptions,
+        auto: bool,
+        cli: bool,
+        host: &Arc<SessionHost>,
+    ) -> SignIn {
         SignIn {
             auto: AtomicBool::new(auto),
             interactive: AtomicBool::new(cli),
             cli,
-            place,
-            servers: servers
+            place: Place {
+                agent_dir: load.agent_dir.clone(),
+                cwd: load.cwd.clone(),
+                env: load.env.clone(),
+                token_file_bytes: load.limits.token_file_bytes,
+                host: host.clone(),
+            },
+            servers: config
+                .servers
                 .iter()
                 .map(|s| (s.name.clone(), Mutex::default()))
                 .collect(),

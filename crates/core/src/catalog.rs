@@ -2,6 +2,7 @@
 //! the model sees (`toolPrefix`), with lookup from a name the model typed back to the server and
 //! the original MCP name.
 
+use crate::apps::Visibility;
 use crate::resources::{is_app, required_variables, template_variables};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -51,6 +52,14 @@ impl ToolInfo {
 
     pub fn is_resource(&self) -> bool {
         self.resource_uri.is_some()
+    }
+
+    /// Whether the model may see and call the tool (`_meta.ui.visibility` says so, or says
+    /// nothing).
+    pub fn for_model(&self) -> bool {
+        self.definition
+            .as_deref()
+            .is_none_or(|definition| Visibility::of(definition).model)
     }
 }
 

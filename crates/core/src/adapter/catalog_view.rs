@@ -4,7 +4,6 @@
 //! Derived from the server registry's metadata and rebuilt when that changes.
 
 use super::servers::ServerMeta;
-use crate::apps::Visibility;
 use crate::catalog::{build_server_tools, ToolInfo, ToolPrefix};
 use crate::config::{tool_pattern_matches, Exposure, SearchKeywords, ServerConfig};
 use crate::search::{SearchIndex, ServerText};
@@ -62,7 +61,7 @@ impl View {
                 .map(|t| (s.exposure.of(&t.original) == Some(Exposure::Hidden), t))
                 .collect::<Vec<_>>()
             })
-            .partition::<Vec<_>, _>(|(_, t)| !for_model(t));
+            .partition::<Vec<_>, _>(|(_, t)| !t.for_model());
         let (hidden, tools): (Vec<_>, Vec<_>) = tools.into_iter().partition(|(hidden, _)| *hidden);
         let tools: Vec<ToolInfo> = tools.into_iter().map(|(_, t)| t).collect();
         let keywords = tools
@@ -114,13 +113,6 @@ impl View {
     pub fn server_tools(&self, server: &str) -> Vec<&ToolInfo> {
         self.tools.iter().filter(|t| t.server == server).collect()
     }
-}
-
-/// Whether the model may see and call `tool` (`_meta.ui.visibility` says so, or says nothing).
-pub(super) fn for_model(tool: &ToolInfo) -> bool {
-    tool.definition
-        .as_deref()
-        .is_none_or(|definition| Visibility::of(definition).model)
 }
 
 /// The words `searchKeywords` gives `tool`: those of every entry whose key is its name (MCP or

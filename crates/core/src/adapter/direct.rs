@@ -129,7 +129,7 @@ impl Direct<'_> {
                     tool.name, tool.server
                 ));
             } else {
-                set.tools.push(definition(tool));
+                set.tools.push(DirectToolDefinition::from(tool));
             }
         }
         self.exposed_tools(&mut set);
@@ -262,31 +262,33 @@ impl Kernel {
     }
 }
 
-/// Pi's definition of `tool`; Pi shows its label, description and snippet, so the server's text
+/// Pi's definition of a tool; Pi shows its label, description and snippet, so the server's text
 /// in them is cleaned (`clean`).
-pub(super) fn definition(tool: &ToolInfo) -> DirectToolDefinition {
-    let description = match (&tool.resource_uri, tool.description.trim()) {
-        (Some(uri), "") => format!("Reads the MCP resource {uri}."),
-        (Some(uri), text) => format!("{text}\n\nReads the MCP resource {uri}."),
-        (None, "") => "(no description)".to_string(),
-        (None, text) => text.to_string(),
-    };
-    let snippet = match tool.description.split_whitespace().collect::<Vec<_>>() {
-        words if words.is_empty() => format!("MCP tool from {}", tool.server),
-        words => pi_mcp_connection::clean::clip(&words.join(" "), 100),
-    };
-    DirectToolDefinition {
-        name: tool.name.clone(),
-        label: format!("MCP: {}", clean::line(&tool.original)),
-        description: clean::text(&description).into_owned(),
-        prompt_snippet: clean::line(&snippet).into_owned(),
-        parameters: parameters(tool),
-        server: tool.server.clone(),
-        tool: tool.original.clone(),
-        annotations: annotations(tool),
-        exposure: None,
-        namespace: None,
-        output_schema: None,
+impl From<&ToolInfo> for DirectToolDefinition {
+    fn from(tool: &ToolInfo) -> DirectToolDefinition {
+        let description = match (&tool.resource_uri, tool.description.trim()) {
+            (Some(uri), "") => format!("Reads the MCP resource {uri}."),
+            (Some(uri), text) => format!("{text}\n\nReads the MCP resource {uri}."),
+            (None, "") => "(no description)".to_string(),
+            (None, text) => text.to_string(),
+        };
+        let snippet = match tool.description.split_whitespace().collect::<Vec<_>>() {
+            words if words.is_empty() => format!("MCP tool from {}", tool.server),
+            words => pi_mcp_connection::clean::clip(&words.join(" "), 100),
+        };
+        DirectToolDefinition {
+            name: tool.name.clone(),
+            label: format!("MCP: {}", clean::line(&tool.original)),
+            description: clean::text(&description).into_owned(),
+            prompt_snippet: clean::line(&snippet).into_owned(),
+            parameters: parameters(tool),
+            server: tool.server.clone(),
+            tool: tool.original.clone(),
+            annotations: annotations(tool),
+            exposure: None,
+            namespace: None,
+            output_schema: None,
+        }
     }
 }
 

@@ -2,9 +2,8 @@
 //! the changes picked in the panel are saved (behind `mcp`, direct, hidden), what the direct
 //! ones cost in tokens, where a save goes, and the save (`config::expose`).
 
-use crate::adapter::catalog_view::for_model;
 use crate::adapter::config_edit::{ConfigEdits, SavedChange};
-use crate::adapter::direct::{definition, DirectToolDefinition, ToolAnnotations};
+use crate::adapter::direct::{DirectToolDefinition, ToolAnnotations};
 use crate::catalog::{build_server_tools, pi_tool_names, ToolInfo};
 use crate::config::expose::{self, Choice, Defaults, Keys, Tool, Wanted};
 use crate::config::{switch, EditError, Exposure, ServerConfig};
@@ -263,7 +262,7 @@ impl ConfigEdits<'_> {
             server.expose_resources,
         )
         .into_iter()
-        .filter(for_model)
+        .filter(ToolInfo::for_model)
         .collect()
     }
 
@@ -289,7 +288,7 @@ impl ConfigEdits<'_> {
                 .map(|(tool, name)| {
                     declared_tokens(&DirectToolDefinition {
                         name,
-                        ..definition(tool)
+                        ..DirectToolDefinition::from(tool)
                     })
                 })
                 .collect()
@@ -313,7 +312,7 @@ impl ConfigEdits<'_> {
                         sum.tokens += cost;
                     }
                 }
-                let def = definition(tool);
+                let def = DirectToolDefinition::from(tool);
                 ExposedTool {
                     name: tool.name.clone(),
                     tool: tool.original.clone(),

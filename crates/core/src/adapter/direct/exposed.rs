@@ -4,7 +4,7 @@
 //! `direct` ones are declared to the model; `codemode` and `deferred` ones are for Pi's
 //! `codemode` scripts and `tool_search` (Pi ≥ 0.99). Hidden tools are not in the catalog.
 
-use crate::adapter::direct::{definition, Direct, DirectTools, ToolNamespace};
+use crate::adapter::direct::{Direct, DirectToolDefinition, DirectTools, ToolNamespace};
 use crate::catalog::pi_tool_names;
 use crate::config::Exposure;
 use pi_mcp_connection::clean;
@@ -43,7 +43,7 @@ impl Direct<'_> {
                     Some(e @ (Exposure::Direct | Exposure::Codemode | Exposure::Deferred)) => e,
                     Some(Exposure::Hidden) | None => continue,
                 };
-                let mut def = definition(tool);
+                let mut def = DirectToolDefinition::from(tool);
                 def.name = name;
                 def.exposure = Some(exposure);
                 def.namespace = Some(namespace.clone());

@@ -70,8 +70,18 @@ pub struct SessionHost {
 }
 
 impl SessionHost {
-    /// The session's host; the gateway's own events go to its `mcp.log` from now on.
-    pub fn new(cwd: &Path, agent_dir: &Path, auto_approve: HashSet<String>) -> SessionHost {
+    /// The session's host, and the same host as the pool holds it (what servers ask); the
+    /// gateway's own events go to its `mcp.log` from now on.
+    pub fn open(
+        cwd: &Path,
+        agent_dir: &Path,
+        auto_approve: HashSet<String>,
+    ) -> (Arc<SessionHost>, Arc<dyn Host>) {
+        let host = Arc::new(SessionHost::new(cwd, agent_dir, auto_approve));
+        (host.clone(), Arc::new(PoolHost(host)))
+    }
+
+    fn new(cwd: &Path, agent_dir: &Path, auto_approve: HashSet<String>) -> SessionHost {
         let log = ServerLog::new(agent_dir.join("mcp.log"));
         tracing_log::write_to(&log);
         SessionHost {
@@ -242,7 +252,7 @@ impl Drop for Asking {
 
 /// The session's host as the pool holds it (a trait of the connection layer is implemented here
 /// only for a type of this crate).
-pub(super) struct PoolHost(pub(super) Arc<SessionHost>);
+struct PoolHost(Arc<SessionHost>);
 
 impl std::ops::Deref for PoolHost {
     type Target = Arc<SessionHost>;

@@ -129,9 +129,8 @@ impl Kernel {
             .filter(|s| config.client_settings(s).sampling_auto_approve())
             .map(|s| s.name.clone())
             .collect();
-        let host = Arc::new(host::SessionHost::new(&opts.cwd, &agent_dir, auto_approve));
+        let (host, asked) = host::SessionHost::open(&opts.cwd, &agent_dir, auto_approve);
         start_trace(&config, &opts.cwd, &host);
-        let asked: Arc<dyn pi_mcp_connection::pool::Host> = Arc::new(host::PoolHost(host.clone()));
         let (pool, notices) = Pool::with_host(asked.clone());
         let label = opts.family_label.map(|l| {
             pi_mcp_connection::clean::line(&l)

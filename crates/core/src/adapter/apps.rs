@@ -149,19 +149,29 @@ impl Kernel {
     }
 
     /// A call of `tool` with `args` is sent: when it will show an app, an open one gets the
-    /// input now; the input, for [`Kernel::app_call_ended`].
-    pub(super) fn app_call_began(&self, tool: &ToolInfo, args: &Value) -> Option<Value> {
+    /// input now, and what ends it is handed back, to be told each result the call gets (of
+    /// the tool it was sent to in the end; see [`Kernel::app_call_ended`]).
+    pub(super) fn app_call_began(
+        self: &Arc<Self>,
+        tool: &ToolInfo,
+        args: &Value,
+    ) -> Option<impl Fn(&ToolInfo, &Result<Value, RequestError>)> {
         let input = self.app_input(tool, args)?;
         if let Some(apps) = self.apps.on.get() {
             apps.call_began(&tool.server, &tool.original, input.clone());
         }
-        Some(input)
+        let this = self.clone();
+        Some(
+            move |tool: &ToolInfo, result: &Result<Value, RequestError>| {
+                this.app_call_ended(tool, input.clone(), result)
+            },
+        )
     }
 
     /// The call of `tool` that its app was given `input` of ended: a result shows the app
     /// (opening it unless open); an error result, or none, goes to an open app only (as
     /// `tool-result`, or `tool-cancelled` with why).
-    pub(super) fn app_call_ended(
+    fn app_call_ended(
         self: &Arc<Self>,
         tool: &ToolInfo,
         input: Value,

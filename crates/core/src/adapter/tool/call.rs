@@ -107,10 +107,10 @@ impl Tool<'_> {
         };
         // A call before the server's listing may be sent again once it is listed.
         let again = (!conn.is_listed()).then(|| args.as_object().cloned().unwrap_or_default());
-        let app_input = self.kernel.app_call_began(&tool, &args);
+        let app_ended = self.kernel.app_call_began(&tool, &args);
         let result = self.send(&conn, &tool, args, opts, cancel.clone()).await;
-        if let Some(input) = app_input.clone() {
-            self.kernel.app_call_ended(&tool, input, &result);
+        if let Some(ended) = &app_ended {
+            ended(&tool, &result);
         }
         if let (Err(RequestError::NeedsAuth(need)), Some(server)) =
             (&result, self.kernel.server(&tool.server))
@@ -134,8 +134,8 @@ impl Tool<'_> {
                 };
                 let result = self.send(&conn, &fresh, args, opts, cancel).await;
                 // The app saw the first answer: it gets this one too.
-                if let Some(input) = app_input {
-                    self.kernel.app_call_ended(&fresh, input, &result);
+                if let Some(ended) = &app_ended {
+                    ended(&fresh, &result);
                 }
                 self.call_outcome(&fresh, result)
             }

@@ -80,6 +80,7 @@ pub use tool::{CallOptions, Page, Request, DEFAULT_LIMIT, DEFAULT_LIST_LIMIT};
 use crate::config::DEFAULT_REQUEST_TIMEOUT;
 use crate::config::{self, Config, Env, ServerConfig};
 use crate::events::{EventSink, Events};
+use crate::output_guard::Limits;
 use pi_mcp_connection::bounded_read::FileLimits;
 use pi_mcp_connection::broker::family::LocalSession;
 use pi_mcp_connection::pool::{Broker, Caller, Pool, RequestOptions};
@@ -156,6 +157,9 @@ struct Kernel {
     listings: ListQueue,
     timing: Timing,
     bounds: Bounds,
+    /// The limits of metadata answers (lists, descriptions, schemas): the output guard's, or
+    /// its defaults when it is off.
+    metadata_limits: Limits,
     events: Events,
     /// Cancelled by `shutdown` (and drop): stops background work, refuses new work.
     closing: CancellationToken,

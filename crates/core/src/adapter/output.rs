@@ -3,7 +3,7 @@
 //! server should be able to flood the model's context by what it lists.
 
 use super::{Kernel, Outcome, Part};
-use crate::output_guard::{guard, spill, Limits, DEFAULT_LIMITS};
+use crate::output_guard::{guard, spill, Limits};
 use serde_json::Value;
 
 impl Kernel {
@@ -15,11 +15,6 @@ impl Kernel {
             .get("MCP_OUTPUT_GUARD")
             .is_some_and(|v| matches!(v.trim(), "0" | "false" | "off"));
         self.config.settings.output_guard.filter(|_| !off)
-    }
-
-    /// The limits of metadata answers: the guard's, or its defaults when it is off.
-    pub(super) fn metadata_limits(&self) -> Limits {
-        self.config.settings.output_guard.unwrap_or(DEFAULT_LIMITS)
     }
 
     /// A call's or a read's `outcome` within the output guard, unless it is off (see
@@ -60,7 +55,7 @@ impl Kernel {
     /// A metadata answer within the metadata limits; a schema in `details.inputSchema` over the
     /// byte limit is left out there (it is in the saved text).
     pub(super) fn bounded(&self, mut outcome: Outcome) -> Outcome {
-        let limits = self.metadata_limits();
+        let limits = self.metadata_limits;
         if let Some(Part::Describe(describe)) = &mut outcome.details.part {
             let over = |schema: &Value| schema.to_string().len() > limits.max_bytes;
             if describe.input_schema.as_ref().is_some_and(over) {

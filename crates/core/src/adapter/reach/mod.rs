@@ -30,11 +30,12 @@ use super::{Kernel, Unavailable};
 use crate::config::{self, HeadersCommand, Lifecycle, ServerConfig, Sharing, Transport};
 use crate::events::Event;
 use futures::future::BoxFuture;
-use pi_mcp_connection::broker::family::family;
+use pi_mcp_connection::broker::family::{family, Reach};
 use pi_mcp_connection::pool::shared::identity;
+use pi_mcp_connection::pool::shared::wire::FamilyAttach;
 use pi_mcp_connection::pool::{
-    launch, AuthNeed, ConnectError, ConnectSpec, Connection, HeadersProgram, ListBounds,
-    RemoteSpec, RequestError, SharedSpec, StdioSpec, TransportSpec,
+    launch, AuthNeed, ClientFeatures, ConnectError, ConnectSpec, Connection, HeadersProgram,
+    Keeping, ListBounds, RemoteSpec, RequestError, SharedSpec, StdioSpec, TransportSpec,
 };
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -325,6 +326,46 @@ impl Kernel {
             client,
             keeper,
         })
+    }
+
+    /// How to reach `server`, shared with the family, launched as `stdio`: through the hub when
+    /// another connection runs it, else started here (and bound to the family by the keeping).
+    async fn in_family(
+        &self,
+        server: &ServerConfig,
+        stdio: StdioSpec,
+        client: &ClientFeatures,
+    ) -> (TransportSpec, Option<Keeping>) {
+        let roots = client.roots.then(|| self.cwd.clone());
+        let identity = identity::family(
+            &server.name,
+            &stdio,
+            server.protocol,
+            client,
+            &self.agent_dir,
+            roots.as_deref(),
+        );
+        let attach = FamilyAttach {
+            token: None,
+            agent_dir: self.agent_dir.clone(),
+            roots_cwd: roots,
+        };
+        match family()
+            .reach(identity.clone(), &self.in_family, attach)
+            .await
+        {
+            Reach::Guest(reach) => {
+                let shared = SharedSpec {
+                    stdio,
+                    identity,
+                    idle: self.idle_limit(server),
+                    broker: self.broker.clone(),
+                    family: Some(reach),
+                };
+                (TransportSpec::Shared(shared), None)
+            }
+            Reach::Own(keeping) => (TransportSpec::Stdio(stdio), Some(keeping)),
+        }
     }
 
     /// How to run a server's `requestHeadersCommand`: in the session's directory with Pi's

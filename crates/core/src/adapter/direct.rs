@@ -16,8 +16,6 @@ use std::sync::Arc;
 
 /// Names a direct tool may not take: Pi's built-in tools and our gateway.
 const RESERVED_NAMES: [&str; 8] = ["read", "bash", "edit", "write", "grep", "find", "ls", "mcp"];
-/// `MCP_DIRECT_TOOLS` value meaning "no direct tools at all".
-const NONE_SELECTED: &str = "__none__";
 
 /// The tools to register, and why any selected tool was left out.
 /// JavaScript gets it as its mirror in the binding (`src/binding/mirror.rs`), which documents
@@ -199,66 +197,6 @@ impl Direct<'_> {
                 })
                 .collect(),
         )
-    }
-}
-
-/// Which tools go direct, from the config and the registry: the kernel's, asked by the listing
-/// queue too.
-impl Kernel {
-    /// Enabled servers some of whose tools Pi declares to the model (direct tools, `direct` in
-    /// `exposure`/`toolExposure`) and whose tools are not known yet.
-    pub(super) fn declared_unlisted(&self) -> Vec<String> {
-        let direct: Vec<String> = self
-            .direct_selection()
-            .into_iter()
-            .map(|(name, _)| name)
-            .collect();
-        self.servers
-            .configs()
-            .filter(|s| !s.disabled && !self.servers.has_meta(&s.name))
-            .filter(|s| {
-                direct.contains(&s.name) || s.exposure.possible().contains(&Exposure::Direct)
-            })
-            .map(|s| s.name.clone())
-            .collect()
-    }
-
-    /// Per enabled server, which tools go direct: `MCP_DIRECT_TOOLS` when set, else the config.
-    fn direct_selection(&self) -> Vec<(String, Selection)> {
-        let enabled = self.servers.configs().filter(|s| !s.disabled);
-        match self.env.get("MCP_DIRECT_TOOLS") {
-            Some(spec) => {
-                let selectors: Vec<(&str, Option<&str>)> = spec
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty() && *s != NONE_SELECTED)
-                    .map(|s| match s.split_once('/') {
-                        Some((server, tool)) => (server, Some(tool)),
-                        None => (s, None),
-                    })
-                    .collect();
-                enabled
-                    .filter_map(|server| {
-                        let mine = selectors.iter().filter(|(s, _)| *s == server.name);
-                        let mut names = Vec::new();
-                        for (_, tool) in mine {
-                            match tool {
-                                None => return Some((server.name.clone(), Selection::All)),
-                                Some(tool) => names.push(tool.to_string()),
-                            }
-                        }
-                        (!names.is_empty()).then(|| (server.name.clone(), Selection::Only(names)))
-                    })
-                    .collect()
-            }
-            None => enabled
-                .map(|server| {
-                    let wanted = server.direct_selection(self.config.settings.direct_tools);
-                    (server.name.clone(), wanted)
-                })
-                .filter(|(_, wanted)| *wanted != Selection::None)
-                .collect(),
-        }
     }
 }
 

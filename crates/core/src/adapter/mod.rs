@@ -78,7 +78,7 @@ pub use servers::ServerMeta;
 pub use tool::{CallOptions, Page, Request, DEFAULT_LIMIT, DEFAULT_LIST_LIMIT};
 
 use crate::config::DEFAULT_REQUEST_TIMEOUT;
-use crate::config::{self, Config, Env, ServerConfig};
+use crate::config::{self, Config, DirectTools as Selection, Env, Exposure, ServerConfig};
 use crate::events::{EventSink, Events};
 use crate::output_guard::Limits;
 use pi_mcp_connection::bounded_read::FileLimits;
@@ -310,12 +310,75 @@ impl Kernel {
     }
 }
 
+/// Which tools go direct, from the config and the registry: asked by the direct tools (`direct`)
+/// and by the listing queue (`reach`).
+impl Kernel {
+    /// Enabled servers some of whose tools Pi declares to the model (direct tools, `direct` in
+    /// `exposure`/`toolExposure`) and whose tools are not known yet.
+    fn declared_unlisted(&self) -> Vec<String> {
+        let direct: Vec<String> = self
+            .direct_selection()
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        self.servers
+            .configs()
+            .filter(|s| !s.disabled && !self.servers.has_meta(&s.name))
+            .filter(|s| {
+                direct.contains(&s.name) || s.exposure.possible().contains(&Exposure::Direct)
+            })
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
+    /// Per enabled server, which tools go direct: `MCP_DIRECT_TOOLS` when set, else the config.
+    fn direct_selection(&self) -> Vec<(String, Selection)> {
+        let enabled = self.servers.configs().filter(|s| !s.disabled);
+        match self.env.get("MCP_DIRECT_TOOLS") {
+            Some(spec) => {
+                let selectors: Vec<(&str, Option<&str>)> = spec
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty() && *s != NONE_SELECTED)
+                    .map(|s| match s.split_once('/') {
+                        Some((server, tool)) => (server, Some(tool)),
+                        None => (s, None),
+                    })
+                    .collect();
+                enabled
+                    .filter_map(|server| {
+                        let mine = selectors.iter().filter(|(s, _)| *s == server.name);
+                        let mut names = Vec::new();
+                        for (_, tool) in mine {
+                            match tool {
+                                None => return Some((server.name.clone(), Selection::All)),
+                                Some(tool) => names.push(tool.to_string()),
+                            }
+                        }
+                        (!names.is_empty()).then(|| (server.name.clone(), Selection::Only(names)))
+                    })
+                    .collect()
+            }
+            None => enabled
+                .map(|server| {
+                    let wanted = server.direct_selection(self.config.settings.direct_tools);
+                    (server.name.clone(), wanted)
+                })
+                .filter(|(_, wanted)| *wanted != Selection::None)
+                .collect(),
+        }
+    }
+}
+
 impl Drop for Kernel {
     fn drop(&mut self) {
         self.closing.cancel();
         self.pool.abort_all();
     }
 }
+
+/// `MCP_DIRECT_TOOLS` value meaning "no direct tools at all".
+const NONE_SELECTED: &str = "__none__";
 
 /// Whom a call is made for: its call id, or an id of its own for a call that has none (nobody
 /// can cancel it), so that the questions its server asks during it still end with it.

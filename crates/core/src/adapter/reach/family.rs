@@ -1,5 +1,5 @@
 //! The session in its family (README "Shared servers"): what the processes it starts inherit to
-//! join it. How a server shared with the family is reached is part of connecting (`reach`).
+//! join it. How a server shared with the family is reached is part of connecting (`connect`).
 
 use crate::adapter::Kernel;
 use crate::config::{ServerConfig, Sharing, Transport};

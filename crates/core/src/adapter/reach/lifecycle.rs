@@ -146,7 +146,7 @@ impl Kernel {
                 .for_each_concurrent(PARALLEL_CONNECTS, |name| {
                     let this = this.clone();
                     async move {
-                        let _ = this.reach(&name, Need::Listed).await;
+                        let _ = this.ready(&name, Need::Upkeep).await;
                     }
                 })
                 .await;
@@ -263,7 +263,7 @@ impl Kernel {
             .collect();
         futures::stream::iter(down)
             .for_each_concurrent(PARALLEL_CONNECTS, |name| async move {
-                let _ = self.reach(&name, Need::Listed).await;
+                let _ = self.ready(&name, Need::Upkeep).await;
             })
             .await;
     }

@@ -1,18 +1,20 @@
-//! Reaching a server, as one module: connecting (here), taking its listing (`listing`), listing
-//! the servers whose tools are not known (`unlisted`), keeping each in the state its lifecycle
-//! asks for (`lifecycle`) and sharing it with the family (`family`). The rest of the adapter
-//! uses this API only, each item crate-visible: [`Kernel::ready`] (the one way every mode gets
-//! a connection, with its [`Need`] and [`Ready`]), [`Kernel::reconnect`] (the explicit
-//! one), [`Kernel::fail`] and [`Kernel::refused`] (a failure recorded and told),
-//! [`Kernel::list_unknown`], [`Kernel::being_listed`] and [`Kernel::stop_if_unwanted`]
-//! (servers whose tools are not known, and the `Purpose` and [`Listed`] of a listing),
-//! [`Kernel::listed_on`] and [`Kernel::cache_known_as`] (the listing and its cache),
-//! [`Kernel::begin_deferred_fill`]; the kernel holds its state as `Startup` and `ListQueue`.
-//! What the files share is here, private to the module: [`Kernel::reach`] (`ready` without the
-//! approval gate), the list bounds and the idle limit.
+//! Reaching a server, as one module: connecting (`connect`), keeping its metadata in step with
+//! what it lists (`listing`), listing the servers whose tools are not known (`unlisted`),
+//! keeping each in the state its lifecycle asks for (`lifecycle`) and the family's variable
+//! (`family`). The rest of the adapter uses this API only, each item crate-visible:
+//! [`Kernel::ready`] (the one way to a connection, with its [`Need`] and [`Ready`]),
+//! [`Kernel::reconnect`] (the explicit one), [`Kernel::fail`] and [`Kernel::refused`] (a failure
+//! recorded and told), [`Kernel::list_unknown`], [`Kernel::being_listed`] and
+//! [`Kernel::stop_if_unwanted`] (servers whose tools are not known, and the `Purpose` and
+//! [`Listed`] of a listing), [`Kernel::listed_on`] and [`Kernel::cache_known_as`] (the listing
+//! and its cache), [`Kernel::begin_deferred_fill`]; the kernel holds its state as `Startup` and
+//! `ListQueue`. What the files share is here, private to the module: a listing taken as the
+//! server's metadata and written to the cache, the list bounds and the idle limit.
 //!
-//! Failures are recorded in the registry (for the backoff and `status`) and told to JS here.
+//! Failures are recorded in the registry (for the backoff and `status`) and told to JS
+//! (`connect`).
 
+mod connect;
 mod family;
 mod lifecycle;
 mod listing;
@@ -26,28 +28,17 @@ pub(crate) use {
 };
 
 use super::servers::Adopted;
-use super::{Kernel, Unavailable};
-use crate::config::{self, HeadersCommand, Lifecycle, ServerConfig, Sharing, Transport};
+use super::{now_ms, Kernel, ServerMeta};
+use crate::cache::{self, CacheEntry};
+use crate::config::{Lifecycle, ServerConfig};
 use crate::events::Event;
-use futures::future::BoxFuture;
-use pi_mcp_connection::broker::family::{family, Reach};
-use pi_mcp_connection::pool::shared::identity;
-use pi_mcp_connection::pool::shared::wire::FamilyAttach;
-use pi_mcp_connection::pool::{
-    launch, AuthNeed, ClientFeatures, ConnectError, ConnectSpec, Connection, HeadersProgram,
-    Keeping, ListBounds, RemoteSpec, RequestError, SharedSpec, StdioSpec, TransportSpec,
-};
-use std::path::PathBuf;
+use pi_mcp_connection::pool::{Connection, ListBounds, Listing};
+use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// How long a server whose request timed out gets to answer a ping before it is restarted
-/// (or its request timeout, when shorter).
-const PING_LIMIT: Duration = Duration::from_secs(2);
 /// Idle minutes of a lazy server when neither the server nor the settings say.
 const DEFAULT_IDLE_MINUTES: f64 = 10.0;
-/// How often a listing is tried again on the connection that replaced the one it was taken on.
-const LISTING_RETRIES: usize = 2;
 
 /// What the caller needs of the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +48,9 @@ pub(crate) enum Need {
     Handshake,
     /// ... and whose tools are listed and taken as the server's metadata.
     Listed,
+    /// Listed, for the gateway's own upkeep (start-up, the health loop, a listing to learn what
+    /// a server has): it does not count as the model wanting the server.
+    Upkeep,
 }
 
 /// A connection as [`Kernel::ready`] hands it out.
@@ -68,351 +62,6 @@ pub(crate) struct Ready {
 }
 
 impl Kernel {
-    /// A live connection to `name` for the model: reuses the live one (restarting it first when
-    /// a request timed out and it does not answer a ping either), else connects, unless the
-    /// server failed less than the backoff ago; with [`Need::Listed`], also its listing.
-    pub(crate) async fn ready(
-        self: &Arc<Self>,
-        name: &str,
-        need: Need,
-    ) -> Result<Ready, Unavailable> {
-        self.servers.mark_wanted(name);
-        self.reach(name, need).await
-    }
-
-    /// [`Kernel::ready`] for the gateway's own upkeep (start-up, cache fill, health loop): it
-    /// does not count as the model wanting the server.
-    async fn reach(self: &Arc<Self>, name: &str, need: Need) -> Result<Ready, Unavailable> {
-        let server = self.servers.enabled(name)?;
-        if self.closing.is_cancelled() {
-            return Err(Unavailable::ShutDown);
-        }
-        let conn = match self.pool.get(name) {
-            Some(conn) => self.answering(server, conn).await?,
-            None => {
-                if self.servers.needs_auth(name) && self.sign_in.signed_in_again(name) {
-                    self.servers.clear_failure(name);
-                }
-                if let Some(why) = self.servers.backoff(name, self.timing.failure_backoff) {
-                    return Err(why);
-                }
-                self.connect_to(server, Opening::Reuse).await?
-            }
-        };
-        // The warm path: the listing is there, and taking it again is a check under a lock.
-        if let Some(listing) = conn.first_listing() {
-            let refreshed = self.take_listing(&conn, &listing) != Adopted::Same;
-            return Ok(Ready { conn, refreshed });
-        }
-        match need {
-            Need::Handshake => Ok(Ready {
-                conn,
-                refreshed: false,
-            }),
-            Need::Listed => self.listed(conn).await,
-        }
-    }
-
-    /// Connects `name` afresh, now, ignoring the backoff: the live connection is replaced (and
-    /// stopped), and reconnects of one server that overlap share one new connection. It does
-    /// not count as the model wanting the server (doctor's check; `connect` marks it wanted).
-    pub(crate) async fn reconnect(self: &Arc<Self>, name: &str) -> Result<Ready, Unavailable> {
-        let server = self.servers.enabled(name)?;
-        if self.closing.is_cancelled() {
-            return Err(Unavailable::ShutDown);
-        }
-        self.servers.clear_failure(name);
-        let conn = self.connect_to(server, Opening::Replace).await?;
-        self.listed(conn).await
-    }
-
-    /// `conn` if it still answers; otherwise it is stopped and the server started again.
-    async fn answering(
-        self: &Arc<Self>,
-        server: &ServerConfig,
-        conn: Arc<Connection>,
-    ) -> Result<Arc<Connection>, Unavailable> {
-        let limit = self.request_timeout(server).min(PING_LIMIT);
-        if conn.responsive(limit).await {
-            return Ok(conn);
-        }
-        self.pool.close_stale(&conn).await;
-        let reason = format!(
-            "a request timed out and the server did not answer a ping within {} s either; restarting it",
-            limit.as_secs_f32()
-        );
-        self.events.emit(Event::Disconnected {
-            server: server.name.clone(),
-            reason,
-        });
-        self.connect_to(server, Opening::Reuse).await
-    }
-
-    /// Starts or reaches the server and runs the opening handshake. Boxed: every future that
-    /// may connect (each call's) would otherwise carry the size of a whole start-up.
-    fn connect_to<'a>(
-        self: &'a Arc<Self>,
-        server: &'a ServerConfig,
-        how: Opening,
-    ) -> BoxFuture<'a, Result<Arc<Connection>, Unavailable>> {
-        Box::pin(self.open_connection(server, how))
-    }
-
-    async fn open_connection(
-        self: &Arc<Self>,
-        server: &ServerConfig,
-        how: Opening,
-    ) -> Result<Arc<Connection>, Unavailable> {
-        let name = &server.name;
-        // Made only when a new connection is opened (it may run `!command` values).
-        let spec = {
-            let (this, server) = (self.clone(), server.clone());
-            async move { this.connect_spec(&server).await }
-        };
-        let opened = match how {
-            Opening::Reuse => self.pool.connect_with(name, spec).await,
-            Opening::Replace => self.pool.replace_with(name, spec).await,
-        };
-        if server.sharing == Sharing::Family {
-            self.tell_family_off();
-        }
-        match opened {
-            Ok(conn) => {
-                if let Some(kind) = conn.remote_kind() {
-                    self.servers.set_remote_kind(name, kind);
-                }
-                Ok(conn)
-            }
-            Err(_) if self.closing.is_cancelled() => Err(Unavailable::ShutDown),
-            Err(ConnectError::Closed) => Err(Unavailable::ShutDown),
-            Err(ConnectError::NeedsAuth(need)) => Err(self.refused(server, need)),
-            Err(ConnectError::Failed(why)) => Err(self.fail(name, Unavailable::StartFailed(why))),
-        }
-    }
-
-    /// Waits for the first listing of `conn` and takes it as the server's metadata (registry,
-    /// cache, an event for JS) unless it already was. A listing lost because the connection was
-    /// replaced meanwhile is taken from the connection that replaced it; a server that cannot be
-    /// listed is stopped.
-    async fn listed(self: &Arc<Self>, mut conn: Arc<Connection>) -> Result<Ready, Unavailable> {
-        let name = conn.server.clone();
-        let server = self.servers.enabled(&name)?;
-        let mut retries = 0;
-        loop {
-            let error = match conn.listed(&self.list_bounds(server)).await {
-                Ok(listing) => {
-                    let refreshed = self.take_listing(&conn, &listing) != Adopted::Same;
-                    return Ok(Ready { conn, refreshed });
-                }
-                Err(RequestError::NeedsAuth(need)) => return Err(self.refused(server, need)),
-                Err(error) => error,
-            };
-            if self.closing.is_cancelled() {
-                return Err(Unavailable::ShutDown);
-            }
-            if conn.was_stopped() && retries < LISTING_RETRIES {
-                retries += 1;
-                conn = self.connect_to(server, Opening::Reuse).await?;
-                continue;
-            }
-            self.pool.close_stale(&conn).await;
-            conn.close().await;
-            return Err(self.fail(&name, Unavailable::ListingFailed(error)));
-        }
-    }
-
-    /// Records that `server` refused our credentials (with its challenge, for the next sign-in).
-    pub(crate) fn refused(&self, server: &ServerConfig, need: AuthNeed) -> Unavailable {
-        let fix = self.sign_in.refused(server, &need);
-        self.fail(
-            &server.name,
-            Unavailable::NeedsAuth {
-                why: need.message,
-                fix,
-            },
-        )
-    }
-
-    /// Records that `name` could not be used (for the backoff and `status`), tells JS, and
-    /// returns why.
-    pub(crate) fn fail(&self, name: &str, cause: Unavailable) -> Unavailable {
-        self.servers.record_failure(name, cause.clone());
-        self.events.emit(Event::Failed {
-            server: name.to_string(),
-            error: pi_mcp_connection::clean::text(&cause.reason(name)).into_owned(),
-            needs_auth: cause.needs_auth(),
-        });
-        cause
-    }
-
-    /// How to open `server`, its `!command` values run.
-    async fn connect_spec(&self, server: &ServerConfig) -> Result<ConnectSpec, ConnectError> {
-        let ctx = config::RunContext {
-            env: &self.env,
-            cwd: &self.cwd,
-        };
-        let failed = |e: config::ValueError| ConnectError::Failed(e.to_string());
-        let client = self.config.client_settings(server).features();
-        let mut keeper = None;
-        let transport = match &server.transport {
-            Transport::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-            } => {
-                let env: Vec<(String, String)> = config::resolve_all("env", env, &ctx)
-                    .await
-                    .map_err(failed)?
-                    .into_iter()
-                    .map(|(name, value)| (name, value.expose().to_string()))
-                    .collect();
-                let stdio = self.stdio_spec(server, command, args, &env, cwd.as_ref());
-                match &server.sharing {
-                    Sharing::User { env: matched } => TransportSpec::Shared(SharedSpec {
-                        identity: identity::Launch {
-                            stdio: &stdio,
-                            declared: &env.iter().map(|(name, _)| name.clone()).collect::<Vec<_>>(),
-                            matched,
-                            session_env: &self.env,
-                            protocol: server.protocol,
-                            client: &client,
-                        }
-                        .identity(),
-                        stdio,
-                        idle: self.idle_limit(server),
-                        broker: self.broker.clone(),
-                        family: None,
-                    }),
-                    Sharing::Family => {
-                        let (transport, tie) = self.in_family(server, stdio, &client).await;
-                        keeper = tie;
-                        transport
-                    }
-                    Sharing::Own => TransportSpec::Stdio(stdio),
-                }
-            }
-            Transport::Http {
-                url,
-                headers,
-                auth,
-                ca_file,
-                request_headers,
-            } => {
-                let (authorization, credentials) = self.sign_in.credentials(server, auth).await?;
-                TransportSpec::Remote(RemoteSpec {
-                    url: url.clone(),
-                    headers: config::resolve_all("header", headers, &ctx)
-                        .await
-                        .map_err(failed)?,
-                    authorization,
-                    credentials,
-                    ca_file: ca_file.clone(),
-                    prefer: self.servers.remote_kind(&server.name),
-                    signer: match request_headers {
-                        Some(command) => Some(self.headers_program(command)?),
-                        None => None,
-                    },
-                })
-            }
-            Transport::Socket { path } => TransportSpec::Socket(path.clone()),
-        };
-        Ok(ConnectSpec {
-            server: server.name.clone(),
-            transport,
-            protocol: server.protocol,
-            timeout: self.request_timeout(server),
-            debug: server.debug,
-            client,
-            keeper,
-        })
-    }
-
-    /// How to reach `server`, shared with the family, launched as `stdio`: through the hub when
-    /// another connection runs it, else started here (and bound to the family by the keeping).
-    async fn in_family(
-        &self,
-        server: &ServerConfig,
-        stdio: StdioSpec,
-        client: &ClientFeatures,
-    ) -> (TransportSpec, Option<Keeping>) {
-        let roots = client.roots.then(|| self.cwd.clone());
-        let identity = identity::family(
-            &server.name,
-            &stdio,
-            server.protocol,
-            client,
-            &self.agent_dir,
-            roots.as_deref(),
-        );
-        let attach = FamilyAttach {
-            token: None,
-            agent_dir: self.agent_dir.clone(),
-            roots_cwd: roots,
-        };
-        match family()
-            .reach(identity.clone(), &self.in_family, attach)
-            .await
-        {
-            Reach::Guest(reach) => {
-                let shared = SharedSpec {
-                    stdio,
-                    identity,
-                    idle: self.idle_limit(server),
-                    broker: self.broker.clone(),
-                    family: Some(reach),
-                };
-                (TransportSpec::Shared(shared), None)
-            }
-            Reach::Own(keeping) => (TransportSpec::Stdio(stdio), Some(keeping)),
-        }
-    }
-
-    /// How to run a server's `requestHeadersCommand`: in the session's directory with Pi's
-    /// environment plus its own; not at all from a project nobody trusted by a decision.
-    fn headers_program(&self, command: &HeadersCommand) -> Result<HeadersProgram, ConnectError> {
-        if command.untrusted {
-            return Err(ConnectError::Failed(command.refusal()));
-        }
-        Ok(HeadersProgram {
-            spec: StdioSpec {
-                command: command.command.clone(),
-                args: command.args.clone(),
-                env: config::server_env(&self.env, true, &command.env),
-                cwd: self.cwd.clone(),
-            },
-            timeout: command.timeout,
-        })
-    }
-
-    /// How to start a stdio server: Pi's environment plus the server's, the session's cwd unless
-    /// it has its own, and `npx`/`uvx` replaced by the binary they would run when it is known.
-    fn stdio_spec(
-        &self,
-        server: &ServerConfig,
-        command: &str,
-        args: &[String],
-        env: &[(String, String)],
-        cwd: Option<&PathBuf>,
-    ) -> StdioSpec {
-        let cwd = cwd.cloned().unwrap_or_else(|| self.cwd.clone());
-        let env = config::server_env(&self.env, server.inherit_env, env);
-        let lookup = launch::Lookup {
-            cwd: &cwd,
-            env: &env,
-        };
-        let (command, args) = match launch::resolve(command, args, &lookup, &self.launch_memo) {
-            Some(direct) => (direct.command, direct.args),
-            None => (command.to_string(), args.to_vec()),
-        };
-        StdioSpec {
-            command,
-            args,
-            env,
-            cwd,
-        }
-    }
-
     /// How much of a server's listing is kept.
     fn list_bounds(&self, server: &ServerConfig) -> ListBounds {
         ListBounds {
@@ -438,17 +87,91 @@ impl Kernel {
         (minutes > 0.0).then(|| Duration::from_secs_f64(minutes * 60.0))
     }
 
-    /// Says once, after a connect, that this process runs its own servers, not its family's.
-    fn tell_family_off(&self) {
-        if let Some(text) = family().take_warning() {
-            self.events.emit(Event::FamilyOff { text });
+    /// Takes `listing` of `conn` as its server's metadata unless it already was; a new one is
+    /// written to the cache (in the background) and told to JS.
+    fn take_listing(self: &Arc<Self>, conn: &Connection, listing: &Listing) -> Adopted {
+        let name = conn.server.as_str();
+        let adopted = self.servers.adopt(name, conn.id, || meta_of(conn, listing));
+        if adopted == Adopted::Same {
+            return adopted;
         }
+        self.save_metadata(name);
+        let (server, tools) = (name.to_string(), self.tool_count(name));
+        self.events.emit(match adopted {
+            Adopted::First => Event::Connected { server, tools },
+            _ => Event::Reconnected { server, tools },
+        });
+        adopted
+    }
+
+    /// The number of the server's tools in the catalog.
+    fn tool_count(&self, name: &str) -> u32 {
+        let tools = self.servers.view().server_tools(name).len();
+        u32::try_from(tools).unwrap_or(u32::MAX)
+    }
+
+    /// Persists the server's metadata in the background (off the call's path); `shutdown`
+    /// waits for it.
+    fn save_metadata(self: &Arc<Self>, name: &str) {
+        let (this, name) = (self.clone(), name.to_string());
+        self.tasks.spawn(async move {
+            this.write_cache(&name).await;
+        });
+    }
+
+    /// Persists the server's current metadata (read-merge-write under the cache lock).
+    async fn write_cache(&self, name: &str) {
+        let Some(entry) = self
+            .servers
+            .config(name)
+            .and_then(|server| self.cache_entry(name, &server.entry))
+        else {
+            return;
+        };
+        let (path, name) = (self.cache_path.clone(), name.to_string());
+        let written =
+            tokio::task::spawn_blocking(move || cache::write_entries(&path, &[(name, entry)]))
+                .await;
+        if let Ok(Err(e)) = written {
+            self.cache_write_failed(&e);
+        }
+    }
+
+    /// The cache entry of the server's current metadata, for a server configured as `entry`.
+    fn cache_entry(&self, name: &str, entry: &Value) -> Option<CacheEntry> {
+        let meta = self.servers.meta(name)?;
+        Some(CacheEntry {
+            config_hash: cache::config_hash(entry, &self.env),
+            tools: meta.tools.iter().map(|t| Value::clone(t)).collect(),
+            resources: meta.resources.clone(),
+            templates: meta.templates.clone(),
+            prompts: meta.prompts.clone(),
+            instructions: meta.instructions.clone(),
+            left_out: meta.left_out.clone(),
+            cached_at: now_ms(),
+            ttl_ms: None,
+            transport: self
+                .servers
+                .remote_kind(name)
+                .map(|kind| kind.name().to_string()),
+        })
+    }
+
+    fn cache_write_failed(&self, e: &std::io::Error) {
+        tracing::warn!("could not write {}: {e}", self.cache_path.display());
     }
 }
 
-/// Whether opening reuses a live connection (and joins an attempt under way) or replaces it.
-#[derive(Clone, Copy)]
-enum Opening {
-    Reuse,
-    Replace,
+/// The metadata `listing` of `conn` gives its server.
+fn meta_of(conn: &Connection, listing: &Listing) -> ServerMeta {
+    ServerMeta {
+        tools: listing.tools.iter().cloned().map(Arc::new).collect(),
+        resources: listing.resources.clone(),
+        templates: listing.templates.clone(),
+        prompts: conn.has_prompts().then(|| listing.prompts.clone()),
+        instructions: conn.instructions.clone(),
+        live_connection: Some(conn.id),
+        cut: listing.cut,
+        left_out: listing.left_out.clone(),
+    }
 }

@@ -230,7 +230,7 @@ impl Kernel {
         let attempts = servers.iter().map(|name| async move {
             let reached = match purpose {
                 Purpose::Call => self.ready(name, Need::Listed).await,
-                Purpose::Look => self.reach(name, Need::Listed).await,
+                Purpose::Look => self.ready(name, Need::Upkeep).await,
             };
             match reached {
                 Ok(_) => {
@@ -309,7 +309,7 @@ impl Kernel {
             let failed = match permit {
                 None => Some(Unavailable::ShutDown),
                 Some(_) if this.servers.has_meta(&name) => None,
-                Some(_) => match this.reach(&name, Need::Listed).await {
+                Some(_) => match this.ready(&name, Need::Upkeep).await {
                     Ok(_) => {
                         this.stop_if_unwanted(&name).await;
                         None

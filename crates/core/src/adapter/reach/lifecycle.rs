@@ -1,14 +1,17 @@
 //! Keeping each server in the state its `lifecycle` asks for: start-up (eager and keep-alive
 //! servers, the first-run cache fill), a health loop on the native runtime (it never keeps Node
-//! alive) that reconnects dropped keep-alive servers and stops idle ones, and shutdown.
+//! alive) that reconnects dropped keep-alive servers and stops idle ones, and shutdown; and,
+//! from start-up on, what connections report (re-listed, or told to JS).
 
 use super::Need;
 use crate::adapter::Kernel;
 use crate::config::{Lifecycle, ServerConfig, Transport};
 use crate::events::Event;
+use crate::render;
 use futures::StreamExt;
 use parking_lot::Mutex;
 use pi_mcp_connection::pool::{ListBounds, Notice};
+use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -17,6 +20,8 @@ use tokio::sync::mpsc::UnboundedReceiver;
 pub const PARALLEL_CONNECTS: usize = 10;
 /// How long `shutdown` waits for everything else (servers to stop, cache writes).
 const SHUTDOWN_LIMIT: Duration = Duration::from_secs(8);
+/// Coalesces bursts of `list_changed` notifications into one re-listing.
+const LIST_CHANGED_DEBOUNCE: Duration = Duration::from_millis(250);
 
 /// The lifecycle's clocks; tests shorten them.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -166,6 +171,55 @@ impl Kernel {
             Arc::downgrade(self),
             self.timing.health_interval,
         ));
+    }
+
+    /// Reacts to what connections report until shutdown (or until the adapter is dropped).
+    async fn watch_notices(this: Weak<Self>, mut notices: UnboundedReceiver<Notice>) {
+        // Per server, when the latest change still to be re-listed was announced.
+        let pending = Arc::new(parking_lot::Mutex::new(HashMap::new()));
+        loop {
+            let Some(closing) = this.upgrade().map(|a| a.closing.clone()) else {
+                return;
+            };
+            let notice = tokio::select! {
+                notice = notices.recv() => notice,
+                _ = closing.cancelled() => None,
+            };
+            let (Some(notice), Some(adapter)) = (notice, this.upgrade()) else {
+                return;
+            };
+            match notice {
+                Notice::ListChanged { server, at } => {
+                    if pending.lock().insert(server.clone(), at).is_none() {
+                        let (weak, pending) = (this.clone(), pending.clone());
+                        adapter.tasks.spawn(async move {
+                            tokio::time::sleep(LIST_CHANGED_DEBOUNCE).await;
+                            let announced = pending.lock().remove(&server);
+                            if let (Some(announced), Some(adapter)) = (announced, weak.upgrade()) {
+                                adapter.relist(&server, announced).await;
+                            }
+                        });
+                    }
+                }
+                Notice::ResourceUpdated { server, uri } => {
+                    let (text, note) = render::resource_updated(&server, &uri);
+                    adapter.events.emit(Event::ResourceUpdated {
+                        server,
+                        uri: pi_mcp_connection::clean::line(&uri).into_owned(),
+                        text,
+                        note,
+                    });
+                }
+                Notice::Connecting { server } => adapter.events.emit(Event::Connecting { server }),
+                Notice::Opened { server } => adapter.events.emit(Event::Opened { server }),
+                Notice::Lost { server, why } => {
+                    adapter.events.emit(Event::Disconnected {
+                        server,
+                        reason: pi_mcp_connection::clean::text(&why).into_owned(),
+                    });
+                }
+            }
+        }
     }
 
     /// Starts a deferred cache fill (the model's first use of `mcp`), or has `start` fill at

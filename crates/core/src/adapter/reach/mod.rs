@@ -1,23 +1,22 @@
-//! Reaching a server, as one module: connecting (`connect`), keeping its metadata in step with
-//! what it lists (`listing`), listing the servers whose tools are not known (`unlisted`),
-//! keeping each in the state its lifecycle asks for (`lifecycle`) and the family's variable
-//! (`family`). The rest of the adapter uses this API only, each item crate-visible:
-//! [`Kernel::ready`] (the one way to a connection, with its [`Need`] and [`Ready`]),
-//! [`Kernel::reconnect`] (the explicit one), [`Kernel::fail`] and [`Kernel::refused`] (a failure
-//! recorded and told), [`Kernel::list_unknown`], [`Kernel::being_listed`] and
-//! [`Kernel::stop_if_unwanted`] (servers whose tools are not known, and the `Purpose` and
-//! [`Listed`] of a listing), [`Kernel::listed_on`] and [`Kernel::cache_known_as`] (the listing
-//! and its cache), [`Kernel::begin_deferred_fill`]; the kernel holds its state as `Startup` and
-//! `ListQueue`. What the files share is here, private to the module: a listing taken as the
-//! server's metadata and written to the cache, the list bounds and the idle limit.
+//! Reaching a server, as one module: connecting (`connect`), listing the servers whose tools
+//! are not known (`unlisted`), keeping each in the state its lifecycle asks for and watching what
+//! connections report (`lifecycle`), and the family's variable (`family`). The rest of the
+//! adapter uses this API only, each item crate-visible: [`Kernel::ready`] (the one way to a
+//! connection, with its [`Need`] and [`Ready`]), [`Kernel::reconnect`] (the explicit one),
+//! [`Kernel::fail`] and [`Kernel::refused`] (a failure recorded and told),
+//! [`Kernel::list_unknown`], [`Kernel::being_listed`] and [`Kernel::stop_if_unwanted`] (servers
+//! whose tools are not known, and the `Purpose` and [`Listed`] of a listing),
+//! [`Kernel::listed_on`] and [`Kernel::cache_known_as`] (the listing and its cache),
+//! [`Kernel::begin_deferred_fill`]; the kernel holds its state as `Startup` and `ListQueue`.
 //!
-//! Failures are recorded in the registry (for the backoff and `status`) and told to JS
-//! (`connect`).
+//! What the files share is here, private to the module: each server's metadata (registry and
+//! cache) kept in step with what it lists (a listing taken, a re-listing after `list_changed`,
+//! the cache writes), the list bounds and the idle limit. Failures are recorded in the registry
+//! (for the backoff and `status`) and told to JS (`connect`).
 
 mod connect;
 mod family;
 mod lifecycle;
-mod listing;
 mod unlisted;
 
 pub use lifecycle::{Bounds, StartOptions, Timing};
@@ -36,6 +35,7 @@ use pi_mcp_connection::pool::{Connection, ListBounds, Listing};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
+use std::time::Instant;
 
 /// Idle minutes of a lazy server when neither the server nor the settings say.
 const DEFAULT_IDLE_MINUTES: f64 = 10.0;
@@ -159,6 +159,52 @@ impl Kernel {
 
     fn cache_write_failed(&self, e: &std::io::Error) {
         tracing::warn!("could not write {}: {e}", self.cache_path.display());
+    }
+
+    /// Takes the listing of exactly `conn` (not of whatever connection is live by then).
+    pub(crate) async fn listed_on(self: &Arc<Self>, conn: Arc<Connection>) -> Option<Adopted> {
+        let server = self.servers.config(&conn.server)?;
+        let listing = conn.listed(&self.list_bounds(server)).await.ok()?;
+        Some(self.take_listing(&conn, &listing))
+    }
+
+    /// Writes the metadata known of each of `servers` to the cache under the config entry given
+    /// with it (a server whose config changed in a way that leaves what it lists alone).
+    pub(crate) fn cache_known_as(&self, servers: &[(&str, &Value)]) {
+        let entries: Vec<_> = servers
+            .iter()
+            .filter_map(|(name, entry)| Some((name.to_string(), self.cache_entry(name, entry)?)))
+            .collect();
+        if entries.is_empty() {
+            return;
+        }
+        if let Err(e) = cache::write_entries(&self.cache_path, &entries) {
+            self.cache_write_failed(&e);
+        }
+    }
+
+    /// Re-lists a connected server that announced a change at `announced`, and updates registry
+    /// and cache.
+    async fn relist(self: &Arc<Self>, name: &str, announced: Instant) {
+        let (Some(conn), Some(server)) = (self.pool.peek(name), self.servers.config(name)) else {
+            return;
+        };
+        if conn.first_listing_covers(announced) {
+            return;
+        }
+        let before = conn.listing();
+        if let Ok(listing) = conn.relist(&self.list_bounds(server)).await {
+            // Many servers announce a change while starting up, before the first listing.
+            if listing == before {
+                return;
+            }
+            self.servers.replace(name, meta_of(&conn, &listing));
+            self.write_cache(name).await;
+            self.events.emit(Event::CatalogChanged {
+                server: name.to_string(),
+                tools: self.tool_count(name),
+            });
+        }
     }
 }
 

@@ -6,16 +6,18 @@
 //!
 //! The kernel (its fields here; its code in): `open` (its options, the config and cache read,
 //! the kernel assembled) · `servers` (the registry: one record per server, and the catalog view
-//! derived from it) · `reach` (one module behind one small API, named in its doc: the one way
-//! to reach a server, in `reach` itself; `listing`, metadata in step with the servers and the
-//! cache writes; `unlisted`, servers whose tools are not known yet, listed under one bound;
-//! `lifecycle`, start-up, cache fill, health loop, idle stop, shutdown; `family`) · `errors`
-//! (codes, why a server is unavailable) · `output` (every answer within the output guard) ·
-//! `host` (what servers ask of the session); helpers every part uses are here (`caller`,
-//! `trimmed`). Three parts of it own their state behind a small API in their feature's file:
-//! `sign_in::SignIn` (credentials and sign-ins; the connect path asks it what to send, tells it
-//! of a refusal and asks whether a sign-in came since), `approval::Approval` (the gate every use
-//! of a server passes: its grants and `--yes`) and `apps::AppsState`.
+//! derived from it) · `reach` (one module behind one small API, named in its doc; in `reach`
+//! itself what its files share, each server's metadata in step with what it lists and the cache
+//! writes; `connect`, the one way to reach a server; `unlisted`, servers whose tools are not
+//! known yet, listed under one bound; `lifecycle`, start-up, cache fill, the notices watched,
+//! health loop, idle stop, shutdown; `family`) · `errors` (codes, why a server is unavailable) ·
+//! `output` (every answer within the output guard) · `host` (what servers ask of the session,
+//! and the same host as the pool holds it); here, what every part uses (`caller`, `trimmed`)
+//! and which tools go direct (asked by `Direct` and by `reach`'s listing of the servers whose
+//! tools are declared). Three parts of it own their state behind a small API in their feature's
+//! file: `sign_in::SignIn` (credentials and sign-ins; the connect path asks it what to send,
+//! tells it of a refusal and asks whether a sign-in came since), `approval::Approval` (the gate
+//! every use of a server passes: its grants and `--yes`) and `apps::AppsState`.
 //!
 //! The feature services, each a struct that borrows the kernel (`From<&Arc<Kernel>>`), in its
 //! own file or directory: `Tool` (tool: the `mcp` tool's parameters parsed once and run by one
@@ -121,8 +123,10 @@ pub struct Adapter {
 /// `reconnect`, `fail`, `refused`, `list_unknown` (with `Purpose`, `Listed`), `being_listed`,
 /// `stop_if_unwanted`, `listed_on`, `cache_known_as`, `begin_deferred_fill`, and its state's
 /// types `Startup` and `ListQueue`. Beside it the services use, across files: the output guard
-/// (`within_guard`, `bounded`, `metadata_limits`), approval's gate (`approved`), the apps' hooks
-/// around a call (`app_call_began`, `app_call_ended`) and the tool's `send` for an app's call.
+/// (`within_guard` for calls and reads, `bounded` for metadata, whose limits are the kernel's
+/// `metadata_limits`), approval's gate (`approved`), the apps' hook around a call
+/// (`app_call_began`, which hands back what tells the app each result) and the tool's `send`
+/// for an app's call.
 struct Kernel {
     cwd: PathBuf,
     /// Pi's `--tools` / `--exclude-tools`.

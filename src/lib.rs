@@ -3,3 +3,5 @@
 //! workspace (see the README's "Layout").
 
 pub mod binding;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod relocation_table;

@@ -55,6 +55,12 @@ fn lld_release() -> Option<String> {
     })
 }
 
+/// Code every load runs that no name of the list can place: the static constructors (`ctor`'s,
+/// napi's registrations among them: one `.text.startup` section), the C runtime's start and end
+/// pieces and glibc's `stat` wrappers (whole objects' `.text`).
+const LOAD_TIME_CODE: &str =
+    "    *(.text.startup)\n    *crtbeginS.o(.text) *crtendS.o(.text) *libc_nonshared.a:*(.text)\n";
+
 /// The functions a session runs placed together before the rest of the addon's code (see
 /// scripts/link-order.mjs, which writes link-order.txt): Linux maps a library's code 64 KiB or
 /// more around each page first touched, so scattered code keeps most of the library in Pi's
@@ -79,7 +85,9 @@ fn link_order() {
         let script = std::path::Path::new(&var("OUT_DIR")).join("link-order.ld");
         // After `.fini` (crtn.o's, in every glibc link), where lld puts `.text` anyway: it will not
         // insert `.text` before itself.
-        let text = format!("SECTIONS {{\n  .text : {{\n{patterns}  }}\n}}\nINSERT AFTER .fini;\n");
+        let text = format!(
+            "SECTIONS {{\n  .plt : {{ *(.plt) }}\n  .text : {{\n{patterns}{LOAD_TIME_CODE}  }}\n}}\nINSERT AFTER .fini;\n"
+        );
         std::fs::write(&script, text).expect("OUT_DIR is writable");
         println!("cargo:rustc-cdylib-link-arg=-Wl,-T,{}", script.display());
     }

@@ -6,7 +6,7 @@ import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
-const linux = process.platform === "linux" && process.report?.getReport?.().header.glibcVersionRuntime;
+const linux = process.platform === "linux" && /64$/.test(process.arch) && process.report?.getReport?.().header.glibcVersionRuntime;
 
 /** The file offset and size of each section of the ELF64 file `bytes`, by name. */
 function sections(bytes) {
@@ -45,7 +45,7 @@ function presentPages(file, from, to) {
   }
 }
 
-test("the loader's relocation table is given back once the addon has loaded", { skip: !linux && "Linux (glibc) only" }, () => {
+test("the loader's relocation table is given back once the addon has loaded", { skip: !linux && "64-bit Linux (glibc) only" }, () => {
   require("../index.js");
   const addon = readFileSync("/proc/self/maps", "utf8").match(/\s(\/\S+\.node)$/m)?.[1];
   assert.ok(addon, "the addon is loaded");

@@ -3,5 +3,5 @@
 //! workspace (see the README's "Layout").
 
 pub mod binding;
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
 mod relocation_table;

@@ -82,7 +82,7 @@ pub use tool::{CallOptions, Page, Request, DEFAULT_LIMIT, DEFAULT_LIST_LIMIT};
 use crate::config::DEFAULT_REQUEST_TIMEOUT;
 use crate::config::{self, Config, DirectTools as Selection, Env, Exposure, ServerConfig};
 use crate::events::{EventSink, Events};
-use crate::output_guard::Limits;
+use crate::output_guard::{Limits, DEFAULT_LIMITS};
 use pi_mcp_connection::bounded_read::FileLimits;
 use pi_mcp_connection::broker::family::LocalSession;
 use pi_mcp_connection::pool::{Broker, Caller, Pool, RequestOptions};
@@ -161,9 +161,6 @@ struct Kernel {
     listings: ListQueue,
     timing: Timing,
     bounds: Bounds,
-    /// The limits of metadata answers (lists, descriptions, schemas): the output guard's, or
-    /// its defaults when it is off.
-    metadata_limits: Limits,
     events: Events,
     /// Cancelled by `shutdown` (and drop): stops background work, refuses new work.
     closing: CancellationToken,
@@ -177,6 +174,12 @@ struct Kernel {
 impl Kernel {
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The limits of metadata answers (lists, descriptions, schemas): the output guard's, or
+    /// its defaults when it is off.
+    fn metadata_limits(&self) -> Limits {
+        self.config.settings.output_guard.unwrap_or(DEFAULT_LIMITS)
     }
 
     /// The `mcp` tool as registered with Pi; byte-stable for a given config.

@@ -7,7 +7,6 @@ use super::{approval, apps, host, sign_in, Adapter, Kernel, ServerMeta};
 use crate::cache::{self, Loaded};
 use crate::config::{self, Env, LoadOptions};
 use crate::events::Events;
-use crate::output_guard::DEFAULT_LIMITS;
 use pi_mcp_connection::bounded_read::FileLimits;
 use pi_mcp_connection::broker::family::{family, LocalSession};
 use pi_mcp_connection::pool::{Broker, Pool, RemoteKind};
@@ -161,7 +160,6 @@ impl Kernel {
         let auto_auth = opts.auto_auth.unwrap_or(config.settings.auto_auth);
         let bounds = opts.bounds.lowered_from_default();
         let sign_in = sign_in::SignIn::new(&config, &load, auto_auth, opts.cli, &host);
-        let metadata_limits = config.settings.output_guard.unwrap_or(DEFAULT_LIMITS);
         Arc::new(Kernel {
             run_tools: opts.run_tools,
             cwd: opts.cwd,
@@ -184,7 +182,6 @@ impl Kernel {
             listings: ListQueue::new(bounds.fill_concurrency),
             timing: opts.timing,
             bounds,
-            metadata_limits,
             events: Events::default(),
             closing: CancellationToken::new(),
             tasks: TaskTracker::new(),

@@ -55,7 +55,7 @@ impl Kernel {
     /// A metadata answer within the metadata limits; a schema in `details.inputSchema` over the
     /// byte limit is left out there (it is in the saved text).
     pub(super) fn bounded(&self, mut outcome: Outcome) -> Outcome {
-        let limits = self.metadata_limits;
+        let limits = self.metadata_limits();
         if let Some(Part::Describe(describe)) = &mut outcome.details.part {
             let over = |schema: &Value| schema.to_string().len() > limits.max_bytes;
             if describe.input_schema.as_ref().is_some_and(over) {

@@ -267,7 +267,7 @@ impl Resources<'_> {
         let errors_size = Value::Array(errors.clone()).to_string().len();
         let budget = self
             .kernel
-            .metadata_limits
+            .metadata_limits()
             .max_bytes
             .saturating_sub(PAGE_ENVELOPE + errors_size);
         let listing: Vec<(String, Vec<&Value>)> = metas
